@@ -1,0 +1,35 @@
+#!/bin/bash
+# Installs the Debian 12 packages openuct needs to build, test and run its
+# tools. Run as root. Safe to run again.
+set -euo pipefail
+
+packages=(
+    build-essential autoconf automake libtool pkg-config make
+    libhwloc-dev hwloc
+    googletest
+    valgrind
+    libfuse3-dev fuse3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+            grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages: ${missing[*]}" >&2
+    echo "install-deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

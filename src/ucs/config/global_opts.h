@@ -1,0 +1,43 @@
+/*
+ * Process-wide options of libucs (UCX_LOG_LEVEL, UCX_MODULE_DIR, ...),
+ * read when the library is loaded.
+ */
+#ifndef UCS_CONFIG_GLOBAL_OPTS_H_
+#define UCS_CONFIG_GLOBAL_OPTS_H_
+
+#include <ucs/config/parser.h>
+#include <ucs/config/types.h>
+#include <ucs/debug/log.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+
+BEGIN_C_DECLS
+
+typedef struct ucs_global_opts {
+    ucs_log_level_t         log_level;            /* UCX_LOG_LEVEL */
+    char                    *log_file;            /* UCX_LOG_FILE */
+    char                    *module_dir;          /* UCX_MODULE_DIR */
+    ucs_config_allow_list_t modules;              /* UCX_MODULES */
+    int                     warn_unused_env_vars; /* UCX_WARN_UNUSED_ENV_VARS */
+    unsigned                async_max_events;     /* UCX_ASYNC_MAX_EVENTS */
+    int                     vfs_enable;           /* UCX_VFS_ENABLE */
+} ucs_global_opts_t;
+
+/** The current values; valid from library load to unload. */
+extern ucs_global_opts_t ucs_global_opts;
+
+extern const ucs_config_field_t ucs_global_opts_table[];
+
+/**
+ * (Re)read the global options from defaults, file and environment and apply
+ * the log level and log file. A bad value is reported (variable, value and
+ * accepted form) and its default kept. Called when libucs is loaded.
+ */
+ucs_status_t ucs_global_opts_init(void);
+
+/** Free the global options; called when libucs is unloaded. */
+void ucs_global_opts_release(void);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,203 @@
+/*
+ * Interface and endpoint base: what every transport embeds first, the
+ * "unsupported" operations that fill a transport's table, and small
+ * fast-path helpers (AM dispatch, argument checks, completions).
+ */
+#ifndef UCT_BASE_IFACE_H_
+#define UCT_BASE_IFACE_H_
+
+#include <uct/base/uct_component.h>
+#include <uct/base/uct_md.h>
+#include <uct/base/uct_worker.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/assert.h>
+
+BEGIN_C_DECLS
+
+/** One active message handler slot. */
+typedef struct uct_am_handler {
+    uct_am_callback_t cb;
+    void              *arg;
+    uint32_t          flags;
+} uct_am_handler_t;
+
+/** Base interface configuration, embedded first in every iface config. */
+struct uct_iface_config {
+    ucs_config_names_array_t alloc_methods;  /* names, tried in order */
+    unsigned                 failure_level;  /* ucs_log_level_t */
+    unsigned long            max_num_eps;
+};
+
+extern ucs_config_field_t uct_iface_config_table[];
+
+/** The base of every interface. */
+typedef struct uct_base_iface {
+    uct_iface_t         super;        /* operations table: keep first */
+    uct_am_handler_t    am[UCT_AM_ID_MAX];
+    uct_md_h            md;
+    uct_priv_worker_t   *worker;
+    uct_tl_t            *tl;
+    char                dev_name[UCT_DEVICE_NAME_MAX];
+    size_t              rx_headroom;
+    size_t              am_alignment;     /* 1 when not requested */
+    size_t              am_align_offset;
+    uct_error_handler_t err_handler;
+    void                *err_handler_arg;
+    uint32_t            err_handler_flags;
+    uct_am_tracer_t     am_tracer;
+    void                *am_tracer_arg;
+    unsigned            progress_flags;   /* UCT_PROGRESS_* enabled */
+    uct_worker_cb_id_t  prog_id;
+    ucs_list_link_t     list;             /* in the worker's ifaces */
+    struct {
+        unsigned           num_alloc_methods;
+        uct_alloc_method_t alloc_methods[UCT_ALLOC_METHOD_LAST];
+        ucs_log_level_t    failure_level;
+        size_t             max_num_eps;
+    } config;
+} uct_base_iface_t;
+
+/** The base of every endpoint. */
+typedef struct uct_base_ep {
+    uct_ep_t super;
+} uct_base_ep_t;
+
+static inline uct_base_iface_t *uct_base_iface(uct_iface_h iface)
+{
+    return (uct_base_iface_t*)iface;
+}
+
+/**
+ * Initializes the base part of an interface: copies @a ops (filling every
+ * NULL slot with an "unsupported" function), checks and stores the
+ * parameters shared by all transports (rx_headroom, AM alignment, error
+ * handler), the allocation methods from @a config, and installs the
+ * default "drop with a warning" AM handlers.
+ */
+ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
+                                 const uct_iface_ops_t *ops, uct_md_h md,
+                                 uct_worker_h worker,
+                                 const uct_iface_params_t *params,
+                                 const uct_iface_config_t *config);
+
+/** Undoes uct_base_iface_init (disables progress). */
+void uct_base_iface_cleanup(uct_base_iface_t *iface);
+
+/** Fills @a attr with zeros and the values the base knows. */
+void uct_base_iface_query(uct_base_iface_t *iface, uct_iface_attr_t *attr);
+
+/** progress_enable/disable that register ops.iface_progress with the
+ *  worker when any UCT_PROGRESS_* flag is on. */
+void uct_base_iface_progress_enable(uct_iface_h iface, unsigned flags);
+void uct_base_iface_progress_disable(uct_iface_h iface, unsigned flags);
+
+/** An iface_flush/iface_fence/ep_flush/ep_fence that completes at once
+ *  (for transports whose operations complete before they return). */
+ucs_status_t uct_base_iface_flush(uct_iface_h iface, unsigned flags,
+                                  uct_completion_t *comp);
+ucs_status_t uct_base_iface_fence(uct_iface_h iface, unsigned flags);
+ucs_status_t uct_base_ep_flush(uct_ep_h ep, unsigned flags,
+                               uct_completion_t *comp);
+ucs_status_t uct_base_ep_fence(uct_ep_h ep, unsigned flags);
+
+/** Initializes the base part of an endpoint. */
+void uct_base_ep_init(uct_base_ep_t *ep, uct_base_iface_t *iface);
+
+/** Reports a peer failure on @a ep to the user's error handler, once the
+ *  transport has completed the ep's outstanding operations with an error.
+ *  Returns the handler's status, or @a status when there is no handler
+ *  (after logging it at the iface's failure level). */
+ucs_status_t uct_iface_handle_ep_err(uct_iface_h iface, uct_ep_h ep,
+                                     ucs_status_t status);
+
+/** Logs the invalid AM id and returns UCS_ERR_INVALID_PARAM. */
+ucs_status_t uct_iface_invalid_am_id(uct_base_iface_t *iface, unsigned id);
+
+/** Logs a length over the limit and returns UCS_ERR_INVALID_PARAM. */
+ucs_status_t uct_iface_invalid_length(uct_base_iface_t *iface,
+                                      const char *what, size_t length,
+                                      size_t max);
+
+/** Logs an iov count over the limit and returns UCS_ERR_INVALID_PARAM. */
+ucs_status_t uct_iface_invalid_iovcnt(uct_base_iface_t *iface,
+                                      const char *what, size_t iovcnt,
+                                      size_t max);
+
+/** UCS_OK when @a id is a valid AM id; otherwise logs and rejects. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_iface_check_am_id(uct_base_iface_t *iface, uint8_t id)
+{
+    if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
+        return uct_iface_invalid_am_id(iface, id);
+    }
+    return UCS_OK;
+}
+
+/** UCS_OK when @a length <= @a max; otherwise logs and rejects. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_iface_check_length(uct_base_iface_t *iface, const char *what,
+                       size_t length, size_t max)
+{
+    if (ucs_unlikely(length > max)) {
+        return uct_iface_invalid_length(iface, what, length, max);
+    }
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_iface_check_iovcnt(uct_base_iface_t *iface, const char *what,
+                       size_t iovcnt, size_t max)
+{
+    if (ucs_unlikely(iovcnt > max)) {
+        return uct_iface_invalid_iovcnt(iface, what, iovcnt, max);
+    }
+    return UCS_OK;
+}
+
+/** Calls the AM handler for @a id. @a data must be valid. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_iface_invoke_am(uct_base_iface_t *iface, uint8_t id, void *data,
+                    unsigned length, unsigned flags)
+{
+    uct_am_handler_t *handler = &iface->am[id];
+
+    return handler->cb(handler->arg, data, length, flags);
+}
+
+/** Runs the user's tracer, if any, for a message. */
+void uct_iface_trace_am(uct_base_iface_t *iface, uct_am_trace_type_t type,
+                        uint8_t id, const void *data, size_t length);
+
+/** Marks one operation of @a comp done with @a status; runs the callback
+ *  when the count reaches zero. */
+static UCS_F_ALWAYS_INLINE void
+uct_invoke_completion(uct_completion_t *comp, ucs_status_t status)
+{
+    uct_completion_update_status(comp, status);
+    if (--comp->count == 0) {
+        comp->func(comp);
+    }
+}
+
+/** Total length of an iov (count * length per entry). */
+static inline size_t uct_iov_total_length(const uct_iov_t *iov,
+                                          size_t iovcnt)
+{
+    size_t i, total = 0;
+
+    for (i = 0; i < iovcnt; ++i) {
+        total += iov[i].length * iov[i].count;
+    }
+    return total;
+}
+
+/** Copies a whole iov into @a dest (honours count/stride); returns bytes. */
+size_t uct_iov_to_buffer(const uct_iov_t *iov, size_t iovcnt, void *dest);
+
+/** Copies from @a src into the buffers of an iov; returns bytes. */
+size_t uct_iov_from_buffer(const uct_iov_t *iov, size_t iovcnt,
+                           const void *src);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,370 @@
+/*
+ * Memory domain API: open/close/query, transport resources, registration,
+ * remote keys.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include <uct/base/uct_md.h>
+#include <uct/base/uct_iface.h>
+#include <ucs/debug/log.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+ucs_config_field_t uct_md_config_table[] = {
+    {NULL}
+};
+
+void uct_md_base_init(uct_md_t *md, const uct_md_ops_t *ops,
+                      uct_component_t *component)
+{
+    md->ops       = ops;
+    md->component = component;
+}
+
+void uct_md_base_attr_init(uct_md_h md, uct_md_attr_t *md_attr)
+{
+    memset(md_attr, 0, sizeof(*md_attr));
+    snprintf(md_attr->component_name, sizeof(md_attr->component_name), "%s",
+             md->component->name);
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = 0;
+    UCS_CPU_ZERO(&md_attr->local_cpus);
+}
+
+ucs_status_t uct_md_dummy_mem_reg(uct_md_h md, void *address, size_t length,
+                                  unsigned flags, uct_mem_h *memh_p)
+{
+    /* Any non-NULL value: there is nothing to keep */
+    *memh_p = (void*)0xdeadbeef;
+    return UCS_OK;
+}
+
+ucs_status_t uct_md_dummy_mem_dereg(uct_md_h md, uct_mem_h memh)
+{
+    return UCS_OK;
+}
+
+ucs_status_t uct_md_stub_rkey_unpack(uct_component_t *component,
+                                     const void *rkey_buffer,
+                                     uct_rkey_t *rkey_p, void **handle_p)
+{
+    *rkey_p   = 0xdeadbeef;
+    *handle_p = NULL;
+    return UCS_OK;
+}
+
+ucs_status_t uct_md_stub_rkey_release(uct_component_t *component,
+                                      uct_rkey_t rkey, void *handle)
+{
+    return UCS_OK;
+}
+
+ucs_status_t uct_md_open(uct_component_h component, const char *md_name,
+                         const uct_md_config_t *config, uct_md_h *md_p)
+{
+    uct_md_resource_desc_t *resources;
+    unsigned i, num_resources;
+    ucs_status_t status;
+    uct_md_h md;
+    int found = 0;
+
+    if ((component == NULL) || (md_name == NULL) || (md_p == NULL)) {
+        ucs_error("uct_md_open: NULL %s",
+                  (component == NULL) ? "component" :
+                  (md_name == NULL)   ? "md_name" : "md_p");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = component->query_md_resources(component, &resources,
+                                           &num_resources);
+    if (status != UCS_OK) {
+        return status;
+    }
+    for (i = 0; i < num_resources; ++i) {
+        if (!strcmp(resources[i].md_name, md_name)) {
+            found = 1;
+        }
+    }
+    free(resources);
+    if (!found) {
+        ucs_error("memory domain '%s' does not exist in component '%s'; "
+                  "run uct_info -d to list memory domains", md_name,
+                  component->name);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    status = component->md_open(component, md_name, config, &md);
+    if (status != UCS_OK) {
+        ucs_debug("failed to open memory domain '%s': %s", md_name,
+                  ucs_status_string(status));
+        return status;
+    }
+
+    ucs_assert_always(md->component == component);
+    *md_p = md;
+    return UCS_OK;
+}
+
+void uct_md_close(uct_md_h md)
+{
+    if (md != NULL) {
+        md->ops->close(md);
+    }
+}
+
+ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr)
+{
+    if ((md == NULL) || (md_attr == NULL)) {
+        ucs_error("uct_md_query: NULL %s", (md == NULL) ? "md" : "md_attr");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    return md->ops->query(md, md_attr);
+}
+
+ucs_status_t uct_md_query_tl_resources(uct_md_h md,
+                                       uct_tl_resource_desc_t **resources_p,
+                                       unsigned *num_resources_p)
+{
+    uct_tl_resource_desc_t *resources = NULL, *tmp;
+    uct_tl_device_resource_t *devices;
+    unsigned i, num_devices, count = 0;
+    ucs_status_t status;
+    uct_tl_t *tl;
+
+    if ((md == NULL) || (resources_p == NULL) || (num_resources_p == NULL)) {
+        ucs_error("uct_md_query_tl_resources: NULL %s",
+                  (md == NULL) ? "md" : "output argument");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    ucs_list_for_each(tl, &md->component->tl_list, list) {
+        status = tl->query_devices(md, &devices, &num_devices);
+        if (status != UCS_OK) {
+            ucs_debug("failed to query devices of transport '%s': %s",
+                      tl->name, ucs_status_string(status));
+            continue;
+        }
+        if (num_devices == 0) {
+            free(devices);
+            continue;
+        }
+
+        tmp = realloc(resources, sizeof(*resources) * (count + num_devices));
+        if (tmp == NULL) {
+            free(devices);
+            free(resources);
+            ucs_error("failed to allocate the transport resource list");
+            return UCS_ERR_NO_MEMORY;
+        }
+        resources = tmp;
+
+        for (i = 0; i < num_devices; ++i) {
+            memset(&resources[count], 0, sizeof(resources[count]));
+            snprintf(resources[count].tl_name,
+                     sizeof(resources[count].tl_name), "%s", tl->name);
+            snprintf(resources[count].dev_name,
+                     sizeof(resources[count].dev_name), "%s",
+                     devices[i].name);
+            resources[count].dev_type   = devices[i].type;
+            resources[count].sys_device = devices[i].sys_device;
+            ++count;
+        }
+        free(devices);
+    }
+
+    *resources_p     = resources;
+    *num_resources_p = count;
+    return UCS_OK;
+}
+
+void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources)
+{
+    free(resources);
+}
+
+ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
+                                      const char *env_prefix,
+                                      const char *filename,
+                                      uct_iface_config_t **config_p)
+{
+    uct_config_bundle_t *bundle;
+    ucs_status_t status;
+    uct_tl_t *tl;
+
+    if ((md == NULL) || (config_p == NULL)) {
+        ucs_error("uct_md_iface_config_read: NULL %s",
+                  (md == NULL) ? "md" : "config_p");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (tl_name == NULL) {
+        ucs_error("uct_md_iface_config_read: NULL transport name");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    tl = uct_component_find_tl(md->component, tl_name);
+    if (tl == NULL) {
+        ucs_error("transport '%s' does not exist in component '%s'; run "
+                  "uct_info -d to list transports", tl_name,
+                  md->component->name);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    status = uct_config_read(&bundle, &tl->config, env_prefix, filename);
+    if (status != UCS_OK) {
+        ucs_error("failed to read the configuration of transport '%s': %s",
+                  tl_name, ucs_status_string(status));
+        return status;
+    }
+
+    *config_p = (uct_iface_config_t*)bundle->data;
+    return UCS_OK;
+}
+
+ucs_status_t uct_md_mem_advise(uct_md_h md, uct_mem_h memh, void *addr,
+                               size_t length, uct_mem_advice_t advice)
+{
+    if ((md == NULL) || (memh == UCT_MEM_HANDLE_NULL) || (length == 0)) {
+        ucs_error("uct_md_mem_advise: %s", (md == NULL) ? "NULL md" :
+                  (length == 0) ? "zero length" : "NULL memory handle");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (md->ops->mem_advise == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return md->ops->mem_advise(md, memh, addr, length, advice);
+}
+
+ucs_status_t uct_md_mem_reg(uct_md_h md, void *address, size_t length,
+                            unsigned flags, uct_mem_h *memh_p)
+{
+    if ((md == NULL) || (memh_p == NULL)) {
+        ucs_error("uct_md_mem_reg: NULL %s", (md == NULL) ? "md" : "memh_p");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((address == NULL) || (length == 0)) {
+        ucs_error("uct_md_mem_reg(%s): invalid region %p length %zu",
+                  md->component->name, address, length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (md->ops->mem_reg == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return md->ops->mem_reg(md, address, length, flags, memh_p);
+}
+
+ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh)
+{
+    if (md == NULL) {
+        ucs_error("uct_md_mem_dereg: NULL md");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (memh == UCT_MEM_HANDLE_NULL) {
+        ucs_error("uct_md_mem_dereg(%s): NULL memory handle",
+                  md->component->name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (md->ops->mem_dereg == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return md->ops->mem_dereg(md, memh);
+}
+
+ucs_status_t uct_md_mem_query(uct_md_h md, const void *address,
+                              size_t length, uct_md_mem_attr_t *mem_attr)
+{
+    if ((md == NULL) || (mem_attr == NULL)) {
+        ucs_error("uct_md_mem_query: NULL %s",
+                  (md == NULL) ? "md" : "mem_attr");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (md->ops->mem_query == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return md->ops->mem_query(md, address, length, mem_attr);
+}
+
+ucs_status_t uct_md_detect_memory_type(uct_md_h md, const void *addr,
+                                       size_t length,
+                                       ucs_memory_type_t *mem_type_p)
+{
+    if ((md == NULL) || (mem_type_p == NULL)) {
+        ucs_error("uct_md_detect_memory_type: NULL %s",
+                  (md == NULL) ? "md" : "mem_type_p");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (md->ops->detect_memory_type == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return md->ops->detect_memory_type(md, addr, length, mem_type_p);
+}
+
+ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer)
+{
+    if ((md == NULL) || (rkey_buffer == NULL)) {
+        ucs_error("uct_md_mkey_pack: NULL %s",
+                  (md == NULL) ? "md" : "rkey buffer");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (md->ops->mkey_pack == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return md->ops->mkey_pack(md, memh, rkey_buffer);
+}
+
+ucs_status_t uct_rkey_unpack(uct_component_h component,
+                             const void *rkey_buffer,
+                             uct_rkey_bundle_t *rkey_ob)
+{
+    uct_rkey_t rkey;
+    void *handle;
+    ucs_status_t status;
+
+    if ((component == NULL) || (rkey_buffer == NULL) || (rkey_ob == NULL)) {
+        ucs_error("uct_rkey_unpack: NULL %s",
+                  (component == NULL)   ? "component" :
+                  (rkey_buffer == NULL) ? "rkey buffer" : "rkey bundle");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = component->rkey_unpack(component, rkey_buffer, &rkey, &handle);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    rkey_ob->rkey   = rkey;
+    rkey_ob->handle = handle;
+    rkey_ob->type   = component;
+    return UCS_OK;
+}
+
+ucs_status_t uct_rkey_ptr(uct_component_h component,
+                          uct_rkey_bundle_t *rkey_ob, uint64_t remote_addr,
+                          void **addr_p)
+{
+    if ((component == NULL) || (rkey_ob == NULL) || (addr_p == NULL)) {
+        ucs_error("uct_rkey_ptr: NULL argument");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (component->rkey_ptr == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return component->rkey_ptr(component, rkey_ob->rkey, rkey_ob->handle,
+                               remote_addr, addr_p);
+}
+
+ucs_status_t uct_rkey_release(uct_component_h component,
+                              const uct_rkey_bundle_t *rkey_ob)
+{
+    if ((component == NULL) || (rkey_ob == NULL)) {
+        ucs_error("uct_rkey_release: NULL %s",
+                  (component == NULL) ? "component" : "rkey bundle");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return component->rkey_release(component, rkey_ob->rkey, rkey_ob->handle);
+}

@@ -1,0 +1,58 @@
+/*
+ * Pending queues for transports: a uct_pending_req_t's private area holds
+ * an arbiter element; each endpoint owns an arbiter group and the
+ * interface owns the arbiter, so pending requests run in order per
+ * endpoint and round-robin across endpoints.
+ */
+#ifndef UCT_BASE_PENDING_H_
+#define UCT_BASE_PENDING_H_
+
+#include <uct/api/uct.h>
+#include <ucs/datastruct/arbiter.h>
+
+BEGIN_C_DECLS
+
+static inline ucs_arbiter_elem_t *
+uct_pending_req_arb_elem(uct_pending_req_t *req)
+{
+    UCS_STATIC_ASSERT_SIZE_LE(ucs_arbiter_elem_t, UCT_PENDING_REQ_PRIV_LEN);
+    return (ucs_arbiter_elem_t*)req->priv;
+}
+
+static inline uct_pending_req_t *
+uct_pending_req_from_arb_elem(ucs_arbiter_elem_t *elem)
+{
+    return ucs_container_of((void*)elem, uct_pending_req_t, priv);
+}
+
+/** Queues @a req at the tail of an endpoint's group and schedules the
+ *  group on the interface's arbiter. */
+static inline void uct_pending_req_push(ucs_arbiter_t *arbiter,
+                                        ucs_arbiter_group_t *group,
+                                        uct_pending_req_t *req)
+{
+    ucs_arbiter_elem_init(uct_pending_req_arb_elem(req));
+    ucs_arbiter_group_push_elem(group, uct_pending_req_arb_elem(req));
+    ucs_arbiter_group_schedule(arbiter, group);
+}
+
+/**
+ * Arbiter callback that runs a pending request: UCS_OK removes it,
+ * UCS_INPROGRESS keeps it and moves on to the next endpoint, and
+ * UCS_ERR_NO_RESOURCE keeps it and stops dispatching (the interface is out
+ * of resources). Pass it to ucs_arbiter_dispatch() with any @a arg.
+ */
+ucs_arbiter_cb_result_t uct_pending_req_dispatch_cb(ucs_arbiter_t *arbiter,
+                                                    ucs_arbiter_group_t *group,
+                                                    ucs_arbiter_elem_t *elem,
+                                                    void *arg);
+
+/** Removes every request of @a group, calling @a cb (if not NULL) for
+ *  each, in order. */
+void uct_pending_queue_purge(ucs_arbiter_t *arbiter,
+                             ucs_arbiter_group_t *group,
+                             uct_pending_purge_callback_t cb, void *arg);
+
+END_C_DECLS
+
+#endif
