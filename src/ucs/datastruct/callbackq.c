@@ -444,6 +444,7 @@ static unsigned ucs_callbackq_proxy(void *arg)
 ucs_status_t ucs_callbackq_init(ucs_callbackq_t *cbq)
 {
     ucs_callbackq_priv_t *priv;
+    unsigned i;
     int ret;
 
     priv = calloc(1, sizeof(*priv));
@@ -461,9 +462,11 @@ ucs_status_t ucs_callbackq_init(ucs_callbackq_t *cbq)
     }
 
     priv->free_id = UCS_CALLBACKQ_ID_NULL;
-    memset(cbq->fast_elems, 0, sizeof(cbq->fast_elems));
-    cbq->fast_elems[0].id = UCS_CALLBACKQ_ID_NULL;
-    cbq->priv             = priv;
+    for (i = 0; i < ucs_static_array_size(cbq->fast_elems); ++i) {
+        ucs_callbackq_elem_set(&cbq->fast_elems[i], NULL, NULL, 0,
+                               UCS_CALLBACKQ_ID_NULL);
+    }
+    cbq->priv = priv;
     return UCS_OK;
 }
 
