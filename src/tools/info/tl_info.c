@@ -187,7 +187,7 @@ static const char *uct_info_atomic_ops_str(uint64_t ops, char *buf,
 
 /* A line "<label>: <value>" aligned like the rest of the report */
 #define uct_info_line(_indent, _label, _fmt, ...) \
-    printf("#%*s%*s: " _fmt "\n", (_indent), "", 20, (_label), \
+    printf("#%*s%*s: " _fmt "\n", (_indent), "", 18, (_label), \
            ##__VA_ARGS__)
 
 /* ------------------------------------------------------------------------
@@ -199,7 +199,7 @@ static void uct_info_print_op(const char *label, uint64_t cap_flags,
                               uint64_t flag, const char *what)
 {
     if (cap_flags & flag) {
-        uct_info_line(8, label, "%s", what);
+        uct_info_line(6, label, "%s", what);
     }
 }
 
@@ -222,12 +222,12 @@ static void uct_info_print_zcopy(const char *label, uint64_t cap_flags,
     uct_info_size_str(opt_align, align_str, sizeof(align_str));
     uct_info_size_str(align_mtu, mtu_str, sizeof(mtu_str));
     if (max_hdr != NULL) {
-        uct_info_line(8, label, "%s..%s, header <= %s, up to %zu iov, "
+        uct_info_line(6, label, "%s..%s, header <= %s, up to %zu iov, "
                       "align %s, mtu %s", min_str, max_str,
                       uct_info_size_str(*max_hdr, hdr_str, sizeof(hdr_str)),
                       max_iov, align_str, mtu_str);
     } else {
-        uct_info_line(8, label, "%s..%s, up to %zu iov, align %s, mtu %s",
+        uct_info_line(6, label, "%s..%s, up to %zu iov, align %s, mtu %s",
                       min_str, max_str, max_iov, align_str, mtu_str);
     }
 }
@@ -251,28 +251,28 @@ static void uct_info_print_atomics(const uct_iface_attr_t *attr)
     char str[128];
 
     if (attr->cap.flags & UCT_IFACE_FLAG_ATOMIC_CPU) {
-        uct_info_line(8, "atomic domain", "cpu");
+        uct_info_line(6, "atomic domain", "cpu");
     }
     if (attr->cap.flags & UCT_IFACE_FLAG_ATOMIC_DEVICE) {
-        uct_info_line(8, "atomic domain", "device");
+        uct_info_line(6, "atomic domain", "device");
     }
     if (attr->cap.atomic32.op_flags != 0) {
-        uct_info_line(8, "atomic32 post", "%s",
+        uct_info_line(6, "atomic32 post", "%s",
                       uct_info_atomic_ops_str(attr->cap.atomic32.op_flags,
                                               str, sizeof(str)));
     }
     if (attr->cap.atomic32.fop_flags != 0) {
-        uct_info_line(8, "atomic32 fetch", "%s",
+        uct_info_line(6, "atomic32 fetch", "%s",
                       uct_info_atomic_ops_str(attr->cap.atomic32.fop_flags,
                                               str, sizeof(str)));
     }
     if (attr->cap.atomic64.op_flags != 0) {
-        uct_info_line(8, "atomic64 post", "%s",
+        uct_info_line(6, "atomic64 post", "%s",
                       uct_info_atomic_ops_str(attr->cap.atomic64.op_flags,
                                               str, sizeof(str)));
     }
     if (attr->cap.atomic64.fop_flags != 0) {
-        uct_info_line(8, "atomic64 fetch", "%s",
+        uct_info_line(6, "atomic64 fetch", "%s",
                       uct_info_atomic_ops_str(attr->cap.atomic64.fop_flags,
                                               str, sizeof(str)));
     }
@@ -284,7 +284,7 @@ static void uct_info_print_flag_group(const char *label, uint64_t flags,
     char str[256];
 
     uct_info_flags_str(flags, names, str, sizeof(str));
-    uct_info_line(8, label, "%s", (str[0] != '\0') ? str : "none");
+    uct_info_line(6, label, "%s", (str[0] != '\0') ? str : "none");
 }
 
 static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
@@ -293,13 +293,13 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
     char str[UCT_INFO_STR_MAX];
     uint64_t other;
 
-    printf("#\n#        capabilities:\n");
-    uct_info_line(8, "bandwidth", "%.2f MB/s dedicated + %.2f MB/s "
+    printf("#\n#      capabilities:\n");
+    uct_info_line(6, "bandwidth", "%.2f MB/s dedicated + %.2f MB/s "
                   "shared/ppn", attr->bandwidth.dedicated / 1e6,
                   attr->bandwidth.shared / 1e6);
-    uct_info_line(8, "latency", "%.0f nsec + %.2f nsec per ep",
+    uct_info_line(6, "latency", "%.0f nsec + %.2f nsec per ep",
                   attr->latency.c * 1e9, attr->latency.m * 1e9);
-    uct_info_line(8, "overhead", "%.0f nsec", attr->overhead * 1e9);
+    uct_info_line(6, "overhead", "%.0f nsec", attr->overhead * 1e9);
 
     uct_info_print_short_bcopy("am_short", flags, UCT_IFACE_FLAG_AM_SHORT,
                                attr->cap.am.max_short);
@@ -348,19 +348,19 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
 
     other = flags & ~uct_info_iface_known_flags;
     if (other != 0) {
-        uct_info_line(8, "other flags", "0x%llx", (unsigned long long)other);
+        uct_info_line(6, "other flags", "0x%llx", (unsigned long long)other);
     }
 
-    uct_info_line(8, "device priority", "%u", (unsigned)attr->priority);
-    uct_info_line(8, "device num paths", "%u", attr->dev_num_paths);
-    uct_info_line(8, "max eps", "%s",
+    uct_info_line(6, "device priority", "%u", (unsigned)attr->priority);
+    uct_info_line(6, "device num paths", "%u", attr->dev_num_paths);
+    uct_info_line(6, "max eps", "%s",
                   uct_info_size_str(attr->max_num_eps, str, sizeof(str)));
-    uct_info_line(8, "device address", "%zu bytes", attr->device_addr_len);
+    uct_info_line(6, "device address", "%zu bytes", attr->device_addr_len);
     if (flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
-        uct_info_line(8, "iface address", "%zu bytes", attr->iface_addr_len);
+        uct_info_line(6, "iface address", "%zu bytes", attr->iface_addr_len);
     }
     if (flags & UCT_IFACE_FLAG_CONNECT_TO_EP) {
-        uct_info_line(8, "ep address", "%zu bytes", attr->ep_addr_len);
+        uct_info_line(6, "ep address", "%zu bytes", attr->ep_addr_len);
     }
 }
 
@@ -371,11 +371,27 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
 static const char *uct_info_sys_device_str(ucs_sys_device_t sys_device,
                                            char *buf, size_t max)
 {
+    ucs_sys_bus_id_t bus_id;
+    size_t len;
+    int numa;
+
     if (sys_device == UCS_SYS_DEVICE_ID_UNKNOWN) {
         snprintf(buf, max, "unknown");
-    } else {
-        snprintf(buf, max, "%s (%u)", ucs_topo_sys_device_get_name(
-                 sys_device), (unsigned)sys_device);
+        return buf;
+    }
+
+    len = snprintf(buf, max, "%s", ucs_topo_sys_device_get_name(sys_device));
+    if ((len < max) &&
+        (ucs_topo_get_device_bus_id(sys_device, &bus_id) == UCS_OK)) {
+        len += snprintf(buf + len, max - len, " (" UCS_SYS_BUS_ID_FMT,
+                        UCS_SYS_BUS_ID_ARG(&bus_id));
+        numa = ucs_topo_sys_device_get_numa_node(sys_device);
+        if ((len < max) && (numa != UCS_NUMA_NODE_UNDEFINED)) {
+            len += snprintf(buf + len, max - len, ", numa node %d", numa);
+        }
+        if (len < max) {
+            snprintf(buf + len, max - len, ")");
+        }
     }
     return buf;
 }
@@ -650,7 +666,9 @@ int uct_info_print_devices(const char *tl_filter)
     for (i = 0; i < num_components; ++i) {
         uct_info_print_component(&ctx, components[i]);
     }
-    printf("#\n");
+    if ((tl_filter == NULL) || (ctx.num_matched > 0)) {
+        printf("#\n");
+    }
 
     if ((tl_filter != NULL) && (ctx.num_matched == 0)) {
         fprintf(stderr, "uct_info: transport '%s' not found; run uct_info "

@@ -17,6 +17,7 @@
 #include <uct/api/uct.h>
 #include <ucs/config/parser.h>
 
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
     const char *tl_filter = NULL;
     unsigned what         = 0;
     int ret               = 0;
+    const char *prog      = basename(argv[0]);
     int c;
 
     while ((c = getopt(argc, argv, "vbcfdt:h")) != -1) {
@@ -98,23 +100,23 @@ int main(int argc, char **argv)
             tl_filter = optarg;
             break;
         case 'h':
-            uct_info_usage(stdout, argv[0]);
+            uct_info_usage(stdout, prog);
             return 0;
         default:
-            uct_info_usage(stderr, argv[0]);
+            uct_info_usage(stderr, prog);
             return 2;
         }
     }
 
     if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0],
+        fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
                 argv[optind]);
-        uct_info_usage(stderr, argv[0]);
+        uct_info_usage(stderr, prog);
         return 2;
     }
 
     if (what == 0) {
-        uct_info_usage(stdout, argv[0]);
+        uct_info_usage(stdout, prog);
         return 0;
     }
 

@@ -13,9 +13,7 @@
 ucs_global_opts_t ucs_global_opts = {
     .log_level            = UCS_LOG_LEVEL_WARN,
     .modules              = {{NULL, 0}, UCS_CONFIG_ALLOW_LIST_ALLOW_ALL},
-    .warn_unused_env_vars = 1,
-    .async_max_events     = 1024,
-    .vfs_enable           = 1
+    .warn_unused_env_vars = 1
 };
 
 static pthread_mutex_t ucs_global_opts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,17 +64,6 @@ const ucs_config_field_t ucs_global_opts_table[] = {
      "which usually are misspelled names.",
      ucs_offsetof(ucs_global_opts_t, warn_unused_env_vars),
      UCS_CONFIG_TYPE_BOOL},
-
-    {"ASYNC_MAX_EVENTS", "1024",
-     "Largest number of file descriptors and timers one asynchronous\n"
-     "context watches.",
-     ucs_offsetof(ucs_global_opts_t, async_max_events),
-     UCS_CONFIG_TYPE_UINT},
-
-    {"VFS_ENABLE", "y",
-     "Publish the process's objects (interfaces, endpoints, counters) to\n"
-     "the uct_vfs daemon.",
-     ucs_offsetof(ucs_global_opts_t, vfs_enable), UCS_CONFIG_TYPE_BOOL},
 
     {NULL}
 };

@@ -19,8 +19,6 @@ typedef struct ucs_global_opts {
     char                    *module_dir;          /* UCX_MODULE_DIR */
     ucs_config_allow_list_t modules;              /* UCX_MODULES */
     int                     warn_unused_env_vars; /* UCX_WARN_UNUSED_ENV_VARS */
-    unsigned                async_max_events;     /* UCX_ASYNC_MAX_EVENTS */
-    int                     vfs_enable;           /* UCX_VFS_ENABLE */
 } ucs_global_opts_t;
 
 /** The current values; valid from library load to unload. */

@@ -71,11 +71,12 @@ static struct {
     int                            file_loaded;
     ucs_config_file_t              file;
     pthread_mutex_t                list_lock;
-    ucs_config_global_list_entry_t *list_head;
+    ucs_list_link_t                list_head;
     int                            unused_vars_checked;
 } ucs_config_ctx = {
     .file_lock = PTHREAD_MUTEX_INITIALIZER,
-    .list_lock = PTHREAD_MUTEX_INITIALIZER
+    .list_lock = PTHREAD_MUTEX_INITIALIZER,
+    .list_head = UCS_LIST_INITIALIZER(ucs_config_ctx.list_head)
 };
 
 extern char **environ;
@@ -126,8 +127,8 @@ static int ucs_config_prefixes_push(ucs_config_prefixes_t *prefixes,
 }
 
 /* The i-th prefix, the generic "" being the last one (i == count) */
-static const char *ucs_config_prefixes_get(const ucs_config_prefixes_t *prefixes,
-                                           unsigned i)
+static const char *
+ucs_config_prefixes_get(const ucs_config_prefixes_t *prefixes, unsigned i)
 {
     return (i < prefixes->count) ? prefixes->names[i] : "";
 }
@@ -933,8 +934,7 @@ void ucs_config_parser_print_all_opts(FILE *stream, const char *env_prefix,
     void *opts;
 
     pthread_mutex_lock(&ucs_config_ctx.list_lock);
-    for (entry = ucs_config_ctx.list_head; entry != NULL;
-         entry = entry->next) {
+    ucs_list_for_each(entry, &ucs_config_ctx.list_head, list) {
         if ((filter_prefix != NULL) &&
             strncmp(entry->prefix, filter_prefix, strlen(filter_prefix))) {
             continue;
@@ -969,26 +969,22 @@ void ucs_config_parser_print_all_opts(FILE *stream, const char *env_prefix,
 
 void ucs_config_global_list_add(ucs_config_global_list_entry_t *entry)
 {
-    ucs_config_global_list_entry_t **tail;
-
     pthread_mutex_lock(&ucs_config_ctx.list_lock);
-    for (tail = &ucs_config_ctx.list_head; *tail != NULL;
-         tail = &(*tail)->next) {
-    }
-    entry->next = NULL;
-    *tail       = entry;
+    ucs_list_add_tail(&ucs_config_ctx.list_head, &entry->list);
     pthread_mutex_unlock(&ucs_config_ctx.list_lock);
 }
 
 void ucs_config_global_list_remove(ucs_config_global_list_entry_t *entry)
 {
-    ucs_config_global_list_entry_t **link;
+    ucs_config_global_list_entry_t *iter;
 
     pthread_mutex_lock(&ucs_config_ctx.list_lock);
-    for (link = &ucs_config_ctx.list_head; *link != NULL;
-         link = &(*link)->next) {
-        if (*link == entry) {
-            *link = entry->next;
+    /* Removing an entry that is not listed is harmless */
+    ucs_list_for_each(iter, &ucs_config_ctx.list_head, list) {
+        if (iter == entry) {
+            ucs_list_del(&entry->list);
+            entry->list.prev = NULL;
+            entry->list.next = NULL;
             break;
         }
     }
@@ -1002,8 +998,7 @@ void ucs_config_global_list_for_each(
     const ucs_config_global_list_entry_t *entry;
 
     pthread_mutex_lock(&ucs_config_ctx.list_lock);
-    for (entry = ucs_config_ctx.list_head; entry != NULL;
-         entry = entry->next) {
+    ucs_list_for_each(entry, &ucs_config_ctx.list_head, list) {
         cb(entry, arg);
     }
     pthread_mutex_unlock(&ucs_config_ctx.list_lock);
@@ -1115,14 +1110,12 @@ static void ucs_config_check_env_var(const char *env_prefix,
     match.known         = 0;
     match.best_distance = UINT32_MAX;
     match.best[0]       = '\0';
-    for (entry = ucs_config_ctx.list_head; (entry != NULL) && !match.known;
-         entry = entry->next) {
+    ucs_list_for_each(entry, &ucs_config_ctx.list_head, list) {
         ucs_config_prefixes_init(&prefixes, entry->prefix);
         ucs_config_match_fields(entry->table, &prefixes, &match);
-    }
-
-    if (match.known) {
-        return;
+        if (match.known) {
+            return;
+        }
     }
 
     threshold = ucs_max(1, ucs_min(3, strlen(name) / 4));

@@ -29,6 +29,7 @@
 #define UCS_CONFIG_PARSER_H_
 
 #include <ucs/config/types.h>
+#include <ucs/datastruct/list.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
 #include <stdio.h>
@@ -89,11 +90,11 @@ typedef struct ucs_config_field {
  * unknown UCX_ variables. Register with UCS_CONFIG_REGISTER_TABLE().
  */
 typedef struct ucs_config_global_list_entry {
-    const char                          *name;   /* e.g. "TCP transport" */
-    const char                          *prefix; /* e.g. "TCP_", or "" */
-    const ucs_config_field_t            *table;
-    size_t                              size;    /* of the options struct */
-    struct ucs_config_global_list_entry *next;   /* owned by the registry */
+    const char               *name;   /* e.g. "TCP transport" */
+    const char               *prefix; /* e.g. "TCP_", or "" */
+    const ucs_config_field_t *table;
+    size_t                   size;    /* of the options struct */
+    ucs_list_link_t          list;    /* owned by the registry */
 } ucs_config_global_list_entry_t;
 
 /**
@@ -102,7 +103,7 @@ typedef struct ucs_config_global_list_entry {
  */
 #define UCS_CONFIG_REGISTER_TABLE(_table, _name, _prefix, _type) \
     static ucs_config_global_list_entry_t _table##_global_entry = { \
-        _name, _prefix, _table, sizeof(_type), NULL \
+        _name, _prefix, _table, sizeof(_type), {NULL, NULL} \
     }; \
     static void UCS_F_CTOR _table##_global_register(void) \
     { \

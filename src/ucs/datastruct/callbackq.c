@@ -14,10 +14,18 @@
 /*
  * Bookkeeping, all under priv->lock:
  *  - slots[id] says where callback "id" lives (fast array, slow array, or
- *    the pending list of add_safe) and at which index; free ids are chained
- *    through the index field.
+ *    the pending list) and at which index; free ids are chained through the
+ *    index field.
+ *  - When present, the proxy is always the last entry of the fast array.
+ *    Removing an entry shifts the later ones down, so the proxy removing
+ *    itself at the end of its run never makes dispatch skip an entry.
  *  - The slow array may hold removed entries (id == ID_NULL) while the proxy
  *    walks it; they are compacted when the walk ends.
+ *  - A FAST callback added while the proxy walks the slow array waits in the
+ *    pending list: inserting it would move the proxy past the dispatch
+ *    position and run it twice in one pass. The proxy inserts pending
+ *    callbacks before its walk; if that moved it, it returns at once and
+ *    does the walk when dispatch reaches its new place.
  *
  * Only the owner thread moves entries of the fast or slow arrays. Other
  * threads (add_safe, remove_safe) only append the proxy to the fast array
@@ -56,6 +64,7 @@ struct ucs_callbackq_priv {
     unsigned              num_slow_removed;
     unsigned              defer_compact;  /* >0 while slow entries must not
                                              move (proxy walk, remove_if) */
+    int                   proxy_walking;  /* proxy is calling slow entries */
     ucs_callbackq_array_t pending;        /* added by add_safe */
     unsigned              num_remove_pending;
 };
@@ -175,19 +184,26 @@ static unsigned ucs_callbackq_num_fast_elems(const ucs_callbackq_priv_t *priv)
     return priv->num_fast + priv->proxy_on;
 }
 
-/* Append to the fast array; the dispatcher may be reading it. */
-static void ucs_callbackq_fast_append(ucs_callbackq_t *cbq, ucs_callback_t cb,
+/* Add an entry to the fast array, in front of the proxy if it is there.
+ * Only the owner thread adds entries other than the proxy. */
+static void ucs_callbackq_fast_insert(ucs_callbackq_t *cbq, ucs_callback_t cb,
                                       void *arg, unsigned flags, int id)
 {
     ucs_callbackq_priv_t *priv = cbq->priv;
-    unsigned index             = ucs_callbackq_num_fast_elems(priv);
+    unsigned index             = priv->num_fast;
 
-    ucs_assert(index < UCS_CALLBACKQ_FAST_COUNT + 1);
-    ucs_callbackq_elem_set(&cbq->fast_elems[index], cb, arg, flags, id);
-    if (id != UCS_CALLBACKQ_ID_NULL) {
-        ucs_callbackq_slot_set(priv, id, UCS_CALLBACKQ_WHERE_FAST, index);
-        ++priv->num_fast;
+    ucs_assert(id != UCS_CALLBACKQ_ID_NULL);
+    ucs_assert(index < UCS_CALLBACKQ_FAST_COUNT);
+    if (priv->proxy_on) {
+        /* Move the proxy one place up first, so that the walk always finds
+         * it; the dispatcher is this thread, so it sees both stores. */
+        ucs_callbackq_elem_set(&cbq->fast_elems[index + 1],
+                               ucs_callbackq_proxy, cbq, 0,
+                               UCS_CALLBACKQ_ID_NULL);
     }
+    ucs_callbackq_elem_set(&cbq->fast_elems[index], cb, arg, flags, id);
+    ucs_callbackq_slot_set(priv, id, UCS_CALLBACKQ_WHERE_FAST, index);
+    ++priv->num_fast;
 }
 
 /*
@@ -264,8 +280,12 @@ static void ucs_callbackq_proxy_enable(ucs_callbackq_t *cbq)
     ucs_callbackq_priv_t *priv = cbq->priv;
 
     if (!priv->proxy_on) {
-        ucs_callbackq_fast_append(cbq, ucs_callbackq_proxy, cbq, 0,
-                                  UCS_CALLBACKQ_ID_NULL);
+        /* Another thread may do this while the owner dispatches: the entry
+         * past the last one is NULL, and the release store of the callback
+         * publishes the argument with it. */
+        ucs_callbackq_elem_set(&cbq->fast_elems[priv->num_fast],
+                               ucs_callbackq_proxy, cbq, 0,
+                               UCS_CALLBACKQ_ID_NULL);
         priv->proxy_on = 1;
     }
 }
@@ -274,7 +294,6 @@ static void ucs_callbackq_proxy_enable(ucs_callbackq_t *cbq)
 static void ucs_callbackq_proxy_disable_if_idle(ucs_callbackq_t *cbq)
 {
     ucs_callbackq_priv_t *priv = cbq->priv;
-    unsigned i;
 
     if (!priv->proxy_on || (priv->defer_compact > 0) ||
         (priv->slow.count > 0) || (priv->pending.count > 0) ||
@@ -282,15 +301,9 @@ static void ucs_callbackq_proxy_disable_if_idle(ucs_callbackq_t *cbq)
         return;
     }
 
-    for (i = 0; i < ucs_callbackq_num_fast_elems(priv); ++i) {
-        if (cbq->fast_elems[i].cb == ucs_callbackq_proxy) {
-            ucs_callbackq_fast_remove(cbq, i);
-            priv->proxy_on = 0;
-            return;
-        }
-    }
-
-    ucs_fatal("callbackq %p: proxy marked active but not found", cbq);
+    ucs_assert(cbq->fast_elems[priv->num_fast].cb == ucs_callbackq_proxy);
+    ucs_callbackq_fast_remove(cbq, priv->num_fast);
+    priv->proxy_on = 0;
 }
 
 /* Owner thread: place a new callback in the fast or the slow array. */
@@ -304,7 +317,18 @@ static ucs_status_t ucs_callbackq_insert(ucs_callbackq_t *cbq,
     if ((flags & UCS_CALLBACKQ_FLAG_FAST) &&
         !(flags & UCS_CALLBACKQ_FLAG_ONESHOT) &&
         (priv->num_fast < UCS_CALLBACKQ_FAST_COUNT)) {
-        ucs_callbackq_fast_append(cbq, cb, arg, flags, id);
+        if (priv->proxy_walking) {
+            /* See the top of this file. */
+            status = ucs_callbackq_array_append(&priv->pending, cb, arg,
+                                                flags, id);
+            if (status == UCS_OK) {
+                ucs_callbackq_slot_set(priv, id, UCS_CALLBACKQ_WHERE_PENDING,
+                                       priv->pending.count - 1);
+            }
+            return status;
+        }
+
+        ucs_callbackq_fast_insert(cbq, cb, arg, flags, id);
         return UCS_OK;
     }
 
@@ -395,17 +419,22 @@ static unsigned ucs_callbackq_proxy(void *arg)
 {
     ucs_callbackq_t *cbq       = (ucs_callbackq_t*)arg;
     ucs_callbackq_priv_t *priv = cbq->priv;
+    unsigned num_slow          = 0;
+    unsigned count             = 0;
     ucs_callbackq_elem_t *elem;
-    unsigned count = 0;
-    unsigned i, num_slow, flags;
+    unsigned i, flags, index;
     ucs_callback_t cb;
     void *cb_arg;
     int id;
 
     ucs_callbackq_lock(priv);
     ++priv->defer_compact;
+    index = priv->num_fast; /* the proxy is the last fast entry */
     ucs_callbackq_apply_deferred(cbq);
-    num_slow = priv->slow.count;
+    if (priv->num_fast <= index) {
+        priv->proxy_walking = 1;
+        num_slow            = priv->slow.count;
+    } /* else: moved up by new fast entries; dispatch will call it again */
     ucs_callbackq_unlock(priv);
 
     for (i = 0; i < num_slow; ++i) {
@@ -431,6 +460,7 @@ static unsigned ucs_callbackq_proxy(void *arg)
     }
 
     ucs_callbackq_lock(priv);
+    priv->proxy_walking = 0;
     if (--priv->defer_compact == 0) {
         if (priv->num_slow_removed > 0) {
             ucs_callbackq_slow_compact(priv);

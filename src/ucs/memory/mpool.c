@@ -331,7 +331,7 @@ unsigned ucs_mpool_release_idle(ucs_mpool_t *mp)
     ucs_mpool_data_t *data = mp->data;
     unsigned num_chunks    = data->num_chunks;
     ucs_mpool_chunk_usage_t *usage, *u;
-    ucs_mpool_elem_t *elem, *next, **tail_p;
+    ucs_mpool_elem_t *elem, *next, *last;
     ucs_mpool_chunk_t *chunk, **chunk_p;
     unsigned i, num_idle;
 
@@ -372,18 +372,26 @@ unsigned ucs_mpool_release_idle(ucs_mpool_t *mp)
 
     /* Drop the objects of idle chunks from the free list, keeping the order
      * of the others. */
-    tail_p = &mp->freelist;
+    last = NULL;
     for (elem = mp->freelist; elem != NULL; elem = next) {
         next = elem->next;
         u    = ucs_mpool_find_usage(data, usage, num_chunks, elem);
         if (!ucs_mpool_usage_is_idle(u)) {
-            *tail_p = elem;
-            tail_p  = &elem->next;
+            if (last == NULL) {
+                mp->freelist = elem;
+            } else {
+                last->next = elem;
+            }
+            last = elem;
         } else if (data->ops->obj_cleanup != NULL) {
             data->ops->obj_cleanup(mp, elem + 1);
         }
     }
-    *tail_p = NULL;
+    if (last == NULL) {
+        mp->freelist = NULL;
+    } else {
+        last->next = NULL;
+    }
 
     /* Unlink and release the idle chunks. */
     chunk_p = &data->chunks;

@@ -10,13 +10,16 @@
 #include <ucs/debug/log.h>
 #include <ucs/sys/compiler_def.h>
 
-static void UCS_F_CTOR ucs_init(void)
+/* Runs before the other constructors of libucs, so that they log with the
+ * configured level */
+static void __attribute__((constructor(101))) ucs_init(void)
 {
     /* A bad value is reported and its default kept: nothing else to do */
     ucs_global_opts_init();
 }
 
-static void UCS_F_DTOR ucs_cleanup(void)
+/* Runs after the other destructors of libucs */
+static void __attribute__((destructor(101))) ucs_cleanup(void)
 {
     ucs_global_opts_release();
     ucs_log_cleanup();

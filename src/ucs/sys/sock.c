@@ -1,3 +1,7 @@
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE /* accept4 */
+#endif
+
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
@@ -461,7 +465,7 @@ int ucs_sockaddr_cmp(const struct sockaddr *sa1, const struct sockaddr *sa2,
                      ucs_status_t *status_p)
 {
     size_t addr_size;
-    uint16_t port1, port2;
+    uint16_t port1 = 0, port2 = 0;
     int result;
 
     if (((sa1->sa_family != AF_INET) && (sa1->sa_family != AF_INET6)) ||
@@ -499,7 +503,7 @@ const char *ucs_sockaddr_str(const struct sockaddr *addr, char *str,
                              size_t max)
 {
     char ip[INET6_ADDRSTRLEN];
-    uint16_t port;
+    uint16_t port = 0;
 
     if (max == 0) {
         return str;

@@ -103,7 +103,7 @@ __attribute__((constructor(101))) static void ucs_time_init(void)
 
 static void ucs_time_measure_rate(void)
 {
-    uint64_t tsc, nsec, elapsed;
+    uint64_t tsc = 0, nsec = 0, elapsed;
     struct timespec pause;
     double value;
 

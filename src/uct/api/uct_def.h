@@ -71,6 +71,7 @@ typedef struct uct_md_attr         uct_md_attr_t;
 typedef struct uct_completion      uct_completion_t;
 typedef struct uct_pending_req     uct_pending_req_t;
 typedef struct uct_worker          *uct_worker_h;
+typedef struct uct_worker          uct_worker_t;
 typedef struct uct_md              uct_md_t;
 typedef enum uct_am_trace_type     uct_am_trace_type_t;
 typedef struct uct_device_addr     uct_device_addr_t;

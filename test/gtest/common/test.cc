@@ -1,3 +1,7 @@
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
 #include "test.h"
 
 #include <cstdarg>
@@ -5,7 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <pthread.h>
-#include <valgrind/valgrind.h>
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#  include <valgrind/valgrind.h>
+#else
+#  define RUNNING_ON_VALGRIND 0
+#endif
 
 namespace ucs {
 

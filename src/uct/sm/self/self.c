@@ -15,6 +15,7 @@
 #include <ucs/debug/log.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

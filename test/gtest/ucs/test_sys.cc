@@ -1,0 +1,615 @@
+#include <common/test.h>
+
+extern "C" {
+#include <ucs/sys/sock.h>
+#include <ucs/sys/sys.h>
+}
+
+#include <arpa/inet.h>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+class ucs_sys : public ucs::test {
+protected:
+    void SetUp() override
+    {
+        ucs::test::SetUp();
+        char tmpl[] = "/tmp/ucs_sys_test.XXXXXX";
+        int fd      = mkstemp(tmpl);
+        ASSERT_GE(fd, 0);
+        close(fd);
+        m_file = tmpl;
+    }
+
+    void TearDown() override
+    {
+        unlink(m_file.c_str());
+        ucs::test::TearDown();
+    }
+
+    void write_file(const std::string &contents)
+    {
+        FILE *f = fopen(m_file.c_str(), "w");
+        ASSERT_NE(nullptr, f);
+        fputs(contents.c_str(), f);
+        fclose(f);
+    }
+
+    std::string m_file;
+};
+
+TEST_F(ucs_sys, page_size) {
+    EXPECT_EQ((size_t)sysconf(_SC_PAGESIZE), ucs_get_page_size());
+    EXPECT_TRUE(ucs_is_pow2(ucs_get_page_size()));
+}
+
+TEST_F(ucs_sys, huge_page_size) {
+    unsigned long expected_kb = 0;
+    char line[256];
+    FILE *f = fopen("/proc/meminfo", "r");
+
+    ASSERT_NE(nullptr, f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "Hugepagesize: %lu kB", &expected_kb) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+
+    EXPECT_EQ(expected_kb * 1024, ucs_get_huge_page_size());
+    if (ucs_get_huge_page_size() != 0) {
+        EXPECT_TRUE(ucs_is_pow2(ucs_get_huge_page_size()));
+    }
+}
+
+TEST_F(ucs_sys, host_name_and_exe) {
+    char host[256] = {};
+    char exe[PATH_MAX];
+    ssize_t len;
+
+    gethostname(host, sizeof(host) - 1);
+    EXPECT_STREQ(host, ucs_get_host_name());
+
+    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ASSERT_GT(len, 0);
+    exe[len] = '\0';
+    EXPECT_STREQ(exe, ucs_get_exe());
+    EXPECT_EQ(ucs_get_exe(), ucs_get_exe()); /* cached */
+}
+
+TEST_F(ucs_sys, num_cpus_and_tid) {
+    EXPECT_EQ(sysconf(_SC_NPROCESSORS_CONF), ucs_sys_get_num_cpus());
+    EXPECT_EQ(getpid(), ucs_get_tid()); /* main thread */
+
+    pid_t other = 0;
+    std::thread t([&other] { other = ucs_get_tid(); });
+    t.join();
+    EXPECT_NE(getpid(), other);
+}
+
+TEST_F(ucs_sys, fcntl_modfl) {
+    int fds[2];
+
+    ASSERT_EQ(0, pipe(fds));
+    EXPECT_FALSE(fcntl(fds[0], F_GETFL) & O_NONBLOCK);
+    EXPECT_EQ(UCS_OK, ucs_sys_fcntl_modfl(fds[0], O_NONBLOCK, 0));
+    EXPECT_TRUE(fcntl(fds[0], F_GETFL) & O_NONBLOCK);
+    EXPECT_EQ(UCS_OK, ucs_sys_fcntl_modfl(fds[0], 0, O_NONBLOCK));
+    EXPECT_FALSE(fcntl(fds[0], F_GETFL) & O_NONBLOCK);
+    close(fds[0]);
+    close(fds[1]);
+
+    ucs::scoped_log_capture capture;
+    EXPECT_EQ(UCS_ERR_IO_ERROR, ucs_sys_fcntl_modfl(-1, O_NONBLOCK, 0));
+    EXPECT_TRUE(capture.contains("F_GETFL"));
+}
+
+TEST_F(ucs_sys, read_file) {
+    char buf[64];
+
+    write_file("hello\n");
+    EXPECT_EQ(6, ucs_read_file(buf, sizeof(buf), 0, "%s", m_file.c_str()));
+    EXPECT_STREQ("hello\n", buf);
+    EXPECT_EQ(5, ucs_read_file_str(buf, sizeof(buf), 0, "%s",
+                                   m_file.c_str()));
+    EXPECT_STREQ("hello", buf);
+
+    /* truncated to the buffer, always terminated */
+    EXPECT_EQ(3, ucs_read_file(buf, 4, 0, "%s", m_file.c_str()));
+    EXPECT_STREQ("hel", buf);
+}
+
+TEST_F(ucs_sys, read_file_missing) {
+    char buf[16];
+
+    /* silent: no error line */
+    EXPECT_EQ(-1, ucs_read_file(buf, sizeof(buf), 1, "%s.none",
+                                m_file.c_str()));
+
+    ucs::scoped_log_capture capture;
+    EXPECT_EQ(-1, ucs_read_file(buf, sizeof(buf), 0, "%s.none",
+                                m_file.c_str()));
+    EXPECT_TRUE(capture.contains(".none"));
+}
+
+TEST_F(ucs_sys, read_file_number) {
+    long value = 0;
+
+    write_file("42\n");
+    EXPECT_EQ(UCS_OK, ucs_read_file_number(&value, 0, "%s", m_file.c_str()));
+    EXPECT_EQ(42, value);
+
+    write_file("-1\n");
+    EXPECT_EQ(UCS_OK, ucs_read_file_number(&value, 0, "%s", m_file.c_str()));
+    EXPECT_EQ(-1, value);
+
+    write_file("0x10");
+    EXPECT_EQ(UCS_OK, ucs_read_file_number(&value, 0, "%s", m_file.c_str()));
+    EXPECT_EQ(16, value);
+
+    value = 7;
+    write_file("12abc\n");
+    {
+        ucs::scoped_log_capture capture;
+        EXPECT_EQ(UCS_ERR_IO_ERROR,
+                  ucs_read_file_number(&value, 0, "%s", m_file.c_str()));
+        EXPECT_TRUE(capture.contains("does not hold a number"));
+    }
+    EXPECT_EQ(7, value); /* untouched on failure */
+
+    EXPECT_EQ(UCS_ERR_IO_ERROR,
+              ucs_read_file_number(&value, 1, "%s.none", m_file.c_str()));
+}
+
+TEST_F(ucs_sys, limits) {
+    struct rlimit rlim, expected;
+
+    ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &expected));
+    ASSERT_EQ(UCS_OK, ucs_sys_getrlimit(RLIMIT_NOFILE, &rlim));
+    EXPECT_EQ(expected.rlim_cur, rlim.rlim_cur);
+    if (expected.rlim_cur < (rlim_t)INT_MAX) {
+        EXPECT_EQ((int)expected.rlim_cur, ucs_sys_max_open_files());
+    } else {
+        EXPECT_EQ(INT_MAX, ucs_sys_max_open_files());
+    }
+}
+
+TEST_F(ucs_sys, mmap_munmap) {
+    size_t length = 2 * ucs_get_page_size();
+    void *ptr     = NULL;
+
+    ASSERT_EQ(UCS_OK, ucs_sys_mmap(NULL, length, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+                                   "test", &ptr));
+    ASSERT_NE(nullptr, ptr);
+    memset(ptr, 0xab, length);
+    EXPECT_EQ(UCS_OK, ucs_sys_munmap(ptr, length, "test"));
+
+    ucs::scoped_log_capture capture;
+    void *untouched = &length;
+    ptr             = untouched;
+    EXPECT_EQ(UCS_ERR_NO_MEMORY,
+              ucs_sys_mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0, "empty", &ptr));
+    EXPECT_EQ(untouched, ptr);
+    EXPECT_TRUE(capture.contains("empty"));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              ucs_sys_munmap((void*)1, length, "misaligned"));
+}
+
+/* ------------------------------------------------------------------------
+ * Socket addresses
+ */
+
+TEST_F(ucs_sys, sockaddr_ipv4) {
+    struct sockaddr_storage ss;
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uint16_t port = 0;
+    size_t size   = 0;
+
+    ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("10.1.2.3", 4242, &ss));
+    const struct sockaddr *sa = (const struct sockaddr*)&ss;
+    EXPECT_STREQ("10.1.2.3:4242", ucs_sockaddr_str(sa, str, sizeof(str)));
+    EXPECT_EQ(UCS_OK, ucs_sockaddr_sizeof(sa, &size));
+    EXPECT_EQ(sizeof(struct sockaddr_in), size);
+    EXPECT_EQ(UCS_OK, ucs_sockaddr_get_port(sa, &port));
+    EXPECT_EQ(4242, port);
+    EXPECT_EQ(UCS_OK, ucs_sockaddr_set_port((struct sockaddr*)&ss, 7));
+    EXPECT_STREQ("10.1.2.3:7", ucs_sockaddr_str(sa, str, sizeof(str)));
+    EXPECT_FALSE(ucs_sockaddr_is_inaddr_any(sa));
+
+    struct in_addr expected;
+    inet_pton(AF_INET, "10.1.2.3", &expected);
+    EXPECT_EQ(0, memcmp(&expected, ucs_sockaddr_get_inet_addr(sa),
+                        sizeof(expected)));
+
+    ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("0.0.0.0", 0, &ss));
+    EXPECT_TRUE(ucs_sockaddr_is_inaddr_any(sa));
+
+    /* a short buffer is truncated, not overrun */
+    char small[6];
+    ucs_sockaddr_str(sa, small, sizeof(small));
+    EXPECT_STREQ("0.0.0", small);
+}
+
+TEST_F(ucs_sys, sockaddr_ipv6) {
+    struct sockaddr_storage ss;
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uint16_t port = 0;
+    size_t size   = 0;
+
+    ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("fe80::1", 13337, &ss));
+    const struct sockaddr *sa = (const struct sockaddr*)&ss;
+    EXPECT_EQ(AF_INET6, sa->sa_family);
+    EXPECT_STREQ("[fe80::1]:13337", ucs_sockaddr_str(sa, str, sizeof(str)));
+    EXPECT_EQ(UCS_OK, ucs_sockaddr_sizeof(sa, &size));
+    EXPECT_EQ(sizeof(struct sockaddr_in6), size);
+    EXPECT_EQ(UCS_OK, ucs_sockaddr_get_port(sa, &port));
+    EXPECT_EQ(13337, port);
+
+    ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("::", 1, &ss));
+    EXPECT_TRUE(ucs_sockaddr_is_inaddr_any(sa));
+    EXPECT_STREQ("[::]:1", ucs_sockaddr_str(sa, str, sizeof(str)));
+}
+
+TEST_F(ucs_sys, sockaddr_invalid) {
+    struct sockaddr_storage ss;
+    char str[UCS_SOCKADDR_STRING_LEN];
+    struct sockaddr unix_sa;
+    size_t size;
+    uint16_t port;
+
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+              ucs_sockaddr_from_str("not.an.address", 1, &ss));
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, ucs_sockaddr_from_str("", 1, &ss));
+
+    memset(&unix_sa, 0, sizeof(unix_sa));
+    unix_sa.sa_family = AF_UNIX;
+    EXPECT_STREQ("<family 1>", ucs_sockaddr_str(&unix_sa, str, sizeof(str)));
+    EXPECT_STREQ("<null>", ucs_sockaddr_str(NULL, str, sizeof(str)));
+    EXPECT_EQ(nullptr, ucs_sockaddr_get_inet_addr(&unix_sa));
+
+    ucs::scoped_log_capture capture;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_sockaddr_sizeof(&unix_sa, &size));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_sockaddr_get_port(&unix_sa, &port));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_sockaddr_set_port(&unix_sa, 1));
+    EXPECT_TRUE(capture.contains("AF_INET"));
+}
+
+TEST_F(ucs_sys, sockaddr_cmp) {
+    struct sockaddr_storage a, b, c, d;
+    ucs_status_t status = UCS_ERR_NO_MESSAGE;
+
+    ucs_sockaddr_from_str("192.168.0.1", 100, &a);
+    ucs_sockaddr_from_str("192.168.0.1", 100, &b);
+    ucs_sockaddr_from_str("192.168.0.1", 101, &c);
+    ucs_sockaddr_from_str("::1", 100, &d);
+
+    const struct sockaddr *sa = (const struct sockaddr*)&a;
+    EXPECT_EQ(0, ucs_sockaddr_cmp(sa, (struct sockaddr*)&b, &status));
+    EXPECT_EQ(UCS_OK, status);
+    EXPECT_LT(ucs_sockaddr_cmp(sa, (struct sockaddr*)&c, NULL), 0);
+    EXPECT_GT(ucs_sockaddr_cmp((struct sockaddr*)&c, sa, NULL), 0);
+    EXPECT_NE(0, ucs_sockaddr_cmp(sa, (struct sockaddr*)&d, NULL));
+
+    struct sockaddr unix_sa;
+    memset(&unix_sa, 0, sizeof(unix_sa));
+    unix_sa.sa_family = AF_UNIX;
+    ucs::scoped_log_capture capture;
+    EXPECT_NE(0, ucs_sockaddr_cmp(sa, &unix_sa, &status));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, status);
+}
+
+/* ------------------------------------------------------------------------
+ * Sockets over loopback
+ */
+
+class ucs_socket : public ucs::test {
+protected:
+    void SetUp() override
+    {
+        ucs::test::SetUp();
+        m_listen_fd = m_client_fd = m_server_fd = -1;
+    }
+
+    void TearDown() override
+    {
+        close_fd(m_client_fd);
+        close_fd(m_server_fd);
+        close_fd(m_listen_fd);
+        ucs::test::TearDown();
+    }
+
+    static void close_fd(int &fd)
+    {
+        if (fd >= 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+
+    /* Listen on an ephemeral port of @a ip; returns false if the address
+     * family is not available here. */
+    bool listen_on(const char *ip)
+    {
+        struct sockaddr_storage ss;
+        socklen_t len;
+
+        EXPECT_EQ(UCS_OK, ucs_sockaddr_from_str(ip, 0, &ss));
+        ucs::scoped_log_capture capture;
+        if (ucs_socket_server_init((struct sockaddr*)&ss, 16, 1, 0,
+                                   &m_listen_fd) != UCS_OK) {
+            return false;
+        }
+        EXPECT_EQ(UCS_OK, ucs_socket_getname(m_listen_fd, &m_addr, &len));
+        return true;
+    }
+
+    void connect_pair()
+    {
+        ucs_status_t status;
+
+        ASSERT_EQ(UCS_OK, ucs_socket_create(m_addr.ss_family, SOCK_STREAM,
+                                            &m_client_fd));
+        status = ucs_socket_connect(m_client_fd, (struct sockaddr*)&m_addr);
+        ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS))
+                << ucs_status_string(status);
+        ASSERT_EQ(UCS_OK, ucs_socket_accept(m_listen_fd, NULL, NULL,
+                                            &m_server_fd));
+    }
+
+    void transfer(size_t size)
+    {
+        std::vector<char> sbuf(size), rbuf(size, 0);
+        for (size_t i = 0; i < size; ++i) {
+            sbuf[i] = (char)(i * 7 + 1);
+        }
+
+        ucs_status_t send_status = UCS_ERR_NO_MESSAGE;
+        std::thread sender([&] {
+            send_status = ucs_socket_send(m_client_fd, sbuf.data(), size);
+        });
+        EXPECT_EQ(UCS_OK, ucs_socket_recv(m_server_fd, rbuf.data(), size));
+        sender.join();
+        EXPECT_EQ(UCS_OK, send_status);
+        EXPECT_TRUE(sbuf == rbuf);
+    }
+
+    struct sockaddr_storage m_addr;
+    int                     m_listen_fd;
+    int                     m_client_fd;
+    int                     m_server_fd;
+};
+
+TEST_F(ucs_socket, blocking_transfer_ipv4) {
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uint16_t port;
+
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+    ASSERT_EQ(UCS_OK, ucs_sockaddr_get_port((struct sockaddr*)&m_addr, &port));
+    EXPECT_NE(0, port);
+    EXPECT_EQ("127.0.0.1:" + std::to_string(port),
+              std::string(ucs_sockaddr_str((struct sockaddr*)&m_addr, str,
+                                           sizeof(str))));
+
+    connect_pair();
+    transfer(8 * 1024 * 1024); /* far more than the socket buffers */
+
+    struct sockaddr_storage peer;
+    socklen_t len;
+    ASSERT_EQ(UCS_OK, ucs_socket_getpeername(m_client_fd, &peer, &len));
+    EXPECT_EQ(0, ucs_sockaddr_cmp((struct sockaddr*)&peer,
+                                  (struct sockaddr*)&m_addr, NULL));
+}
+
+TEST_F(ucs_socket, blocking_transfer_ipv6) {
+    if (!listen_on("::1")) {
+        GTEST_SKIP() << "IPv6 loopback is not available here";
+    }
+
+    char str[UCS_SOCKADDR_STRING_LEN];
+    EXPECT_EQ(0, strncmp("[::1]:", ucs_sockaddr_str((struct sockaddr*)&m_addr,
+                                                    str, sizeof(str)), 6));
+    connect_pair();
+    transfer(1024 * 1024);
+}
+
+TEST_F(ucs_socket, nonblocking_io) {
+    char buf[4096];
+    size_t length;
+
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+    ASSERT_EQ(UCS_OK, ucs_socket_set_nonblock(m_listen_fd));
+
+    /* nothing to accept yet */
+    int fd = -1;
+    EXPECT_EQ(UCS_ERR_NO_PROGRESS,
+              ucs_socket_accept(m_listen_fd, NULL, NULL, &fd));
+    EXPECT_EQ(-1, fd);
+
+    connect_pair();
+    ASSERT_EQ(UCS_OK, ucs_socket_set_nonblock(m_server_fd));
+
+    /* nothing to receive yet */
+    length = sizeof(buf);
+    EXPECT_EQ(UCS_ERR_NO_PROGRESS,
+              ucs_socket_recv_nb(m_server_fd, buf, &length));
+    EXPECT_EQ(0u, length);
+
+    length = 5;
+    EXPECT_EQ(UCS_OK, ucs_socket_send_nb(m_client_fd, "hello", &length));
+    EXPECT_EQ(5u, length);
+
+    struct iovec iov[2];
+    iov[0].iov_base = (void*)" wor";
+    iov[0].iov_len  = 4;
+    iov[1].iov_base = (void*)"ld";
+    iov[1].iov_len  = 2;
+    EXPECT_EQ(UCS_OK, ucs_socket_sendv_nb(m_client_fd, iov, 2, &length));
+    EXPECT_EQ(6u, length);
+
+    EXPECT_EQ(UCS_OK, ucs_socket_recv(m_server_fd, buf, 11));
+    EXPECT_EQ(0, memcmp("hello world", buf, 11));
+
+    /* fill the socket until it would block */
+    ASSERT_EQ(UCS_OK, ucs_socket_set_nonblock(m_client_fd));
+    ucs_status_t status;
+    size_t total = 0;
+    memset(buf, 0, sizeof(buf));
+    do {
+        length = sizeof(buf);
+        status = ucs_socket_send_nb(m_client_fd, buf, &length);
+        total += length;
+    } while (status == UCS_OK);
+    EXPECT_EQ(UCS_ERR_NO_PROGRESS, status);
+    EXPECT_EQ(0u, length);
+    EXPECT_GT(total, 0u);
+}
+
+TEST_F(ucs_socket, peer_closed) {
+    char buf[16];
+    size_t length;
+
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+    connect_pair();
+
+    length = 3;
+    ASSERT_EQ(UCS_OK, ucs_socket_send_nb(m_client_fd, "abc", &length));
+    close_fd(m_client_fd);
+
+    /* data sent before the close is still delivered, then the end */
+    EXPECT_EQ(UCS_OK, ucs_socket_recv(m_server_fd, buf, 3));
+    length = sizeof(buf);
+    EXPECT_EQ(UCS_ERR_NOT_CONNECTED,
+              ucs_socket_recv_nb(m_server_fd, buf, &length));
+    EXPECT_EQ(0u, length);
+    EXPECT_EQ(UCS_ERR_NOT_CONNECTED,
+              ucs_socket_recv(m_server_fd, buf, sizeof(buf)));
+}
+
+TEST_F(ucs_socket, peer_reset) {
+    struct linger linger = {1, 0}; /* close with RST */
+    ucs_status_t status;
+    char buf[16];
+    size_t length;
+
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+    connect_pair();
+    ASSERT_EQ(UCS_OK, ucs_socket_setopt(m_client_fd, SOL_SOCKET, SO_LINGER,
+                                        &linger, sizeof(linger)));
+    close_fd(m_client_fd);
+
+    length = sizeof(buf);
+    status = ucs_socket_recv_nb(m_server_fd, buf, &length);
+    EXPECT_EQ(UCS_ERR_CONNECTION_RESET, status) << ucs_status_string(status);
+
+    /* sending after the reset fails without SIGPIPE */
+    do {
+        length = sizeof(buf);
+        status = ucs_socket_send_nb(m_server_fd, buf, &length);
+    } while (status == UCS_OK);
+    EXPECT_TRUE((status == UCS_ERR_CONNECTION_RESET) ||
+                (status == UCS_ERR_NOT_CONNECTED))
+            << ucs_status_string(status);
+}
+
+TEST_F(ucs_socket, connect_refused) {
+    struct sockaddr_storage ss;
+    int fd;
+
+    /* a port that was just free */
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+    ss = m_addr;
+    close_fd(m_listen_fd);
+
+    ASSERT_EQ(UCS_OK, ucs_socket_create(AF_INET, SOCK_STREAM, &fd));
+    EXPECT_EQ(UCS_ERR_UNREACHABLE,
+              ucs_socket_connect(fd, (struct sockaddr*)&ss));
+    close(fd);
+}
+
+TEST_F(ucs_socket, connect_nonblocking) {
+    ucs_status_t status;
+    int retries = 0;
+
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+    ASSERT_EQ(UCS_OK, ucs_socket_create(AF_INET, SOCK_STREAM, &m_client_fd));
+    ASSERT_EQ(UCS_OK, ucs_socket_set_nonblock(m_client_fd));
+
+    status = ucs_socket_connect(m_client_fd, (struct sockaddr*)&m_addr);
+    ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+    do {
+        status = ucs_socket_connect_nb_get_status(m_client_fd);
+        if (status == UCS_INPROGRESS) {
+            usleep(1000);
+        }
+    } while ((status == UCS_INPROGRESS) && (++retries < 2000));
+    EXPECT_EQ(UCS_OK, status);
+
+    ASSERT_EQ(UCS_OK, ucs_socket_accept(m_listen_fd, NULL, NULL,
+                                        &m_server_fd));
+}
+
+TEST_F(ucs_socket, address_in_use) {
+    int fd = -1;
+
+    ASSERT_TRUE(listen_on("127.0.0.1"));
+
+    /* silent: no error line */
+    EXPECT_EQ(UCS_ERR_BUSY,
+              ucs_socket_server_init((struct sockaddr*)&m_addr, 1, 0, 1, &fd));
+
+    ucs::scoped_log_capture capture;
+    EXPECT_EQ(UCS_ERR_BUSY,
+              ucs_socket_server_init((struct sockaddr*)&m_addr, 1, 0, 0, &fd));
+    EXPECT_EQ(-1, fd);
+    EXPECT_TRUE(capture.contains("bind"));
+}
+
+TEST_F(ucs_socket, setopt) {
+    int one = 1, value = 0;
+    socklen_t len = sizeof(value);
+
+    ASSERT_EQ(UCS_OK, ucs_socket_create(AF_INET, SOCK_STREAM, &m_client_fd));
+    EXPECT_TRUE(fcntl(m_client_fd, F_GETFD) & FD_CLOEXEC);
+    EXPECT_EQ(UCS_OK, ucs_socket_setopt(m_client_fd, IPPROTO_TCP, TCP_NODELAY,
+                                        &one, sizeof(one)));
+    getsockopt(m_client_fd, IPPROTO_TCP, TCP_NODELAY, &value, &len);
+    EXPECT_NE(0, value);
+
+    ucs::scoped_log_capture capture;
+    EXPECT_EQ(UCS_ERR_IO_ERROR,
+              ucs_socket_setopt(m_client_fd, SOL_SOCKET, -12345, &one,
+                                sizeof(one)));
+    EXPECT_TRUE(capture.contains("setsockopt"));
+}
+
+TEST_F(ucs_socket, netif) {
+    struct sockaddr_storage addr, mask;
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    EXPECT_TRUE(ucs_netif_is_active("lo"));
+    EXPECT_FALSE(ucs_netif_is_active("nosuchif0"));
+
+    ASSERT_EQ(UCS_OK, ucs_netif_get_addr("lo", AF_INET, &addr, &mask));
+    EXPECT_STREQ("127.0.0.1:0",
+                 ucs_sockaddr_str((struct sockaddr*)&addr, str, sizeof(str)));
+    EXPECT_STREQ("255.0.0.0:0",
+                 ucs_sockaddr_str((struct sockaddr*)&mask, str, sizeof(str)));
+
+    ASSERT_EQ(UCS_OK, ucs_netif_get_addr("lo", AF_UNSPEC, &addr, NULL));
+    EXPECT_EQ(AF_INET, addr.ss_family);
+
+    EXPECT_EQ(UCS_ERR_NO_DEVICE,
+              ucs_netif_get_addr("nosuchif0", AF_INET, &addr, NULL));
+}
