@@ -611,6 +611,9 @@ size_t uct_iov_to_buffer(const uct_iov_t *iov, size_t iovcnt, void *dest)
     unsigned c;
 
     for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length == 0) {
+            continue;
+        }
         for (c = 0; c < iov[i].count; ++c) {
             memcpy(p, (const char*)iov[i].buffer + (c * iov[i].stride),
                    iov[i].length);
@@ -628,6 +631,9 @@ size_t uct_iov_from_buffer(const uct_iov_t *iov, size_t iovcnt,
     unsigned c;
 
     for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length == 0) {
+            continue;
+        }
         for (c = 0; c < iov[i].count; ++c) {
             memcpy((char*)iov[i].buffer + (c * iov[i].stride), p,
                    iov[i].length);

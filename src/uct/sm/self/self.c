@@ -273,7 +273,9 @@ static ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
                                         peer->super.am_alignment) -
                peer->super.am_align_offset;
         memcpy(data, &header, sizeof(header));
-        memcpy(data + sizeof(header), payload, length);
+        if (length > 0) {
+            memcpy(data + sizeof(header), payload, length);
+        }
         uct_iface_invoke_am(&peer->super, id, data, total, 0);
         uct_self_iface_delivered(peer, id, data, total);
     }
@@ -405,7 +407,9 @@ static ucs_status_t uct_self_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     }
 
     data = uct_self_desc_data(peer, obj);
-    memcpy(data, header, header_length);
+    if (header_length > 0) {
+        memcpy(data, header, header_length);
+    }
     uct_iov_to_buffer(iov, iovcnt, data + header_length);
     uct_self_deliver_desc(peer, id, obj, total);
     return UCS_OK;
