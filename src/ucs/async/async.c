@@ -643,6 +643,7 @@ static ucs_status_t ucs_async_handler_add(ucs_async_handler_t *handler,
 {
     int is_thread = (handler->mode != UCS_ASYNC_MODE_POLL);
     ucs_status_t status;
+    int id;
 
     if (is_thread) {
         status = ucs_async_thread_get(&handler->thread);
@@ -687,11 +688,13 @@ static ucs_status_t ucs_async_handler_add(ucs_async_handler_t *handler,
                            __ATOMIC_RELEASE);
     }
 
+    /* once unlocked the handler may run, remove itself and be freed */
+    id = handler->id;
+    ucs_debug("added async handler %d (%s, context %p)", id,
+              ucs_async_mode_names[handler->mode], (void*)handler->async);
     ucs_async_global_unlock();
 
-    ucs_debug("added async handler %d (%s, context %p)", handler->id,
-              ucs_async_mode_names[handler->mode], (void*)handler->async);
-    *id_p = handler->id;
+    *id_p = id;
     return UCS_OK;
 
 err_table_remove:

@@ -170,14 +170,16 @@ static inline void ucs_queue_splice(ucs_queue_head_t *dst,
 /**
  * Iterate over the elements: @a _elem is a pointer to the element type.
  * The body must not unlink elements; use ucs_queue_for_each_safe() for that.
- * Elements pushed at the tail during the walk are visited too.
+ * Elements pushed at the tail during the walk are visited too. The link is
+ * tested before it is converted, since a compiler may assume that the
+ * address of a member is never NULL.
  */
 #define ucs_queue_for_each(_elem, _queue, _member) \
-    for (_elem = ucs_container_of((_queue)->head, __typeof__(*(_elem)), \
-                                  _member); \
-         &(_elem)->_member != NULL; \
-         _elem = ucs_container_of((_elem)->_member.next, \
-                                  __typeof__(*(_elem)), _member))
+    for (ucs_queue_elem_t *_ucs_queue_link = (_queue)->head; \
+         (_ucs_queue_link != NULL) && \
+         ((_elem = ucs_container_of(_ucs_queue_link, __typeof__(*(_elem)), \
+                                    _member)), 1); \
+         _ucs_queue_link = _ucs_queue_link->next)
 
 /**
  * Iterate over the elements with an iterator @a _iter (ucs_queue_iter_t).

@@ -428,7 +428,7 @@ TEST_F(ucs_callbackq, cleanup_warns_about_leftovers) {
 
 /* Another thread adds and removes callbacks while this one dispatches. */
 TEST_F(ucs_callbackq, add_remove_safe_from_other_thread) {
-    const unsigned rounds = ucs::test_scale(2000);
+    const unsigned rounds = ucs::test_scale(1000);
     std::atomic<bool> done(false);
     std::atomic<unsigned> oneshots_added(0);
     entry *persistent   = &m_entries[0];
@@ -462,6 +462,7 @@ TEST_F(ucs_callbackq, add_remove_safe_from_other_thread) {
 
     while (!done) {
         dispatch();
+        std::this_thread::yield(); /* let the other thread run on a busy box */
     }
     thread.join();
 
@@ -515,6 +516,7 @@ TEST_F(ucs_callbackq, concurrent_safe_calls) {
 
     while (running > 0) {
         dispatch();
+        std::this_thread::yield();
     }
     for (size_t t = 0; t < threads.size(); ++t) {
         threads[t].join();

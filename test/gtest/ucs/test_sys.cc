@@ -500,7 +500,7 @@ TEST_F(ucs_socket, peer_closed) {
 TEST_F(ucs_socket, peer_reset) {
     struct linger linger = {1, 0}; /* close with RST */
     ucs_status_t status;
-    char buf[16];
+    char buf[16]         = {};
     size_t length;
 
     ASSERT_TRUE(listen_on("127.0.0.1"));

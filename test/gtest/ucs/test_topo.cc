@@ -175,7 +175,10 @@ TEST_F(ucs_topo, non_pci_paths_are_unknown) {
 
 /* Concurrent registration of one device gives every thread one number. */
 TEST_F(ucs_topo, register_from_threads) {
-    ucs_sys_bus_id_t id = {0xfffe, 0xab, 0x1f, 7}; /* not a real device */
+    /* not a real device; another one on each run of the test */
+    static unsigned run = 0;
+    ucs_sys_bus_id_t id = {0xfffe, (uint8_t)(0xa0 + (run / 32)),
+                           (uint8_t)(run % 32), 7};
     std::vector<ucs_sys_device_t> devs(8, UCS_SYS_DEVICE_ID_UNKNOWN);
     std::vector<std::thread> threads;
 
@@ -193,7 +196,10 @@ TEST_F(ucs_topo, register_from_threads) {
         EXPECT_EQ(devs[0], devs[i]);
     }
     EXPECT_GE(ucs_topo_num_devices(), 1u);
-    EXPECT_STREQ("fffe:ab:1f.7", ucs_topo_sys_device_get_name(devs[0]));
+    char name[32];
+    snprintf(name, sizeof(name), "fffe:%02x:%02x.7", id.bus, id.slot);
+    EXPECT_STREQ(name, ucs_topo_sys_device_get_name(devs[0]));
+    ++run;
 
     EXPECT_EQ(UCS_OK, ucs_topo_sys_device_set_name(devs[0], "fake0"));
     EXPECT_STREQ("fake0", ucs_topo_sys_device_get_name(devs[0]));

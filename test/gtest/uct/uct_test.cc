@@ -555,20 +555,38 @@ std::vector<uct_iov_t> uct_test::mapped_buffer::split_iov(size_t iovcnt) const
     return iovs;
 }
 
-uint8_t uct_test::mapped_buffer::pattern_byte(uint64_t seed, size_t i)
+namespace {
+
+/* 8 pattern bytes: byte i of the pattern is byte (i % 8) of word i / 8 */
+inline uint64_t pattern_word(uint64_t seed, size_t word)
 {
     uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ull +
-                 (uint64_t)i * 0xbf58476d1ce4e5b9ull;
+                 (uint64_t)word * 0xbf58476d1ce4e5b9ull;
     x ^= x >> 31;
     x *= 0x94d049bb133111ebull;
-    return (uint8_t)(x >> 56);
+    return x ^ (x >> 29);
+}
+
+} // namespace
+
+uint8_t uct_test::mapped_buffer::pattern_byte(uint64_t seed, size_t i)
+{
+    return (uint8_t)(pattern_word(seed, i / 8) >> (8 * (i % 8)));
 }
 
 void uct_test::mapped_buffer::pattern_fill(void *buffer, size_t length,
                                            uint64_t seed)
 {
     uint8_t *p = static_cast<uint8_t*>(buffer);
-    for (size_t i = 0; i < length; ++i) {
+    size_t i   = 0;
+
+    for (; i + 8 <= length; i += 8) {
+        uint64_t w = pattern_word(seed, i / 8);
+        for (size_t b = 0; b < 8; ++b) {
+            p[i + b] = (uint8_t)(w >> (8 * b));
+        }
+    }
+    for (; i < length; ++i) {
         p[i] = pattern_byte(seed, i);
     }
 }
@@ -577,7 +595,17 @@ size_t uct_test::mapped_buffer::pattern_mismatch(const void *buffer,
                                                  size_t length, uint64_t seed)
 {
     const uint8_t *p = static_cast<const uint8_t*>(buffer);
-    for (size_t i = 0; i < length; ++i) {
+    size_t i         = 0;
+
+    for (; i + 8 <= length; i += 8) {
+        uint64_t w = pattern_word(seed, i / 8);
+        for (size_t b = 0; b < 8; ++b) {
+            if (p[i + b] != (uint8_t)(w >> (8 * b))) {
+                return i + b;
+            }
+        }
+    }
+    for (; i < length; ++i) {
         if (p[i] != pattern_byte(seed, i)) {
             return i;
         }

@@ -353,9 +353,9 @@ static ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     length = pack_cb(uct_self_desc_data(peer, obj), arg);
     if (ucs_unlikely(length > iface->seg_size)) {
         ucs_mpool_put(obj);
-        ucs_fatal("self ep %p: am_bcopy pack callback wrote %zu bytes, over "
-                  "max_bcopy %zu: memory was overwritten", (void*)ep, length,
-                  iface->seg_size);
+        return uct_iface_invalid_length(&iface->super,
+                                        "am_bcopy packed", length,
+                                        iface->seg_size);
     }
 
     uct_self_deliver_desc(peer, id, obj, length);
@@ -750,6 +750,15 @@ static ucs_status_t uct_self_ep_create(const uct_ep_params_t *params,
         ucs_error("self: no interface with address 0x%lx in this process; "
                   "self reaches only interfaces of the same process",
                   (unsigned long)id);
+        return UCS_ERR_UNREACHABLE;
+    }
+    if (peer->seg_size < iface->seg_size) {
+        pthread_mutex_unlock(&uct_self_lock);
+        free(ep);
+        ucs_error("self: the target interface takes messages up to %zu "
+                  "bytes, smaller than this interface's %zu; use the same "
+                  "UCX_SELF_SEG_SIZE for both", peer->seg_size,
+                  iface->seg_size);
         return UCS_ERR_UNREACHABLE;
     }
     uct_base_ep_init(&ep->super, &iface->super);
