@@ -59,7 +59,8 @@ unsigned ucs_arbiter_group_num_elems(const ucs_arbiter_group_t *group)
 }
 
 /* Unlink and return the first element of a non-empty group. */
-static ucs_arbiter_elem_t *ucs_arbiter_group_pop_head(ucs_arbiter_group_t *group)
+static ucs_arbiter_elem_t *
+ucs_arbiter_group_pop_head(ucs_arbiter_group_t *group)
 {
     ucs_arbiter_elem_t *tail = group->tail;
     ucs_arbiter_elem_t *head = tail->next;

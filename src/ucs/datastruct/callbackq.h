@@ -28,7 +28,10 @@
  *    releases it while it calls the slow callbacks.
  *  - A callback that is removed (or added) during a dispatch pass may or may
  *    not be called again (or yet) in that pass; it is never called after the
- *    pass in which it was removed ended.
+ *    pass in which it was removed ended. Removing a fast callback during a
+ *    pass may also make that pass skip the entry that followed it (a fast
+ *    callback, or the slow callbacks as a group); apart from that, every
+ *    callback is called once per pass.
  */
 #ifndef UCS_DATASTRUCT_CALLBACKQ_H_
 #define UCS_DATASTRUCT_CALLBACKQ_H_

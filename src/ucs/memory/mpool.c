@@ -13,12 +13,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Start of every chunk, written by the pool. */
+/* Start of every chunk (aligned up from what chunk_alloc returned). */
 typedef struct ucs_mpool_chunk {
     struct ucs_mpool_chunk *next;
+    void                   *mem;        /* as returned by chunk_alloc */
     ucs_mpool_elem_t       *elems;      /* header of the first object */
     unsigned               num_elems;
 } ucs_mpool_chunk_t;
+
+#define UCS_MPOOL_CHUNK_ALIGN _Alignof(ucs_mpool_chunk_t)
 
 struct ucs_mpool_data {
     size_t                elem_size;
@@ -173,6 +176,13 @@ const char *ucs_mpool_name(ucs_mpool_t *mp)
     return mp->data->name;
 }
 
+/* Where the chunk header goes in memory returned by chunk_alloc. */
+static ucs_mpool_chunk_t *ucs_mpool_chunk_hdr(void *mem)
+{
+    return (ucs_mpool_chunk_t*)ucs_align_up_pow2(
+            (uintptr_t)mem, (uintptr_t)UCS_MPOOL_CHUNK_ALIGN);
+}
+
 /* First object of a chunk: the lowest address after the chunk header and
  * one object header that meets the alignment rule. */
 static char *ucs_mpool_chunk_first_obj(const ucs_mpool_data_t *data,
@@ -189,22 +199,22 @@ static char *ucs_mpool_chunk_first_obj(const ucs_mpool_data_t *data,
 static size_t ucs_mpool_chunk_size(const ucs_mpool_data_t *data,
                                    unsigned num_elems)
 {
-    return sizeof(ucs_mpool_chunk_t) + sizeof(ucs_mpool_elem_t) +
-           (data->alignment - 1) + ((size_t)(num_elems - 1) * data->stride) +
-           data->elem_size;
+    return (UCS_MPOOL_CHUNK_ALIGN - 1) + sizeof(ucs_mpool_chunk_t) +
+           sizeof(ucs_mpool_elem_t) + (data->alignment - 1) +
+           ((size_t)(num_elems - 1) * data->stride) + data->elem_size;
 }
 
 /* Allocate one chunk and put its objects at the head of the free list. */
 static ucs_status_t ucs_mpool_add_chunk(ucs_mpool_t *mp)
 {
     ucs_mpool_data_t *data = mp->data;
-    ucs_mpool_elem_t *elem, *next_free;
+    ucs_mpool_elem_t *elem, *prev;
     size_t size, requested, num_fit;
     unsigned quota, num_elems, i;
     ucs_mpool_chunk_t *chunk;
     ucs_status_t status;
     char *first, *end;
-    void *ptr;
+    void *mem;
 
     quota = data->max_elems - data->num_elems;
     if (quota == 0) {
@@ -216,7 +226,7 @@ static ucs_status_t ucs_mpool_add_chunk(ucs_mpool_t *mp)
     num_elems = ucs_min(data->elems_per_chunk, quota);
     requested = ucs_mpool_chunk_size(data, num_elems);
     size      = requested;
-    status    = data->ops->chunk_alloc(mp, &size, &ptr);
+    status    = data->ops->chunk_alloc(mp, &size, &mem);
     if (status != UCS_OK) {
         ucs_debug("mpool '%s': chunk allocation of %zu bytes failed: %s",
                   data->name, requested, ucs_status_string(status));
@@ -226,39 +236,43 @@ static ucs_status_t ucs_mpool_add_chunk(ucs_mpool_t *mp)
     if (size < requested) {
         ucs_error("mpool '%s': chunk_alloc returned %zu bytes, fewer than the "
                   "%zu requested", data->name, size, requested);
-        data->ops->chunk_release(mp, ptr);
+        data->ops->chunk_release(mp, mem);
         return UCS_ERR_NO_MEMORY;
     }
 
     /* Use the whole chunk if the allocator gave more than asked. */
-    chunk   = (ucs_mpool_chunk_t*)ptr;
-    first   = ucs_mpool_chunk_first_obj(data, chunk);
-    end     = (char*)ptr + size;
-    num_fit = ((size_t)(end - first) - data->elem_size) / data->stride + 1;
+    chunk     = ucs_mpool_chunk_hdr(mem);
+    first     = ucs_mpool_chunk_first_obj(data, chunk);
+    end       = (char*)mem + size;
+    num_fit   = ((size_t)(end - first) - data->elem_size) / data->stride + 1;
     ucs_assert(num_fit >= num_elems);
     num_elems = (unsigned)ucs_min(num_fit, (size_t)quota);
 
-    next_free = mp->freelist;
-    for (i = num_elems; i > 0; --i) {
-        elem = (ucs_mpool_elem_t*)(first + (size_t)(i - 1) * data->stride) -
-               1;
-        if (data->ops->obj_init != NULL) {
-            data->ops->obj_init(mp, elem + 1, ptr);
-        }
-        elem->next = next_free;
-        next_free  = elem;
-    }
-
-    chunk->elems     = next_free;
+    /* Objects go to the free list in address order, ahead of the others. */
+    chunk->mem       = mem;
+    chunk->elems     = (ucs_mpool_elem_t*)first - 1;
     chunk->num_elems = num_elems;
+    prev             = NULL;
+    for (i = 0; i < num_elems; ++i) {
+        elem = (ucs_mpool_elem_t*)(first + ((size_t)i * data->stride)) - 1;
+        if (data->ops->obj_init != NULL) {
+            data->ops->obj_init(mp, elem + 1, mem);
+        }
+        if (prev != NULL) {
+            prev->next = elem;
+        }
+        prev = elem;
+    }
+    prev->next   = mp->freelist;
+    mp->freelist = chunk->elems;
+
     chunk->next      = data->chunks;
     data->chunks     = chunk;
     data->num_elems += num_elems;
     ++data->num_chunks;
-    mp->freelist     = next_free;
 
     ucs_trace("mpool '%s': added chunk %p of %zu bytes with %u objects",
-              data->name, ptr, size, num_elems);
+              data->name, mem, size, num_elems);
     return UCS_OK;
 }
 
@@ -406,8 +420,9 @@ unsigned ucs_mpool_release_idle(ucs_mpool_t *mp)
         *chunk_p         = chunk->next;
         data->num_elems -= chunk->num_elems;
         --data->num_chunks;
-        ucs_trace("mpool '%s': releasing idle chunk %p", data->name, chunk);
-        data->ops->chunk_release(mp, chunk);
+        ucs_trace("mpool '%s': releasing idle chunk %p", data->name,
+                  chunk->mem);
+        data->ops->chunk_release(mp, chunk->mem);
     }
 
 out:
@@ -442,7 +457,7 @@ void ucs_mpool_cleanup(ucs_mpool_t *mp, int leak_check)
     while (data->chunks != NULL) {
         chunk        = data->chunks;
         data->chunks = chunk->next;
-        data->ops->chunk_release(mp, chunk);
+        data->ops->chunk_release(mp, chunk->mem);
     }
 
     ucs_debug("mpool '%s': destroyed", data->name);

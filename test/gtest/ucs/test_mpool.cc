@@ -417,6 +417,45 @@ TEST_F(ucs_mpool, larger_chunk_holds_more_objects) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
+/* An allocator that keeps a header of an odd size in front of the chunk,
+ * as a transport might; the pool must cope with an unaligned chunk. */
+ucs_status_t odd_chunk_alloc(ucs_mpool_t *mp, size_t *size_p, void **chunk_p)
+{
+    char *mem = static_cast<char*>(malloc(*size_p + 3));
+
+    if (mem == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    *chunk_p = mem + 3;
+    return UCS_OK;
+}
+
+void odd_chunk_release(ucs_mpool_t *mp, void *chunk)
+{
+    free(static_cast<char*>(chunk) - 3);
+}
+
+TEST_F(ucs_mpool, unaligned_chunk_from_allocator) {
+    static const ucs_mpool_ops_t odd_ops = {
+        odd_chunk_alloc, odd_chunk_release, NULL, NULL
+    };
+    ucs_mpool_params_t p = params(20, 3);
+    p.alignment          = 32;
+    p.align_offset       = 5;
+    p.ops                = &odd_ops;
+    ucs_mpool_t mp;
+    init(&mp, p);
+
+    std::vector<void*> objs = get_n(&mp, 10);
+    for (size_t i = 0; i < objs.size(); ++i) {
+        EXPECT_EQ(0u, ((uintptr_t)objs[i] + 5) % 32);
+        memset(objs[i], 0x22, 20);
+    }
+    put_all(objs);
+    EXPECT_EQ(4u, ucs_mpool_release_idle(&mp));
+    ucs_mpool_cleanup(&mp, 1);
+}
+
 TEST_F(ucs_mpool, mmap_ops) {
     ucs_mpool_params_t p;
     ucs_mpool_t mp;

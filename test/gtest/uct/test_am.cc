@@ -755,7 +755,6 @@ TEST_P(uct_am, bcopy_pack_too_long)
 {
     UCT_TEST_INIT_PAIRS();
     UCT_TEST_REQUIRE_CAP(m_pairs[0].sender, UCT_IFACE_FLAG_AM_BCOPY);
-    GTEST_FLAG_SET(death_test_style, "fast");
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
