@@ -499,7 +499,8 @@ void uct_base_iface_progress_enable(uct_iface_h tl_iface, unsigned flags)
     if ((iface->progress_flags & mask) == 0 && (flags & mask)) {
         uct_worker_progress_register_safe(&iface->worker->super,
                                           uct_base_iface_progress_cb, iface,
-                                          0, &iface->prog_id);
+                                          UCS_CALLBACKQ_FLAG_FAST,
+                                          &iface->prog_id);
     }
     iface->progress_flags |= flags & mask;
 }

@@ -240,24 +240,48 @@ static ucs_mpool_ops_t uct_self_mp_ops = {
  * Active messages
  */
 
+/* Messages up to this size are built in a fixed, cache-line aligned stack
+ * buffer: no variable-size stack frame on the common path */
+#define UCT_SELF_SMALL_MSG 64
+
+static UCS_F_NOINLINE void uct_self_am_short_large(uct_self_iface_t *peer,
+                                                   uint8_t id,
+                                                   uint64_t header,
+                                                   const void *payload,
+                                                   unsigned length)
+{
+    size_t total = sizeof(header) + length;
+    char buffer[total + peer->super.am_alignment];
+    char *data;
+
+    data = (char*)ucs_align_up_pow2((uintptr_t)buffer +
+                                    peer->super.am_align_offset,
+                                    peer->super.am_alignment) -
+           peer->super.am_align_offset;
+    memcpy(data, &header, sizeof(header));
+    if (length > 0) {
+        memcpy(data + sizeof(header), payload, length);
+    }
+    uct_iface_invoke_am(&peer->super, id, data, total, 0);
+    uct_self_iface_delivered(peer, id, data, total);
+}
+
 static ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
                                          uint64_t header, const void *payload,
                                          unsigned length)
 {
-    uct_self_ep_t *ep      = uct_self_ep(tl_ep);
-    uct_self_iface_t *peer = ep->peer;
-    size_t total           = sizeof(header) + length;
+    uct_self_ep_t *ep       = uct_self_ep(tl_ep);
+    uct_self_iface_t *iface = uct_self_ep_iface(ep);
+    uct_self_iface_t *peer  = ep->peer;
+    char buffer[UCT_SELF_SMALL_MSG] UCS_V_ALIGNED(UCS_CACHE_LINE_SIZE);
     ucs_status_t status;
-    char *data;
 
-    status = uct_iface_check_am_id(&uct_self_ep_iface(ep)->super, id);
+    status = uct_iface_check_am_id(&iface->super, id);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_iface_check_length(&uct_self_ep_iface(ep)->super,
-                                    "am_short", length,
-                                    uct_self_ep_iface(ep)->seg_size -
-                                    sizeof(header));
+    status = uct_iface_check_length(&iface->super, "am_short", length,
+                                    iface->seg_size - sizeof(header));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -265,20 +289,20 @@ static ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
         return uct_self_ep_unreachable(ep);
     }
 
-    {
-        char buffer[total + peer->super.am_alignment];
-
-        data = (char*)ucs_align_up_pow2((uintptr_t)buffer +
-                                        peer->super.am_align_offset,
-                                        peer->super.am_alignment) -
-               peer->super.am_align_offset;
-        memcpy(data, &header, sizeof(header));
-        if (length > 0) {
-            memcpy(data + sizeof(header), payload, length);
-        }
-        uct_iface_invoke_am(&peer->super, id, data, total, 0);
-        uct_self_iface_delivered(peer, id, data, total);
+    if (ucs_unlikely((sizeof(header) + length > UCT_SELF_SMALL_MSG) ||
+                     (peer->super.am_align_offset != 0) ||
+                     (peer->super.am_alignment > UCS_CACHE_LINE_SIZE))) {
+        uct_self_am_short_large(peer, id, header, payload, length);
+        return UCS_OK;
     }
+
+    memcpy(buffer, &header, sizeof(header));
+    if (length > 0) {
+        memcpy(buffer + sizeof(header), payload, length);
+    }
+    uct_iface_invoke_am(&peer->super, id, buffer, sizeof(header) + length,
+                        0);
+    uct_self_iface_delivered(peer, id, buffer, sizeof(header) + length);
     return UCS_OK;
 }
 
