@@ -203,6 +203,7 @@ ucs_arbiter_group_schedule(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group)
 static inline void ucs_arbiter_group_desched(ucs_arbiter_t *arbiter,
                                              ucs_arbiter_group_t *group)
 {
+    (void)arbiter;
     if (!ucs_arbiter_group_is_scheduled(group)) {
         return;
     }

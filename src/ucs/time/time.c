@@ -6,6 +6,7 @@
 #include <ucs/debug/log.h>
 
 #include <errno.h>
+#include <time.h>
 #include <pthread.h>
 
 /* Shortest interval the TSC rate is measured over: with ~100 ns of jitter
@@ -14,6 +15,14 @@
 
 int ucs_time_tsc_enabled             = 0;
 double ucs_time_units_per_sec_value  = 0;
+
+uint64_t ucs_time_monotonic_nsec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ((uint64_t)ts.tv_sec * 1000000000ull) + (uint64_t)ts.tv_nsec;
+}
 
 static struct {
     pthread_once_t once;

@@ -17,7 +17,6 @@
 #include <ucs/sys/compiler_def.h>
 #include <ucs/time/time_def.h>
 
-#include <time.h>
 
 BEGIN_C_DECLS
 
@@ -31,13 +30,7 @@ extern double ucs_time_units_per_sec_value;
 double ucs_time_calibrate(void);
 
 /** CLOCK_MONOTONIC in nanoseconds. */
-static inline uint64_t ucs_time_monotonic_nsec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ((uint64_t)ts.tv_sec * 1000000000ull) + (uint64_t)ts.tv_nsec;
-}
+uint64_t ucs_time_monotonic_nsec(void);
 
 /** The current time in ticks. No system call, no lock. */
 static UCS_F_ALWAYS_INLINE ucs_time_t ucs_get_time(void)

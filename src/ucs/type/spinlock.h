@@ -14,9 +14,7 @@
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
 
-#include <errno.h>
 #include <pthread.h>
-#include <string.h>
 
 BEGIN_C_DECLS
 
@@ -27,7 +25,7 @@ BEGIN_C_DECLS
 #define UCS_SPINLOCK_OWNER_NULL ((pthread_t)-1)
 
 typedef struct ucs_spinlock {
-    pthread_spinlock_t lock;
+    int lock; /* 0 free, 1 taken; works in shared memory too */
 } ucs_spinlock_t;
 
 typedef struct ucs_recursive_spinlock {
@@ -36,51 +34,44 @@ typedef struct ucs_recursive_spinlock {
     pthread_t      owner; /* UCS_SPINLOCK_OWNER_NULL when free */
 } ucs_recursive_spinlock_t;
 
-/**
- * Initialize @a lock; @a flags is 0 or UCS_SPINLOCK_FLAG_SHARED.
- * Returns UCS_ERR_IO_ERROR if the system refuses.
- */
+/** Initialize @a lock; @a flags is 0 or UCS_SPINLOCK_FLAG_SHARED (an
+ *  atomic-word lock works across processes as it is). */
 static inline ucs_status_t ucs_spinlock_init(ucs_spinlock_t *lock, int flags)
 {
-    int pshared = (flags & UCS_SPINLOCK_FLAG_SHARED) ?
-                  PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
-    int ret;
-
-    ret = pthread_spin_init(&lock->lock, pshared);
-    if (ret != 0) {
-        ucs_error("pthread_spin_init(%p) failed: %s", (void*)lock,
-                  strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
+    (void)flags;
+    __atomic_store_n(&lock->lock, 0, __ATOMIC_RELEASE);
     return UCS_OK;
 }
 
 /** Release the resources of an unlocked @a lock. */
 static inline void ucs_spinlock_destroy(ucs_spinlock_t *lock)
 {
-    int ret;
-
-    ret = pthread_spin_destroy(&lock->lock);
-    if (ret != 0) {
-        ucs_warn("pthread_spin_destroy(%p) failed: %s", (void*)lock,
-                 strerror(ret));
+    if (__atomic_load_n(&lock->lock, __ATOMIC_RELAXED) != 0) {
+        ucs_warn("spinlock %p destroyed while held", (void*)lock);
     }
 }
 
 static UCS_F_ALWAYS_INLINE void ucs_spin_lock(ucs_spinlock_t *lock)
 {
-    pthread_spin_lock(&lock->lock);
+    while (__atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&lock->lock, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+            __asm__ __volatile__("pause" ::: "memory");
+#endif
+        }
+    }
 }
 
 /** Nonzero if the lock was taken. */
 static UCS_F_ALWAYS_INLINE int ucs_spin_trylock(ucs_spinlock_t *lock)
 {
-    return pthread_spin_trylock(&lock->lock) == 0;
+    return !__atomic_load_n(&lock->lock, __ATOMIC_RELAXED) &&
+           !__atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE);
 }
 
 static UCS_F_ALWAYS_INLINE void ucs_spin_unlock(ucs_spinlock_t *lock)
 {
-    pthread_spin_unlock(&lock->lock);
+    __atomic_store_n(&lock->lock, 0, __ATOMIC_RELEASE);
 }
 
 /** Initialize a recursive lock; @a flags as for ucs_spinlock_init(). */
