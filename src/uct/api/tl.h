@@ -16,6 +16,7 @@
 #include <ucs/sys/compiler_def.h>
 
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 
 BEGIN_C_DECLS
@@ -177,15 +178,19 @@ struct uct_recv_desc {
     uct_desc_release_callback_t cb;
 };
 
-/** The receive descriptor of a kept buffer. */
+/** The receive descriptor of a kept buffer. The pointer may sit at any
+ *  alignment (it follows user headroom of any size), so it is copied. */
 static inline uct_recv_desc_t *uct_recv_desc(void *desc)
 {
-    return *((uct_recv_desc_t**)desc - 1);
+    uct_recv_desc_t *rdesc;
+
+    memcpy(&rdesc, (char*)desc - sizeof(rdesc), sizeof(rdesc));
+    return rdesc;
 }
 
 static inline void uct_recv_desc_set(void *desc, uct_recv_desc_t *rdesc)
 {
-    *((uct_recv_desc_t**)desc - 1) = rdesc;
+    memcpy((char*)desc - sizeof(rdesc), &rdesc, sizeof(rdesc));
 }
 
 END_C_DECLS

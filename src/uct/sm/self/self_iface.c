@@ -68,7 +68,10 @@ static void uct_self_mp_obj_init(ucs_mpool_t *mp, void *obj, void *chunk)
 {
     uct_self_iface_t *iface = *(uct_self_iface_t**)ucs_mpool_priv(mp);
 
-    *(uct_recv_desc_t**)obj = &iface->release_desc;
+    /* the pointer sits right before the user headroom, at the object
+     * start, which may be unaligned (any am_align_offset is allowed) */
+    uct_recv_desc_set(UCS_PTR_BYTE_OFFSET(obj, sizeof(void*)),
+                      &iface->release_desc);
 }
 
 static ucs_mpool_ops_t uct_self_mp_ops = {
