@@ -180,6 +180,18 @@ static unsigned uct_self_iface_progress(uct_iface_h tl_iface)
     return 0;
 }
 
+/* Every operation completes inside the call, so there is nothing for the
+ * worker to progress: enabling progress registers no callback. */
+static void uct_self_iface_progress_enable(uct_iface_h tl_iface,
+                                           unsigned flags)
+{
+}
+
+static void uct_self_iface_progress_disable(uct_iface_h tl_iface,
+                                            unsigned flags)
+{
+}
+
 static ucs_status_t uct_self_iface_event_fd_get(uct_iface_h tl_iface,
                                                 int *fd_p)
 {
@@ -278,6 +290,8 @@ static const uct_iface_ops_t uct_self_iface_ops = {
     .iface_flush              = uct_base_iface_flush,
     .iface_fence              = uct_base_iface_fence,
     .iface_progress           = uct_self_iface_progress,
+    .iface_progress_enable    = uct_self_iface_progress_enable,
+    .iface_progress_disable   = uct_self_iface_progress_disable,
     .iface_event_fd_get       = uct_self_iface_event_fd_get,
     .iface_event_arm          = uct_self_iface_event_arm,
     .iface_close              = uct_self_iface_close,
