@@ -1,0 +1,488 @@
+/*
+ * uct_perftest: latency and bandwidth of UCT operations.
+ *
+ *   loopback: uct_perftest -x TL -d DEV -l -t TEST [options]
+ *   server:   uct_perftest -x TL -d DEV [-p PORT]
+ *   client:   uct_perftest -x TL -d DEV [-p PORT] -t TEST [options] SERVER
+ *
+ * This file holds the command line, the run's outline and the output;
+ * perftest_setup.c the transport objects, perftest_oob.c the socket of
+ * client/server mode, perftest_tests.c the measured loops.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "perftest.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const perf_test_desc_t perf_tests[PERF_TEST_LAST] = {
+    [PERF_TEST_AM_LAT]         = {"am_lat", PERF_OP_AM, 1,
+                                  "active message ping-pong latency"},
+    [PERF_TEST_AM_BW]          = {"am_bw", PERF_OP_AM, 0,
+                                  "active message bandwidth"},
+    [PERF_TEST_PUT_LAT]        = {"put_lat", PERF_OP_PUT, 1,
+                                  "put ping-pong latency"},
+    [PERF_TEST_PUT_BW]         = {"put_bw", PERF_OP_PUT, 0,
+                                  "put bandwidth"},
+    [PERF_TEST_GET_BW]         = {"get_bw", PERF_OP_GET, 0,
+                                  "get bandwidth"},
+    [PERF_TEST_ATOMIC_ADD_LAT] = {"atomic_add_lat", PERF_OP_ATOMIC_ADD, 1,
+                                  "atomic add ping-pong latency"}
+};
+
+const char *perf_mode_names[PERF_MODE_LAST] = {
+    [PERF_MODE_SHORT] = "short",
+    [PERF_MODE_BCOPY] = "bcopy",
+    [PERF_MODE_ZCOPY] = "zcopy"
+};
+
+static void perf_usage(FILE *stream)
+{
+    int i;
+
+    fprintf(stream,
+        "Usage: uct_perftest -x TL -d DEV -l -t TEST [options]   (loopback)\n"
+        "       uct_perftest -x TL -d DEV [-p PORT]               (server)\n"
+        "       uct_perftest -x TL -d DEV [-p PORT] -t TEST [options] "
+        "SERVER (client)\n"
+        "\n"
+        "  -x TL      transport (uct_info -d lists them)\n"
+        "  -d DEV     device\n"
+        "  -t TEST    test to run:\n");
+    for (i = 0; i < PERF_TEST_LAST; ++i) {
+        fprintf(stream, "               %-15s %s\n", perf_tests[i].name,
+                perf_tests[i].desc);
+    }
+    fprintf(stream,
+        "  -D MODE    data mode: short (default), bcopy, zcopy\n"
+        "  -s SIZES   message sizes in bytes, comma separated, k/m suffixes "
+        "(default %d)\n"
+        "  -n ITERS   measured iterations (default %lu)\n"
+        "  -w WARMUP  iterations before measuring (default %lu)\n"
+        "  -W WINDOW  operations with a completion in flight (default %u)\n"
+        "  -l         loopback: both sides in this process\n"
+        "  -p PORT    out-of-band TCP port of client/server mode "
+        "(default %d)\n"
+        "  -f csv     print the results as CSV\n"
+        "  -h         this help\n"
+        "\n"
+        "The server runs the test the client asks for. Exit codes: 0 done, "
+        "1 failed,\n2 bad command line or a test the transport cannot "
+        "run.\n",
+        PERF_DEFAULT_SIZE, PERF_DEFAULT_ITERS, PERF_DEFAULT_WARMUP,
+        PERF_DEFAULT_WINDOW, PERF_DEFAULT_PORT);
+}
+
+static int perf_parse_ulong(const char *str, unsigned long min,
+                            unsigned long max, unsigned long *value_p)
+{
+    unsigned long value;
+    char *end;
+
+    errno = 0;
+    value = strtoul(str, &end, 10);
+    if ((errno != 0) || (end == str) || (*end != '\0') || (str[0] == '-') ||
+        (value < min) || (value > max)) {
+        return -1;
+    }
+    *value_p = value;
+    return 0;
+}
+
+/* "8,1k,4m": sizes with optional binary suffixes */
+static int perf_parse_sizes(const char *str, perf_params_t *params)
+{
+    unsigned long long value;
+    const char *p = str;
+    unsigned shift;
+    char *end;
+
+    params->num_sizes = 0;
+    for (;;) {
+        if (params->num_sizes == PERF_MAX_SIZES) {
+            fprintf(stderr, "at most %d sizes in -s\n", PERF_MAX_SIZES);
+            return -1;
+        }
+        if ((*p < '0') || (*p > '9')) {
+            goto bad;
+        }
+        errno = 0;
+        value = strtoull(p, &end, 10);
+        if (errno != 0) {
+            goto bad;
+        }
+        shift = 0;
+        switch (*end) {
+        case 'k': case 'K': shift = 10; ++end; break;
+        case 'm': case 'M': shift = 20; ++end; break;
+        case 'g': case 'G': shift = 30; ++end; break;
+        default: break;
+        }
+        if ((value == 0) || (value > (SIZE_MAX >> 31))) {
+            goto bad;
+        }
+        params->sizes[params->num_sizes++] = (size_t)(value << shift);
+        if (*end == '\0') {
+            return 0;
+        } else if (*end != ',') {
+            goto bad;
+        }
+        p = end + 1;
+    }
+
+bad:
+    fprintf(stderr, "invalid size list '%s': give positive sizes such as "
+            "8,1k,1m\n", str);
+    return -1;
+}
+
+static int perf_parse_args(int argc, char **argv, perf_params_t *params,
+                           int *help)
+{
+    int have_test = 0, have_port = 0;
+    unsigned long value;
+    int c, i;
+
+    memset(params, 0, sizeof(*params));
+    params->test      = PERF_TEST_AM_LAT;
+    params->mode      = PERF_MODE_SHORT;
+    params->sizes[0]  = PERF_DEFAULT_SIZE;
+    params->num_sizes = 1;
+    params->iters     = PERF_DEFAULT_ITERS;
+    params->warmup    = PERF_DEFAULT_WARMUP;
+    params->window    = PERF_DEFAULT_WINDOW;
+    params->port      = PERF_DEFAULT_PORT;
+
+    opterr = 0;
+    while ((c = getopt(argc, argv, "t:D:s:n:w:W:x:d:lp:f:h")) != -1) {
+        switch (c) {
+        case 't':
+            for (i = 0; i < PERF_TEST_LAST; ++i) {
+                if (!strcmp(optarg, perf_tests[i].name)) {
+                    break;
+                }
+            }
+            if (i == PERF_TEST_LAST) {
+                fprintf(stderr, "unknown test '%s'\n", optarg);
+                return -1;
+            }
+            params->test = (perf_test_t)i;
+            have_test    = 1;
+            break;
+        case 'D':
+            for (i = 0; i < PERF_MODE_LAST; ++i) {
+                if (!strcmp(optarg, perf_mode_names[i])) {
+                    break;
+                }
+            }
+            if (i == PERF_MODE_LAST) {
+                fprintf(stderr, "unknown data mode '%s'\n", optarg);
+                return -1;
+            }
+            params->mode = (perf_mode_t)i;
+            break;
+        case 's':
+            if (perf_parse_sizes(optarg, params) != 0) {
+                return -1;
+            }
+            break;
+        case 'n':
+        case 'w':
+            if (perf_parse_ulong(optarg, (c == 'n') ? 1 : 0, 1UL << 40,
+                                 &value) != 0) {
+                fprintf(stderr, "invalid -%c '%s'\n", c, optarg);
+                return -1;
+            }
+            *((c == 'n') ? &params->iters : &params->warmup) = value;
+            break;
+        case 'W':
+            if (perf_parse_ulong(optarg, 1, 1U << 20, &value) != 0) {
+                fprintf(stderr, "invalid window '%s'\n", optarg);
+                return -1;
+            }
+            params->window = (unsigned)value;
+            break;
+        case 'x':
+            params->tl_name = optarg;
+            break;
+        case 'd':
+            params->dev_name = optarg;
+            break;
+        case 'l':
+            params->loopback = 1;
+            break;
+        case 'p':
+            if (perf_parse_ulong(optarg, 1, 65535, &value) != 0) {
+                fprintf(stderr, "invalid port '%s'\n", optarg);
+                return -1;
+            }
+            params->port = (uint16_t)value;
+            have_port    = 1;
+            break;
+        case 'f':
+            if (strcmp(optarg, "csv")) {
+                fprintf(stderr, "unknown output format '%s'\n", optarg);
+                return -1;
+            }
+            params->csv = 1;
+            break;
+        case 'h':
+            *help = 1;
+            return 0;
+        default:
+            fprintf(stderr, "invalid option or missing argument: -%c\n",
+                    optopt);
+            return -1;
+        }
+    }
+
+    if (optind < argc) {
+        params->server = argv[optind++];
+    }
+    if (optind < argc) {
+        fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+
+    if ((params->tl_name == NULL) || (params->dev_name == NULL)) {
+        fprintf(stderr, "give the transport and device with -x and -d\n");
+        return -1;
+    }
+    if (params->loopback && (have_port || (params->server != NULL))) {
+        fprintf(stderr, "-l runs both sides here; it takes neither -p nor "
+                "a server name\n");
+        return -1;
+    }
+    if (params->loopback && !have_test) {
+        fprintf(stderr, "choose a test with -t\n");
+        return -1;
+    }
+    if ((params->server != NULL) && !have_test) {
+        fprintf(stderr, "the client chooses the test: give -t\n");
+        return -1;
+    }
+    if (perf_tests[params->test].op == PERF_OP_ATOMIC_ADD &&
+        (params->num_sizes == 1) &&
+        (params->sizes[0] == PERF_DEFAULT_SIZE)) {
+        params->sizes[0] = sizeof(uint64_t);
+    }
+    params->client_server = !params->loopback;
+    return 0;
+}
+
+void perf_print_progress(const perf_ctx_t *ctx, size_t size,
+                         unsigned long done, unsigned long total,
+                         double elapsed_sec)
+{
+    fprintf(stderr, "uct_perftest: %s %s %zu bytes: %lu/%lu operations, "
+            "%.1f s\n", perf_tests[ctx->params.test].name,
+            perf_mode_names[ctx->params.mode], size, done, total,
+            elapsed_sec);
+}
+
+static void perf_print_header(const perf_ctx_t *ctx)
+{
+    const perf_params_t *p = &ctx->params;
+
+    if (p->csv) {
+        printf("test,mode,size,iterations,typical_lat_usec,avg_lat_usec,"
+               "bw_mib_s,msg_rate\n");
+        return;
+    }
+
+    printf("# uct_perftest: %s over %s/%s, %s, %lu iterations after %lu "
+           "warmup, window %u\n", perf_tests[p->test].name, p->tl_name,
+           p->dev_name, p->loopback ? "loopback" : "client/server",
+           p->iters, p->warmup, p->window);
+    printf("# latency is one-way; for bandwidth tests it is the time per "
+           "operation\n");
+    printf("#\n");
+    printf("# %-14s %-5s %10s %11s %14s %14s %14s %14s\n", "test", "mode",
+           "size", "iterations", "typical[usec]", "average[usec]",
+           "bw[MiB/s]", "rate[msg/s]");
+    fflush(stdout);
+}
+
+static void perf_print_result(const perf_ctx_t *ctx,
+                              const perf_result_t *r)
+{
+    const perf_params_t *p = &ctx->params;
+
+    if (p->csv) {
+        printf("%s,%s,%zu,%lu,%.3f,%.3f,%.2f,%.0f\n",
+               perf_tests[p->test].name, perf_mode_names[p->mode], r->size,
+               r->iters, r->typical_usec, r->avg_usec, r->bw_mibs,
+               r->msg_rate);
+    } else {
+        printf("  %-14s %-5s %10zu %11lu %14.3f %14.3f %14.2f %14.0f\n",
+               perf_tests[p->test].name, perf_mode_names[p->mode], r->size,
+               r->iters, r->typical_usec, r->avg_usec, r->bw_mibs,
+               r->msg_rate);
+    }
+    fflush(stdout);
+}
+
+/* Client/server: the socket, and the server learns the run */
+static int perf_oob_setup(perf_ctx_t *ctx)
+{
+    if (ctx->params.server == NULL) {
+        ctx->is_server = 1;
+        ctx->sock      = perf_oob_accept(ctx->params.port);
+        if (ctx->sock < 0) {
+            return -1;
+        }
+        return perf_oob_recv_params(ctx->sock, &ctx->params);
+    }
+
+    ctx->sock = perf_oob_connect(ctx->params.server, ctx->params.port);
+    if (ctx->sock < 0) {
+        return -1;
+    }
+    return perf_oob_send_params(ctx->sock, &ctx->params);
+}
+
+/* Opens the local sides and checks the test fits; returns an exit code */
+static int perf_open(perf_ctx_t *ctx)
+{
+    const uct_iface_attr_t *attr;
+    unsigned i;
+
+    ctx->num_sides = ctx->params.loopback ? 2 : 1;
+    for (i = 0; i < ctx->num_sides; ++i) {
+        if (perf_side_open(ctx, &ctx->sides[i]) != 0) {
+            return PERF_EXIT_FAIL;
+        }
+    }
+    ctx->sides[0].initiator = ctx->params.loopback || !ctx->is_server;
+
+    attr            = &ctx->sides[0].attr;
+    ctx->conn_to_ep = !(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) &&
+                      (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP);
+    if (perf_check_caps(ctx, attr) != 0) {
+        return PERF_EXIT_UNSUPPORTED;
+    }
+    return PERF_EXIT_OK;
+}
+
+/* Trades addresses and connects every local side to its peer */
+static int perf_connect(perf_ctx_t *ctx)
+{
+    perf_blob_t blobs[2] = {{NULL, 0}, {NULL, 0}};
+    perf_blob_t peer     = {NULL, 0};
+    size_t max_size      = 0;
+    int ret              = -1;
+    unsigned i;
+
+    for (i = 0; i < ctx->params.num_sizes; ++i) {
+        max_size = ucs_max(max_size, ctx->params.sizes[i]);
+    }
+
+    for (i = 0; i < ctx->num_sides; ++i) {
+        if (perf_side_prepare(ctx, &ctx->sides[i], max_size,
+                              &blobs[i]) != 0) {
+            goto out;
+        }
+    }
+
+    if (ctx->params.loopback) {
+        if ((perf_side_connect(ctx, &ctx->sides[0], &blobs[1]) != 0) ||
+            (perf_side_connect(ctx, &ctx->sides[1], &blobs[0]) != 0)) {
+            goto out;
+        }
+    } else {
+        if ((perf_oob_send_blob(ctx->sock, &blobs[0]) != 0) ||
+            (perf_oob_recv_blob(ctx->sock, &peer) != 0) ||
+            (perf_side_connect(ctx, &ctx->sides[0], &peer) != 0)) {
+            goto out;
+        }
+    }
+    ret = 0;
+
+out:
+    free(blobs[0].data);
+    free(blobs[1].data);
+    free(peer.data);
+    return ret;
+}
+
+static int perf_run(perf_ctx_t *ctx)
+{
+    perf_result_t result;
+    int ret;
+    unsigned i;
+
+    if (perf_md_find(ctx) != 0) {
+        return PERF_EXIT_UNSUPPORTED;
+    }
+
+    if (ctx->params.client_server && (ctx->dev_type == UCT_DEVICE_TYPE_SELF)) {
+        fprintf(stderr, "%s/%s reaches only its own process and cannot run "
+                "client/server; use -l for loopback\n", ctx->params.tl_name,
+                ctx->params.dev_name);
+        return PERF_EXIT_UNSUPPORTED;
+    }
+
+    if (ctx->params.client_server && (perf_oob_setup(ctx) != 0)) {
+        return PERF_EXIT_FAIL;
+    }
+
+    ret = perf_open(ctx);
+    if (ret != PERF_EXIT_OK) {
+        return ret;
+    }
+
+    if (perf_connect(ctx) != 0) {
+        return PERF_EXIT_FAIL;
+    }
+
+    if (ctx->sides[0].initiator) {
+        perf_print_header(ctx);
+    }
+    for (i = 0; i < ctx->params.num_sizes; ++i) {
+        if (perf_run_size(ctx, ctx->params.sizes[i], &result) != 0) {
+            return PERF_EXIT_FAIL;
+        }
+        if (ctx->sides[0].initiator) {
+            perf_print_result(ctx, &result);
+        }
+    }
+    return PERF_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    perf_ctx_t ctx;
+    int help = 0;
+    unsigned i;
+    int ret;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.sock = -1;
+
+    if (perf_parse_args(argc, argv, &ctx.params, &help) != 0) {
+        perf_usage(stderr);
+        return PERF_EXIT_UNSUPPORTED;
+    }
+    if (help) {
+        perf_usage(stdout);
+        return PERF_EXIT_OK;
+    }
+
+    ret = perf_run(&ctx);
+
+    for (i = 0; i < 2; ++i) {
+        perf_side_close(&ctx, &ctx.sides[i]);
+    }
+    perf_md_close(&ctx);
+    if (ctx.sock >= 0) {
+        close(ctx.sock);
+    }
+    return ret;
+}

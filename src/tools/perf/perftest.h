@@ -1,0 +1,210 @@
+/*
+ * uct_perftest: shared types of the benchmark.
+ *
+ * A run has one or two "sides". A side is one end of the test: an async
+ * context, a worker, an interface on TL/DEV, an endpoint to the other
+ * side, and a registered buffer [send half | receive half] the peer
+ * reaches with RMA. In loopback (-l) the process holds both sides and
+ * progresses them alternately; in client/server mode it holds one and
+ * the peer process holds the other, and the two trade addresses over an
+ * out-of-band TCP socket (perftest_oob.c).
+ *
+ * Every test is a pair of step functions (perftest_tests.c), one for the
+ * initiator and one for the responder. A step does a bounded amount of
+ * work and never blocks, so the same code runs both sides of a loopback
+ * run in one thread and one side of a client/server run.
+ */
+#ifndef UCT_PERFTEST_H_
+#define UCT_PERFTEST_H_
+
+#include <uct/api/uct.h>
+#include <ucs/async/async.h>
+#include <ucs/time/time.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PERF_MAX_SIZES       32
+#define PERF_AM_ID           1
+#define PERF_DEFAULT_PORT    13338
+#define PERF_DEFAULT_ITERS   10000UL
+#define PERF_DEFAULT_WARMUP  1000UL
+#define PERF_DEFAULT_WINDOW  32U
+#define PERF_DEFAULT_SIZE    8
+#define PERF_BUF_ALIGN       4096
+
+/* Exit codes */
+enum {
+    PERF_EXIT_OK          = 0,
+    PERF_EXIT_FAIL        = 1, /* runtime failure */
+    PERF_EXIT_UNSUPPORTED = 2  /* bad command line, or the transport
+                                  cannot run the test */
+};
+
+typedef enum {
+    PERF_TEST_AM_LAT,
+    PERF_TEST_AM_BW,
+    PERF_TEST_PUT_LAT,
+    PERF_TEST_PUT_BW,
+    PERF_TEST_GET_BW,
+    PERF_TEST_ATOMIC_ADD_LAT,
+    PERF_TEST_LAST
+} perf_test_t;
+
+typedef enum {
+    PERF_MODE_SHORT,
+    PERF_MODE_BCOPY,
+    PERF_MODE_ZCOPY,
+    PERF_MODE_LAST
+} perf_mode_t;
+
+/* What kind of operation a test posts */
+typedef enum {
+    PERF_OP_AM,
+    PERF_OP_PUT,
+    PERF_OP_GET,
+    PERF_OP_ATOMIC_ADD
+} perf_op_t;
+
+/* Static description of a test */
+typedef struct {
+    const char *name;
+    perf_op_t  op;
+    int        is_latency; /* ping-pong; otherwise bandwidth */
+    const char *desc;
+} perf_test_desc_t;
+
+extern const perf_test_desc_t perf_tests[PERF_TEST_LAST];
+extern const char *perf_mode_names[PERF_MODE_LAST];
+
+/* Parameters of a run; the client sends the run part to the server */
+typedef struct {
+    perf_test_t   test;
+    perf_mode_t   mode;
+    size_t        sizes[PERF_MAX_SIZES];
+    unsigned      num_sizes;
+    unsigned long iters;
+    unsigned long warmup;
+    unsigned      window;
+    const char    *tl_name;
+    const char    *dev_name;
+    const char    *server;         /* client: the server's host name */
+    uint16_t      port;
+    int           loopback;
+    int           client_server;   /* -p or a server name was given */
+    int           csv;
+} perf_params_t;
+
+/* A completion for one operation in flight */
+typedef struct perf_comp {
+    uct_completion_t super;
+    struct perf_side *side;
+    unsigned         index;
+} perf_comp_t;
+
+/* What one side tells the other (perftest_setup.c packs it) */
+typedef struct {
+    void   *data;
+    size_t length;
+} perf_blob_t;
+
+typedef struct perf_side {
+    ucs_async_context_t *async;
+    uct_worker_h        worker;
+    uct_iface_h         iface;
+    uct_iface_attr_t    attr;
+    uct_ep_h            ep;
+    int                 initiator;  /* 1: sends first and measures */
+
+    /* [send half | receive half], registered when the md can */
+    char                *buf;
+    size_t              half;
+    uct_mem_h           memh;
+
+    /* The peer's buffer */
+    uint64_t            remote_buf;
+    uct_rkey_bundle_t   rkey;
+    int                 have_rkey;
+
+    /* Active messages received (the handler counts them) */
+    volatile unsigned long am_rx;
+
+    /* Completions for operations in flight: a stack of free slots */
+    perf_comp_t         *comps;
+    unsigned            *free_comps;
+    unsigned            num_free;
+    unsigned            num_comps;
+    ucs_status_t        comp_status; /* first failed completion */
+} perf_side_t;
+
+/* Progress of one side through one message size */
+typedef struct perf_run {
+    perf_side_t   *side;
+    const perf_params_t *params;
+    size_t        size;
+    unsigned long total;     /* warmup + iters */
+    unsigned long posted;    /* operations issued */
+    unsigned long received;  /* replies seen (latency tests) */
+    int           flushing;  /* bandwidth initiator: flush posted */
+    int           flushed;   /* ... and completed */
+    uct_completion_t flush_comp;
+    int           done;
+    ucs_time_t    t_send;    /* latency: when the current ping left */
+    ucs_time_t    t_start;   /* first measured operation */
+    ucs_time_t    t_end;
+    ucs_time_t    *rtt;      /* latency: one round trip per iteration */
+} perf_run_t;
+
+typedef struct {
+    size_t        size;
+    unsigned long iters;
+    double        typical_usec;  /* one-way p50 (latency tests) */
+    double        avg_usec;      /* one-way average / time per op */
+    double        bw_mibs;
+    double        msg_rate;
+} perf_result_t;
+
+typedef struct {
+    perf_params_t   params;
+    uct_component_h component;
+    uct_md_h        md;
+    uct_md_attr_t   md_attr;
+    uct_device_type_t dev_type;
+    perf_side_t     sides[2];
+    unsigned        num_sides;   /* 2 in loopback, 1 otherwise */
+    int             sock;        /* out-of-band socket, -1 in loopback */
+    int             is_server;
+    int             conn_to_ep;
+} perf_ctx_t;
+
+/* perftest.c */
+void perf_print_progress(const perf_ctx_t *ctx, size_t size,
+                         unsigned long done, unsigned long total,
+                         double elapsed_sec);
+
+/* perftest_setup.c: transport objects */
+int  perf_md_find(perf_ctx_t *ctx);
+int  perf_side_open(perf_ctx_t *ctx, perf_side_t *side);
+int  perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr);
+int  perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
+                       perf_blob_t *blob);
+int  perf_side_connect(perf_ctx_t *ctx, perf_side_t *side,
+                       const perf_blob_t *peer);
+void perf_side_close(perf_ctx_t *ctx, perf_side_t *side);
+void perf_md_close(perf_ctx_t *ctx);
+
+/* perftest_oob.c: out-of-band socket */
+int  perf_oob_accept(uint16_t port);
+int  perf_oob_connect(const char *server, uint16_t port);
+int  perf_oob_send(int sock, const void *data, size_t length);
+int  perf_oob_recv(int sock, void *data, size_t length);
+int  perf_oob_send_blob(int sock, const perf_blob_t *blob);
+int  perf_oob_recv_blob(int sock, perf_blob_t *blob);
+int  perf_oob_barrier(int sock, uct_worker_h worker);
+int  perf_oob_send_params(int sock, const perf_params_t *params);
+int  perf_oob_recv_params(int sock, perf_params_t *params);
+
+/* perftest_tests.c: test loops */
+int  perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result);
+
+#endif

@@ -1,0 +1,503 @@
+/*
+ * uct_perftest: the test loops.
+ *
+ * Each side of a test advances through a step function that posts at
+ * most one operation, progresses its worker once and returns; it never
+ * waits. perf_run_size() calls the step of every local side in turn
+ * until all are done, so loopback (two sides in this process) and
+ * client/server (one side here, one in the peer) share the code.
+ *
+ * Latency tests are ping-pong: the initiator posts, the responder sees
+ * it and posts back, the initiator sees the reply; each round trip is
+ * recorded and halved. am_lat counts messages in the AM handler;
+ * put_lat watches the last byte of its receive buffer for the peer's
+ * sequence marker; atomic_add_lat watches a counter the peer adds to.
+ *
+ * Bandwidth tests: the initiator posts back to back, retrying while the
+ * transport says UCS_ERR_NO_RESOURCE. Operations that complete later
+ * (zcopy, get_bcopy) take one of WINDOW completion slots, so at most
+ * WINDOW of them are in flight. A flush ends the run. The responder of
+ * am_bw counts the messages; for RMA it only progresses.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "perftest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PERF_PROGRESS_CHECK_MASK 0xffUL  /* read the clock every 256 loops */
+
+/* put_lat marker of iteration @a seq: never 0, differs from the last */
+static inline uint8_t perf_marker(unsigned long seq)
+{
+    return (uint8_t)((seq & 0x7f) + 1);
+}
+
+static inline char *perf_send_buf(const perf_run_t *run)
+{
+    return run->side->buf;
+}
+
+static inline char *perf_recv_buf(const perf_run_t *run)
+{
+    return run->side->buf + run->side->half;
+}
+
+/* The peer's receive half (put and atomic target) */
+static inline uint64_t perf_remote_recv(const perf_run_t *run)
+{
+    return run->side->remote_buf + run->side->half;
+}
+
+/* The peer's send half (get source) */
+static inline uint64_t perf_remote_send(const perf_run_t *run)
+{
+    return run->side->remote_buf;
+}
+
+static size_t perf_pack_cb(void *dest, void *arg)
+{
+    perf_run_t *run = arg;
+
+    memcpy(dest, perf_send_buf(run), run->size);
+    return run->size;
+}
+
+static void perf_unpack_cb(void *arg, const void *data, size_t length)
+{
+    perf_run_t *run = arg;
+
+    memcpy(perf_recv_buf(run), data, length);
+}
+
+static inline perf_comp_t *perf_comp_get(perf_side_t *side)
+{
+    perf_comp_t *comp;
+
+    if (side->num_free == 0) {
+        return NULL;
+    }
+    comp               = &side->comps[side->free_comps[--side->num_free]];
+    comp->super.count  = 1;
+    comp->super.status = UCS_OK;
+    return comp;
+}
+
+static inline void perf_comp_put(perf_side_t *side, perf_comp_t *comp)
+{
+    side->free_comps[side->num_free++] = comp->index;
+}
+
+static inline int perf_mode_needs_comp(const perf_run_t *run)
+{
+    perf_mode_t mode = run->params->mode;
+    perf_op_t op     = perf_tests[run->params->test].op;
+
+    return (mode == PERF_MODE_ZCOPY) ||
+           ((mode == PERF_MODE_BCOPY) && (op == PERF_OP_GET));
+}
+
+/*
+ * Posts the operation of the test once. UCS_OK: done (or in flight with a
+ * completion slot taken); UCS_ERR_NO_RESOURCE: try again after progress;
+ * other errors are failures.
+ */
+static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
+{
+    perf_side_t *side = run->side;
+    uct_ep_h ep       = side->ep;
+    uct_rkey_t rkey   = side->rkey.rkey;
+    perf_comp_t *comp = NULL;
+    size_t size       = run->size;
+    ucs_status_t status;
+    ssize_t packed;
+    uct_iov_t iov;
+
+    if (perf_mode_needs_comp(run)) {
+        comp = perf_comp_get(side);
+        if (comp == NULL) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        iov.memh   = side->memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        iov.length = size;
+        iov.buffer = (perf_tests[run->params->test].op == PERF_OP_GET) ?
+                     perf_recv_buf(run) : perf_send_buf(run);
+    }
+
+    switch (perf_tests[run->params->test].op) {
+    case PERF_OP_AM:
+        if (run->params->mode == PERF_MODE_SHORT) {
+            status = uct_ep_am_short(ep, PERF_AM_ID, seq,
+                                     perf_send_buf(run),
+                                     (unsigned)(size - sizeof(uint64_t)));
+        } else if (run->params->mode == PERF_MODE_BCOPY) {
+            packed = uct_ep_am_bcopy(ep, PERF_AM_ID, perf_pack_cb, run, 0);
+            status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
+        } else {
+            status = uct_ep_am_zcopy(ep, PERF_AM_ID, NULL, 0, &iov, 1, 0,
+                                     &comp->super);
+        }
+        break;
+    case PERF_OP_PUT:
+        if (run->params->mode == PERF_MODE_SHORT) {
+            status = uct_ep_put_short(ep, perf_send_buf(run), (unsigned)size,
+                                      perf_remote_recv(run), rkey);
+        } else if (run->params->mode == PERF_MODE_BCOPY) {
+            packed = uct_ep_put_bcopy(ep, perf_pack_cb, run,
+                                      perf_remote_recv(run), rkey);
+            status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
+        } else {
+            status = uct_ep_put_zcopy(ep, &iov, 1, perf_remote_recv(run),
+                                      rkey, &comp->super);
+        }
+        break;
+    case PERF_OP_GET:
+        if (run->params->mode == PERF_MODE_SHORT) {
+            status = uct_ep_get_short(ep, perf_recv_buf(run), (unsigned)size,
+                                      perf_remote_send(run), rkey);
+        } else if (run->params->mode == PERF_MODE_BCOPY) {
+            status = uct_ep_get_bcopy(ep, perf_unpack_cb, run, size,
+                                      perf_remote_send(run), rkey,
+                                      &comp->super);
+        } else {
+            status = uct_ep_get_zcopy(ep, &iov, 1, perf_remote_send(run),
+                                      rkey, &comp->super);
+        }
+        break;
+    default:
+        if (size == sizeof(uint32_t)) {
+            status = uct_ep_atomic32_post(ep, UCT_ATOMIC_OP_ADD, 1,
+                                          perf_remote_recv(run), rkey);
+        } else {
+            status = uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1,
+                                          perf_remote_recv(run), rkey);
+        }
+        break;
+    }
+
+    if (comp != NULL) {
+        if (status == UCS_INPROGRESS) {
+            return UCS_OK; /* the slot returns in perf_comp_cb */
+        }
+        perf_comp_put(side, comp);
+    }
+    return status;
+}
+
+static int perf_post_failed(const perf_run_t *run, ucs_status_t status)
+{
+    fprintf(stderr, "%s %s of %zu bytes failed: %s\n",
+            perf_tests[run->params->test].name,
+            perf_mode_names[run->params->mode], run->size,
+            ucs_status_string(status));
+    return -1;
+}
+
+/* Whether the peer's message number @a seq has arrived */
+static inline int perf_lat_arrived(const perf_run_t *run, unsigned long seq)
+{
+    const volatile char *recv = perf_recv_buf(run);
+
+    switch (perf_tests[run->params->test].op) {
+    case PERF_OP_AM:
+        return run->side->am_rx > seq;
+    case PERF_OP_PUT:
+        return (uint8_t)recv[run->size - 1] == perf_marker(seq);
+    default:
+        if (run->size == sizeof(uint32_t)) {
+            return *(const volatile uint32_t*)recv >= (uint32_t)(seq + 1);
+        }
+        return *(const volatile uint64_t*)recv >= (uint64_t)(seq + 1);
+    }
+}
+
+/* Posts message @a seq of a ping-pong; 1 when it left */
+static int perf_lat_send(perf_run_t *run, unsigned long seq)
+{
+    ucs_status_t status;
+
+    if (perf_tests[run->params->test].op == PERF_OP_PUT) {
+        perf_send_buf(run)[run->size - 1] = (char)perf_marker(seq);
+    }
+    status = perf_post(run, seq);
+    if (status == UCS_OK) {
+        return 1;
+    } else if (status == UCS_ERR_NO_RESOURCE) {
+        return 0;
+    }
+    return perf_post_failed(run, status);
+}
+
+static int perf_lat_initiator_step(perf_run_t *run)
+{
+    ucs_time_t now;
+    int ret;
+
+    uct_worker_progress(run->side->worker);
+
+    if (run->posted > run->received) {
+        /* Waiting for the reply to the last ping */
+        if (!perf_lat_arrived(run, run->received)) {
+            return 0;
+        }
+        now = ucs_get_time();
+        if (run->received >= run->params->warmup) {
+            run->rtt[run->received - run->params->warmup] = now -
+                                                            run->t_send;
+        }
+        if (++run->received == run->total) {
+            run->t_end = now;
+            run->done  = 1;
+            return 0;
+        }
+    }
+
+    if (run->posted == run->params->warmup) {
+        run->t_start = ucs_get_time();
+    }
+    run->t_send = ucs_get_time();
+    ret         = perf_lat_send(run, run->posted);
+    if (ret > 0) {
+        ++run->posted;
+    }
+    return (ret < 0) ? -1 : 0;
+}
+
+static int perf_lat_responder_step(perf_run_t *run)
+{
+    int ret;
+
+    uct_worker_progress(run->side->worker);
+
+    if (run->received == run->posted) {
+        if (!perf_lat_arrived(run, run->received)) {
+            return 0;
+        }
+        ++run->received;
+    }
+
+    ret = perf_lat_send(run, run->posted);
+    if (ret > 0) {
+        if (++run->posted == run->total) {
+            run->done = 1;
+        }
+    }
+    return (ret < 0) ? -1 : 0;
+}
+
+static void perf_flush_cb(uct_completion_t *self)
+{
+    perf_run_t *run = ucs_container_of(self, perf_run_t, flush_comp);
+
+    run->flushed = 1;
+}
+
+static int perf_bw_initiator_step(perf_run_t *run)
+{
+    perf_side_t *side = run->side;
+    ucs_status_t status;
+
+    uct_worker_progress(side->worker);
+
+    if (side->comp_status != UCS_OK) {
+        return perf_post_failed(run, side->comp_status);
+    }
+
+    if (run->posted < run->total) {
+        if (run->posted == run->params->warmup) {
+            run->t_start = ucs_get_time();
+        }
+        status = perf_post(run, run->posted);
+        if (status == UCS_OK) {
+            ++run->posted;
+        } else if (status != UCS_ERR_NO_RESOURCE) {
+            return perf_post_failed(run, status);
+        }
+        return 0;
+    }
+
+    /* Everything is posted: flush, then wait for the completion slots */
+    if (!run->flushing) {
+        run->flush_comp.func   = perf_flush_cb;
+        run->flush_comp.count  = 1;
+        run->flush_comp.status = UCS_OK;
+        status = uct_ep_flush(side->ep, 0, &run->flush_comp);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            return 0;
+        } else if (status == UCS_OK) {
+            run->flushed = 1;
+        } else if (status != UCS_INPROGRESS) {
+            fprintf(stderr, "uct_ep_flush failed: %s\n",
+                    ucs_status_string(status));
+            return -1;
+        }
+        run->flushing = 1;
+    }
+
+    if (run->flushed && (side->num_free == side->num_comps)) {
+        if (run->flush_comp.status != UCS_OK) {
+            fprintf(stderr, "flush completed with an error: %s\n",
+                    ucs_status_string(run->flush_comp.status));
+            return -1;
+        }
+        run->t_end = ucs_get_time();
+        run->done  = 1;
+    }
+    return 0;
+}
+
+static int perf_bw_responder_step(perf_run_t *run)
+{
+    uct_worker_progress(run->side->worker);
+
+    if ((perf_tests[run->params->test].op != PERF_OP_AM) ||
+        (run->side->am_rx >= run->total)) {
+        run->done = 1;
+    }
+    return 0;
+}
+
+static int perf_step(perf_run_t *run)
+{
+    if (perf_tests[run->params->test].is_latency) {
+        return run->side->initiator ? perf_lat_initiator_step(run) :
+                                      perf_lat_responder_step(run);
+    }
+    return run->side->initiator ? perf_bw_initiator_step(run) :
+                                  perf_bw_responder_step(run);
+}
+
+static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side,
+                          perf_run_t *run, size_t size)
+{
+    memset(run, 0, sizeof(*run));
+    run->side   = side;
+    run->params = &ctx->params;
+    run->size   = size;
+    run->total  = ctx->params.warmup + ctx->params.iters;
+
+    side->am_rx = 0;
+    memset(side->buf + side->half, 0, side->half);
+    memset(side->buf, 'p', side->half);
+}
+
+static int perf_cmp_time(const void *a, const void *b)
+{
+    ucs_time_t ta = *(const ucs_time_t*)a;
+    ucs_time_t tb = *(const ucs_time_t*)b;
+
+    return (ta > tb) - (ta < tb);
+}
+
+static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
+{
+    unsigned long iters = run->params->iters;
+    double total_sec    = ucs_time_to_sec(run->t_end - run->t_start);
+    double one_way_sec;
+
+    memset(result, 0, sizeof(*result));
+    result->size  = run->size;
+    result->iters = iters;
+    if (iters == 0) {
+        return;
+    }
+
+    if (perf_tests[run->params->test].is_latency) {
+        qsort(run->rtt, iters, sizeof(*run->rtt), perf_cmp_time);
+        result->typical_usec = ucs_time_to_usec(run->rtt[iters / 2]) / 2;
+        one_way_sec          = total_sec / iters / 2;
+    } else {
+        one_way_sec          = total_sec / iters;
+        result->typical_usec = one_way_sec * 1e6;
+    }
+
+    result->avg_usec = one_way_sec * 1e6;
+    if (one_way_sec > 0) {
+        result->msg_rate = 1.0 / one_way_sec;
+        result->bw_mibs  = (double)run->size / one_way_sec /
+                           (1024.0 * 1024.0);
+    }
+}
+
+int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
+{
+    perf_run_t runs[2];
+    perf_run_t *initiator = NULL;
+    ucs_time_t t_begin, t_report, now;
+    ucs_time_t report_interval = ucs_time_from_sec(1.0);
+    unsigned long loops        = 0;
+    unsigned i, num_done;
+    int ret                    = -1;
+
+    for (i = 0; i < ctx->num_sides; ++i) {
+        perf_run_init(ctx, &ctx->sides[i], &runs[i], size);
+        if (ctx->sides[i].initiator) {
+            initiator = &runs[i];
+        }
+    }
+
+    if ((initiator != NULL) && perf_tests[ctx->params.test].is_latency) {
+        initiator->rtt = calloc(ucs_max(ctx->params.iters, 1),
+                                sizeof(*initiator->rtt));
+        if (initiator->rtt == NULL) {
+            fprintf(stderr, "out of memory for %lu round-trip times\n",
+                    ctx->params.iters);
+            return -1;
+        }
+    }
+
+    /* Both sides have cleared their buffers before anyone posts */
+    if ((ctx->sock >= 0) &&
+        (perf_oob_barrier(ctx->sock, ctx->sides[0].worker) != 0)) {
+        goto out;
+    }
+
+    t_begin = t_report = ucs_get_time();
+    do {
+        num_done = 0;
+        for (i = 0; i < ctx->num_sides; ++i) {
+            if (runs[i].done) {
+                /* Keep progressing: the other side may need us */
+                uct_worker_progress(runs[i].side->worker);
+                ++num_done;
+            } else if (perf_step(&runs[i]) != 0) {
+                goto out;
+            }
+        }
+
+        if ((++loops & PERF_PROGRESS_CHECK_MASK) == 0) {
+            now = ucs_get_time();
+            if ((now - t_report) >= report_interval) {
+                t_report = now;
+                if (initiator != NULL) {
+                    perf_print_progress(ctx, size, initiator->posted,
+                                        initiator->total,
+                                        ucs_time_to_sec(now - t_begin));
+                }
+            }
+        }
+    } while (num_done < ctx->num_sides);
+
+    /* The peer has finished with our buffers and endpoint too */
+    if ((ctx->sock >= 0) &&
+        (perf_oob_barrier(ctx->sock, ctx->sides[0].worker) != 0)) {
+        goto out;
+    }
+
+    if (initiator != NULL) {
+        perf_result_compute(initiator, result);
+    }
+    ret = 0;
+
+out:
+    if (initiator != NULL) {
+        free(initiator->rtt);
+    }
+    return ret;
+}
