@@ -30,7 +30,7 @@ configure_in() {
 best_transport() {
     # tcp when the module exists, else self (in one process)
     if "$1/src/tools/info/uct_info" -d 2>/dev/null | grep -q "Transport: tcp"; then
-        echo "-t tcp -d lo"
+        echo "-t tcp -d lo -l"
     else
         echo "-t self -d memory -l"
     fi
@@ -49,7 +49,7 @@ demo)
     make -C "$builds/release" -j"$jobs" >/dev/null
     tl=$(best_transport "$builds/release")
     step "running the demo: uct_hello_world $tl"
-    "$builds/release/examples/uct_hello_world" $tl
+    timeout 60 "$builds/release/examples/uct_hello_world" $tl
     ;;
 test)
     step "debug build with -Werror"
@@ -79,7 +79,7 @@ test)
 
     step "demo"
     tl=$(best_transport "$builds/release")
-    "$builds/release/examples/uct_hello_world" $tl
+    timeout 60 "$builds/release/examples/uct_hello_world" $tl
 
     step "benchmark: active message dispatch cost (self)"
     taskset -c 1 "$builds/release/test/bench/am_dispatch_bench" -n 5000000
