@@ -64,6 +64,16 @@ ucs_status_t uct_md_stub_rkey_unpack(uct_component_t *component,
 ucs_status_t uct_md_stub_rkey_release(uct_component_t *component,
                                       uct_rkey_t rkey, void *handle);
 
+/**
+ * Opens a host memory domain: host memory only, registration is a no-op,
+ * remote keys are empty (use with uct_md_stub_rkey_unpack/release; the
+ * remote address is a plain pointer on the peer). For transports that move
+ * data through the CPU, such as self and tcp.
+ */
+ucs_status_t uct_host_md_open(uct_component_t *component,
+                              const char *md_name,
+                              const uct_md_config_t *config, uct_md_h *md_p);
+
 END_C_DECLS
 
 #endif
