@@ -8,6 +8,8 @@ packages=(
     libhwloc-dev hwloc
     googletest
     valgrind
+    iproute2
+    sockperf
     libfuse3-dev fuse3
 )
 

@@ -8,8 +8,10 @@
 
 #include <uct/base/uct_md.h>
 #include <uct/base/uct_iface.h>
+#include <ucs/datastruct/string_buffer.h>
 #include <ucs/debug/log.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +128,278 @@ ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr)
     return md->ops->query(md, md_attr);
 }
 
+/* ------------------------------------------------------------------------
+ * UCX_NET_DEVICES: the network devices transports may offer. Read at each
+ * resource query, so a change of the environment takes effect at once.
+ */
+
+typedef struct uct_net_config {
+    ucs_config_allow_list_t net_devices;
+} uct_net_config_t;
+
+static ucs_config_field_t uct_net_config_table[] = {
+    {"NET_DEVICES", "all",
+     "Network devices the transports offer, by the names uct_info -d\n"
+     "shows: \"all\", a list such as \"eth0,lo\", or \"^eth1\" for all but\n"
+     "the listed ones. Names are compared whole. Devices that are not\n"
+     "network devices (memory, shared memory) are not affected.",
+     ucs_offsetof(uct_net_config_t, net_devices),
+     UCS_CONFIG_TYPE_ALLOW_LIST},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(uct_net_config_table, "Network devices", "",
+                          uct_net_config_t)
+
+/* The values of UCX_NET_DEVICES whose names were checked against the
+ * devices of every transport (each is checked once per process) */
+static pthread_mutex_t uct_net_checked_lock = PTHREAD_MUTEX_INITIALIZER;
+static ucs_config_names_array_t uct_net_checked;
+
+/* The filter of one resource query */
+typedef struct uct_net_filter {
+    uct_net_config_t config;
+    uint8_t          *matched; /* per listed name: a device has that name */
+} uct_net_filter_t;
+
+static void UCS_F_DTOR uct_net_checked_release(void)
+{
+    ucs_config_names_array_release(&uct_net_checked, NULL);
+}
+
+/* Adds @a name to @a array unless there; 0 if it was there already. */
+static int uct_net_names_add(ucs_config_names_array_t *array,
+                             const char *name)
+{
+    char **names, *copy;
+
+    if (ucs_config_names_search(array, name) >= 0) {
+        return 0;
+    }
+
+    copy  = strdup(name);
+    names = realloc(array->names, sizeof(*names) * (array->count + 1));
+    if ((copy == NULL) || (names == NULL)) {
+        free(copy);
+        if (names != NULL) {
+            array->names = names;
+        }
+        ucs_debug("no memory to remember the network device name '%s'",
+                  name);
+        return 1;
+    }
+
+    names[array->count++] = copy;
+    array->names          = names;
+    return 1;
+}
+
+static ucs_status_t uct_net_filter_init(uct_net_filter_t *filter)
+{
+    ucs_status_t status;
+    unsigned count;
+
+    /* a bad value is reported by the parser: variable, value, syntax */
+    status = ucs_config_parser_fill_opts(&filter->config,
+                                         uct_net_config_table, NULL, NULL, 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    count           = filter->config.net_devices.array.count;
+    filter->matched = NULL;
+    if (count > 0) {
+        filter->matched = calloc(count, sizeof(*filter->matched));
+        if (filter->matched == NULL) {
+            ucs_error("failed to allocate the UCX_NET_DEVICES filter (%u "
+                      "names)", count);
+            ucs_config_parser_release_opts(&filter->config,
+                                           uct_net_config_table);
+            return UCS_ERR_NO_MEMORY;
+        }
+    }
+
+    return UCS_OK;
+}
+
+static void uct_net_filter_cleanup(uct_net_filter_t *filter)
+{
+    free(filter->matched);
+    ucs_config_parser_release_opts(&filter->config, uct_net_config_table);
+}
+
+/* Whether @a device of @a tl passes; records which listed name it has. */
+static int uct_net_filter_allows(uct_net_filter_t *filter, const uct_tl_t *tl,
+                                 const uct_tl_device_resource_t *device)
+{
+    const ucs_config_allow_list_t *list = &filter->config.net_devices;
+    int index;
+
+    if (device->type != UCT_DEVICE_TYPE_NET) {
+        return 1;
+    }
+
+    index = ucs_config_names_search(&list->array, device->name);
+    if (index >= 0) {
+        filter->matched[index] = 1;
+    }
+
+    if (ucs_config_allow_list_is_allowed(list, device->name)) {
+        return 1;
+    }
+
+    ucs_debug("%s/%s is left out by UCX_NET_DEVICES", tl->name,
+              device->name);
+    return 0;
+}
+
+/* Whether every listed name was a device name of the query */
+static int uct_net_filter_all_matched(const uct_net_filter_t *filter)
+{
+    unsigned i;
+
+    for (i = 0; i < filter->config.net_devices.array.count; ++i) {
+        if (!filter->matched[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Adds the network devices of every transport of @a md to @a names. */
+static void uct_net_names_of_md(uct_md_h md, ucs_config_names_array_t *names)
+{
+    uct_tl_device_resource_t *devices;
+    unsigned i, num_devices;
+    uct_tl_t *tl;
+
+    ucs_list_for_each(tl, &md->component->tl_list, list) {
+        if (tl->query_devices(md, &devices, &num_devices) != UCS_OK) {
+            continue;
+        }
+        for (i = 0; i < num_devices; ++i) {
+            if (devices[i].type == UCT_DEVICE_TYPE_NET) {
+                uct_net_names_add(names, devices[i].name);
+            }
+        }
+        free(devices);
+    }
+}
+
+/* Adds the network devices of every memory domain of @a component. */
+static void uct_net_names_of_component(uct_component_t *component,
+                                       ucs_config_names_array_t *names)
+{
+    uct_md_resource_desc_t *md_resources;
+    uct_md_config_t *md_config;
+    unsigned i, num_mds;
+    ucs_status_t status;
+    uct_md_h md;
+
+    if (component->query_md_resources(component, &md_resources,
+                                      &num_mds) != UCS_OK) {
+        return;
+    }
+
+    for (i = 0; i < num_mds; ++i) {
+        md_config = NULL;
+        if ((component->md_config.table != NULL) &&
+            (uct_md_config_read(component, NULL, NULL, &md_config) !=
+             UCS_OK)) {
+            continue;
+        }
+
+        status = uct_md_open(component, md_resources[i].md_name, md_config,
+                             &md);
+        uct_config_release(md_config);
+        if (status != UCS_OK) {
+            continue;
+        }
+
+        uct_net_names_of_md(md, names);
+        uct_md_close(md);
+    }
+
+    free(md_resources);
+}
+
+/*
+ * A listed name that no device of this memory domain has may belong to
+ * another component (an InfiniBand port while tcp is queried), so look at
+ * the network devices of every transport; warn about names none has.
+ * Once per process for each value.
+ */
+static void uct_net_filter_check_names(const uct_net_filter_t *filter)
+{
+    const ucs_config_allow_list_t *list = &filter->config.net_devices;
+    ucs_config_names_array_t all        = {NULL, 0};
+    ucs_string_buffer_t value, unknown, available;
+    uct_component_h *components;
+    unsigned i, num_components, num_unknown = 0;
+    int first;
+
+    if (uct_net_filter_all_matched(filter)) {
+        return;
+    }
+
+    ucs_string_buffer_init(&value);
+    ucs_string_buffer_init(&unknown);
+    ucs_string_buffer_init(&available);
+
+    ucs_string_buffer_appendf(&value, "%s",
+                              (list->mode == UCS_CONFIG_ALLOW_LIST_NEGATE) ?
+                              "^" : "");
+    for (i = 0; i < list->array.count; ++i) {
+        ucs_string_buffer_appendf(&value, "%s%s", (i == 0) ? "" : ",",
+                                  list->array.names[i]);
+    }
+
+    pthread_mutex_lock(&uct_net_checked_lock);
+    first = uct_net_names_add(&uct_net_checked,
+                              ucs_string_buffer_cstr(&value));
+    pthread_mutex_unlock(&uct_net_checked_lock);
+    if (!first) {
+        goto out;
+    }
+
+    if (uct_query_components(&components, &num_components) != UCS_OK) {
+        goto out;
+    }
+    for (i = 0; i < num_components; ++i) {
+        uct_net_names_of_component(components[i], &all);
+    }
+    uct_release_component_list(components);
+
+    for (i = 0; i < list->array.count; ++i) {
+        if (ucs_config_names_search(&all, list->array.names[i]) < 0) {
+            ucs_string_buffer_appendf(&unknown, "%s'%s'",
+                                      (num_unknown == 0) ? "" : ", ",
+                                      list->array.names[i]);
+            ++num_unknown;
+        }
+    }
+    if (num_unknown == 0) {
+        goto out;
+    }
+
+    for (i = 0; i < all.count; ++i) {
+        ucs_string_buffer_appendf(&available, "%s%s", (i == 0) ? "" : ", ",
+                                  all.names[i]);
+    }
+    ucs_warn("UCX_NET_DEVICES=%s: %s %s no network device of any transport; "
+             "available network devices: %s (uct_info -d lists them)",
+             ucs_string_buffer_cstr(&value), ucs_string_buffer_cstr(&unknown),
+             (num_unknown == 1) ? "matches" : "match",
+             (all.count > 0) ? ucs_string_buffer_cstr(&available) : "none");
+
+out:
+    ucs_config_names_array_release(&all, NULL);
+    ucs_string_buffer_cleanup(&available);
+    ucs_string_buffer_cleanup(&unknown);
+    ucs_string_buffer_cleanup(&value);
+}
+
 ucs_status_t uct_md_query_tl_resources(uct_md_h md,
                                        uct_tl_resource_desc_t **resources_p,
                                        unsigned *num_resources_p)
@@ -133,6 +407,7 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
     uct_tl_resource_desc_t *resources = NULL, *tmp;
     uct_tl_device_resource_t *devices;
     unsigned i, num_devices, count = 0;
+    uct_net_filter_t filter;
     ucs_status_t status;
     uct_tl_t *tl;
 
@@ -140,6 +415,11 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
         ucs_error("uct_md_query_tl_resources: NULL %s",
                   (md == NULL) ? "md" : "output argument");
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = uct_net_filter_init(&filter);
+    if (status != UCS_OK) {
+        return status;
     }
 
     ucs_list_for_each(tl, &md->component->tl_list, list) {
@@ -156,14 +436,17 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
 
         tmp = realloc(resources, sizeof(*resources) * (count + num_devices));
         if (tmp == NULL) {
-            free(devices);
-            free(resources);
             ucs_error("failed to allocate the transport resource list");
-            return UCS_ERR_NO_MEMORY;
+            free(devices);
+            status = UCS_ERR_NO_MEMORY;
+            goto err_free;
         }
         resources = tmp;
 
         for (i = 0; i < num_devices; ++i) {
+            if (!uct_net_filter_allows(&filter, tl, &devices[i])) {
+                continue;
+            }
             memset(&resources[count], 0, sizeof(resources[count]));
             snprintf(resources[count].tl_name,
                      sizeof(resources[count].tl_name), "%s", tl->name);
@@ -177,9 +460,16 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
         free(devices);
     }
 
+    uct_net_filter_check_names(&filter);
+    uct_net_filter_cleanup(&filter);
     *resources_p     = resources;
     *num_resources_p = count;
     return UCS_OK;
+
+err_free:
+    free(resources);
+    uct_net_filter_cleanup(&filter);
+    return status;
 }
 
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources)

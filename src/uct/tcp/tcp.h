@@ -11,11 +11,16 @@
 #ifndef UCT_TCP_H_
 #define UCT_TCP_H_
 
+#include "tcp_device.h"
+
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_md.h>
 #include <uct/base/uct_pending.h>
 #include <ucs/datastruct/arbiter.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/datastruct/ptr_array.h>
+#include <ucs/memory/mpool.h>
+#include <ucs/time/time.h>
 #include <ucs/sys/event_set.h>
 
 #include <netinet/in.h>
@@ -23,13 +28,26 @@
 
 #define UCT_TCP_NAME       "tcp"
 #define UCT_TCP_MAGIC      0x706374756e65706full /* "openuctp", LE */
-#define UCT_TCP_VERSION    1
+#define UCT_TCP_VERSION    2
+
+/* Gather limit of one send (header, prefix and the user's pieces) */
+#define UCT_TCP_MAX_SEND_IOV      64
+/* Largest UCX_TCP_SENDV_THRESH: messages up to it are copied to the stack
+ * and sent with one send() */
+#define UCT_TCP_SENDV_THRESH_MAX  4096
+/* Largest PUT/GET, streamed to and from the user's memory */
+#define UCT_TCP_MAX_STREAM_MSG    ((size_t)UINT32_MAX - 64)
+/* Largest user header of am_zcopy (kept in the operation) */
+#define UCT_TCP_MAX_AM_HDR        128
 
 /* Message ids past the AM range */
 enum {
     UCT_TCP_OP_PUT      = 0x40, /* uint64 remote address, then data */
     UCT_TCP_OP_GET_REQ  = 0x41, /* uct_tcp_get_req_t */
-    UCT_TCP_OP_GET_RESP = 0x42  /* data of the oldest outstanding GET */
+    UCT_TCP_OP_GET_RESP = 0x42, /* data of the oldest outstanding GET */
+    UCT_TCP_OP_ACK_REQ  = 0x43, /* no payload: answer with one ACK */
+    UCT_TCP_OP_ACK      = 0x44  /* no payload: everything sent before the
+                                   matching ACK_REQ was handled */
 };
 
 /* Header of every message on the stream (8 bytes keeps payloads of
@@ -40,95 +58,226 @@ typedef struct uct_tcp_hdr {
     uint32_t length;     /* payload bytes after the header */
 } uct_tcp_hdr_t;
 
-/* First bytes a connecting endpoint sends. */
+/* Kinds of connection a handshake opens */
+enum {
+    UCT_TCP_CONN_TO_IFACE = 1, /* served by an internal endpoint */
+    UCT_TCP_CONN_TO_EP    = 2  /* attached to the user's endpoint
+                                  dst_ep_id/dst_ep_cookie */
+};
+
+/* First bytes a connecting endpoint sends; all fields little-endian
+ * except the address and port, which are in network order. */
 typedef struct uct_tcp_handshake {
-    uint64_t magic;
-    uint32_t version;
-    uint32_t reserved;
-    uint32_t listen_ip;    /* connecting iface's address, network order */
-    uint16_t listen_port;  /* network order */
-    uint16_t reserved2;
+    uint64_t magic;          /* UCT_TCP_MAGIC */
+    uint16_t version;        /* UCT_TCP_VERSION */
+    uint8_t  conn_type;      /* UCT_TCP_CONN_TO_* */
+    uint8_t  family;         /* AF_INET or AF_INET6 of listen_addr */
+    uint16_t listen_port;    /* connecting iface's port */
+    uint16_t reserved;
+    uint32_t dst_ep_id;      /* CONN_TO_EP: the accepting side's ep */
+    uint32_t dst_ep_cookie;
+    uint32_t src_ep_id;      /* CONN_TO_EP: the connecting side's ep */
+    uint32_t src_ep_cookie;
+    uint8_t  listen_addr[16]; /* connecting iface's address (4 or 16) */
 } uct_tcp_handshake_t;
+
+/* Handshake results */
+enum {
+    UCT_TCP_HS_ACCEPTED    = 0,
+    UCT_TCP_HS_BAD_VERSION = 1, /* the reply carries our version */
+    UCT_TCP_HS_NO_EP       = 2, /* CONN_TO_EP: no such endpoint */
+    UCT_TCP_HS_DUPLICATE   = 3  /* CONN_TO_EP: endpoint already connected */
+};
+
+/* First bytes the accepting side sends back. A refusal is followed by
+ * close. */
+typedef struct uct_tcp_handshake_reply {
+    uint64_t magic;          /* UCT_TCP_MAGIC */
+    uint16_t version;        /* the accepting side's version */
+    uint16_t status;         /* UCT_TCP_HS_* */
+    uint32_t reserved;
+} uct_tcp_handshake_reply_t;
 
 typedef struct uct_tcp_get_req {
     uint64_t remote_addr;
     uint64_t length;
 } uct_tcp_get_req_t;
 
-/* Device address: the IPv4 address; iface address: the listening port. */
-typedef struct in_addr uct_tcp_device_addr_t;
-typedef uint16_t       uct_tcp_iface_addr_t;
+/* Device address: family byte then the 4 or 16 address bytes. */
+typedef struct UCS_S_PACKED uct_tcp_device_addr {
+    uint8_t family;          /* AF_INET or AF_INET6 */
+    uint8_t addr[16];        /* only 4 used for AF_INET */
+} uct_tcp_device_addr_t;
+
+/* Iface address: the listening port, network order. */
+typedef uint16_t uct_tcp_iface_addr_t;
+
+/* Endpoint address (CONNECT_TO_EP): iface port + ep id and cookie. */
+typedef struct UCS_S_PACKED uct_tcp_ep_addr {
+    uint16_t port;           /* network order */
+    uint32_t ep_id;
+    uint32_t cookie;
+} uct_tcp_ep_addr_t;
+
+/* Length of a device address of @a family. */
+static inline size_t uct_tcp_device_addr_length(int family)
+{
+    return 1 + ((family == AF_INET6) ? 16 : 4);
+}
+
+/* A socket address of either family, kept small (no sockaddr_storage in
+ * every endpoint). */
+typedef union uct_tcp_sockaddr {
+    struct sockaddr     sa;
+    struct sockaddr_in  in;
+    struct sockaddr_in6 in6;
+} uct_tcp_sockaddr_t;
 
 typedef struct uct_tcp_iface_config {
-    uct_iface_config_t super;
-    size_t             sndbuf;
-    size_t             rcvbuf;
-    int                nodelay;
-    size_t             tx_seg_size;
-    size_t             rx_seg_size;
-    unsigned           max_iov;
-    ucs_range_spec_t   port_range;
-    unsigned           backlog;
+    uct_iface_config_t       super;
+    size_t                   sndbuf;
+    size_t                   rcvbuf;
+    int                      nodelay;
+    size_t                   tx_seg_size;
+    size_t                   rx_seg_size;
+    unsigned                 max_iov;
+    size_t                   sendv_thresh;
+    int                      put_enable;
+    double                   keepidle;
+    double                   keepintvl;
+    unsigned                 keepcnt;
+    unsigned                 syn_cnt;
+    unsigned                 max_conn_retries;
+    double                   conn_timeout;
+    ucs_range_spec_t         port_range;
+    unsigned                 backlog;
+    uct_tcp_af_prio_t        af_prio;
 } uct_tcp_iface_config_t;
 
 typedef struct uct_tcp_iface {
     uct_base_iface_t      super;
     ucs_sys_event_set_t   *event_set;
     int                   listen_fd;
-    struct sockaddr_in    listen_addr;   /* bound address and port */
+    uct_tcp_sockaddr_t    listen_addr;   /* bound address and port */
     int                   is_loopback;
     ucs_arbiter_t         arbiter;       /* pending requests of all eps */
-    ucs_list_link_t       ep_list;       /* every ep, active and passive */
+    ucs_list_link_t       ep_list;       /* every ep, user and internal */
     ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
+    ucs_list_link_t       retry_list;    /* eps waiting to reconnect */
+    ucs_list_link_t       free_list;     /* eps freed during progress */
+    int                   in_progress;
+    ucs_ptr_array_t       ep_ids;        /* eps reachable by ep address */
+    ucs_mpool_t           tx_mp;         /* send buffers */
+    ucs_mpool_t           rx_mp;         /* receive buffers */
+    ucs_mpool_t           op_mp;         /* zcopy sends, GETs, flushes */
+    uint32_t              cookie;        /* next ep cookie */
+    unsigned              num_user_eps;
     unsigned              armed_read;    /* scratch of event_arm */
     char                  *align_buf;    /* for aligned AM delivery */
     struct {
         size_t            sndbuf;
         size_t            rcvbuf;
         int               nodelay;
-        size_t            tx_seg_size;
+        size_t            tx_buf_size;   /* bytes one send buffer holds */
         size_t            rx_seg_size;
         unsigned          max_iov;
-        size_t            max_msg;       /* payload limit of one message */
+        size_t            sendv_thresh;
+        int               put_enable;
+        size_t            max_am;        /* AM payload limit (header incl) */
+        size_t            max_bcopy;     /* bcopy limit incl. prefix */
+        size_t            max_hdr;       /* am_zcopy user header limit */
+        int               keepalive;
+        int               keepidle;      /* seconds */
+        int               keepintvl;
+        int               keepcnt;
+        unsigned          user_timeout_ms;
+        unsigned          syn_cnt;
+        unsigned          max_conn_retries;
+        ucs_time_t        conn_timeout;
+        double            latency;       /* estimates of the device */
+        double            bandwidth;
     } config;
 } uct_tcp_iface_t;
 
 typedef enum {
     UCT_TCP_EP_CONNECTING,   /* non-blocking connect under way */
-    UCT_TCP_EP_HANDSHAKE,    /* accepted, waiting for the handshake */
+    UCT_TCP_EP_RETRY_WAIT,   /* connect refused; retried from progress */
+    UCT_TCP_EP_WAIT_PEER,    /* CONNECT_TO_EP: the peer connects to us */
+    UCT_TCP_EP_ACCEPTED,     /* internal: waiting for the handshake */
     UCT_TCP_EP_CONNECTED,
-    UCT_TCP_EP_FAILED        /* socket closed; sends return an error */
+    UCT_TCP_EP_FAILED,       /* socket closed; sends return an error */
+    UCT_TCP_EP_DESTROYED     /* freed at the end of this progress pass */
 } uct_tcp_ep_state_t;
 
-/* Bytes waiting for the socket: [offset, length) of buf. */
-typedef struct uct_tcp_buf {
-    char   *buf;
+enum {
+    UCT_TCP_EP_FLAG_INTERNAL   = UCS_BIT(0), /* created by accept */
+    UCT_TCP_EP_FLAG_WAIT_REPLY = UCS_BIT(1), /* handshake reply not yet in */
+    UCT_TCP_EP_FLAG_PUT_UNACKED= UCS_BIT(2), /* PUTs since the last ACK_REQ */
+    UCT_TCP_EP_FLAG_TO_EP      = UCS_BIT(3), /* CONNECT_TO_EP endpoint */
+    UCT_TCP_EP_FLAG_CONNECTOR  = UCS_BIT(4), /* opened the connection */
+    UCT_TCP_EP_FLAG_PEER_KNOWN = UCS_BIT(5), /* connect_to_ep was called */
+    UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(6)  /* holds a slot of ep_ids */
+};
+
+/* Something waiting for the socket, in order: bytes copied into a send
+ * buffer, or a zero-copy send that still points at the user's memory. */
+typedef struct uct_tcp_tx {
+    ucs_list_link_t  list;
+    uct_completion_t *comp;      /* zcopy: completed when all is sent */
+    uint8_t          is_buf;
+    uint32_t         iov_index;  /* zcopy: first entry not fully sent */
+    uint32_t         iovcnt;
+    size_t           length;     /* buffer: bytes written */
+    size_t           offset;     /* buffer: bytes sent */
+    /* buffer: the data; zcopy: struct iovec[iovcnt] then the header
+     * bytes the first entries point to */
+    char             data[];
+} uct_tcp_tx_t;
+
+/* Bytes already received and not yet handled. */
+typedef struct uct_tcp_rx {
     size_t offset;
     size_t length;
-    size_t size;
-} uct_tcp_buf_t;
+    char   data[];
+} uct_tcp_rx_t;
 
 typedef struct uct_tcp_ep {
     uct_base_ep_t         super;
-    uct_tcp_ep_state_t    state;
+    uint8_t               state;         /* uct_tcp_ep_state_t */
+    uint8_t               flags;         /* UCT_TCP_EP_FLAG_* */
+    uint8_t               rx_stream_id;  /* PUT/GET_RESP being streamed */
+    uint8_t               conn_retries;
+    int8_t                err_status;    /* FAILED: what sends return */
     int                   fd;
-    int                   passive;       /* created by accept: not the
-                                            user's, freed on close */
-    unsigned              events;        /* registered with the event set */
-    struct sockaddr_in    peer_addr;     /* connected (or accepted) peer */
-    struct sockaddr_in    peer_listen;   /* peer's iface (handshake) */
-    uct_tcp_buf_t         tx;
-    uct_tcp_buf_t         rx;
+    uint32_t              events;        /* registered with the event set */
+    uint32_t              tx_queued;     /* bytes in send buffers */
+    uint32_t              tx_ops;        /* zero-copy sends queued */
+    uint32_t              id;            /* slot in iface->ep_ids */
+    uint32_t              cookie;
+    uint32_t              peer_id;       /* CONNECT_TO_EP peer */
+    uint32_t              peer_cookie;
+    uint32_t              acks_owed;     /* ACK_REQs not yet answered */
+    uint32_t              ack_reqs_sent;
+    uint32_t              acks_received;
+    uint64_t              rx_stream_left;
+    char                  *rx_stream_dest; /* PUT target */
+    ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt */
+    ucs_time_t            conn_deadline; /* no connect retry after it */
+    uct_tcp_sockaddr_t    peer_addr;     /* connected or accepted peer */
+    uct_tcp_rx_t          *rx;           /* NULL when nothing is partial */
+    ucs_list_link_t       tx_list;       /* uct_tcp_tx_t */
     ucs_arbiter_group_t   arb_group;
     ucs_list_link_t       get_list;      /* uct_tcp_get_op_t, in order */
     ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
     ucs_list_link_t       list;          /* in iface->ep_list */
+    ucs_list_link_t       retry_list;    /* in iface->retry_list */
 } uct_tcp_ep_t;
 
 /* An outstanding GET, completed by the next GET_RESP. */
 typedef struct uct_tcp_get_op {
     ucs_list_link_t       list;
     size_t                length;
+    size_t                offset;        /* bytes received (streaming) */
     uct_unpack_callback_t unpack_cb;     /* bcopy; NULL for zcopy */
     void                  *arg;
     size_t                iovcnt;
@@ -140,6 +289,7 @@ typedef struct uct_tcp_get_op {
 typedef struct uct_tcp_flush_req {
     ucs_list_link_t  list;
     uct_completion_t *comp;
+    uint32_t         ack_seq;            /* acks_received that ends it */
 } uct_tcp_flush_req_t;
 
 extern uct_tl_t           uct_tcp_tl;
@@ -161,31 +311,38 @@ static inline uct_tcp_iface_t *uct_tcp_ep_iface(uct_tcp_ep_t *ep)
 }
 
 /* tcp_iface.c */
-ucs_status_t uct_tcp_query_devices(uct_md_h md,
-                                   uct_tl_device_resource_t **devices_p,
-                                   unsigned *num_devices_p);
 ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
                                 const uct_iface_params_t *params,
                                 const uct_iface_config_t *tl_config,
                                 uct_iface_h *iface_p);
-/* Applies the socket options of the iface config to @a fd. */
-ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd);
-/* Completes iface flushes once no ep has anything outstanding. */
-void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface);
+/* Applies the socket options of the iface config to @a fd (@a connector:
+ * the side that calls connect()). */
+ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
+                                        int connector);
 
 /* tcp_ep.c */
 ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params,
                                uct_ep_h *ep_p);
 void uct_tcp_ep_destroy(uct_ep_h tl_ep);
-/* An ep for a socket accepted on the listening socket. */
+/* An internal ep for a socket accepted on the listening socket. */
 ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
-                               const struct sockaddr_in *peer);
-/* Frees an ep and its socket, failing what is outstanding. */
+                               const uct_tcp_sockaddr_t *peer);
+/* Frees an ep and its socket, cancelling what is outstanding. */
 void uct_tcp_ep_free(uct_tcp_ep_t *ep);
 /* Event set handler of an ep's socket. */
 void uct_tcp_ep_handle_events(uct_tcp_ep_t *ep, ucs_event_set_types_t events);
-int uct_tcp_ep_is_idle(const uct_tcp_ep_t *ep);
+/* Reconnects eps whose retry time has come. */
+void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface);
+/* Flush support for the iface: ask for an acknowledgement if needed;
+ * whether every acknowledgement asked for has come. */
+ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep);
+int uct_tcp_ep_is_flushed(const uct_tcp_ep_t *ep);
 
+ucs_status_t uct_tcp_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr);
+ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
+                                      const uct_device_addr_t *dev_addr,
+                                      const uct_ep_addr_t *ep_addr);
+ucs_status_t uct_tcp_ep_fence(uct_ep_h tl_ep, unsigned flags);
 ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                  const void *payload, unsigned length);
 ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,

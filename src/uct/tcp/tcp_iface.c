@@ -7,6 +7,7 @@
 #endif
 
 #include "tcp.h"
+#include "tcp_device.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/sys/sock.h>
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <limits.h>
+#include <math.h>
 #include <net/if.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -41,21 +43,70 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      ucs_offsetof(uct_tcp_iface_config_t, nodelay), UCS_CONFIG_TYPE_BOOL},
 
     {"TX_SEG_SIZE", "8k",
-     "Send buffer of each endpoint: bytes a busy socket can hold back "
-     "before sends return UCS_ERR_NO_RESOURCE. Also bounds the largest "
-     "message.",
+     "Largest short/bcopy message, its 8-byte header included. An "
+     "endpoint whose socket is busy holds back up to twice this much (in "
+     "buffers of a pool shared by the interface, taken only while in use) "
+     "before sends return UCS_ERR_NO_RESOURCE.",
      ucs_offsetof(uct_tcp_iface_config_t, tx_seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"RX_SEG_SIZE", "64k",
-     "Receive buffer of each endpoint, in which messages are reassembled; "
-     "bounds the largest message a peer may send.",
+     "Receive buffer in which messages are reassembled (taken from a pool "
+     "shared by the interface while a message is partial); bounds the "
+     "largest active message a peer may send. PUT and GET data of any "
+     "size is streamed to its destination.",
      ucs_offsetof(uct_tcp_iface_config_t, rx_seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"MAX_IOV", "6",
      "Largest iov count of zcopy operations (each is one sendmsg call).",
      ucs_offsetof(uct_tcp_iface_config_t, max_iov), UCS_CONFIG_TYPE_UINT},
+
+    {"SENDV_THRESH", "2k",
+     "Messages up to this size are gathered into one buffer and sent with "
+     "send(); larger ones go straight from their pieces with sendmsg() "
+     "(at most 4k).",
+     ucs_offsetof(uct_tcp_iface_config_t, sendv_thresh),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"PUT_ENABLE", "y",
+     "Offer PUT operations (short, bcopy, zcopy); with \"n\" the "
+     "interface reports no PUT capability.",
+     ucs_offsetof(uct_tcp_iface_config_t, put_enable), UCS_CONFIG_TYPE_BOOL},
+
+    {"KEEPIDLE", "10s",
+     "Idle time before the first keepalive probe (TCP_KEEPIDLE, whole "
+     "seconds); \"inf\" disables keepalive. A peer that stops answering "
+     "fails its endpoints with UCS_ERR_ENDPOINT_TIMEOUT after about "
+     "KEEPIDLE + KEEPINTVL * KEEPCNT, also when data is waiting to be "
+     "acknowledged (TCP_USER_TIMEOUT).",
+     ucs_offsetof(uct_tcp_iface_config_t, keepidle), UCS_CONFIG_TYPE_TIME},
+
+    {"KEEPINTVL", "2s",
+     "Time between keepalive probes (TCP_KEEPINTVL, whole seconds).",
+     ucs_offsetof(uct_tcp_iface_config_t, keepintvl), UCS_CONFIG_TYPE_TIME},
+
+    {"KEEPCNT", "3",
+     "Unanswered keepalive probes before the connection is dropped "
+     "(TCP_KEEPCNT).",
+     ucs_offsetof(uct_tcp_iface_config_t, keepcnt), UCS_CONFIG_TYPE_UINT},
+
+    {"SYN_CNT", "0",
+     "SYN retransmissions of a connect before it fails (TCP_SYNCNT); 0 "
+     "keeps the kernel's setting (net.ipv4.tcp_syn_retries).",
+     ucs_offsetof(uct_tcp_iface_config_t, syn_cnt), UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_CONN_RETRIES", "25",
+     "Connect attempts retried after a refusal (the peer's interface is "
+     "not listening yet), with a delay doubling from 10ms up to 1s.",
+     ucs_offsetof(uct_tcp_iface_config_t, max_conn_retries),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"CONN_TIMEOUT", "10s",
+     "No connect retry starts later than this after the endpoint was "
+     "created.",
+     ucs_offsetof(uct_tcp_iface_config_t, conn_timeout),
+     UCS_CONFIG_TYPE_TIME},
 
     {"PORT_RANGE", "0",
      "Range of ports the listening socket may bind, such as 10000-10100; "
@@ -67,126 +118,125 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      "Backlog of the listening socket (capped by net.core.somaxconn).",
      ucs_offsetof(uct_tcp_iface_config_t, backlog), UCS_CONFIG_TYPE_UINT},
 
+    {"AF_PRIO", "inet,inet6",
+     "Address families to use, in order of preference: an interface is "
+     "used with its address of the first family it has (inet = IPv4, "
+     "inet6 = IPv6).",
+     ucs_offsetof(uct_tcp_iface_config_t, af_prio),
+     UCT_TCP_CONFIG_TYPE_AF_PRIO},
+
     {NULL}
 };
-
-/* ------------------------------------------------------------------------
- * Devices: every interface that is up with an IPv4 address
- */
-
-ucs_status_t uct_tcp_query_devices(uct_md_h md,
-                                   uct_tl_device_resource_t **devices_p,
-                                   unsigned *num_devices_p)
-{
-    uct_tl_device_resource_t *devices = NULL, *tmp;
-    struct ifaddrs *ifaddrs, *ifa;
-    unsigned i, num_devices = 0;
-    int found;
-
-    if (getifaddrs(&ifaddrs) < 0) {
-        ucs_error("tcp: getifaddrs() failed: %m");
-        return UCS_ERR_IO_ERROR;
-    }
-
-    for (ifa = ifaddrs; ifa != NULL; ifa = ifa->ifa_next) {
-        if ((ifa->ifa_addr == NULL) || (ifa->ifa_addr->sa_family != AF_INET) ||
-            !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||
-            (strlen(ifa->ifa_name) >= UCT_DEVICE_NAME_MAX)) {
-            continue;
-        }
-
-        found = 0;
-        for (i = 0; i < num_devices; ++i) {
-            found |= !strcmp(devices[i].name, ifa->ifa_name);
-        }
-        if (found) {
-            continue; /* an interface with several addresses */
-        }
-
-        tmp = realloc(devices, sizeof(*devices) * (num_devices + 1));
-        if (tmp == NULL) {
-            ucs_error("tcp: failed to allocate the device list");
-            free(devices);
-            freeifaddrs(ifaddrs);
-            return UCS_ERR_NO_MEMORY;
-        }
-        devices = tmp;
-        memset(&devices[num_devices], 0, sizeof(*devices));
-        snprintf(devices[num_devices].name, UCT_DEVICE_NAME_MAX, "%s",
-                 ifa->ifa_name);
-        devices[num_devices].type       = UCT_DEVICE_TYPE_NET;
-        devices[num_devices].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
-        ++num_devices;
-    }
-
-    freeifaddrs(ifaddrs);
-    *devices_p     = devices;
-    *num_devices_p = num_devices;
-    return UCS_OK;
-}
 
 /* ------------------------------------------------------------------------
  * Sockets and events
  */
 
-ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd)
+static ucs_status_t uct_tcp_setsockopt_int(int fd, int level, int name,
+                                           int value, const char *what)
 {
-    int nodelay = iface->config.nodelay ? 1 : 0;
-    int size;
+    if (setsockopt(fd, level, name, &value, sizeof(value)) < 0) {
+        ucs_error("tcp: setsockopt(%s=%d) failed: %m", what, value);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
+                                        int connector)
+{
     ucs_status_t status;
 
-    status = ucs_socket_setopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay,
-                               sizeof(nodelay));
+    status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_NODELAY,
+                                    iface->config.nodelay ? 1 : 0,
+                                    "TCP_NODELAY");
+    if ((status == UCS_OK) && (iface->config.sndbuf != UCS_MEMUNITS_AUTO)) {
+        status = uct_tcp_setsockopt_int(fd, SOL_SOCKET, SO_SNDBUF,
+                                        (int)ucs_min(iface->config.sndbuf,
+                                                     (size_t)INT_MAX),
+                                        "SO_SNDBUF");
+    }
+    if ((status == UCS_OK) && (iface->config.rcvbuf != UCS_MEMUNITS_AUTO)) {
+        status = uct_tcp_setsockopt_int(fd, SOL_SOCKET, SO_RCVBUF,
+                                        (int)ucs_min(iface->config.rcvbuf,
+                                                     (size_t)INT_MAX),
+                                        "SO_RCVBUF");
+    }
+    if ((status == UCS_OK) && iface->config.keepalive) {
+        status = uct_tcp_setsockopt_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1,
+                                        "SO_KEEPALIVE");
+        if (status == UCS_OK) {
+            status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPIDLE,
+                                            iface->config.keepidle,
+                                            "TCP_KEEPIDLE");
+        }
+        if (status == UCS_OK) {
+            status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPINTVL,
+                                            iface->config.keepintvl,
+                                            "TCP_KEEPINTVL");
+        }
+        if (status == UCS_OK) {
+            status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPCNT,
+                                            iface->config.keepcnt,
+                                            "TCP_KEEPCNT");
+        }
+        if (status == UCS_OK) {
+            status = uct_tcp_setsockopt_int(
+                    fd, IPPROTO_TCP, TCP_USER_TIMEOUT,
+                    (int)iface->config.user_timeout_ms, "TCP_USER_TIMEOUT");
+        }
+    }
+    if ((status == UCS_OK) && connector && (iface->config.syn_cnt > 0)) {
+        status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_SYNCNT,
+                                        (int)iface->config.syn_cnt,
+                                        "TCP_SYNCNT");
+    }
     if (status != UCS_OK) {
         return status;
-    }
-    if (iface->config.sndbuf != UCS_MEMUNITS_AUTO) {
-        size   = (int)ucs_min(iface->config.sndbuf, (size_t)INT_MAX);
-        status = ucs_socket_setopt(fd, SOL_SOCKET, SO_SNDBUF, &size,
-                                   sizeof(size));
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-    if (iface->config.rcvbuf != UCS_MEMUNITS_AUTO) {
-        size   = (int)ucs_min(iface->config.rcvbuf, (size_t)INT_MAX);
-        status = ucs_socket_setopt(fd, SOL_SOCKET, SO_RCVBUF, &size,
-                                   sizeof(size));
-        if (status != UCS_OK) {
-            return status;
-        }
     }
     return ucs_socket_set_nonblock(fd);
 }
 
 static void uct_tcp_iface_accept(uct_tcp_iface_t *iface)
 {
-    struct sockaddr_in peer;
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uct_tcp_sockaddr_t peer;
     socklen_t len;
     ucs_status_t status;
     int fd;
 
     for (;;) {
-        len    = sizeof(peer);
-        status = ucs_socket_accept(iface->listen_fd, (struct sockaddr*)&peer,
-                                   &len, &fd);
-        if (status != UCS_OK) {
-            return; /* none left, or already logged */
+        len = sizeof(peer);
+        fd  = accept(iface->listen_fd, &peer.sa, &len);
+        if (fd < 0) {
+            if ((errno == EMFILE) || (errno == ENFILE)) {
+                /* the connection stays in the backlog; try again later */
+                ucs_error("tcp iface %s: cannot accept a connection: out of "
+                          "file descriptors (%m); raise the limit with "
+                          "'ulimit -n'", iface->super.dev_name);
+            } else if ((errno != EAGAIN) && (errno != EWOULDBLOCK) &&
+                       (errno != EINTR) && (errno != ECONNABORTED)) {
+                ucs_error("tcp iface %s: accept() failed: %m",
+                          iface->super.dev_name);
+            }
+            return;
         }
 
-        status = uct_tcp_iface_set_sockopts(iface, fd);
+        status = uct_tcp_iface_set_sockopts(iface, fd, 0);
         if (status == UCS_OK) {
             status = uct_tcp_ep_accept(iface, fd, &peer);
         }
         if (status != UCS_OK) {
+            ucs_debug("tcp iface %s: dropped the connection from %s",
+                      iface->super.dev_name,
+                      ucs_sockaddr_str(&peer.sa, str, sizeof(str)));
             close(fd);
         }
     }
 }
 
 /* The event set hands back either the iface (its listening socket) or
- * an ep. Both start with uct_iface_t/uct_ep_t, so tell them apart by
- * comparing with the iface itself. */
+ * an ep. */
 static void uct_tcp_iface_event_cb(void *callback_data,
                                    ucs_event_set_types_t events, void *arg)
 {
@@ -199,33 +249,38 @@ static void uct_tcp_iface_event_cb(void *callback_data,
     }
 }
 
-static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
+/* Runs a pending request of an ep whose socket drained; an ep that runs
+ * out again leaves the schedule until its socket drains again. */
+static ucs_arbiter_cb_result_t
+uct_tcp_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+                         ucs_arbiter_elem_t *elem, void *arg)
 {
-    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
-    unsigned count         = 16;
+    uct_pending_req_t *req = uct_pending_req_from_arb_elem(elem);
     ucs_status_t status;
 
-    status = ucs_event_set_wait(iface->event_set, &count, 0,
-                                uct_tcp_iface_event_cb, iface);
-    if (status != UCS_OK) {
-        count = 0;
+    status = req->func(req);
+    if (status == UCS_OK) {
+        return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
+    } else if (status == UCS_INPROGRESS) {
+        return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
+    } else if (status == UCS_ERR_NO_RESOURCE) {
+        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
     }
 
-    ucs_arbiter_dispatch(&iface->arbiter, 1, uct_pending_req_dispatch_cb,
-                         NULL);
-    if (!ucs_list_is_empty(&iface->flush_list)) {
-        uct_tcp_iface_check_flush(iface);
-    }
-    return count;
+    ucs_error("pending request %p returned %s; a pending callback must "
+              "return UCS_OK, UCS_INPROGRESS or UCS_ERR_NO_RESOURCE",
+              (void*)req, ucs_status_string(status));
+    return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
 }
 
-void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
+static void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
 {
     uct_tcp_flush_req_t *req, *tmp;
     uct_tcp_ep_t *ep;
 
     ucs_list_for_each(ep, &iface->ep_list, list) {
-        if (!uct_tcp_ep_is_idle(ep)) {
+        if (!(ep->flags & UCT_TCP_EP_FLAG_INTERNAL) &&
+            !uct_tcp_ep_is_flushed(ep)) {
             return;
         }
     }
@@ -233,8 +288,43 @@ void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
     ucs_list_for_each_safe(req, tmp, &iface->flush_list, list) {
         ucs_list_del(&req->list);
         uct_invoke_completion(req->comp, UCS_OK);
-        free(req);
+        ucs_mpool_put(req);
     }
+}
+
+static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
+{
+    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
+    unsigned count         = 16;
+    uct_tcp_ep_t *ep, *tmp;
+    ucs_status_t status;
+
+    iface->in_progress = 1;
+    status = ucs_event_set_wait(iface->event_set, &count, 0,
+                                uct_tcp_iface_event_cb, iface);
+    if (status != UCS_OK) {
+        count = 0;
+    }
+
+    if (ucs_unlikely(!ucs_arbiter_is_empty(&iface->arbiter))) {
+        count += ucs_arbiter_dispatch(&iface->arbiter, 1,
+                                      uct_tcp_iface_pending_cb, NULL);
+    }
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->retry_list))) {
+        uct_tcp_ep_retry_progress(iface);
+    }
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->flush_list))) {
+        uct_tcp_iface_check_flush(iface);
+    }
+    iface->in_progress = 0;
+
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->free_list))) {
+        ucs_list_for_each_safe(ep, tmp, &iface->free_list, list) {
+            ucs_list_del(&ep->list);
+            free(ep);
+        }
+    }
+    return count;
 }
 
 static ucs_status_t uct_tcp_iface_flush(uct_iface_h tl_iface, unsigned flags,
@@ -243,26 +333,34 @@ static ucs_status_t uct_tcp_iface_flush(uct_iface_h tl_iface, unsigned flags,
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
     uct_tcp_flush_req_t *req;
     uct_tcp_ep_t *ep;
-    int idle = 1;
+    ucs_status_t status;
+    int flushed = 1;
 
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
+        ucs_error("tcp iface %p: UCT_FLUSH_FLAG_CANCEL is supported on "
+                  "endpoints only", (void*)iface);
         return UCS_ERR_UNSUPPORTED;
     }
 
     ucs_list_for_each(ep, &iface->ep_list, list) {
-        if (!uct_tcp_ep_is_idle(ep)) {
-            idle = 0;
-            break;
+        if ((ep->flags & UCT_TCP_EP_FLAG_INTERNAL) ||
+            (ep->state == UCT_TCP_EP_FAILED)) {
+            continue;
         }
+        status = uct_tcp_ep_flush_request_ack(ep);
+        if (status != UCS_OK) {
+            return status;
+        }
+        flushed = flushed && uct_tcp_ep_is_flushed(ep);
     }
-    if (idle) {
+    if (flushed) {
         return UCS_OK;
     }
     if (comp == NULL) {
         return UCS_INPROGRESS;
     }
 
-    req = malloc(sizeof(*req));
+    req = ucs_mpool_get(&iface->op_mp);
     if (req == NULL) {
         ucs_error("tcp iface %p: failed to allocate a flush request",
                   (void*)iface);
@@ -321,56 +419,64 @@ static ucs_status_t uct_tcp_iface_query(uct_iface_h tl_iface,
                                         uct_iface_attr_t *attr)
 {
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
-    size_t max_msg         = iface->config.max_msg;
+    size_t max_bcopy       = iface->config.max_bcopy;
+    size_t max_am          = iface->config.max_am;
 
     uct_base_iface_query(&iface->super, attr);
 
     attr->cap.flags = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                      UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
-                      UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
-                      UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
-                      UCT_IFACE_FLAG_PENDING |
+                      UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
+                      UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_PENDING |
                       UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                      UCT_IFACE_FLAG_CONNECT_TO_EP |
                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
                       UCT_IFACE_FLAG_CB_SYNC;
+    if (iface->config.put_enable) {
+        attr->cap.flags |= UCT_IFACE_FLAG_PUT_SHORT |
+                           UCT_IFACE_FLAG_PUT_BCOPY |
+                           UCT_IFACE_FLAG_PUT_ZCOPY;
+    }
     attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_RECV |
                             UCT_IFACE_FLAG_EVENT_FD;
 
-    attr->cap.am.max_short       = max_msg - sizeof(uint64_t);
-    attr->cap.am.max_bcopy       = max_msg;
+    attr->cap.am.max_short       = max_bcopy - sizeof(uint64_t);
+    attr->cap.am.max_bcopy       = max_bcopy;
     attr->cap.am.min_zcopy       = 0;
-    attr->cap.am.max_zcopy       = max_msg;
-    attr->cap.am.max_hdr         = max_msg;
+    attr->cap.am.max_zcopy       = max_am;
+    attr->cap.am.max_hdr         = iface->config.max_hdr;
     attr->cap.am.opt_zcopy_align = 1;
     attr->cap.am.align_mtu       = 1;
     attr->cap.am.max_iov         = iface->config.max_iov;
 
-    attr->cap.put.max_short       = max_msg - sizeof(uint64_t);
-    attr->cap.put.max_bcopy       = max_msg - sizeof(uint64_t);
-    attr->cap.put.min_zcopy       = 0;
-    attr->cap.put.max_zcopy       = max_msg - sizeof(uint64_t);
-    attr->cap.put.opt_zcopy_align = 1;
-    attr->cap.put.align_mtu       = 1;
-    attr->cap.put.max_iov         = iface->config.max_iov;
+    if (iface->config.put_enable) {
+        attr->cap.put.max_short       = max_bcopy - sizeof(uint64_t);
+        attr->cap.put.max_bcopy       = max_bcopy - sizeof(uint64_t);
+        attr->cap.put.min_zcopy       = 0;
+        attr->cap.put.max_zcopy       = UCT_TCP_MAX_STREAM_MSG -
+                                        sizeof(uint64_t);
+        attr->cap.put.opt_zcopy_align = 1;
+        attr->cap.put.align_mtu       = 1;
+        attr->cap.put.max_iov         = iface->config.max_iov;
+    }
 
     attr->cap.get.max_short       = 0;
-    attr->cap.get.max_bcopy       = max_msg;
+    attr->cap.get.max_bcopy       = max_am;
     attr->cap.get.min_zcopy       = 0;
-    attr->cap.get.max_zcopy       = max_msg;
+    attr->cap.get.max_zcopy       = UCT_TCP_MAX_STREAM_MSG;
     attr->cap.get.opt_zcopy_align = 1;
     attr->cap.get.align_mtu       = 1;
     attr->cap.get.max_iov         = iface->config.max_iov;
 
-    attr->device_addr_len     = sizeof(uct_tcp_device_addr_t);
+    attr->device_addr_len     = uct_tcp_device_addr_length(
+                                        iface->listen_addr.sa.sa_family);
     attr->iface_addr_len      = sizeof(uct_tcp_iface_addr_t);
-    attr->ep_addr_len         = 0;
+    attr->ep_addr_len         = sizeof(uct_tcp_ep_addr_t);
     attr->max_conn_priv       = 0;
     attr->overhead            = 50e-6;
     attr->bandwidth.dedicated = 0;
-    attr->bandwidth.shared    = iface->is_loopback ? 4000.0 * 1024 * 1024 :
-                                                     100.0 * 1024 * 1024;
-    attr->latency             = ucs_linear_func_make(
-                                    iface->is_loopback ? 10e-6 : 50e-6, 0);
+    attr->bandwidth.shared    = iface->config.bandwidth;
+    attr->latency             = ucs_linear_func_make(iface->config.latency,
+                                                     0);
     attr->priority            = 0;
     return UCS_OK;
 }
@@ -378,38 +484,59 @@ static ucs_status_t uct_tcp_iface_query(uct_iface_h tl_iface,
 static ucs_status_t uct_tcp_iface_get_device_address(uct_iface_h tl_iface,
                                                      uct_device_addr_t *addr)
 {
-    memcpy(addr, &uct_tcp_iface(tl_iface)->listen_addr.sin_addr,
-           sizeof(uct_tcp_device_addr_t));
+    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
+    uct_tcp_device_addr_t dev;
+
+    memset(&dev, 0, sizeof(dev));
+    dev.family = (uint8_t)iface->listen_addr.sa.sa_family;
+    if (dev.family == AF_INET6) {
+        memcpy(dev.addr, &iface->listen_addr.in6.sin6_addr, 16);
+    } else {
+        memcpy(dev.addr, &iface->listen_addr.in.sin_addr, 4);
+    }
+    memcpy(addr, &dev, uct_tcp_device_addr_length(dev.family));
     return UCS_OK;
+}
+
+static uint16_t uct_tcp_iface_port(const uct_tcp_iface_t *iface)
+{
+    return (iface->listen_addr.sa.sa_family == AF_INET6) ?
+                   iface->listen_addr.in6.sin6_port :
+                   iface->listen_addr.in.sin_port;
 }
 
 static ucs_status_t uct_tcp_iface_get_address(uct_iface_h tl_iface,
                                               uct_iface_addr_t *addr)
 {
-    memcpy(addr, &uct_tcp_iface(tl_iface)->listen_addr.sin_port,
-           sizeof(uct_tcp_iface_addr_t));
+    uct_tcp_iface_addr_t port = uct_tcp_iface_port(uct_tcp_iface(tl_iface));
+
+    memcpy(addr, &port, sizeof(port));
     return UCS_OK;
 }
 
-static int uct_tcp_addr_is_loopback(const struct in_addr *addr)
-{
-    return (ntohl(addr->s_addr) >> 24) == IN_LOOPBACKNET;
-}
-
-/* A loopback address is reachable only from a loopback interface and the
- * other way round; other addresses are left to routing. */
+/* Same family; a loopback address is reachable only from a loopback
+ * interface and the other way round; other addresses are left to
+ * routing. */
 static int uct_tcp_iface_is_reachable(const uct_iface_h tl_iface,
                                       const uct_device_addr_t *dev_addr,
                                       const uct_iface_addr_t *iface_addr)
 {
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
-    struct in_addr remote;
+    const uct_tcp_device_addr_t *dev =
+            (const uct_tcp_device_addr_t*)dev_addr;
+    uct_tcp_sockaddr_t remote;
 
-    if ((dev_addr == NULL) || (iface_addr == NULL)) {
+    if ((dev == NULL) || (dev->family != iface->listen_addr.sa.sa_family)) {
         return 0;
     }
-    memcpy(&remote, dev_addr, sizeof(remote));
-    return uct_tcp_addr_is_loopback(&remote) == iface->is_loopback;
+    memset(&remote, 0, sizeof(remote));
+    remote.sa.sa_family = dev->family;
+    if (dev->family == AF_INET6) {
+        memcpy(&remote.in6.sin6_addr, dev->addr, 16);
+    } else {
+        memcpy(&remote.in.sin_addr, dev->addr, 4);
+    }
+    return uct_tcp_sockaddr_is_loopback(&remote.sa) == iface->is_loopback;
 }
 
 /* ------------------------------------------------------------------------
@@ -425,7 +552,7 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     uct_base_iface_progress_disable(tl_iface,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
-        if (!ep->passive) {
+        if (!(ep->flags & UCT_TCP_EP_FLAG_INTERNAL)) {
             ucs_debug("tcp iface %p: ep %p was not destroyed before the "
                       "interface was closed", (void*)iface, (void*)ep);
         }
@@ -434,45 +561,59 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     ucs_list_for_each_safe(req, treq, &iface->flush_list, list) {
         ucs_list_del(&req->list);
         uct_invoke_completion(req->comp, UCS_ERR_CANCELED);
-        free(req);
+        ucs_mpool_put(req);
     }
     ucs_event_set_del(iface->event_set, iface->listen_fd);
     close(iface->listen_fd);
     ucs_event_set_cleanup(iface->event_set);
     ucs_arbiter_cleanup(&iface->arbiter);
+    ucs_ptr_array_cleanup(&iface->ep_ids, 0);
+    ucs_mpool_cleanup(&iface->op_mp, 1);
+    ucs_mpool_cleanup(&iface->rx_mp, 1);
+    ucs_mpool_cleanup(&iface->tx_mp, 1);
     free(iface->align_buf);
     uct_base_iface_cleanup(&iface->super);
     free(iface);
 }
 
-static const uct_iface_ops_t uct_tcp_iface_ops = {
-    .ep_put_short             = uct_tcp_ep_put_short,
-    .ep_put_bcopy             = uct_tcp_ep_put_bcopy,
-    .ep_put_zcopy             = uct_tcp_ep_put_zcopy,
-    .ep_get_bcopy             = uct_tcp_ep_get_bcopy,
-    .ep_get_zcopy             = uct_tcp_ep_get_zcopy,
-    .ep_am_short              = uct_tcp_ep_am_short,
-    .ep_am_short_iov          = uct_tcp_ep_am_short_iov,
-    .ep_am_bcopy              = uct_tcp_ep_am_bcopy,
-    .ep_am_zcopy              = uct_tcp_ep_am_zcopy,
-    .ep_pending_add           = uct_tcp_ep_pending_add,
-    .ep_pending_purge         = uct_tcp_ep_pending_purge,
-    .ep_flush                 = uct_tcp_ep_flush,
-    .ep_fence                 = uct_base_ep_fence,
-    .ep_create                = uct_tcp_ep_create,
-    .ep_destroy               = uct_tcp_ep_destroy,
-    .iface_flush              = uct_tcp_iface_flush,
-    .iface_fence              = uct_base_iface_fence,
-    .iface_progress           = uct_tcp_iface_progress,
-    .iface_progress_enable    = uct_base_iface_progress_enable,
-    .iface_progress_disable   = uct_base_iface_progress_disable,
-    .iface_event_fd_get       = uct_tcp_iface_event_fd_get,
-    .iface_event_arm          = uct_tcp_iface_event_arm,
-    .iface_close              = uct_tcp_iface_close,
-    .iface_query              = uct_tcp_iface_query,
-    .iface_get_device_address = uct_tcp_iface_get_device_address,
-    .iface_get_address        = uct_tcp_iface_get_address,
+#define UCT_TCP_IFACE_COMMON_OPS \
+    .ep_get_bcopy             = uct_tcp_ep_get_bcopy, \
+    .ep_get_zcopy             = uct_tcp_ep_get_zcopy, \
+    .ep_am_short              = uct_tcp_ep_am_short, \
+    .ep_am_short_iov          = uct_tcp_ep_am_short_iov, \
+    .ep_am_bcopy              = uct_tcp_ep_am_bcopy, \
+    .ep_am_zcopy              = uct_tcp_ep_am_zcopy, \
+    .ep_pending_add           = uct_tcp_ep_pending_add, \
+    .ep_pending_purge         = uct_tcp_ep_pending_purge, \
+    .ep_flush                 = uct_tcp_ep_flush, \
+    .ep_fence                 = uct_tcp_ep_fence, \
+    .ep_create                = uct_tcp_ep_create, \
+    .ep_destroy               = uct_tcp_ep_destroy, \
+    .ep_get_address           = uct_tcp_ep_get_address, \
+    .ep_connect_to_ep         = uct_tcp_ep_connect_to_ep, \
+    .iface_flush              = uct_tcp_iface_flush, \
+    .iface_fence              = uct_base_iface_fence, \
+    .iface_progress           = uct_tcp_iface_progress, \
+    .iface_progress_enable    = uct_base_iface_progress_enable, \
+    .iface_progress_disable   = uct_base_iface_progress_disable, \
+    .iface_event_fd_get       = uct_tcp_iface_event_fd_get, \
+    .iface_event_arm          = uct_tcp_iface_event_arm, \
+    .iface_close              = uct_tcp_iface_close, \
+    .iface_query              = uct_tcp_iface_query, \
+    .iface_get_device_address = uct_tcp_iface_get_device_address, \
+    .iface_get_address        = uct_tcp_iface_get_address, \
     .iface_is_reachable       = uct_tcp_iface_is_reachable
+
+static const uct_iface_ops_t uct_tcp_iface_ops = {
+    .ep_put_short = uct_tcp_ep_put_short,
+    .ep_put_bcopy = uct_tcp_ep_put_bcopy,
+    .ep_put_zcopy = uct_tcp_ep_put_zcopy,
+    UCT_TCP_IFACE_COMMON_OPS
+};
+
+/* UCX_TCP_PUT_ENABLE=n: the PUT entries stay unset (UNSUPPORTED) */
+static const uct_iface_ops_t uct_tcp_iface_noput_ops = {
+    UCT_TCP_IFACE_COMMON_OPS
 };
 
 /* Binds the listening socket to the device address, on a port of the
@@ -500,10 +641,9 @@ static ucs_status_t uct_tcp_iface_listen(uct_tcp_iface_t *iface,
 
     status = UCS_ERR_BUSY;
     for (port = first; port <= last; ++port) {
-        iface->listen_addr.sin_port = htons((uint16_t)port);
-        status = ucs_socket_server_init((struct sockaddr*)&iface->listen_addr,
-                                        (int)backlog, 0, port != last,
-                                        &iface->listen_fd);
+        ucs_sockaddr_set_port(&iface->listen_addr.sa, (uint16_t)port);
+        status = ucs_socket_server_init(&iface->listen_addr.sa, (int)backlog,
+                                        0, port != last, &iface->listen_fd);
         if (status != UCS_ERR_BUSY) {
             break;
         }
@@ -519,13 +659,153 @@ static ucs_status_t uct_tcp_iface_listen(uct_tcp_iface_t *iface,
         close(iface->listen_fd);
         return status;
     }
-    iface->listen_addr.sin_port = ((struct sockaddr_in*)&bound)->sin_port;
+    ucs_sockaddr_set_port(&iface->listen_addr.sa,
+                          ntohs(((struct sockaddr_in*)&bound)->sin_port));
 
     status = ucs_socket_set_nonblock(iface->listen_fd);
     if (status != UCS_OK) {
         close(iface->listen_fd);
     }
     return status;
+}
+
+/* The interface's address: of the first family of UCX_TCP_AF_PRIO the
+ * device has. */
+static ucs_status_t uct_tcp_iface_get_addr(uct_tcp_iface_t *iface,
+                                           const uct_tcp_af_prio_t *af,
+                                           uct_tcp_sockaddr_t *addr)
+{
+    struct sockaddr_storage ss;
+    ucs_status_t status;
+
+    status = uct_tcp_device_get_addr(iface->super.dev_name, af->af,
+                                     af->count, &ss);
+    if (status != UCS_OK) {
+        return status;
+    }
+    memset(addr, 0, sizeof(*addr));
+    memcpy(addr, &ss, (ss.ss_family == AF_INET6) ? sizeof(addr->in6) :
+                                                   sizeof(addr->in));
+    return UCS_OK;
+}
+
+static ucs_status_t uct_tcp_iface_init_mpools(uct_tcp_iface_t *iface)
+{
+    ucs_mpool_params_t params;
+    ucs_status_t status;
+    size_t op_size;
+
+    ucs_mpool_params_reset(&params);
+    params.elem_size       = sizeof(uct_tcp_tx_t) + iface->config.tx_buf_size;
+    params.alignment       = 8;
+    params.elems_per_chunk = 8;
+    params.name            = "tcp send buffers";
+    status = ucs_mpool_init(&iface->tx_mp, &params);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    params.elem_size = sizeof(uct_tcp_rx_t) + iface->config.rx_seg_size;
+    params.name      = "tcp receive buffers";
+    status = ucs_mpool_init(&iface->rx_mp, &params);
+    if (status != UCS_OK) {
+        goto err_tx;
+    }
+
+    op_size = sizeof(uct_tcp_tx_t) +
+              (UCT_TCP_MAX_SEND_IOV * sizeof(struct iovec)) +
+              sizeof(uct_tcp_hdr_t) + iface->config.max_hdr;
+    op_size = ucs_max(op_size, sizeof(uct_tcp_get_op_t) +
+                               (iface->config.max_iov * sizeof(uct_iov_t)));
+    op_size = ucs_max(op_size, sizeof(uct_tcp_flush_req_t));
+    params.elem_size       = op_size;
+    params.elems_per_chunk = 32;
+    params.name            = "tcp operations";
+    status = ucs_mpool_init(&iface->op_mp, &params);
+    if (status != UCS_OK) {
+        goto err_rx;
+    }
+    return UCS_OK;
+
+err_rx:
+    ucs_mpool_cleanup(&iface->rx_mp, 0);
+err_tx:
+    ucs_mpool_cleanup(&iface->tx_mp, 0);
+    return status;
+}
+
+/* Checks the configuration and fills iface->config. */
+static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
+                                              const uct_tcp_iface_config_t *c)
+{
+    const size_t min_seg = sizeof(uct_tcp_hdr_t) + 2 * sizeof(uint64_t);
+    double user_timeout;
+
+    if ((c->tx_seg_size < min_seg) || (c->rx_seg_size < min_seg) ||
+        (c->tx_seg_size > (1ul << 30)) || (c->rx_seg_size > (1ul << 30))) {
+        ucs_error("UCX_TCP_TX_SEG_SIZE=%zu/UCX_TCP_RX_SEG_SIZE=%zu: each "
+                  "must be at least %zu bytes and at most 1g",
+                  c->tx_seg_size, c->rx_seg_size, min_seg);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((c->max_iov == 0) || (c->max_iov > UCT_TCP_MAX_SEND_IOV - 2)) {
+        ucs_error("UCX_TCP_MAX_IOV=%u: must be 1..%d", c->max_iov,
+                  UCT_TCP_MAX_SEND_IOV - 2);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (c->sendv_thresh > UCT_TCP_SENDV_THRESH_MAX) {
+        ucs_error("UCX_TCP_SENDV_THRESH=%zu: at most %d", c->sendv_thresh,
+                  UCT_TCP_SENDV_THRESH_MAX);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!isinf(c->keepidle) &&
+        ((c->keepidle < 1.0) || (c->keepintvl < 1.0) ||
+         (c->keepcnt == 0) || (c->keepidle > 32767) ||
+         (c->keepintvl > 32767) || (c->keepcnt > 127))) {
+        ucs_error("UCX_TCP_KEEPIDLE=%gs/KEEPINTVL=%gs/KEEPCNT=%u: need "
+                  "1s..32767s and a count of 1..127 (or KEEPIDLE=inf to "
+                  "turn keepalive off)", c->keepidle, c->keepintvl,
+                  c->keepcnt);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (c->syn_cnt > 127) {
+        ucs_error("UCX_TCP_SYN_CNT=%u: at most 127", c->syn_cnt);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (c->max_conn_retries > 255) {
+        ucs_error("UCX_TCP_MAX_CONN_RETRIES=%u: at most 255",
+                  c->max_conn_retries);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    iface->config.sndbuf       = c->sndbuf;
+    iface->config.rcvbuf       = c->rcvbuf;
+    iface->config.nodelay      = c->nodelay;
+    iface->config.tx_buf_size  = 2 * c->tx_seg_size;
+    iface->config.rx_seg_size  = c->rx_seg_size;
+    iface->config.max_iov      = c->max_iov;
+    iface->config.sendv_thresh = c->sendv_thresh;
+    iface->config.put_enable   = c->put_enable;
+    iface->config.max_am       = c->rx_seg_size - sizeof(uct_tcp_hdr_t);
+    iface->config.max_bcopy    = ucs_min(c->tx_seg_size, c->rx_seg_size) -
+                                 sizeof(uct_tcp_hdr_t);
+    iface->config.max_hdr      = ucs_min(UCT_TCP_MAX_AM_HDR,
+                                         iface->config.max_am);
+    iface->config.keepalive    = !isinf(c->keepidle);
+    if (iface->config.keepalive) {
+        iface->config.keepidle  = (int)c->keepidle;
+        iface->config.keepintvl = (int)c->keepintvl;
+        iface->config.keepcnt   = (int)c->keepcnt;
+        user_timeout = (double)iface->config.keepidle +
+                       (double)iface->config.keepintvl *
+                       iface->config.keepcnt;
+        iface->config.user_timeout_ms = (unsigned)(user_timeout * 1000.0);
+    }
+    iface->config.syn_cnt          = c->syn_cnt;
+    iface->config.max_conn_retries = c->max_conn_retries;
+    iface->config.conn_timeout     = ucs_time_from_sec(
+            isinf(c->conn_timeout) ? 1e9 : c->conn_timeout);
+    return UCS_OK;
 }
 
 ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
@@ -535,24 +815,8 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
 {
     const uct_tcp_iface_config_t *config =
             (const uct_tcp_iface_config_t*)tl_config;
-    const size_t overhead = sizeof(uct_tcp_hdr_t) + sizeof(uint64_t);
-    struct sockaddr_storage addr;
     uct_tcp_iface_t *iface;
     ucs_status_t status;
-
-    if ((config->tx_seg_size <= overhead) ||
-        (config->rx_seg_size <= overhead) ||
-        (config->tx_seg_size > UINT32_MAX) ||
-        (config->rx_seg_size > UINT32_MAX)) {
-        ucs_error("UCX_TCP_TX_SEG_SIZE=%zu/UCX_TCP_RX_SEG_SIZE=%zu: each "
-                  "must be larger than %zu bytes and below 4g",
-                  config->tx_seg_size, config->rx_seg_size, overhead);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if (config->max_iov == 0) {
-        ucs_error("UCX_TCP_MAX_IOV must be at least 1");
-        return UCS_ERR_INVALID_PARAM;
-    }
 
     iface = calloc(1, sizeof(*iface));
     if (iface == NULL) {
@@ -560,42 +824,51 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_base_iface_init(&iface->super, &uct_tcp_iface_ops, md,
-                                 worker, params, tl_config);
+    status = uct_tcp_iface_init_config(iface, config);
     if (status != UCS_OK) {
         goto err_free;
     }
 
-    iface->listen_fd          = -1;
-    iface->config.sndbuf      = config->sndbuf;
-    iface->config.rcvbuf      = config->rcvbuf;
-    iface->config.nodelay     = config->nodelay;
-    iface->config.tx_seg_size = config->tx_seg_size;
-    iface->config.rx_seg_size = config->rx_seg_size;
-    iface->config.max_iov     = config->max_iov;
-    iface->config.max_msg     = ucs_min(config->tx_seg_size,
-                                        config->rx_seg_size) -
-                                sizeof(uct_tcp_hdr_t);
+    status = uct_base_iface_init(&iface->super,
+                                 config->put_enable ?
+                                         &uct_tcp_iface_ops :
+                                         &uct_tcp_iface_noput_ops,
+                                 md, worker, params, tl_config);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    iface->listen_fd = -1;
+    iface->cookie    = (uint32_t)ucs_get_time() ^ ((uint32_t)getpid() << 16);
     ucs_list_head_init(&iface->ep_list);
     ucs_list_head_init(&iface->flush_list);
+    ucs_list_head_init(&iface->retry_list);
+    ucs_list_head_init(&iface->free_list);
     ucs_arbiter_init(&iface->arbiter);
+    ucs_ptr_array_init(&iface->ep_ids, "tcp endpoint ids");
+
+    status = uct_tcp_iface_init_mpools(iface);
+    if (status != UCS_OK) {
+        goto err_cleanup_base;
+    }
 
     iface->align_buf = malloc(config->rx_seg_size +
                               iface->super.am_alignment);
     if (iface->align_buf == NULL) {
         ucs_error("tcp: failed to allocate an alignment buffer");
         status = UCS_ERR_NO_MEMORY;
-        goto err_cleanup_base;
+        goto err_cleanup_mpools;
     }
 
-    status = ucs_netif_get_addr(iface->super.dev_name, AF_INET, &addr, NULL);
+    status = uct_tcp_iface_get_addr(iface, &config->af_prio,
+                                    &iface->listen_addr);
     if (status != UCS_OK) {
-        ucs_error("tcp: interface %s has no IPv4 address",
-                  iface->super.dev_name);
         goto err_free_align;
     }
-    memcpy(&iface->listen_addr, &addr, sizeof(iface->listen_addr));
-    iface->is_loopback = uct_tcp_addr_is_loopback(&iface->listen_addr.sin_addr);
+    iface->is_loopback = uct_tcp_sockaddr_is_loopback(&iface->listen_addr.sa);
+    uct_tcp_device_estimate(iface->super.dev_name, iface->is_loopback,
+                            &iface->config.latency,
+                            &iface->config.bandwidth);
 
     status = uct_tcp_iface_listen(iface, &config->port_range,
                                   config->backlog);
@@ -623,7 +896,12 @@ err_close_listen:
     close(iface->listen_fd);
 err_free_align:
     free(iface->align_buf);
+err_cleanup_mpools:
+    ucs_mpool_cleanup(&iface->op_mp, 0);
+    ucs_mpool_cleanup(&iface->rx_mp, 0);
+    ucs_mpool_cleanup(&iface->tx_mp, 0);
 err_cleanup_base:
+    ucs_ptr_array_cleanup(&iface->ep_ids, 0);
     ucs_arbiter_cleanup(&iface->arbiter);
     uct_base_iface_cleanup(&iface->super);
 err_free:

@@ -15,7 +15,7 @@
 
 uct_tl_t uct_tcp_tl = {
     .name          = UCT_TCP_NAME,
-    .query_devices = uct_tcp_query_devices,
+    .query_devices = uct_tcp_device_query_all,
     .iface_open    = uct_tcp_iface_open,
     .config        = {
         .name   = "TCP sockets transport",

@@ -1,0 +1,542 @@
+/*
+ * Heap footprint of idle connected tcp endpoints on loopback. One process
+ * opens a client and a server tcp interface on a loopback device, then
+ * connects N client endpoints to the server interface and sends one
+ * active message on each, progressing until the server has received all
+ * of them: every connection is then established and idle.
+ *
+ * Heap in use is glibc's mallinfo2() uordblks + hblkhd (kernel socket
+ * buffers are not counted). It is read at four points:
+ *   base      interfaces open, one warm-up connection made and torn down
+ *   idle      N connections established and idle
+ *   client-   after destroying the N client endpoints, before the server
+ *   destroyed side has seen the closes (nothing progressed in between)
+ *   end       after progressing until the server side let go too
+ * idle - client-destroyed is what the client endpoints held;
+ * client-destroyed - base is what the server side keeps per accepted
+ * connection (plus any growth of shared pools); end - base is what
+ * stayed behind.
+ *
+ * Usage: tcp_ep_memory [-n EPS] [-d DEV]
+ */
+#define _GNU_SOURCE
+
+#include <uct/api/uct.h>
+#include <ucs/async/async.h>
+
+#include <getopt.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define MEM_DEFAULT_EPS     1000
+#define MEM_TARGET_BYTES    2048  /* per idle endpoint */
+#define MEM_BATCH           64    /* connects in flight at once */
+#define MEM_AM_ID           5
+#define MEM_FDS_RESERVED    64    /* descriptors left for everything else */
+#define MEM_TIMEOUT_SEC     60.0  /* bound on every wait */
+#define MEM_SETTLE_SEC      0.2   /* progress after the closes */
+
+typedef struct {
+    uct_iface_h      iface;
+    uct_iface_attr_t attr;
+    void             *dev_addr;
+    void             *iface_addr;
+} mem_iface_t;
+
+typedef struct {
+    const char          *dev_name;
+    unsigned            num_eps;
+    ucs_async_context_t *async;
+    uct_worker_h        worker;
+    uct_md_h            md;
+    mem_iface_t         client;
+    mem_iface_t         server;
+    uct_ep_h            *eps;
+    unsigned long       received;
+} mem_ctx_t;
+
+static double mem_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + (ts.tv_nsec * 1e-9);
+}
+
+static size_t mem_heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+
+    return mi.uordblks + mi.hblkhd;
+}
+
+static int mem_fail(const char *what, ucs_status_t status)
+{
+    fprintf(stderr, "tcp_ep_memory: %s failed: %s\n", what,
+            ucs_status_string(status));
+    return -1;
+}
+
+static ucs_status_t mem_am_handler(void *arg, void *data, size_t length,
+                                   unsigned flags)
+{
+    mem_ctx_t *ctx = arg;
+
+    ++ctx->received;
+    return UCS_OK;
+}
+
+/* Every connection takes two descriptors here: the client's socket and
+ * the one the server accepts. */
+static void mem_raise_fd_limit(mem_ctx_t *ctx)
+{
+    struct rlimit rl;
+    unsigned max_eps;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        return;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
+    if (rl.rlim_cur == RLIM_INFINITY) {
+        return;
+    }
+    max_eps = (rl.rlim_cur > 2 * MEM_FDS_RESERVED) ?
+              (unsigned)((rl.rlim_cur - MEM_FDS_RESERVED) / 2) : 1;
+    if (ctx->num_eps > max_eps) {
+        printf("open file limit %llu allows %u connections in one "
+               "process: measuring %u endpoints instead of %u (raise "
+               "ulimit -n for more)\n", (unsigned long long)rl.rlim_cur,
+               max_eps, max_eps, ctx->num_eps);
+        ctx->num_eps = max_eps;
+    }
+}
+
+/* Opens the tcp memory domain that lists ctx->dev_name */
+static int mem_md_open(mem_ctx_t *ctx)
+{
+    uct_component_h *components;
+    uct_component_attr_t attr;
+    uct_tl_resource_desc_t *resources;
+    unsigned c, m, r, num_components, num_resources;
+    uct_md_config_t *config;
+    ucs_status_t status;
+    uct_md_h md;
+
+    status = uct_query_components(&components, &num_components);
+    if (status != UCS_OK) {
+        return mem_fail("uct_query_components", status);
+    }
+
+    for (c = 0; (c < num_components) && (ctx->md == NULL); ++c) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                          UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+        if ((uct_component_query(components[c], &attr) != UCS_OK) ||
+            strcmp(attr.name, "tcp")) {
+            continue;
+        }
+        attr.md_resources = calloc(attr.md_resource_count + 1,
+                                   sizeof(*attr.md_resources));
+        if (attr.md_resources == NULL) {
+            break;
+        }
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+        if (uct_component_query(components[c], &attr) != UCS_OK) {
+            free(attr.md_resources);
+            continue;
+        }
+        for (m = 0; (m < attr.md_resource_count) && (ctx->md == NULL);
+             ++m) {
+            if (uct_md_config_read(components[c], NULL, NULL, &config) !=
+                UCS_OK) {
+                continue;
+            }
+            status = uct_md_open(components[c], attr.md_resources[m].md_name,
+                                 config, &md);
+            uct_config_release(config);
+            if (status != UCS_OK) {
+                continue;
+            }
+            if (uct_md_query_tl_resources(md, &resources, &num_resources) ==
+                UCS_OK) {
+                for (r = 0; r < num_resources; ++r) {
+                    if (!strcmp(resources[r].tl_name, "tcp") &&
+                        !strcmp(resources[r].dev_name, ctx->dev_name)) {
+                        ctx->md = md;
+                        break;
+                    }
+                }
+                uct_release_tl_resource_list(resources);
+            }
+            if (ctx->md == NULL) {
+                uct_md_close(md);
+            }
+        }
+        free(attr.md_resources);
+    }
+    uct_release_component_list(components);
+
+    if (ctx->md == NULL) {
+        fprintf(stderr, "tcp_ep_memory: transport tcp on device %s not "
+                "found (is libuct_tcp.so built? uct_info -d lists the "
+                "devices)\n", ctx->dev_name);
+        return -1;
+    }
+    return 0;
+}
+
+static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
+{
+    uct_iface_config_t *config;
+    uct_iface_params_t params;
+    ucs_status_t status;
+
+    status = uct_md_iface_config_read(ctx->md, "tcp", NULL, NULL, &config);
+    if (status != UCS_OK) {
+        return mem_fail("uct_md_iface_config_read", status);
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "tcp";
+    params.mode.device.dev_name = ctx->dev_name;
+
+    status = uct_iface_open(ctx->md, ctx->worker, &params, config,
+                            &mi->iface);
+    uct_config_release(config);
+    if (status != UCS_OK) {
+        mi->iface = NULL;
+        return mem_fail("uct_iface_open", status);
+    }
+
+    status = uct_iface_query(mi->iface, &mi->attr);
+    if (status != UCS_OK) {
+        return mem_fail("uct_iface_query", status);
+    }
+    if (!(mi->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
+        !(mi->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
+        fprintf(stderr, "tcp_ep_memory: tcp/%s cannot connect to an "
+                "interface or lacks am_short\n", ctx->dev_name);
+        return -1;
+    }
+
+    mi->dev_addr   = calloc(1, mi->attr.device_addr_len + 1);
+    mi->iface_addr = calloc(1, mi->attr.iface_addr_len + 1);
+    if ((mi->dev_addr == NULL) || (mi->iface_addr == NULL)) {
+        fprintf(stderr, "tcp_ep_memory: out of memory for addresses\n");
+        return -1;
+    }
+    status = uct_iface_get_device_address(mi->iface, mi->dev_addr);
+    if (status != UCS_OK) {
+        return mem_fail("uct_iface_get_device_address", status);
+    }
+    status = uct_iface_get_address(mi->iface, mi->iface_addr);
+    if (status != UCS_OK) {
+        return mem_fail("uct_iface_get_address", status);
+    }
+
+    status = uct_iface_set_am_handler(mi->iface, MEM_AM_ID, mem_am_handler,
+                                      ctx, UCT_CB_FLAG_SYNC);
+    if (status != UCS_OK) {
+        return mem_fail("uct_iface_set_am_handler", status);
+    }
+    uct_iface_progress_enable(mi->iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    return 0;
+}
+
+static void mem_iface_close(mem_iface_t *mi)
+{
+    if (mi->iface != NULL) {
+        uct_iface_close(mi->iface);
+    }
+    free(mi->dev_addr);
+    free(mi->iface_addr);
+}
+
+static int mem_ep_create(mem_ctx_t *ctx, uct_ep_h *ep_p)
+{
+    uct_ep_params_t params;
+    ucs_status_t status;
+
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                        UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = ctx->client.iface;
+    params.dev_addr   = ctx->server.dev_addr;
+    params.iface_addr = ctx->server.iface_addr;
+
+    status = uct_ep_create(&params, ep_p);
+    if (status != UCS_OK) {
+        return mem_fail("uct_ep_create", status);
+    }
+    return 0;
+}
+
+/* One 8-byte AM on @a ep, retried while the transport has no room */
+static int mem_ep_send(mem_ctx_t *ctx, uct_ep_h ep, uint64_t value)
+{
+    double deadline = mem_now() + MEM_TIMEOUT_SEC;
+    ucs_status_t status;
+
+    for (;;) {
+        status = uct_ep_am_short(ep, MEM_AM_ID, value, NULL, 0);
+        if (status == UCS_OK) {
+            return 0;
+        } else if (status != UCS_ERR_NO_RESOURCE) {
+            return mem_fail("uct_ep_am_short", status);
+        } else if (mem_now() > deadline) {
+            fprintf(stderr, "tcp_ep_memory: an endpoint had no send "
+                    "resources for %.0f s\n", MEM_TIMEOUT_SEC);
+            return -1;
+        }
+        uct_worker_progress(ctx->worker);
+    }
+}
+
+static int mem_wait_received(mem_ctx_t *ctx, unsigned long count)
+{
+    double deadline = mem_now() + MEM_TIMEOUT_SEC;
+
+    while (ctx->received < count) {
+        if (mem_now() > deadline) {
+            fprintf(stderr, "tcp_ep_memory: the server received %lu of %lu "
+                    "messages in %.0f s\n", ctx->received, count,
+                    MEM_TIMEOUT_SEC);
+            return -1;
+        }
+        uct_worker_progress(ctx->worker);
+    }
+    return 0;
+}
+
+static void mem_comp_cb(uct_completion_t *self)
+{
+}
+
+/* Waits until the client interface has nothing outstanding */
+static int mem_flush(mem_ctx_t *ctx)
+{
+    double deadline       = mem_now() + MEM_TIMEOUT_SEC;
+    uct_completion_t comp = {.func = mem_comp_cb, .count = 1,
+                             .status = UCS_OK};
+    ucs_status_t status;
+
+    do {
+        status = uct_iface_flush(ctx->client.iface, 0, &comp);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            uct_worker_progress(ctx->worker);
+        }
+    } while ((status == UCS_ERR_NO_RESOURCE) && (mem_now() < deadline));
+
+    if (status == UCS_INPROGRESS) {
+        while ((comp.count > 0) && (mem_now() < deadline)) {
+            uct_worker_progress(ctx->worker);
+        }
+        status = (comp.count > 0) ? UCS_ERR_TIMED_OUT : comp.status;
+    }
+    if (status != UCS_OK) {
+        return mem_fail("uct_iface_flush", status);
+    }
+    return 0;
+}
+
+static void mem_settle(mem_ctx_t *ctx)
+{
+    double deadline = mem_now() + MEM_SETTLE_SEC;
+
+    while (mem_now() < deadline) {
+        uct_worker_progress(ctx->worker);
+    }
+}
+
+/* Connects eps[first .. first+count) and waits for one AM from each */
+static int mem_connect(mem_ctx_t *ctx, uct_ep_h *eps, unsigned count)
+{
+    unsigned long expected = ctx->received;
+    unsigned i, n;
+
+    for (i = 0; i < count; i += n) {
+        n = ((count - i) < MEM_BATCH) ? (count - i) : MEM_BATCH;
+        for (unsigned j = i; j < i + n; ++j) {
+            if (mem_ep_create(ctx, &eps[j]) != 0) {
+                return -1;
+            }
+        }
+        for (unsigned j = i; j < i + n; ++j) {
+            if (mem_ep_send(ctx, eps[j], j) != 0) {
+                return -1;
+            }
+        }
+        expected += n;
+        if (mem_wait_received(ctx, expected) != 0) {
+            return -1;
+        }
+    }
+    return mem_flush(ctx);
+}
+
+static void mem_destroy_eps(uct_ep_h *eps, unsigned count)
+{
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        if (eps[i] != NULL) {
+            uct_ep_destroy(eps[i]);
+            eps[i] = NULL;
+        }
+    }
+}
+
+static double mem_per_ep(size_t after, size_t before, unsigned count)
+{
+    return ((double)after - (double)before) / count;
+}
+
+static int mem_run(mem_ctx_t *ctx)
+{
+    size_t base, idle, client_gone, end;
+    uct_ep_h warmup = NULL;
+    unsigned n      = ctx->num_eps;
+    double client_per_ep;
+
+    /* One connection first, so lazily created shared state is not
+     * charged to the measured endpoints */
+    if (mem_connect(ctx, &warmup, 1) != 0) {
+        return -1;
+    }
+    mem_destroy_eps(&warmup, 1);
+    mem_settle(ctx);
+
+    base = mem_heap_in_use();
+    if (mem_connect(ctx, ctx->eps, n) != 0) {
+        return -1;
+    }
+    idle = mem_heap_in_use();
+    mem_destroy_eps(ctx->eps, n);
+    client_gone = mem_heap_in_use();
+    mem_settle(ctx);
+    end = mem_heap_in_use();
+
+    if (idle == 0) {
+        printf("tcp_ep_memory: mallinfo2() reports no heap in use (another "
+               "allocator, or valgrind?): no figure\n");
+        return 0;
+    }
+    client_per_ep = mem_per_ep(idle, client_gone, n);
+    printf("heap in use (mallinfo2 uordblks+hblkhd), %u endpoints on "
+           "tcp/%s:\n", n, ctx->dev_name);
+    printf("  %-24s %12zu bytes\n", "base", base);
+    printf("  %-24s %12zu bytes  (%+.0f bytes/ep)\n", "idle connections",
+           idle, mem_per_ep(idle, base, n));
+    printf("  %-24s %12zu bytes  (client side %.0f bytes/ep)\n",
+           "client eps destroyed", client_gone, client_per_ep);
+    printf("  %-24s %12zu bytes  (server side %.0f bytes/ep, %+.0f "
+           "bytes/ep left)\n", "server side let go", end,
+           mem_per_ep(client_gone, end, n), mem_per_ep(end, base, n));
+    printf("tcp idle connection memory (client ep + server side): %.0f "
+           "bytes/ep\n", mem_per_ep(idle, base, n));
+    printf("tcp idle ep memory: %.0f bytes/ep (target <= %d)\n",
+           client_per_ep, MEM_TARGET_BYTES);
+    return 0;
+}
+
+static void mem_usage(void)
+{
+    printf("usage: tcp_ep_memory [-n EPS] [-d DEV]\n"
+           "  -n EPS   idle endpoints to measure (default %d)\n"
+           "  -d DEV   loopback device (default lo)\n",
+           MEM_DEFAULT_EPS);
+}
+
+int main(int argc, char **argv)
+{
+    mem_ctx_t ctx;
+    ucs_status_t status;
+    char *end;
+    int c, ret = 1;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.dev_name = "lo";
+    ctx.num_eps  = MEM_DEFAULT_EPS;
+
+    while ((c = getopt(argc, argv, "n:d:h")) != -1) {
+        switch (c) {
+        case 'n':
+            ctx.num_eps = strtoul(optarg, &end, 10);
+            if ((*end != '\0') || (ctx.num_eps == 0)) {
+                fprintf(stderr, "tcp_ep_memory: -n wants a positive "
+                        "number, not '%s'\n", optarg);
+                return 1;
+            }
+            break;
+        case 'd':
+            ctx.dev_name = optarg;
+            break;
+        case 'h':
+            mem_usage();
+            return 0;
+        default:
+            mem_usage();
+            return 1;
+        }
+    }
+
+    mem_raise_fd_limit(&ctx);
+    ctx.eps = calloc(ctx.num_eps, sizeof(*ctx.eps));
+    if (ctx.eps == NULL) {
+        fprintf(stderr, "tcp_ep_memory: out of memory for %u endpoint "
+                "handles\n", ctx.num_eps);
+        return 1;
+    }
+
+    if (mem_md_open(&ctx) != 0) {
+        goto out;
+    }
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                      &ctx.async);
+    if (status != UCS_OK) {
+        ctx.async = NULL;
+        mem_fail("ucs_async_context_create", status);
+        goto out;
+    }
+    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE,
+                               &ctx.worker);
+    if (status != UCS_OK) {
+        ctx.worker = NULL;
+        mem_fail("uct_worker_create", status);
+        goto out;
+    }
+    if ((mem_iface_open(&ctx, &ctx.server) != 0) ||
+        (mem_iface_open(&ctx, &ctx.client) != 0)) {
+        goto out;
+    }
+
+    ret = (mem_run(&ctx) == 0) ? 0 : 1;
+
+out:
+    mem_destroy_eps(ctx.eps, ctx.num_eps);
+    mem_iface_close(&ctx.client);
+    mem_iface_close(&ctx.server);
+    if (ctx.worker != NULL) {
+        uct_worker_destroy(ctx.worker);
+    }
+    if (ctx.async != NULL) {
+        ucs_async_context_destroy(ctx.async);
+    }
+    if (ctx.md != NULL) {
+        uct_md_close(ctx.md);
+    }
+    free(ctx.eps);
+    return ret;
+}

@@ -1,0 +1,141 @@
+#!/bin/bash
+#
+# Peer failure while streaming, with error handlers set (-e) on both
+# sides. The survivor must report "peer failed: <status>" and exit 3
+# within a few seconds, not crash or hang:
+#   1. the server is SIGKILLed: the client (sender) sees the reset
+#   2. the client is SIGKILLed: the server (receiver) sees the reset
+#   3. keepalive: with UCX_TCP_KEEPIDLE=1s, KEEPINTVL=1s, KEEPCNT=2, the
+#      client's link is cut (vB down) in the two-namespace setup; the
+#      server must report the endpoint timeout within 10 s.
+# 1 and 2 run on loopback; 3 needs root and iproute2 and is skipped
+# without them.
+
+. "$(dirname "$0")/common.sh"
+
+KILL_DETECT_SEC=5
+KEEPALIVE_DETECT_SEC=10
+LIMIT=120
+
+trap cleanup EXIT
+[ -x "$STREAM_CHECK" ] || { echo "FAIL: $STREAM_CHECK not built"; exit 1; }
+
+# Checks that process $1 (named $2, log $3) exits 3 within $4 seconds
+# reporting status $5
+check_survivor() {
+    local pid=$1 name=$2 log=$3 limit=$4 status=$5
+
+    wait_exit "$pid" "$limit"
+    if [ $RC -eq 3 ] && grep -q "peer failed: $status" "$log"; then
+        pass "$name: $(grep 'peer failed' "$log")"
+        return 0
+    fi
+    if [ $RC -eq 124 ]; then
+        fail "$name: the survivor did not exit within $limit s"
+    else
+        fail "$name: the survivor exited with $RC, expected 3 and" \
+             "\"peer failed: $status\""
+    fi
+    show_log "$log"
+    return 1
+}
+
+# $1: which side to kill (server or client)
+kill_case() {
+    local victim=$1 port slog clog server_pid client_pid
+    port=$(pick_port $([ "$victim" = server ] && echo 1 || echo 2))
+    slog="$LOGDIR/kill-$victim.server"
+    clog="$LOGDIR/kill-$victim.client"
+
+    step "kill $victim: stream on lo (port $port) with -e on both sides"
+    if [ "$victim" = server ]; then
+        "$STREAM_CHECK" -e -p "$port" >"$slog" 2>&1 &
+        server_pid=$!
+        timeout -s KILL $LIMIT "$STREAM_CHECK" -e -p "$port" -k 0 \
+            127.0.0.1 >"$clog" 2>&1 &
+        client_pid=$!
+    else
+        timeout -s KILL $LIMIT "$STREAM_CHECK" -e -p "$port" >"$slog" 2>&1 &
+        server_pid=$!
+        "$STREAM_CHECK" -e -p "$port" -k 0 127.0.0.1 >"$clog" 2>&1 &
+        client_pid=$!
+    fi
+    PIDS="$PIDS $server_pid $client_pid"
+
+    if ! wait_for_line "$clog" 30 "streaming"; then
+        fail "kill $victim: the stream did not start"
+        show_log "$slog"; show_log "$clog"
+        return
+    fi
+    sleep 1
+    step "kill $victim: SIGKILL the $victim mid-stream"
+    if [ "$victim" = server ]; then
+        kill -KILL $server_pid
+        wait $server_pid 2>/dev/null
+        check_survivor $client_pid "kill server" "$clog" $KILL_DETECT_SEC \
+            "$STATUS_RESET"
+    else
+        kill -KILL $client_pid
+        wait $client_pid 2>/dev/null
+        check_survivor $server_pid "kill client" "$slog" $KILL_DETECT_SEC \
+            "$STATUS_RESET"
+    fi
+}
+
+keepalive_case() {
+    local reason slog clog server_pid client_pid
+
+    if reason=$(netns_unavailable); then
+        echo "SKIP keepalive: $reason"
+        return
+    fi
+    if ! "$UCT_INFO" -c 2>/dev/null | grep -q '^UCX_TCP_KEEPIDLE='; then
+        echo "NOTE keepalive: uct_info -c lists no UCX_TCP_KEEPIDLE;" \
+             "the transport has no keepalive settings yet"
+    fi
+    netns_setup || { fail "keepalive: could not set up the namespaces"; \
+                     return; }
+
+    slog="$LOGDIR/keepalive.server"
+    clog="$LOGDIR/keepalive.client"
+    export UCX_TCP_KEEPIDLE=1s UCX_TCP_KEEPINTVL=1s UCX_TCP_KEEPCNT=2
+    step "keepalive: server in $NS_A on vA, client in $NS_B streams AMs" \
+         "(KEEPIDLE=1s KEEPINTVL=1s KEEPCNT=2)"
+    timeout -s KILL $LIMIT ip netns exec "$NS_A" "$STREAM_CHECK" -e -d vA \
+        >"$slog" 2>&1 &
+    server_pid=$!
+    timeout -s KILL $LIMIT ip netns exec "$NS_B" "$STREAM_CHECK" -e -d vB \
+        -m am -k 0 $ADDR_A >"$clog" 2>&1 &
+    client_pid=$!
+    PIDS="$PIDS $server_pid $client_pid"
+    unset UCX_TCP_KEEPIDLE UCX_TCP_KEEPINTVL UCX_TCP_KEEPCNT
+
+    if ! wait_for_line "$clog" 30 "streaming"; then
+        fail "keepalive: the stream did not start"
+        show_log "$slog"; show_log "$clog"
+        return
+    fi
+    sleep 1
+    step "keepalive: cut the link (vB down in $NS_B)"
+    ip -n "$NS_B" link set vB down
+    check_survivor $server_pid "keepalive" "$slog" $KEEPALIVE_DETECT_SEC \
+        "$STATUS_TIMEOUT"
+
+    # The client had data in flight; keepalive does not cover that, so
+    # its report is for information only
+    if kill -0 $client_pid 2>/dev/null; then
+        echo "NOTE keepalive: the client (data in flight) was still" \
+             "running; stopped"
+    else
+        echo "NOTE keepalive: the client reported:" \
+             "$(grep -h -e 'peer failed' -e error "$clog" | head -1)"
+    fi
+    stop_pid $client_pid
+    wait $client_pid 2>/dev/null
+}
+
+kill_case server
+kill_case client
+keepalive_case
+
+exit $FAILED
