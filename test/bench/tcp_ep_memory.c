@@ -13,9 +13,10 @@
  *   destroyed side has seen the closes (nothing progressed in between)
  *   end       after progressing until the server side let go too
  * idle - client-destroyed is what the client endpoints held;
- * client-destroyed - base is what the server side keeps per accepted
- * connection (plus any growth of shared pools); end - base is what
- * stayed behind.
+ * client-destroyed - end is what the server side kept per accepted
+ * connection; end - base is what stayed behind (pool growth, or a leak).
+ * The whole round runs twice: growth that repeats in the second round is
+ * lost memory, growth that does not is kept for reuse.
  *
  * Usage: tcp_ep_memory [-n EPS] [-d DEV]
  */
@@ -403,12 +404,46 @@ static double mem_per_ep(size_t after, size_t before, unsigned count)
     return ((double)after - (double)before) / count;
 }
 
+/* Heap in use at the points of one round (see the top of the file) */
+typedef struct {
+    size_t base;
+    size_t idle;
+    size_t client_gone;
+    size_t end;
+} mem_sample_t;
+
+static int mem_round(mem_ctx_t *ctx, mem_sample_t *sample)
+{
+    unsigned n = ctx->num_eps;
+
+    sample->base = mem_heap_in_use();
+    if (mem_connect(ctx, ctx->eps, n) != 0) {
+        return -1;
+    }
+    sample->idle = mem_heap_in_use();
+    mem_destroy_eps(ctx->eps, n);
+    sample->client_gone = mem_heap_in_use();
+    mem_settle(ctx);
+    sample->end = mem_heap_in_use();
+    return 0;
+}
+
+static void mem_print_round(const char *name, const mem_sample_t *s,
+                            unsigned n)
+{
+    printf("  %-6s %12zu %12zu %12zu %12zu   %+7.0f %7.0f %7.0f %+7.0f\n",
+           name, s->base, s->idle, s->client_gone, s->end,
+           mem_per_ep(s->idle, s->base, n),
+           mem_per_ep(s->idle, s->client_gone, n),
+           mem_per_ep(s->client_gone, s->end, n),
+           mem_per_ep(s->end, s->base, n));
+}
+
 static int mem_run(mem_ctx_t *ctx)
 {
-    size_t base, idle, client_gone, end;
+    mem_sample_t first, second;
     uct_ep_h warmup = NULL;
     unsigned n      = ctx->num_eps;
-    double client_per_ep;
 
     /* One connection first, so lazily created shared state is not
      * charged to the measured endpoints */
@@ -418,36 +453,33 @@ static int mem_run(mem_ctx_t *ctx)
     mem_destroy_eps(&warmup, 1);
     mem_settle(ctx);
 
-    base = mem_heap_in_use();
-    if (mem_connect(ctx, ctx->eps, n) != 0) {
+    /* The second round shows whether what the first left behind is kept
+     * for reuse (pools: no new growth) or lost (grows again) */
+    if ((mem_round(ctx, &first) != 0) || (mem_round(ctx, &second) != 0)) {
         return -1;
     }
-    idle = mem_heap_in_use();
-    mem_destroy_eps(ctx->eps, n);
-    client_gone = mem_heap_in_use();
-    mem_settle(ctx);
-    end = mem_heap_in_use();
-
-    if (idle == 0) {
+    if (first.idle == 0) {
         printf("tcp_ep_memory: mallinfo2() reports no heap in use (another "
                "allocator, or valgrind?): no figure\n");
         return 0;
     }
-    client_per_ep = mem_per_ep(idle, client_gone, n);
-    printf("heap in use (mallinfo2 uordblks+hblkhd), %u endpoints on "
-           "tcp/%s:\n", n, ctx->dev_name);
-    printf("  %-24s %12zu bytes\n", "base", base);
-    printf("  %-24s %12zu bytes  (%+.0f bytes/ep)\n", "idle connections",
-           idle, mem_per_ep(idle, base, n));
-    printf("  %-24s %12zu bytes  (client side %.0f bytes/ep)\n",
-           "client eps destroyed", client_gone, client_per_ep);
-    printf("  %-24s %12zu bytes  (server side %.0f bytes/ep, %+.0f "
-           "bytes/ep left)\n", "server side let go", end,
-           mem_per_ep(client_gone, end, n), mem_per_ep(end, base, n));
-    printf("tcp idle connection memory (client ep + server side): %.0f "
-           "bytes/ep\n", mem_per_ep(idle, base, n));
+
+    printf("heap in use (mallinfo2 uordblks+hblkhd, bytes), %u idle "
+           "connections on tcp/%s:\n", n, ctx->dev_name);
+    printf("  %-6s %12s %12s %12s %12s   %7s %7s %7s %7s\n", "round",
+           "base", "idle", "client-gone", "end", "conn/ep", "client",
+           "server", "left");
+    mem_print_round("first", &first, n);
+    mem_print_round("second", &second, n);
+    printf("  client-gone: client eps destroyed, server side not yet "
+           "progressed; end: it let go\n"
+           "  per ep: conn = idle-base, client = idle-client-gone, "
+           "server = client-gone-end,\n"
+           "          left = end-base\n");
+    printf("tcp idle connection memory (client ep + server side, second "
+           "round): %.0f bytes/ep\n", mem_per_ep(second.idle, second.base, n));
     printf("tcp idle ep memory: %.0f bytes/ep (target <= %d)\n",
-           client_per_ep, MEM_TARGET_BYTES);
+           mem_per_ep(second.idle, second.client_gone, n), MEM_TARGET_BYTES);
     return 0;
 }
 

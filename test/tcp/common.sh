@@ -23,9 +23,10 @@ step() { echo "-- $*"; }
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; FAILED=1; }
 
-# A free-looking port for the control connection on loopback
+# A port for the control connection on loopback, below the ephemeral
+# range (32768 and up) so that no outgoing connection holds it
 pick_port() {
-    echo $((20000 + ($$ * 7 + ${1:-0}) % 40000))
+    echo $((20000 + ($$ * 7 + ${1:-0}) % 12000))
 }
 
 show_log() {
@@ -111,11 +112,13 @@ cleanup() {
     rm -rf "$LOGDIR"
 }
 
-# Waits up to $2 seconds for a line matching $3 in log $1
+# Waits up to $2 seconds for a line in log $1 matching the grep
+# arguments that follow
 wait_for_line() {
-    local deadline=$(($(date +%s) + $2))
+    local log=$1 deadline=$(($(date +%s) + $2))
+    shift 2
     while [ "$(date +%s)" -lt "$deadline" ]; do
-        grep -q "$3" "$1" 2>/dev/null && return 0
+        grep -q "$@" "$log" 2>/dev/null && return 0
         sleep 0.1
     done
     return 1

@@ -37,6 +37,10 @@
 #define UCT_TCP_SENDV_THRESH_MAX  4096
 /* Largest PUT/GET, streamed to and from the user's memory */
 #define UCT_TCP_MAX_STREAM_MSG    ((size_t)UINT32_MAX - 64)
+/* Zero-copy sends an ep may have queued behind the socket */
+#define UCT_TCP_EP_MAX_ZCOPY_OPS  2
+/* Progress asks epoll at least once in this many calls */
+#define UCT_TCP_EPOLL_PERIOD      8
 /* Largest user header of am_zcopy (kept in the operation) */
 #define UCT_TCP_MAX_AM_HDR        128
 
@@ -166,6 +170,8 @@ typedef struct uct_tcp_iface {
     ucs_list_link_t       retry_list;    /* eps waiting to reconnect */
     ucs_list_link_t       free_list;     /* eps freed during progress */
     int                   in_progress;
+    struct uct_tcp_ep     *hot_ep;       /* last ep that received data */
+    unsigned              poll_count;
     ucs_ptr_array_t       ep_ids;        /* eps reachable by ep address */
     ucs_mpool_t           tx_mp;         /* send buffers */
     ucs_mpool_t           rx_mp;         /* receive buffers */
@@ -261,7 +267,8 @@ typedef struct uct_tcp_ep {
     uint32_t              acks_received;
     uint64_t              rx_stream_left;
     char                  *rx_stream_dest; /* PUT target */
-    ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt */
+    ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt;
+                                            ACCEPTED: handshake deadline */
     ucs_time_t            conn_deadline; /* no connect retry after it */
     uct_tcp_sockaddr_t    peer_addr;     /* connected or accepted peer */
     uct_tcp_rx_t          *rx;           /* NULL when nothing is partial */
@@ -329,6 +336,9 @@ ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
                                const uct_tcp_sockaddr_t *peer);
 /* Frees an ep and its socket, cancelling what is outstanding. */
 void uct_tcp_ep_free(uct_tcp_ep_t *ep);
+/* Reads the socket of a connected ep once and handles what came;
+ * nonzero if anything was read. */
+unsigned uct_tcp_ep_rx_progress(struct uct_tcp_ep *ep);
 /* Event set handler of an ep's socket. */
 void uct_tcp_ep_handle_events(uct_tcp_ep_t *ep, ucs_event_set_types_t events);
 /* Reconnects eps whose retry time has come. */

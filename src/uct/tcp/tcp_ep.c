@@ -224,6 +224,15 @@ static inline void uct_tcp_hdr_init(uct_tcp_hdr_t *hdr, uint8_t id,
     hdr->length      = (uint32_t)length;
 }
 
+/* Writes a header at @a dest, which need not be aligned. */
+static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length)
+{
+    uct_tcp_hdr_t hdr;
+
+    uct_tcp_hdr_init(&hdr, id, length);
+    memcpy(dest, &hdr, sizeof(hdr));
+}
+
 /* Queues an internal message of @a n bytes (header included). */
 static ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
                                          size_t n)
@@ -300,6 +309,9 @@ static void uct_tcp_ep_release(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
+    if (iface->hot_ep == ep) {
+        iface->hot_ep = NULL;
+    }
     ucs_list_del(&ep->list);
     if (iface->in_progress) {
         ep->state = UCT_TCP_EP_DESTROYED;
@@ -314,7 +326,8 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
     uct_tcp_ep_close_socket(ep);
-    if (ep->state == UCT_TCP_EP_RETRY_WAIT) {
+    if ((ep->state == UCT_TCP_EP_RETRY_WAIT) ||
+        (ep->state == UCT_TCP_EP_ACCEPTED)) {
         ucs_list_del(&ep->retry_list);
     }
     if (ep->flags & UCT_TCP_EP_FLAG_IN_IDS) {
@@ -361,6 +374,9 @@ static void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
     uct_tcp_ep_close_socket(ep);
     if (ep->state == UCT_TCP_EP_RETRY_WAIT) {
         ucs_list_del(&ep->retry_list);
+    }
+    if (iface->hot_ep == ep) {
+        iface->hot_ep = NULL;
     }
     ep->state      = UCT_TCP_EP_FAILED;
     ep->err_status     = (int8_t)status;
@@ -666,11 +682,19 @@ static void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep)
 void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface)
 {
     ucs_time_t now = ucs_get_time();
+    char str[UCS_SOCKADDR_STRING_LEN];
     uct_tcp_ep_t *ep, *tmp;
     ucs_status_t status;
 
     ucs_list_for_each_safe(ep, tmp, &iface->retry_list, retry_list) {
         if (now < ep->retry_time) {
+            continue;
+        }
+        if (ep->state == UCT_TCP_EP_ACCEPTED) {
+            ucs_warn("tcp iface %p: no handshake from %s within "
+                     "UCX_TCP_CONN_TIMEOUT; closing the connection",
+                     (void*)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+            uct_tcp_ep_free(ep);
             continue;
         }
         ucs_list_del(&ep->retry_list);
@@ -814,6 +838,7 @@ static uct_tcp_ep_t *uct_tcp_ep_handle_handshake(uct_tcp_ep_t *ep)
             uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "out of memory");
             return NULL;
         }
+        ucs_list_del(&ep->retry_list); /* no handshake timeout now */
         ep->state = UCT_TCP_EP_CONNECTED;
         uct_tcp_ep_update_events(ep); /* the reply goes out when writable */
         return ep;
@@ -975,7 +1000,7 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
         if (dest == NULL) {
             goto err_nomem;
         }
-        uct_tcp_hdr_init((uct_tcp_hdr_t*)dest, UCT_TCP_OP_GET_RESP,
+        uct_tcp_hdr_write(dest, UCT_TCP_OP_GET_RESP,
                          req.length);
         memcpy(dest + sizeof(*hdr), (const void*)(uintptr_t)req.remote_addr,
                req.length);
@@ -1218,7 +1243,7 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
     }
 }
 
-static void uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
+unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_rx_t *rx;
@@ -1227,7 +1252,7 @@ static void uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
 
     if (ep->rx_stream_left > 0) {
         uct_tcp_ep_rx_stream(ep);
-        return;
+        return 1;
     }
 
     rx = ep->rx;
@@ -1235,7 +1260,7 @@ static void uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
         rx = ucs_mpool_get(&iface->rx_mp);
         if (rx == NULL) {
             ucs_error("tcp ep %p: out of receive buffers", (void*)ep);
-            return; /* level-triggered: retried on the next progress */
+            return 0; /* level-triggered: retried on the next progress */
         }
         rx->offset = rx->length = 0;
         ep->rx     = rx;
@@ -1250,6 +1275,7 @@ static void uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
                iface->config.rx_seg_size - rx->length, 0);
     if (ret <= 0) {
         if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
+            ret = 0;
             goto out;
         }
         if ((ret == 0) && (rx->length > rx->offset)) {
@@ -1261,14 +1287,16 @@ static void uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
             uct_tcp_ep_fail(ep, (ret == 0) ? UCS_ERR_CONNECTION_RESET :
                                              uct_tcp_errno_status(errno));
         }
-        return;
+        return 1;
     }
     rx->length += ret;
 
     ep = uct_tcp_ep_rx_parse(ep);
     if (ep == NULL) {
-        return;
+        return 1;
     }
+    /* polled directly by the next progress calls */
+    iface->hot_ep = ep;
 
 out:
     if ((ep->rx != NULL) && (ep->rx->offset == ep->rx->length)) {
@@ -1279,6 +1307,7 @@ out:
         /* answers (ACK, GET data) queued by what was received */
         uct_tcp_ep_tx_progress(ep);
     }
+    return ret > 0;
 }
 
 void uct_tcp_ep_handle_events(uct_tcp_ep_t *ep, ucs_event_set_types_t events)
@@ -1343,10 +1372,13 @@ ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
     if (ep == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    ep->flags     = UCT_TCP_EP_FLAG_INTERNAL;
-    ep->state     = UCT_TCP_EP_ACCEPTED;
-    ep->peer_addr = *peer;
-    ep->fd        = fd;
+    ep->flags      = UCT_TCP_EP_FLAG_INTERNAL;
+    ep->state      = UCT_TCP_EP_ACCEPTED;
+    ep->peer_addr  = *peer;
+    ep->fd         = fd;
+    /* a peer that never sends its handshake is dropped after this */
+    ep->retry_time = ucs_get_time() + iface->config.conn_timeout;
+    ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
 
     status = uct_tcp_ep_register(ep);
     if (status != UCS_OK) {
@@ -1709,7 +1741,7 @@ static ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     if (status != UCS_OK) {
         return status;
     }
-    if (ep->tx_ops > 0) {
+    if (ep->tx_ops >= UCT_TCP_EP_MAX_ZCOPY_OPS) {
         return UCS_ERR_NO_RESOURCE;
     }
 
@@ -1853,7 +1885,7 @@ static ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id,
         return uct_iface_invalid_length(&iface->super, what, length, max);
     }
 
-    uct_tcp_hdr_init((uct_tcp_hdr_t*)dest, id, prefix_len + length);
+    uct_tcp_hdr_write(dest, id, prefix_len + length);
     if (prefix_len > 0) {
         memcpy(dest + sizeof(uct_tcp_hdr_t), prefix, prefix_len);
     }

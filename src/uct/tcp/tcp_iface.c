@@ -104,7 +104,8 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
 
     {"CONN_TIMEOUT", "10s",
      "No connect retry starts later than this after the endpoint was "
-     "created.",
+     "created; an accepted connection that sends no handshake within it "
+     "is closed.",
      ucs_offsetof(uct_tcp_iface_config_t, conn_timeout),
      UCS_CONFIG_TYPE_TIME},
 
@@ -292,6 +293,24 @@ static void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
     }
 }
 
+/* Whether progress may read the last active socket directly instead of
+ * asking epoll: it is connected and has nothing to write, nothing else
+ * waits for progress, and epoll was asked recently. One system call per
+ * poll instead of two while one connection carries the traffic; other
+ * sockets are seen at the latest UCT_TCP_EPOLL_PERIOD calls later. */
+static UCS_F_ALWAYS_INLINE int uct_tcp_iface_poll_hot(uct_tcp_iface_t *iface)
+{
+    uct_tcp_ep_t *ep = iface->hot_ep;
+
+    return (ep != NULL) &&
+           ((++iface->poll_count % UCT_TCP_EPOLL_PERIOD) != 0) &&
+           (ep->state == UCT_TCP_EP_CONNECTED) &&
+           ucs_list_is_empty(&ep->tx_list) &&
+           ucs_arbiter_is_empty(&iface->arbiter) &&
+           ucs_list_is_empty(&iface->retry_list) &&
+           ucs_list_is_empty(&iface->flush_list);
+}
+
 static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
 {
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
@@ -300,6 +319,11 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     ucs_status_t status;
 
     iface->in_progress = 1;
+    if (uct_tcp_iface_poll_hot(iface)) {
+        count = uct_tcp_ep_rx_progress(iface->hot_ep);
+        goto out;
+    }
+
     status = ucs_event_set_wait(iface->event_set, &count, 0,
                                 uct_tcp_iface_event_cb, iface);
     if (status != UCS_OK) {
@@ -316,6 +340,8 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     if (ucs_unlikely(!ucs_list_is_empty(&iface->flush_list))) {
         uct_tcp_iface_check_flush(iface);
     }
+
+out:
     iface->in_progress = 0;
 
     if (ucs_unlikely(!ucs_list_is_empty(&iface->free_list))) {
@@ -782,11 +808,11 @@ static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
     iface->config.rcvbuf       = c->rcvbuf;
     iface->config.nodelay      = c->nodelay;
     iface->config.tx_buf_size  = 2 * c->tx_seg_size;
-    iface->config.rx_seg_size  = c->rx_seg_size;
+    iface->config.rx_seg_size  = c->rx_seg_size + sizeof(uct_tcp_hdr_t);
     iface->config.max_iov      = c->max_iov;
     iface->config.sendv_thresh = c->sendv_thresh;
     iface->config.put_enable   = c->put_enable;
-    iface->config.max_am       = c->rx_seg_size - sizeof(uct_tcp_hdr_t);
+    iface->config.max_am       = c->rx_seg_size;
     iface->config.max_bcopy    = ucs_min(c->tx_seg_size, c->rx_seg_size) -
                                  sizeof(uct_tcp_hdr_t);
     iface->config.max_hdr      = ucs_min(UCT_TCP_MAX_AM_HDR,

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <ifaddrs.h>
+#include <list>
 #include <memory>
 #include <netinet/in.h>
 #include <set>
@@ -456,12 +457,28 @@ protected:
         return m_entities.back().get();
     }
 
-    entity *add_entity_with_err(err_recorder &errs)
+    /* An entity whose iface reports ep failures to m_errs. */
+    entity *add_entity_with_err()
     {
         entity_params params;
         params.err_handler     = err_recorder::cb;
-        params.err_handler_arg = &errs;
+        params.err_handler_arg = &m_errs;
         return add_entity(params);
+    }
+
+    /* Completions and GET targets owned by the fixture: they outlive the
+     * endpoints, which may complete what is outstanding when destroyed
+     * after a failed test. */
+    counted_completion &make_comp(int count = 1)
+    {
+        m_comps.emplace_back(count);
+        return m_comps.back();
+    }
+
+    unpack_arg &make_unpack_arg()
+    {
+        m_unpack_args.emplace_back();
+        return m_unpack_args.back();
     }
 
     /* Closes @a e (its iface and everything under it) now. */
@@ -715,9 +732,12 @@ protected:
         return out;
     }
 
-    resource              m_res;
-    bool                  m_found = false;
-    std::vector<uct_ep_h> m_own_eps;
+    resource                      m_res;
+    bool                          m_found = false;
+    std::vector<uct_ep_h>         m_own_eps;
+    err_recorder                  m_errs;
+    std::list<counted_completion> m_comps;
+    std::list<unpack_arg>         m_unpack_args;
 };
 
 /* ------------------------------------------------------------------------
@@ -1106,6 +1126,20 @@ TEST_F(uct_tcp_hostile, truncated_header_then_close)
         false, 0, 1);
 }
 
+TEST_F(uct_tcp_hostile, silent_connection)
+{
+    /* connects and never sends its handshake: dropped after the timeout */
+    ucs::scoped_setenv timeout("UCX_TCP_CONN_TIMEOUT", "300ms");
+    run([this](raw_socket &sock) {
+            double start = now_sec();
+            EXPECT_TRUE(wait_closed(sock.fd()))
+                    << "a connection without a handshake was kept open";
+            EXPECT_GE(now_sec() - start, 0.2)
+                    << "closed before UCX_TCP_CONN_TIMEOUT";
+        },
+        true, 1, 1);
+}
+
 /* ------------------------------------------------------------------------
  * Connection establishment: retries
  */
@@ -1117,8 +1151,7 @@ class uct_tcp_connect : public uct_tcp {
  * little later and the AM sent before arrives. */
 TEST_F(uct_tcp_connect, retry_until_server_listens)
 {
-    err_recorder errs;
-    entity *client = add_entity_with_err(errs);
+    entity *client = add_entity_with_err();
     uint16_t port  = free_port();
     uct_ep_h ep;
 
@@ -1158,8 +1191,8 @@ TEST_F(uct_tcp_connect, retry_until_server_listens)
     progress_for(20);
     ASSERT_EQ(1u, rec.count());
     EXPECT_EQ(0xabcdefull, am_header_of(rec.at(0).data));
-    EXPECT_EQ(0u, errs.count()) << "error handler called: "
-                                << ucs_status_string(errs.at(0).status);
+    EXPECT_EQ(0u, m_errs.count()) << "error handler called: "
+                                << ucs_status_string(m_errs.at(0).status);
 
     /* The ep is an ordinary connected ep now */
     EXPECT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 7, rec));
@@ -1171,11 +1204,10 @@ TEST_F(uct_tcp_connect, retry_until_server_listens)
  * reports UCS_ERR_UNREACHABLE once, and sends fail. */
 TEST_F(uct_tcp_connect, retries_exhausted)
 {
-    err_recorder errs;
     entity *client;
     {
         ucs::scoped_setenv retries("UCX_TCP_MAX_CONN_RETRIES", "2");
-        client = add_entity_with_err(errs);
+        client = add_entity_with_err();
     }
     uint16_t port = free_port();
     uct_ep_h ep;
@@ -1190,15 +1222,15 @@ TEST_F(uct_tcp_connect, retries_exhausted)
             << ucs_status_string(status);
 
     double start = now_sec();
-    wait_for([&] { return errs.count() > 0; },
+    wait_for([&] { return m_errs.count() > 0; },
              "the error handler after 2 connect retries", 5.0);
     double elapsed = now_sec() - start;
     progress_for(300);
 
-    ASSERT_EQ(1u, errs.count());
-    EXPECT_EQ(ep, errs.at(0).ep);
-    EXPECT_EQ(UCS_ERR_UNREACHABLE, errs.at(0).status)
-            << ucs_status_string(errs.at(0).status);
+    ASSERT_EQ(1u, m_errs.count());
+    EXPECT_EQ(ep, m_errs.at(0).ep);
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, m_errs.at(0).status)
+            << ucs_status_string(m_errs.at(0).status);
     EXPECT_LT(elapsed, 5.0 * time_scale());
 
     status = uct_ep_am_short(ep, GOOD_AM_ID, 2, NULL, 0);
@@ -1211,7 +1243,7 @@ TEST_F(uct_tcp_connect, retries_exhausted)
     EXPECT_NE(UCS_ERR_NO_RESOURCE, status);
 
     progress_for(50);
-    EXPECT_EQ(1u, errs.count()) << "error handler called again";
+    EXPECT_EQ(1u, m_errs.count()) << "error handler called again";
     EXPECT_TRUE(log_lines(mark, "error").empty())
             << join(log_lines(mark, "error"));
 }
@@ -1427,7 +1459,7 @@ TEST_F(uct_tcp_flush, ep_flush_waits_for_put_ack)
             "uct_ep_put_short");
     ASSERT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
 
-    counted_completion comp;
+    counted_completion &comp = make_comp();
     ucs_status_t status = uct_ep_flush(m_ep, 0, comp);
     ASSERT_EQ(UCS_INPROGRESS, status)
             << "flush after a PUT must wait for the peer: "
@@ -1484,7 +1516,7 @@ TEST_F(uct_tcp_flush, iface_flush_waits_for_put_ack)
     local.pattern_fill(13);
 
     uct_iov_t iov = local.iov(0, local.length());
-    counted_completion put_comp;
+    counted_completion &put_comp = make_comp();
     ucs_status_t put_status = (ucs_status_t)retry_no_resource(
             [&] {
                 return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, remote.addr(),
@@ -1494,7 +1526,7 @@ TEST_F(uct_tcp_flush, iface_flush_waits_for_put_ack)
     ASSERT_TRUE((put_status == UCS_OK) || (put_status == UCS_INPROGRESS))
             << ucs_status_string(put_status);
 
-    counted_completion comp;
+    counted_completion &comp = make_comp();
     ucs_status_t status = uct_iface_flush(m_sender->iface(), 0, comp);
     ASSERT_EQ(UCS_INPROGRESS, status)
             << "iface flush after a PUT must wait for the peer: "
@@ -1526,7 +1558,7 @@ TEST_F(uct_tcp_flush, flush_after_am)
         ASSERT_EQ(UCS_OK, ret);
     }
 
-    counted_completion comp;
+    counted_completion &comp = make_comp();
     ucs_status_t status = uct_ep_flush(m_ep, 0, comp);
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS))
             << ucs_status_string(status);
@@ -1706,8 +1738,7 @@ class uct_tcp_peer_failure : public uct_tcp {
 /* The server iface closes while a GET to it is outstanding. */
 TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
 {
-    err_recorder errs;
-    entity *client  = add_entity_with_err(errs);
+    entity *client  = add_entity_with_err();
     entity *server  = add_entity();
     entity *third   = add_entity();
     am_recorder &rs = install_recorder(*server, GOOD_AM_ID);
@@ -1721,8 +1752,8 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
 
     std::unique_ptr<mapped_buffer> remote(new mapped_buffer(64, *server));
     remote->pattern_fill(21);
-    unpack_arg ua;
-    counted_completion comp;
+    unpack_arg &ua = make_unpack_arg();
+    counted_completion &comp = make_comp();
     ucs_status_t status = (ucs_status_t)retry_no_resource(
             [&] {
                 return (ssize_t)uct_ep_get_bcopy(ep1, unpack_to_string, &ua,
@@ -1739,14 +1770,14 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
     remote.reset();
     remove_entity(server);
 
-    wait_for([&] { return errs.count() > 0; }, "the error handler", 5.0);
+    wait_for([&] { return m_errs.count() > 0; }, "the error handler", 5.0);
     wait_for([&] { return comp.calls > 0; }, "the GET completion", 5.0);
     progress_for(50);
 
-    ASSERT_EQ(1u, errs.count());
-    EXPECT_EQ(ep1, errs.at(0).ep);
-    EXPECT_EQ(UCS_ERR_CONNECTION_RESET, errs.at(0).status)
-            << ucs_status_string(errs.at(0).status);
+    ASSERT_EQ(1u, m_errs.count());
+    EXPECT_EQ(ep1, m_errs.at(0).ep);
+    EXPECT_EQ(UCS_ERR_CONNECTION_RESET, m_errs.at(0).status)
+            << ucs_status_string(m_errs.at(0).status);
     EXPECT_EQ(1, comp.calls);
     EXPECT_LT(comp.status_at_call, UCS_OK)
             << ucs_status_string(comp.status_at_call);
@@ -1760,8 +1791,8 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
     EXPECT_TRUE(send_am_and_wait(ep2, GOOD_AM_ID, 4, rt));
     mapped_buffer third_buf(64, *third);
     third_buf.pattern_fill(22);
-    unpack_arg ua2;
-    counted_completion comp2;
+    unpack_arg &ua2 = make_unpack_arg();
+    counted_completion &comp2 = make_comp();
     status = (ucs_status_t)retry_no_resource(
             [&] {
                 return (ssize_t)uct_ep_get_bcopy(ep2, unpack_to_string, &ua2,
@@ -1771,7 +1802,7 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
             "uct_ep_get_bcopy");
     wait_completion(status, comp2, "GET from the third iface");
     EXPECT_EQ(std::string(third_buf.cptr(), 64), ua2.data);
-    EXPECT_EQ(1u, errs.count());
+    EXPECT_EQ(1u, m_errs.count());
 
     EXPECT_TRUE(log_lines(mark, "error").empty())
             << join(log_lines(mark, "error"));
@@ -1791,7 +1822,7 @@ protected:
         if (IsSkipped()) {
             return;
         }
-        m_client = add_entity_with_err(m_errs);
+        m_client = add_entity_with_err();
 
         /* Listen on the client's device address */
         struct sockaddr_storage ss = iface_sockaddr(*m_client);
@@ -1865,7 +1896,6 @@ protected:
         }
     }
 
-    err_recorder                m_errs;
     entity                      *m_client = NULL;
     std::unique_ptr<raw_socket> m_listen;
     std::unique_ptr<raw_socket> m_conn;
@@ -1927,7 +1957,7 @@ TEST_F(uct_tcp_raw_server, flush_completes_on_ack)
             "uct_ep_put_short");
     ASSERT_EQ(UCS_OK, ret);
 
-    counted_completion comp;
+    counted_completion &comp = make_comp();
     ucs_status_t status = uct_ep_flush(m_ep, 0, comp);
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
 
@@ -1956,8 +1986,8 @@ TEST_F(uct_tcp_raw_server, reset_with_get_outstanding)
 {
     ASSERT_NO_FATAL_FAILURE(accept_client());
 
-    unpack_arg ua;
-    counted_completion comp;
+    unpack_arg &ua = make_unpack_arg();
+    counted_completion &comp = make_comp();
     ucs_status_t status = (ucs_status_t)retry_no_resource(
             [&] {
                 return (ssize_t)uct_ep_get_bcopy(m_ep, unpack_to_string, &ua,
