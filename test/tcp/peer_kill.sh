@@ -22,13 +22,17 @@ trap cleanup EXIT
 [ -x "$STREAM_CHECK" ] || { echo "FAIL: $STREAM_CHECK not built"; exit 1; }
 
 # Checks that process $1 (named $2, log $3) exits 3 within $4 seconds
-# reporting status $5
+# reporting status $5; $6 is when the failure was caused
 check_survivor() {
-    local pid=$1 name=$2 log=$3 limit=$4 status=$5
+    local pid=$1 name=$2 log=$3 limit=$4 status=$5 start=$6
+    local elapsed
 
     wait_exit "$pid" "$limit"
     if [ $RC -eq 3 ] && grep -q "peer failed: $status" "$log"; then
-        pass "$name: $(grep 'peer failed' "$log")"
+        elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" \
+                  'BEGIN { printf "%.1f", b - a }')
+        pass "$name: $(grep 'peer failed' "$log") (exit 3, $elapsed s" \
+             "after the failure)"
         return 0
     fi
     if [ $RC -eq 124 ]; then
@@ -43,7 +47,7 @@ check_survivor() {
 
 # $1: which side to kill (server or client)
 kill_case() {
-    local victim=$1 port slog clog server_pid client_pid attempt base
+    local victim=$1 port slog clog server_pid client_pid attempt base killed
     local wrap_server="" wrap_client=""
     slog="$LOGDIR/kill-$victim.server"
     clog="$LOGDIR/kill-$victim.client"
@@ -81,16 +85,17 @@ kill_case() {
     fi
     sleep 1
     step "kill $victim: SIGKILL the $victim mid-stream"
+    killed=$EPOCHREALTIME
     if [ "$victim" = server ]; then
         kill -KILL $server_pid
         wait $server_pid 2>/dev/null
         check_survivor $client_pid "kill server" "$clog" $KILL_DETECT_SEC \
-            "$STATUS_RESET"
+            "$STATUS_RESET" "$killed"
     else
         kill -KILL $client_pid
         wait $client_pid 2>/dev/null
         check_survivor $server_pid "kill client" "$slog" $KILL_DETECT_SEC \
-            "$STATUS_RESET"
+            "$STATUS_RESET" "$killed"
     fi
 }
 
@@ -129,17 +134,17 @@ keepalive_case() {
     fi
     sleep 1
     step "keepalive: cut the link (vB down in $NS_B)"
+    cut=$EPOCHREALTIME
     ip -n "$NS_B" link set vB down
-    cut=$(date +%s)
     check_survivor $server_pid "keepalive" "$slog" $KEEPALIVE_DETECT_SEC \
-        "$STATUS_TIMEOUT"
+        "$STATUS_TIMEOUT" "$cut"
 
     # The client had data in flight, which keepalive probes do not cover
     # (TCP_USER_TIMEOUT does); its own link is the one down, so the
     # status it gets may differ: any peer failure will do
-    left=$((cut + KEEPALIVE_DETECT_SEC - $(date +%s)))
+    left=$((${cut%.*} + KEEPALIVE_DETECT_SEC - $(date +%s)))
     check_survivor $client_pid "keepalive, sender side" "$clog" \
-        $((left > 1 ? left : 1)) ""
+        $((left > 1 ? left : 1)) "" "$cut"
 }
 
 kill_case server
