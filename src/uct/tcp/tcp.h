@@ -153,6 +153,7 @@ typedef struct uct_tcp_iface_config {
     unsigned                 syn_cnt;
     unsigned                 max_conn_retries;
     double                   conn_timeout;
+    double                   coalesce_time;
     ucs_range_spec_t         port_range;
     unsigned                 backlog;
     uct_tcp_af_prio_t        af_prio;
@@ -169,6 +170,7 @@ typedef struct uct_tcp_iface {
     ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
     ucs_list_link_t       retry_list;    /* eps waiting to reconnect */
     ucs_list_link_t       free_list;     /* eps freed during progress */
+    ucs_list_link_t       defer_list;    /* eps holding small writes */
     int                   in_progress;
     struct uct_tcp_ep     *hot_ep;       /* last ep that received data */
     unsigned              poll_count;
@@ -200,6 +202,7 @@ typedef struct uct_tcp_iface {
         unsigned          syn_cnt;
         unsigned          max_conn_retries;
         ucs_time_t        conn_timeout;
+        ucs_time_t        coalesce_time;
         double            latency;       /* estimates of the device */
         double            bandwidth;
     } config;
@@ -222,7 +225,8 @@ enum {
     UCT_TCP_EP_FLAG_TO_EP      = UCS_BIT(3), /* CONNECT_TO_EP endpoint */
     UCT_TCP_EP_FLAG_CONNECTOR  = UCS_BIT(4), /* opened the connection */
     UCT_TCP_EP_FLAG_PEER_KNOWN = UCS_BIT(5), /* connect_to_ep was called */
-    UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(6)  /* holds a slot of ep_ids */
+    UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(6), /* holds a slot of ep_ids */
+    UCT_TCP_EP_FLAG_DEFERRED   = UCS_BIT(7)  /* on iface->defer_list */
 };
 
 /* Something waiting for the socket, in order: bytes copied into a send
@@ -268,7 +272,9 @@ typedef struct uct_tcp_ep {
     uint64_t              rx_stream_left;
     char                  *rx_stream_dest; /* PUT target */
     ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt;
-                                            ACCEPTED: handshake deadline */
+                                            ACCEPTED: handshake deadline;
+                                            DEFERRED: oldest held write */
+    ucs_time_t            last_write;    /* for coalescing */
     ucs_time_t            conn_deadline; /* no connect retry after it */
     uct_tcp_sockaddr_t    peer_addr;     /* connected or accepted peer */
     uct_tcp_rx_t          *rx;           /* NULL when nothing is partial */
@@ -277,7 +283,8 @@ typedef struct uct_tcp_ep {
     ucs_list_link_t       get_list;      /* uct_tcp_get_op_t, in order */
     ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
     ucs_list_link_t       list;          /* in iface->ep_list */
-    ucs_list_link_t       retry_list;    /* in iface->retry_list */
+    ucs_list_link_t       retry_list;    /* in iface->retry_list, or
+                                            iface->defer_list */
 } uct_tcp_ep_t;
 
 /* An outstanding GET, completed by the next GET_RESP. */
@@ -341,6 +348,8 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep);
 unsigned uct_tcp_ep_rx_progress(struct uct_tcp_ep *ep);
 /* Event set handler of an ep's socket. */
 void uct_tcp_ep_handle_events(uct_tcp_ep_t *ep, ucs_event_set_types_t events);
+/* Writes what deferred eps hold: those whose window has passed, or all. */
+void uct_tcp_ep_defer_progress(uct_tcp_iface_t *iface, int force);
 /* Reconnects eps whose retry time has come. */
 void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface);
 /* Flush support for the iface: ask for an acknowledgement if needed;

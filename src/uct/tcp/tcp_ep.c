@@ -82,7 +82,8 @@ static void uct_tcp_ep_update_events(uct_tcp_ep_t *ep)
 
     events = UCS_EVENT_SET_EVREAD;
     if ((ep->state == UCT_TCP_EP_CONNECTING) ||
-        !ucs_list_is_empty(&ep->tx_list)) {
+        (!ucs_list_is_empty(&ep->tx_list) &&
+         !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED))) {
         events |= UCS_EVENT_SET_EVWRITE;
     }
     if ((events != ep->events) &&
@@ -233,6 +234,15 @@ static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length)
     memcpy(dest, &hdr, sizeof(hdr));
 }
 
+/* Ends coalescing of @a ep (see uct_tcp_ep_should_defer()). */
+static void uct_tcp_ep_defer_stop(uct_tcp_ep_t *ep)
+{
+    if (ep->flags & UCT_TCP_EP_FLAG_DEFERRED) {
+        ep->flags &= ~UCT_TCP_EP_FLAG_DEFERRED;
+        ucs_list_del(&ep->retry_list);
+    }
+}
+
 /* Queues an internal message of @a n bytes (header included). */
 static ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
                                          size_t n)
@@ -246,6 +256,7 @@ static ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
     }
     memcpy(dest, data, n);
     uct_tcp_ep_tx_commit(ep, tx, n);
+    uct_tcp_ep_defer_stop(ep); /* answers are not held back */
     return UCS_OK;
 }
 
@@ -330,6 +341,7 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
         (ep->state == UCT_TCP_EP_ACCEPTED)) {
         ucs_list_del(&ep->retry_list);
     }
+    uct_tcp_ep_defer_stop(ep);
     if (ep->flags & UCT_TCP_EP_FLAG_IN_IDS) {
         ucs_ptr_array_remove(&iface->ep_ids, ep->id, NULL);
     }
@@ -375,6 +387,7 @@ static void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
     if (ep->state == UCT_TCP_EP_RETRY_WAIT) {
         ucs_list_del(&ep->retry_list);
     }
+    uct_tcp_ep_defer_stop(ep);
     if (iface->hot_ep == ep) {
         iface->hot_ep = NULL;
     }
@@ -416,6 +429,36 @@ static void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep)
     }
 }
 
+/*
+ * Coalescing: a small message sent less than UCX_TCP_COALESCE_TIME after
+ * the previous write of its ep is held in the send buffer, with the ones
+ * that follow it, and written by progress once the window has passed (or
+ * half the buffer is full, or a flush or event arm asks). An isolated
+ * message still leaves at once; a stream of small messages costs one
+ * system call per window instead of one per message. Deferred eps do not
+ * ask epoll for EVWRITE: they are on iface->defer_list.
+ */
+static UCS_F_ALWAYS_INLINE int uct_tcp_ep_should_defer(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    ucs_time_t now         = ucs_get_time();
+
+    if ((now - ep->last_write) >= iface->config.coalesce_time) {
+        ep->last_write = now;
+        return 0;
+    }
+    return 1;
+}
+
+static void uct_tcp_ep_defer_start(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+
+    ep->flags     |= UCT_TCP_EP_FLAG_DEFERRED;
+    ep->retry_time = ucs_get_time(); /* the oldest held message */
+    ucs_list_add_tail(&iface->defer_list, &ep->retry_list);
+}
+
 /* Writes queued items until the socket is full. UCS_OK also when the
  * socket took only part (or none); an error status is the connection's
  * failure (the caller fails the ep). */
@@ -426,6 +469,8 @@ static ucs_status_t uct_tcp_ep_tx_write(uct_tcp_ep_t *ep)
     struct msghdr msg;
     ssize_t ret;
 
+    uct_tcp_ep_defer_stop(ep);
+    ep->last_write = ucs_get_time();
     while (!ucs_list_is_empty(&ep->tx_list)) {
         tx = ucs_list_head(&ep->tx_list, uct_tcp_tx_t, list);
         if (tx->is_buf) {
@@ -504,6 +549,27 @@ static void uct_tcp_ep_tx_kick(uct_tcp_ep_t *ep)
         (void)uct_tcp_ep_tx_write(ep);
     }
     uct_tcp_ep_update_events(ep);
+}
+
+void uct_tcp_ep_defer_progress(uct_tcp_iface_t *iface, int force)
+{
+    ucs_time_t now = ucs_get_time();
+    uct_tcp_ep_t *ep, *tmp;
+
+    ucs_list_for_each_safe(ep, tmp, &iface->defer_list, retry_list) {
+        if (force || ((now - ep->retry_time) >= iface->config.coalesce_time)) {
+            uct_tcp_ep_tx_progress(ep);
+        }
+    }
+}
+
+/* After appending to a deferred ep: write now if the buffer is filling. */
+static UCS_F_ALWAYS_INLINE void uct_tcp_ep_defer_check(uct_tcp_ep_t *ep)
+{
+    if ((ep->flags & UCT_TCP_EP_FLAG_DEFERRED) &&
+        (ep->tx_queued >= uct_tcp_ep_iface(ep)->config.tx_buf_size / 2)) {
+        uct_tcp_ep_tx_kick(ep);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -990,6 +1056,7 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
     char *dest;
 
     memcpy(&req, payload, sizeof(req));
+    uct_tcp_ep_defer_stop(ep); /* answers are not held back */
     if (req.length > UCT_TCP_MAX_STREAM_MSG) {
         uct_tcp_ep_protocol_error(ep, "GET request larger than 4 GB");
         return UCS_ERR_CONNECTION_RESET;
@@ -1303,7 +1370,8 @@ out:
         uct_tcp_ep_release_rx(ep);
     }
     if (!ucs_list_is_empty(&ep->tx_list) && (ep->fd >= 0) &&
-        !(ep->events & UCS_EVENT_SET_EVWRITE)) {
+        !(ep->events & UCS_EVENT_SET_EVWRITE) &&
+        !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED)) {
         /* answers (ACK, GET data) queued by what was received */
         uct_tcp_ep_tx_progress(ep);
     }
@@ -1649,15 +1717,20 @@ static ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
     ssize_t ret;
     char *dest;
 
+    int defer = 0;
+
     if (ucs_likely(uct_tcp_ep_can_send_now(ep))) {
-        ret = uct_tcp_ep_send_direct(ep, iov, iovcnt, total);
-        if (ucs_likely((size_t)ret == total)) {
-            return UCS_OK;
-        } else if (ret >= 0) {
-            sent = ret;
-        } else if ((errno != EAGAIN) && (errno != EINTR)) {
-            /* progress sees the broken socket and fails the ep */
-            return UCS_ERR_CONNECTION_RESET;
+        defer = uct_tcp_ep_should_defer(ep);
+        if (!defer) {
+            ret = uct_tcp_ep_send_direct(ep, iov, iovcnt, total);
+            if (ucs_likely((size_t)ret == total)) {
+                return UCS_OK;
+            } else if (ret >= 0) {
+                sent = ret;
+            } else if ((errno != EAGAIN) && (errno != EINTR)) {
+                /* progress sees the broken socket and fails the ep */
+                return UCS_ERR_CONNECTION_RESET;
+            }
         }
     } else {
         ucs_status_t status = uct_tcp_ep_check_state(ep);
@@ -1678,7 +1751,12 @@ static ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
     }
     uct_tcp_iovec_copy(dest, iov, iovcnt, sent);
     uct_tcp_ep_tx_commit(ep, tx, total - sent);
-    uct_tcp_ep_update_events(ep);
+    if (defer) {
+        uct_tcp_ep_defer_start(ep);
+    } else {
+        uct_tcp_ep_defer_check(ep);
+        uct_tcp_ep_update_events(ep);
+    }
     return UCS_OK;
 }
 
@@ -1729,6 +1807,7 @@ static ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     struct iovec vec[UCT_TCP_MAX_SEND_IOV];
     size_t payload_len = 0, cnt = 0, sent = 0, total, i;
+    int defer          = 0;
     struct iovec *op_iov;
     uct_tcp_hdr_t hdr;
     ucs_status_t status;
@@ -1771,13 +1850,18 @@ static ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     }
 
     if (uct_tcp_ep_can_send_now(ep)) {
-        ret = uct_tcp_ep_send_direct(ep, vec, cnt, total);
-        if ((size_t)ret == total) {
-            return UCS_OK;
-        } else if (ret >= 0) {
-            sent = ret;
-        } else if ((errno != EAGAIN) && (errno != EINTR)) {
-            return UCS_ERR_CONNECTION_RESET;
+        /* a small message is copied and held like a short one */
+        defer = (total <= iface->config.tx_buf_size / 4) &&
+                uct_tcp_ep_should_defer(ep);
+        if (!defer) {
+            ret = uct_tcp_ep_send_direct(ep, vec, cnt, total);
+            if ((size_t)ret == total) {
+                return UCS_OK;
+            } else if (ret >= 0) {
+                sent = ret;
+            } else if ((errno != EAGAIN) && (errno != EINTR)) {
+                return UCS_ERR_CONNECTION_RESET;
+            }
         }
     }
 
@@ -1787,7 +1871,12 @@ static ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
         if (dest != NULL) {
             uct_tcp_iovec_copy(dest, vec, cnt, sent);
             uct_tcp_ep_tx_commit(ep, tx, total - sent);
-            uct_tcp_ep_update_events(ep);
+            if (defer) {
+                uct_tcp_ep_defer_start(ep);
+            } else {
+                uct_tcp_ep_defer_check(ep);
+                uct_tcp_ep_update_events(ep);
+            }
             return UCS_OK;
         }
         if ((sent == 0) && (ep->tx_queued + total - sent >
@@ -1890,10 +1979,15 @@ static ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id,
         memcpy(dest + sizeof(uct_tcp_hdr_t), prefix, prefix_len);
     }
     uct_tcp_ep_tx_commit(ep, tx, sizeof(uct_tcp_hdr_t) + prefix_len + length);
-    if (was_empty) {
+    if (!was_empty) {
+        uct_tcp_ep_defer_check(ep);
+        uct_tcp_ep_update_events(ep);
+    } else if ((ep->state == UCT_TCP_EP_CONNECTED) &&
+               uct_tcp_ep_should_defer(ep)) {
+        uct_tcp_ep_defer_start(ep);
+    } else {
         uct_tcp_ep_tx_kick(ep);
     }
-    uct_tcp_ep_update_events(ep);
     return length;
 }
 
@@ -2184,7 +2278,8 @@ static int uct_tcp_ep_flush_needs_ack(const uct_tcp_ep_t *ep)
 /* Asks the peer to acknowledge what was sent so far, if needed. */
 ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
 {
-    int was_empty = ucs_list_is_empty(&ep->tx_list);
+    int kick = ucs_list_is_empty(&ep->tx_list) ||
+               (ep->flags & UCT_TCP_EP_FLAG_DEFERRED);
     uct_tcp_hdr_t hdr;
 
     if (!uct_tcp_ep_flush_needs_ack(ep)) {
@@ -2197,8 +2292,8 @@ ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
     }
     ++ep->ack_reqs_sent;
     ep->flags &= ~UCT_TCP_EP_FLAG_PUT_UNACKED;
-    if (was_empty) {
-        uct_tcp_ep_tx_kick(ep);
+    if (kick) {
+        uct_tcp_ep_tx_kick(ep); /* a flush does not wait for coalescing */
     }
     uct_tcp_ep_update_events(ep);
     return UCS_OK;

@@ -109,6 +109,16 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      ucs_offsetof(uct_tcp_iface_config_t, conn_timeout),
      UCS_CONFIG_TYPE_TIME},
 
+    {"COALESCE_TIME", "10us",
+     "A small message sent sooner than this after the previous write of "
+     "its endpoint is held back, with those that follow, and written "
+     "together by progress when the time has passed (or a flush or event "
+     "arm asks): a stream of small messages costs one system call per "
+     "window. An isolated message leaves at once. 0 writes every message "
+     "at once.",
+     ucs_offsetof(uct_tcp_iface_config_t, coalesce_time),
+     UCS_CONFIG_TYPE_TIME},
+
     {"PORT_RANGE", "0",
      "Range of ports the listening socket may bind, such as 10000-10100; "
      "0 lets the kernel choose.",
@@ -308,6 +318,7 @@ static UCS_F_ALWAYS_INLINE int uct_tcp_iface_poll_hot(uct_tcp_iface_t *iface)
            ucs_list_is_empty(&ep->tx_list) &&
            ucs_arbiter_is_empty(&iface->arbiter) &&
            ucs_list_is_empty(&iface->retry_list) &&
+           ucs_list_is_empty(&iface->defer_list) &&
            ucs_list_is_empty(&iface->flush_list);
 }
 
@@ -333,6 +344,9 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     if (ucs_unlikely(!ucs_arbiter_is_empty(&iface->arbiter))) {
         count += ucs_arbiter_dispatch(&iface->arbiter, 1,
                                       uct_tcp_iface_pending_cb, NULL);
+    }
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->defer_list))) {
+        uct_tcp_ep_defer_progress(iface, 0);
     }
     if (ucs_unlikely(!ucs_list_is_empty(&iface->retry_list))) {
         uct_tcp_ep_retry_progress(iface);
@@ -423,6 +437,9 @@ static ucs_status_t uct_tcp_iface_event_arm(uct_iface_h tl_iface,
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
     unsigned count         = 64;
     ucs_status_t status;
+
+    /* nothing may stay held back while the application sleeps */
+    uct_tcp_ep_defer_progress(iface, 1);
 
     if (!(events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG))) {
         return UCS_OK;
@@ -829,6 +846,8 @@ static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
     }
     iface->config.syn_cnt          = c->syn_cnt;
     iface->config.max_conn_retries = c->max_conn_retries;
+    iface->config.coalesce_time    = ucs_time_from_sec(
+            isinf(c->coalesce_time) ? 1e-3 : c->coalesce_time);
     iface->config.conn_timeout     = ucs_time_from_sec(
             isinf(c->conn_timeout) ? 1e9 : c->conn_timeout);
     return UCS_OK;
@@ -870,6 +889,7 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
     ucs_list_head_init(&iface->flush_list);
     ucs_list_head_init(&iface->retry_list);
     ucs_list_head_init(&iface->free_list);
+    ucs_list_head_init(&iface->defer_list);
     ucs_arbiter_init(&iface->arbiter);
     ucs_ptr_array_init(&iface->ep_ids, "tcp endpoint ids");
 

@@ -1141,6 +1141,91 @@ TEST_F(uct_tcp_hostile, silent_connection)
 }
 
 /* ------------------------------------------------------------------------
+ * Coalescing of small messages (UCX_TCP_COALESCE_TIME)
+ */
+
+class uct_tcp_coalesce : public uct_tcp {
+protected:
+    /* Progresses @a e alone for @a msec. */
+    void progress_only(entity &e, double msec)
+    {
+        double end = now_sec() + (msec / 1e3);
+        while (now_sec() < end) {
+            e.progress();
+        }
+    }
+};
+
+TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
+{
+    ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
+    entity *server   = add_entity();
+    entity *client   = add_entity();
+    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
+    uct_ep_h ep      = client->connect_to(*server);
+    ASSERT_TRUE(ep != NULL);
+    ASSERT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 1, rec, 5.0));
+
+    /* a quiet ep sends at once; one that just wrote holds the next */
+    progress_for(400);
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 2, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 3, NULL, 0));
+    progress_only(*server, 50);
+    ASSERT_EQ(2u, rec.count()) << "the first message did not leave at once "
+                                  "or the second was not held";
+    EXPECT_EQ(2u, am_header_of(rec.at(1).data));
+
+    /* arming the event fd writes what is held, the window notwithstanding */
+    ucs_status_t status = uct_iface_event_arm(client->iface(),
+                                              UCT_EVENT_SEND_COMP);
+    ASSERT_TRUE((status == UCS_OK) || (status == UCS_ERR_BUSY))
+            << ucs_status_string(status);
+    progress_only(*server, 50);
+    ASSERT_EQ(3u, rec.count()) << "event arm did not write the held message";
+    EXPECT_EQ(3u, am_header_of(rec.at(2).data));
+
+    /* flush writes it too */
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 4, NULL, 0));
+    status = uct_ep_flush(ep, 0, NULL);
+    EXPECT_NE(UCS_OK, status) << "flush found nothing queued";
+    progress_only(*server, 50);
+    ASSERT_EQ(4u, rec.count()) << "flush did not write the held message";
+
+    /* and progress does once the window has passed */
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 5, NULL, 0));
+    progress_for(100);
+    EXPECT_EQ(4u, rec.count()) << "written before the window passed";
+    progress_for(400);
+    ASSERT_EQ(5u, rec.count());
+    EXPECT_EQ(5u, am_header_of(rec.at(4).data));
+}
+
+TEST_F(uct_tcp_coalesce, stream_of_small_messages_in_order)
+{
+    entity *server   = add_entity();
+    entity *client   = add_entity();
+    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
+    uct_ep_h ep      = client->connect_to(*server);
+    ASSERT_TRUE(ep != NULL);
+
+    const uint64_t count = 20000;
+    for (uint64_t i = 0; i < count; ++i) {
+        ssize_t ret = retry_no_resource(
+                [&] {
+                    return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, i, &i,
+                                                    sizeof(i));
+                },
+                "uct_ep_am_short");
+        ASSERT_EQ(UCS_OK, ret);
+    }
+    ASSERT_TRUE(wait_for([&] { return rec.count() == count; },
+                         "every message"));
+    for (uint64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(i, am_header_of(rec.at(i).data)) << "out of order";
+    }
+}
+
+/* ------------------------------------------------------------------------
  * Connection establishment: retries
  */
 
