@@ -19,7 +19,9 @@ ucs_arbiter_cb_result_t uct_pending_req_dispatch_cb(ucs_arbiter_t *arbiter,
     } else if (status == UCS_INPROGRESS) {
         return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
     } else if (status == UCS_ERR_NO_RESOURCE) {
-        return UCS_ARBITER_CB_RESULT_STOP;
+        return (arg == UCT_PENDING_DISPATCH_DESCHED) ?
+                       UCS_ARBITER_CB_RESULT_DESCHED_GROUP :
+                       UCS_ARBITER_CB_RESULT_STOP;
     }
 
     ucs_error("pending request %p returned %s; a pending callback must "

@@ -36,11 +36,17 @@ static inline void uct_pending_req_push(ucs_arbiter_t *arbiter,
     ucs_arbiter_group_schedule(arbiter, group);
 }
 
+/** @a arg of uct_pending_req_dispatch_cb() for per-endpoint resources */
+#define UCT_PENDING_DISPATCH_DESCHED ((void*)1)
+
 /**
  * Arbiter callback that runs a pending request: UCS_OK removes it,
  * UCS_INPROGRESS keeps it and moves on to the next endpoint, and
  * UCS_ERR_NO_RESOURCE keeps it and stops dispatching (the interface is out
- * of resources). Pass it to ucs_arbiter_dispatch() with any @a arg.
+ * of resources), or with @a arg UCT_PENDING_DISPATCH_DESCHED only takes
+ * that endpoint off the schedule (its own resources ran out; the
+ * transport schedules it again when they come back). Pass it to
+ * ucs_arbiter_dispatch() with NULL or UCT_PENDING_DISPATCH_DESCHED.
  */
 ucs_arbiter_cb_result_t uct_pending_req_dispatch_cb(ucs_arbiter_t *arbiter,
                                                     ucs_arbiter_group_t *group,

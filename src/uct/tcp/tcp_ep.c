@@ -597,45 +597,65 @@ static ucs_status_t uct_tcp_ep_socket_create(uct_tcp_iface_t *iface,
     return UCS_OK;
 }
 
-/* Queues the handshake at the head of the send queue (messages the user
- * sent before the connection existed wait behind it). */
-static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
-                                               uint8_t conn_type)
+/* Puts @a n bytes at the head of the send queue, before anything the
+ * user sent while there was no connection. */
+static ucs_status_t uct_tcp_ep_queue_first(uct_tcp_ep_t *ep, const void *data,
+                                           size_t n)
 {
-    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
-    uct_tcp_handshake_t *hs;
     uct_tcp_tx_t *tx;
 
     tx = uct_tcp_ep_tx_buf_get(ep);
     if (tx == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
+    memcpy(tx->data, data, n);
+    tx->length     = n;
+    ep->tx_queued += (uint32_t)n;
+    ucs_list_add_head(&ep->tx_list, &tx->list);
+    return UCS_OK;
+}
 
-    hs = (uct_tcp_handshake_t*)tx->data;
-    memset(hs, 0, sizeof(*hs));
-    hs->magic     = UCT_TCP_MAGIC;
-    hs->version   = UCT_TCP_VERSION;
-    hs->conn_type = conn_type;
-    hs->family    = (uint8_t)iface->listen_addr.sa.sa_family;
+static void uct_tcp_handshake_reply_init(uct_tcp_handshake_reply_t *reply,
+                                         uint16_t hs_status)
+{
+    memset(reply, 0, sizeof(*reply));
+    reply->magic   = UCT_TCP_MAGIC;
+    reply->version = UCT_TCP_VERSION;
+    reply->status  = hs_status;
+}
+
+/* Queues the handshake of a connecting ep. */
+static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
+                                               uint8_t conn_type)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_handshake_t hs;
+    ucs_status_t status;
+
+    memset(&hs, 0, sizeof(hs));
+    hs.magic     = UCT_TCP_MAGIC;
+    hs.version   = UCT_TCP_VERSION;
+    hs.conn_type = conn_type;
+    hs.family    = (uint8_t)iface->listen_addr.sa.sa_family;
     if (iface->listen_addr.sa.sa_family == AF_INET6) {
-        hs->listen_port = iface->listen_addr.in6.sin6_port;
-        memcpy(hs->listen_addr, &iface->listen_addr.in6.sin6_addr, 16);
+        hs.listen_port = iface->listen_addr.in6.sin6_port;
+        memcpy(hs.listen_addr, &iface->listen_addr.in6.sin6_addr, 16);
     } else {
-        hs->listen_port = iface->listen_addr.in.sin_port;
-        memcpy(hs->listen_addr, &iface->listen_addr.in.sin_addr, 4);
+        hs.listen_port = iface->listen_addr.in.sin_port;
+        memcpy(hs.listen_addr, &iface->listen_addr.in.sin_addr, 4);
     }
     if (conn_type == UCT_TCP_CONN_TO_EP) {
-        hs->dst_ep_id     = ep->peer_id;
-        hs->dst_ep_cookie = ep->peer_cookie;
-        hs->src_ep_id     = ep->id;
-        hs->src_ep_cookie = ep->cookie;
+        hs.dst_ep_id     = ep->peer_id;
+        hs.dst_ep_cookie = ep->peer_cookie;
+        hs.src_ep_id     = ep->id;
+        hs.src_ep_cookie = ep->cookie;
     }
 
-    tx->length     = sizeof(*hs);
-    ep->tx_queued += sizeof(*hs);
-    ucs_list_add_head(&ep->tx_list, &tx->list);
-    ep->flags     |= UCT_TCP_EP_FLAG_WAIT_REPLY | UCT_TCP_EP_FLAG_CONNECTOR;
-    return UCS_OK;
+    status = uct_tcp_ep_queue_first(ep, &hs, sizeof(hs));
+    if (status == UCS_OK) {
+        ep->flags |= UCT_TCP_EP_FLAG_WAIT_REPLY | UCT_TCP_EP_FLAG_CONNECTOR;
+    }
+    return status;
 }
 
 static ucs_time_t uct_tcp_ep_retry_delay(unsigned attempt)
@@ -781,10 +801,7 @@ static void uct_tcp_ep_send_reply_now(int fd, uint16_t hs_status)
     uct_tcp_handshake_reply_t reply;
     ssize_t ret;
 
-    memset(&reply, 0, sizeof(reply));
-    reply.magic   = UCT_TCP_MAGIC;
-    reply.version = UCT_TCP_VERSION;
-    reply.status  = hs_status;
+    uct_tcp_handshake_reply_init(&reply, hs_status);
     /* Best effort: the connection is closed right after */
     ret = send(fd, &reply, sizeof(reply), UCT_TCP_SEND_FLAGS);
     (void)ret;
@@ -807,22 +824,10 @@ static void uct_tcp_ep_refuse(uct_tcp_ep_t *ep, uint16_t hs_status,
 
 static ucs_status_t uct_tcp_ep_queue_reply(uct_tcp_ep_t *ep)
 {
-    uct_tcp_handshake_reply_t *reply;
-    uct_tcp_tx_t *tx;
+    uct_tcp_handshake_reply_t reply;
 
-    tx = uct_tcp_ep_tx_buf_get(ep);
-    if (tx == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-    reply = (uct_tcp_handshake_reply_t*)tx->data;
-    memset(reply, 0, sizeof(*reply));
-    reply->magic   = UCT_TCP_MAGIC;
-    reply->version = UCT_TCP_VERSION;
-    reply->status  = UCT_TCP_HS_ACCEPTED;
-    tx->length     = sizeof(*reply);
-    ep->tx_queued += sizeof(*reply);
-    ucs_list_add_head(&ep->tx_list, &tx->list);
-    return UCS_OK;
+    uct_tcp_handshake_reply_init(&reply, UCT_TCP_HS_ACCEPTED);
+    return uct_tcp_ep_queue_first(ep, &reply, sizeof(reply));
 }
 
 /* Moves the accepted socket of internal @a ep to the user's @a target. */

@@ -260,30 +260,6 @@ static void uct_tcp_iface_event_cb(void *callback_data,
     }
 }
 
-/* Runs a pending request of an ep whose socket drained; an ep that runs
- * out again leaves the schedule until its socket drains again. */
-static ucs_arbiter_cb_result_t
-uct_tcp_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
-                         ucs_arbiter_elem_t *elem, void *arg)
-{
-    uct_pending_req_t *req = uct_pending_req_from_arb_elem(elem);
-    ucs_status_t status;
-
-    status = req->func(req);
-    if (status == UCS_OK) {
-        return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
-    } else if (status == UCS_INPROGRESS) {
-        return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
-    } else if (status == UCS_ERR_NO_RESOURCE) {
-        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
-    }
-
-    ucs_error("pending request %p returned %s; a pending callback must "
-              "return UCS_OK, UCS_INPROGRESS or UCS_ERR_NO_RESOURCE",
-              (void*)req, ucs_status_string(status));
-    return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
-}
-
 static void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
 {
     uct_tcp_flush_req_t *req, *tmp;
@@ -342,8 +318,11 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     }
 
     if (ucs_unlikely(!ucs_arbiter_is_empty(&iface->arbiter))) {
+        /* an ep that runs out again leaves the schedule until its socket
+         * drains */
         count += ucs_arbiter_dispatch(&iface->arbiter, 1,
-                                      uct_tcp_iface_pending_cb, NULL);
+                                      uct_pending_req_dispatch_cb,
+                                      UCT_PENDING_DISPATCH_DESCHED);
     }
     if (ucs_unlikely(!ucs_list_is_empty(&iface->defer_list))) {
         uct_tcp_ep_defer_progress(iface, 0);

@@ -124,6 +124,37 @@ TEST_F(uct_pending_queue, stops_on_no_resource_and_resumes) {
     EXPECT_EQ(100, m_log[1]);
 }
 
+TEST_F(uct_pending_queue, desched_on_no_resource_leaves_others_running) {
+    int ep0_budget = 0; /* endpoint 0 is out of its own resources */
+    push(0, 2);
+    push(1, 2);
+    for (pending_req *req : m_reqs) {
+        if (req->ep == 0) {
+            req->budget = &ep0_budget;
+        }
+    }
+
+    while (!ucs_arbiter_is_empty(&m_arbiter)) {
+        ucs_arbiter_dispatch(&m_arbiter, 1, uct_pending_req_dispatch_cb,
+                             UCT_PENDING_DISPATCH_DESCHED);
+    }
+    /* endpoint 1 was not held up; endpoint 0 left the schedule */
+    std::vector<int> expected = {100, 101};
+    EXPECT_EQ(expected, m_log);
+    EXPECT_FALSE(ucs_arbiter_group_is_empty(&m_groups[0]));
+    EXPECT_FALSE(ucs_arbiter_group_is_scheduled(&m_groups[0]));
+
+    /* its resources are back: the transport schedules it again */
+    ep0_budget = 2;
+    ucs_arbiter_group_schedule(&m_arbiter, &m_groups[0]);
+    while (!ucs_arbiter_is_empty(&m_arbiter)) {
+        ucs_arbiter_dispatch(&m_arbiter, 1, uct_pending_req_dispatch_cb,
+                             UCT_PENDING_DISPATCH_DESCHED);
+    }
+    expected = {100, 101, 0, 1};
+    EXPECT_EQ(expected, m_log);
+}
+
 TEST_F(uct_pending_queue, purge_calls_back_each_unsent_request) {
     std::vector<int> purged;
 
