@@ -837,7 +837,9 @@ static size_t sc_pack_ctrl(void *dest, void *arg)
 {
     const sc_ctrl_t *ctrl = arg;
 
-    memcpy(dest, ctrl->data, ctrl->length);
+    if (ctrl->length > 0) {
+        memcpy(dest, ctrl->data, ctrl->length);
+    }
     return ctrl->length;
 }
 
