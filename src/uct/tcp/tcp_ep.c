@@ -1905,10 +1905,10 @@ static ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     /* the header and prefix live in the op, after the iovecs */
     dest = (char*)(op_iov + UCT_TCP_MAX_SEND_IOV);
     memcpy(dest, &hdr, sizeof(hdr));
-    memcpy(dest + sizeof(hdr), prefix, prefix_len);
     memcpy(op_iov, vec, sizeof(*vec) * cnt);
     op_iov[0].iov_base = dest;
     if (prefix_len > 0) {
+        memcpy(dest + sizeof(hdr), prefix, prefix_len);
         op_iov[1].iov_base = dest + sizeof(hdr);
     }
     uct_tcp_tx_advance(tx, sent);

@@ -1225,6 +1225,53 @@ TEST_F(uct_tcp_coalesce, stream_of_small_messages_in_order)
     }
 }
 
+/* zcopy AMs without a user header, queued behind a full socket (the
+ * queued operation copies the header, and there is none). */
+TEST_F(uct_tcp_coalesce, zcopy_without_header_queued)
+{
+    entity *server   = add_entity();
+    entity *client   = add_entity();
+    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
+    uct_ep_h ep      = client->connect_to(*server);
+    ASSERT_TRUE(ep != NULL);
+    ASSERT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 1, rec));
+
+    const size_t length = 60 * 1024;
+    const int max_msgs  = 4096;
+    mapped_buffer buf(length, *client);
+    buf.pattern_fill(7);
+    uct_iov_t iov = buf.iov(0, length);
+    std::vector<counted_completion> comps(max_msgs);
+
+    /* fill the socket without letting the server read */
+    std::vector<bool> in_flight(max_msgs, false);
+    int posted = 0, queued = 0;
+    ucs_status_t status;
+    do {
+        status = uct_ep_am_zcopy(ep, GOOD_AM_ID, NULL, 0, &iov, 1, 0,
+                                 comps[posted]);
+        if (status == UCS_INPROGRESS) {
+            in_flight[posted] = true;
+            ++queued;
+        }
+        if (!UCS_STATUS_IS_ERR(status)) {
+            ++posted;
+        }
+    } while ((status != UCS_ERR_NO_RESOURCE) && (posted < max_msgs));
+    ASSERT_EQ(UCS_ERR_NO_RESOURCE, status) << "the socket never filled";
+    EXPECT_GT(queued, 0) << "no zcopy was left in flight";
+
+    ASSERT_TRUE(wait_for([&] { return rec.count() == (size_t)posted + 1; },
+                         "every zcopy message"));
+    for (int i = 0; i < posted; ++i) {
+        EXPECT_EQ(in_flight[i] ? 1 : 0, comps[i].calls) << "message " << i;
+        ASSERT_EQ(length, rec.at(i + 1).data.size());
+        ASSERT_EQ(length, mapped_buffer::pattern_mismatch(
+                                  rec.at(i + 1).data.data(), length, 7))
+                << "message " << i;
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Connection establishment: retries
  */
