@@ -1648,7 +1648,7 @@ static int sc_iface_open(sc_ctx_t *ctx)
 static int sc_buffers_alloc(sc_ctx_t *ctx)
 {
     ucs_status_t status;
-    size_t slot_size;
+    size_t slot_size = 0;
     unsigned i;
 
     if (ctx->server == NULL) {
