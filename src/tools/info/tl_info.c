@@ -9,6 +9,7 @@
 #include "uct_info.h"
 
 #include <uct/api/uct.h>
+#include <uct/base/uct_md.h>
 #include <ucs/async/async.h>
 #include <ucs/sys/topo.h>
 
@@ -558,6 +559,7 @@ static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
     } else {
         printf("#   cannot query: %s\n", ucs_status_string(status));
     }
+    uct_md_print_info(md, stdout);
 
     if (num_resources == 0) {
         printf("#   < no supported devices found >\n");

@@ -516,6 +516,13 @@ ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
     return UCS_OK;
 }
 
+void uct_md_print_info(uct_md_h md, FILE *stream)
+{
+    if ((md != NULL) && (md->ops->print_info != NULL)) {
+        md->ops->print_info(md, stream);
+    }
+}
+
 ucs_status_t uct_md_mem_advise(uct_md_h md, uct_mem_h memh, void *addr,
                                size_t length, uct_mem_advice_t advice)
 {

@@ -7,6 +7,8 @@
 
 #include <uct/base/uct_component.h>
 
+#include <stdio.h>
+
 BEGIN_C_DECLS
 
 struct uct_md_ops {
@@ -29,6 +31,9 @@ struct uct_md_ops {
     ucs_status_t (*detect_memory_type)(uct_md_h md, const void *addr,
                                        size_t length,
                                        ucs_memory_type_t *mem_type_p);
+    /** May be NULL. Prints what the md knows of its device beyond
+     *  uct_md_attr_t (ports, addresses, locality), as "# " lines. */
+    void         (*print_info)(uct_md_h md, FILE *stream);
 };
 
 /** The base of every memory domain. */
@@ -43,6 +48,12 @@ struct uct_md_config {
 };
 
 extern ucs_config_field_t uct_md_config_table[];
+
+/**
+ * Prints the device details of @a md (its print_info operation) for
+ * uct_info -d; prints nothing when the md has none.
+ */
+void uct_md_print_info(uct_md_h md, FILE *stream);
 
 /** Initializes the base part of a memory domain. */
 void uct_md_base_init(uct_md_t *md, const uct_md_ops_t *ops,
