@@ -11,6 +11,8 @@ packages=(
     iproute2
     sockperf
     libfuse3-dev fuse3
+    libibverbs-dev rdma-core ibverbs-providers ibverbs-utils perftest
+    qemu-system-x86 busybox-static cpio kmod xz-utils
 )
 
 missing=()

@@ -4,6 +4,7 @@
 #   contrib/quickstart.sh demo   install, build, run the hello world
 #   contrib/quickstart.sh test   install, then build and run every test:
 #                                debug build (-Werror) + unit tests +
+#                                verbs tests in a Soft-RoCE VM +
 #                                valgrind, ASan/UBSan build + unit tests,
 #                                optimized build + install + installcheck +
 #                                distcheck, and the dispatch benchmark
@@ -58,6 +59,10 @@ test)
 
     step "unit tests (debug build)"
     make -C "$builds/debug" check
+
+    # the packages the VM needs were installed above: it must start here
+    step "verbs tests in the Soft-RoCE VM (debug build)"
+    RXE_REQUIRED=${RXE_REQUIRED:-yes} make -C "$builds/debug" check-rxe
 
     step "unit tests under valgrind (ucs and self suites)"
     make -C "$builds/debug" check-valgrind

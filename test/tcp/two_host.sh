@@ -53,8 +53,8 @@ elif out=$(ip netns exec "$NS_A" tc qdisc add dev vA root netem delay 1ms \
            loss 1% 2>&1); then
     stream veth-netem 300
 elif echo "$out" | grep -qi -e unknown -e "no such file" -e "not supp"; then
-    echo "SKIP netem: the host kernel has no sch_netem; runs in the" \
-         "Soft-RoCE VM"
+    echo "SKIP netem: the host kernel has no sch_netem; make check-rxe" \
+         "runs it in the Soft-RoCE VM"
 else
     fail "tc qdisc add netem: $out"
 fi

@@ -1,0 +1,162 @@
+#!/bin/bash
+#
+# make check-rxe: the verbs checks on the kernel's Soft-RoCE driver, all in
+# one VM boot (test/rxe/run.sh):
+#
+#   1. ibv_devinfo               the rxe devices and their ports
+#   2. ibv_rc_pingpong           rdma-core's RC ping-pong on rxe_lo
+#   3. ibv_ud_pingpong           rdma-core's UD ping-pong on rxe_lo
+#   4. ibv_rc_pingpong           rxe_v0 (server) <-> rxe_v1 over the veth pair
+#   5. uct_info -d               our device listing of the same devices
+#   6. gtest (verbs suites)      test/gtest/gtest --gtest_filter=$RXE_GTEST_FILTER
+#   7. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
+#
+# usage: check-rxe.sh BUILDDIR        (on the host; boots the VM)
+#        check-rxe.sh --guest BUILDDIR (inside the VM; runs the steps)
+#
+# Environment: RXE_GTEST_FILTER, RXE_TIMEOUT (seconds for the whole VM,
+# default 900), RXE_RUN_ARGS (more options for run.sh, e.g. --cache DIR),
+# GTEST_EXTRA_ARGS (more gtest options).
+# Exit status: 0 all passed, 1 a step failed, 77 the VM could not start.
+
+set -u -o pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+: "${RXE_GTEST_FILTER:=uct_ib*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
+
+if [ "${1:-}" != --guest ]; then
+    builddir=$(cd "${1:-.}" && pwd) || exit 1
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    bash "$here/run.sh" -t "${RXE_TIMEOUT:-900}" ${RXE_RUN_ARGS:-} -- \
+        bash "$here/check-rxe.sh" --guest "$builddir"
+    rc=$?
+    case $rc in
+    0)   verdict="all steps passed" ;;
+    77)  verdict="SKIPPED: the VM could not start" ;;
+    124) verdict="FAILED: timeout" ;;
+    *)   verdict="FAILED" ;;
+    esac
+    echo "check-rxe: $verdict ($(($(date +%s) - start)) s in all)"
+    exit $rc
+fi
+
+# ---- inside the guest ----
+builddir=$2
+results=()
+failed=0
+logdir=$(mktemp -d /tmp/check-rxe.XXXXXX)
+
+# step NAME TIMEOUT COMMAND...: runs one step, records its verdict
+step() {
+    local name=$1 limit=$2 t0 rc verdict
+    shift 2
+    echo
+    echo "==== check-rxe: $name"
+    t0=$(date +%s)
+    # The step runs in a shell of its own so that timeout can end it
+    timeout -k 5 "$limit" bash -c '"$@"' step "$@"
+    rc=$?
+    case $rc in
+    0)   verdict=PASS ;;
+    77)  verdict=SKIP ;;
+    124) verdict="FAIL (timeout after $limit s)" ; failed=1 ;;
+    *)   verdict="FAIL (exit $rc)"; failed=1 ;;
+    esac
+    results+=("$(printf '%-34s %-26s %4d s' "$name" "$verdict" \
+                 $(($(date +%s) - t0)))")
+}
+
+# A server/client pair of an rdma-core example program: pingpong PROG
+# PORT SERVER_DEV CLIENT_DEV SERVER_ADDR [ARGS]; the server starts first,
+# the client waits until it listens
+pingpong() {
+    local prog=$1 port=$2 sdev=$3 cdev=$4 addr=$5 spid crc src=0
+    shift 5
+    command -v "$prog" >/dev/null ||
+        { echo "$prog not found (Debian package ibverbs-utils)"; return 1; }
+    stdbuf -oL "$prog" -d "$sdev" -g 1 -p "$port" "$@" \
+        >"$logdir/$prog.server" 2>&1 &
+    spid=$!
+    for _ in $(seq 50); do
+        grep -q ":$(printf '%04X' "$port") " /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
+            break
+        sleep 0.1
+    done
+    stdbuf -oL "$prog" -d "$cdev" -g 1 -p "$port" "$@" "$addr"
+    crc=$?
+    wait $spid
+    src=$?
+    echo "-- server:"
+    cat "$logdir/$prog.server"
+    [ $crc -eq 0 ] && [ $src -eq 0 ]
+}
+
+# Across the veth pair: the packets must have crossed veth0
+pingpong_pair() {
+    local before after
+    before=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    pingpong ibv_rc_pingpong 18517 rxe_v0 rxe_v1 10.78.0.1 -n 1000 -c || return 1
+    after=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    echo "-- veth0 received $((after - before)) packets"
+    [ $((after - before)) -ge 1000 ]
+}
+
+gtest_verbs() {
+    local bin=$builddir/test/gtest/gtest
+    [ -x "$bin" ] || { echo "$bin not built"; return 1; }
+    # shellcheck disable=SC2086
+    "$bin" --gtest_filter="$RXE_GTEST_FILTER" ${GTEST_EXTRA_ARGS:-}
+}
+
+# uct_info -d must list the rxe devices with their port, GID, MTU and
+# locality, and the md's registration statistics
+uct_info_devices() {
+    local out dev
+    out=$("$builddir/src/tools/info/uct_info" -d 2>&1)
+    echo "$out"
+    for dev in rxe_lo rxe_v0 rxe_v1; do
+        echo "$out" | grep -q "^# Memory domain: $dev\$" ||
+            { echo "uct_info -d does not list $dev"; return 1; }
+    done
+    for pattern in 'port 1: rxe_lo:1, Ethernet, ACTIVE' \
+                   'gid: ::ffff:127.0.0.1 (index 1' \
+                   'gid: ::ffff:10.78.0.1 (index 1' 'mtu: 4096' 'mtu: 1024' \
+                   'locality: ' 'registrations: cached, rcache ib_rxe_lo: hits'; do
+        echo "$out" | grep -qF -- "$pattern" ||
+            { echo "uct_info -d does not show '$pattern'"; return 1; }
+    done
+}
+
+# The whole two_host check; here the netem run must not be skipped
+tcp_netem() {
+    local rc
+    STREAM_CHECK=$builddir/test/tcp/tcp_stream_check \
+    UCT_INFO=$builddir/src/tools/info/uct_info \
+        bash "$srcdir/test/tcp/two_host.sh" 2>&1 | tee "$logdir/two_host.log"
+    rc=$?
+    [ $rc -eq 0 ] || return $rc
+    grep -q '^PASS veth-netem' "$logdir/two_host.log" ||
+        { echo "the netem stream did not run"; return 1; }
+}
+
+export builddir srcdir logdir RXE_GTEST_FILTER
+export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem
+
+echo "check-rxe: kernel $(uname -r), build tree $builddir"
+step "ibv_devinfo"                 60 ibv_devinfo -v -d rxe_lo
+step "ibv_rc_pingpong (rxe_lo)"   120 \
+    pingpong ibv_rc_pingpong 18515 rxe_lo rxe_lo 127.0.0.1 -n 1000 -c
+step "ibv_ud_pingpong (rxe_lo)"   120 \
+    pingpong ibv_ud_pingpong 18516 rxe_lo rxe_lo 127.0.0.1 -n 1000 -c
+step "ibv_rc_pingpong (rxe_v0-v1)" 120 pingpong_pair
+step "uct_info -d"                 60 uct_info_devices
+step "gtest: verbs suites"        600 gtest_verbs
+step "tcp two_host with netem"    400 tcp_netem
+
+echo
+echo "==== check-rxe summary (in the VM)"
+printf '%s\n' "${results[@]}"
+rm -rf "$logdir"
+exit $failed
