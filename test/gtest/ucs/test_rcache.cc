@@ -1048,6 +1048,14 @@ TEST_F(ucs_rcache, forked_child_uses_memevents)
 
 /* ---- glibc malloc: free() of mmapped chunks ---------------------------- */
 
+/* A block from malloc() that the compiler cannot see being allocated:
+ * these tests pass fresh blocks by address only, never read them, and
+ * an optimizing compiler would warn that they are uninitialized. */
+__attribute__((noipa)) char *malloc_block(size_t size)
+{
+    return static_cast<char*>(malloc(size));
+}
+
 class ucs_rcache_malloc : public ucs_rcache {
 protected:
     /* above glibc's largest dynamic mmap threshold: always mmapped */
@@ -1067,8 +1075,8 @@ protected:
 TEST_F(ucs_rcache_malloc, chunk_range_of_mmapped_block)
 {
     uintptr_t start, end;
-    char *big   = static_cast<char*>(malloc(BIG));
-    char *small = static_cast<char*>(malloc(64));
+    char *big   = malloc_block(BIG);
+    char *small = malloc_block(64);
 
     ASSERT_TRUE((big != NULL) && (small != NULL));
     ASSERT_EQ(1, ucs_memevents_malloc_chunk_range(big, &start, &end));
@@ -1095,7 +1103,7 @@ TEST_F(ucs_rcache_malloc, chunk_range_of_mmapped_block)
 
 TEST_F(ucs_rcache_malloc, free_and_reuse_registers_anew)
 {
-    char *ptr = static_cast<char*>(malloc(BIG));
+    char *ptr = malloc_block(BIG);
     ASSERT_TRUE(ptr != NULL);
     memset(ptr, 1, m_page);
 
@@ -1108,7 +1116,7 @@ TEST_F(ucs_rcache_malloc, free_and_reuse_registers_anew)
     EXPECT_EQ(1ul, stats().unmap_events);
 
     /* glibc maps the new block where the old one was */
-    char *again = static_cast<char*>(malloc(BIG));
+    char *again = malloc_block(BIG);
     ASSERT_TRUE(again != NULL);
     memset(again, 2, m_page);
     fake_region *second = get(again, BIG);
@@ -1124,7 +1132,7 @@ TEST_F(ucs_rcache_malloc, free_and_reuse_registers_anew)
 
 TEST_F(ucs_rcache_malloc, free_of_block_in_use_defers_dereg)
 {
-    char *ptr = static_cast<char*>(malloc(BIG));
+    char *ptr = malloc_block(BIG);
     ASSERT_TRUE(ptr != NULL);
 
     fake_region *region = get(ptr + m_page, m_page);
@@ -1132,7 +1140,7 @@ TEST_F(ucs_rcache_malloc, free_of_block_in_use_defers_dereg)
     free(ptr);
     EXPECT_TRUE(m_md.is_live(id));
 
-    char *again = static_cast<char*>(malloc(BIG));
+    char *again = malloc_block(BIG);
     ASSERT_TRUE(again != NULL);
     fake_region *fresh = get(again + m_page, m_page);
     EXPECT_NE(region, fresh);
@@ -1144,7 +1152,7 @@ TEST_F(ucs_rcache_malloc, free_of_block_in_use_defers_dereg)
 
 TEST_F(ucs_rcache_malloc, realloc_of_mmapped_block_invalidates)
 {
-    char *ptr = static_cast<char*>(malloc(BIG));
+    char *ptr = malloc_block(BIG);
     ASSERT_TRUE(ptr != NULL);
 
     uint64_t id = touch(ptr, BIG);
