@@ -97,7 +97,9 @@ static unsigned ucs_memevents_caps_value;
 static int ucs_memevents_glibc_layout;   /* chunk headers can be decoded */
 static uintptr_t ucs_memevents_probe_start;
 static uintptr_t ucs_memevents_probe_end;
-static int ucs_memevents_probe_hit;
+/* volatile: the compiler takes free() for a function that changes no
+ * global, and would keep the 0 stored before the probe's free() */
+static volatile int ucs_memevents_probe_hit;
 static ucs_memevents_shm_t ucs_memevents_shm[UCS_MEMEVENTS_MAX_SHM];
 
 
@@ -265,6 +267,13 @@ int ucs_memevents_malloc_chunk_range(const void *ptr, uintptr_t *start_p,
     return ucs_memevents_chunk_decode(ptr, start_p, end_p);
 }
 
+/* The probes call malloc() and free() through these: the compiler knows
+ * what the two functions do, and would drop a malloc()/free() pair whose
+ * block it thinks unused, or assume free() leaves the probe's flag alone;
+ * through a volatile pointer they are calls like any application's. */
+static void *(*volatile ucs_memevents_probe_malloc)(size_t) = malloc;
+static void (*volatile ucs_memevents_probe_free)(void*)     = free;
+
 /* Whether blocks carry glibc's chunk headers. The usable size is checked
  * first, without reading memory in front of the block: glibc rounds a
  * 64-byte request to a chunk of 80 bytes, 72 of them usable, while other
@@ -278,7 +287,7 @@ static int ucs_memevents_check_glibc_layout(void)
     void *ptr;
     int ok;
 
-    ptr = malloc(64);
+    ptr = ucs_memevents_probe_malloc(64);
     if (ptr == NULL) {
         return 0;
     }
@@ -292,12 +301,12 @@ static int ucs_memevents_check_glibc_layout(void)
                    ((hdr_size & ~UCS_MEMEVENTS_SIZE_FLAGS) ==
                     usable + sizeof(size_t));
     }
-    free(ptr);
+    ucs_memevents_probe_free(ptr);
     if (!ok) {
         return 0;
     }
 
-    ptr = malloc(UCS_MEMEVENTS_PROBE_SIZE);
+    ptr = ucs_memevents_probe_malloc(UCS_MEMEVENTS_PROBE_SIZE);
     if (ptr == NULL) {
         return 0;
     }
@@ -308,7 +317,7 @@ static int ucs_memevents_check_glibc_layout(void)
              ucs_memevents_chunk_decode(ptr, &start, &end) &&
              ((start % page) == 0) && ((end % page) == 0) &&
              (end == (uintptr_t)ptr + usable);
-    free(ptr);
+    ucs_memevents_probe_free(ptr);
     return ok;
 }
 
@@ -340,18 +349,18 @@ static void ucs_memevents_probe(void)
          * an internal sbrk() that no interposition sees */
         mallopt(M_TRIM_THRESHOLD, -1);
 
-        ptr = malloc(UCS_MEMEVENTS_PROBE_SIZE);
+        ptr = ucs_memevents_probe_malloc(UCS_MEMEVENTS_PROBE_SIZE);
         if ((ptr != NULL) &&
             ucs_memevents_malloc_chunk_range(ptr, &start, &end)) {
             ucs_memevents_probe_start = start;
             ucs_memevents_probe_end   = end;
             ucs_memevents_probe_hit   = 0;
-            free(ptr);
+            ucs_memevents_probe_free(ptr);
             if (ucs_memevents_probe_hit) {
                 ucs_memevents_caps_value |= UCS_MEMEVENTS_CAP_MALLOC;
             }
         } else {
-            free(ptr);
+            ucs_memevents_probe_free(ptr);
         }
     }
 

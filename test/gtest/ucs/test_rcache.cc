@@ -1048,6 +1048,21 @@ TEST_F(ucs_rcache, forked_child_uses_memevents)
 
 /* ---- glibc malloc: free() of mmapped chunks ---------------------------- */
 
+/* With glibc's own allocator (no valgrind, no sanitizer) the probe must
+ * see free() of an mmapped chunk, in optimized builds too. */
+TEST(ucs_memevents, glibc_malloc_is_seen)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "the sanitizer replaces malloc";
+#endif
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "valgrind replaces malloc";
+    }
+    unsigned caps = ucs_memevents_caps();
+    EXPECT_TRUE(caps & UCS_MEMEVENTS_CAP_UNMAP);
+    EXPECT_TRUE(caps & UCS_MEMEVENTS_CAP_MALLOC);
+}
+
 /* A block from malloc() that the compiler cannot see being allocated:
  * these tests pass fresh blocks by address only, never read them, and
  * an optimizing compiler would warn that they are uninitialized. */
