@@ -13,7 +13,8 @@
 ucs_global_opts_t ucs_global_opts = {
     .log_level            = UCS_LOG_LEVEL_WARN,
     .modules              = {{NULL, 0}, UCS_CONFIG_ALLOW_LIST_ALLOW_ALL},
-    .warn_unused_env_vars = 1
+    .warn_unused_env_vars = 1,
+    .vfs_retry_interval   = 1.0
 };
 
 static pthread_mutex_t ucs_global_opts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -64,6 +65,30 @@ const ucs_config_field_t ucs_global_opts_table[] = {
      "which usually are misspelled names.",
      ucs_offsetof(ucs_global_opts_t, warn_unused_env_vars),
      UCS_CONFIG_TYPE_BOOL},
+
+    {"VFS_ENABLE", "n",
+     "Connect to the uct_vfs daemon so that this process's objects can be\n"
+     "browsed. The connection starts with the first object the process\n"
+     "creates and is retried while the daemon is not running.",
+     ucs_offsetof(ucs_global_opts_t, vfs_enable), UCS_CONFIG_TYPE_BOOL},
+
+    {"VFS_RETRY_INTERVAL", "1s",
+     "How often to look for the uct_vfs daemon when it is not there.",
+     ucs_offsetof(ucs_global_opts_t, vfs_retry_interval),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"VFS_SOCK_DIR", "",
+     "Directory of the uct_vfs daemon's socket; it must belong to the user\n"
+     "and be closed to others (mode 0700). Empty: $XDG_RUNTIME_DIR/openuct,\n"
+     "or /tmp/openuct-<uid> without XDG_RUNTIME_DIR. Read from the\n"
+     "environment when the connection starts.",
+     ucs_offsetof(ucs_global_opts_t, vfs_sock_dir), UCS_CONFIG_TYPE_STRING},
+
+    {"VFS_MOUNT_DIR", "",
+     "Where the uct_vfs daemon mounts the tree of every connected process\n"
+     "(read by uct_vfs only). Empty: $XDG_RUNTIME_DIR/openuct-vfs, or\n"
+     "/tmp/openuct-vfs-<uid> without XDG_RUNTIME_DIR.",
+     ucs_offsetof(ucs_global_opts_t, vfs_mount_dir), UCS_CONFIG_TYPE_STRING},
 
     {NULL}
 };

@@ -19,6 +19,11 @@ typedef struct ucs_global_opts {
     char                    *module_dir;          /* UCX_MODULE_DIR */
     ucs_config_allow_list_t modules;              /* UCX_MODULES */
     int                     warn_unused_env_vars; /* UCX_WARN_UNUSED_ENV_VARS */
+    int                     vfs_enable;           /* UCX_VFS_ENABLE */
+    double                  vfs_retry_interval;   /* UCX_VFS_RETRY_INTERVAL,
+                                                     seconds */
+    char                    *vfs_sock_dir;        /* UCX_VFS_SOCK_DIR */
+    char                    *vfs_mount_dir;       /* UCX_VFS_MOUNT_DIR */
 } ucs_global_opts_t;
 
 /** The current values; valid from library load to unload. */

@@ -3,6 +3,8 @@
  */
 #include "test.h"
 
+#include <ucs/vfs/vfs.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
     pthread_t tid;
     const char *timeout;
 
+    /* the object tree on, as with UCX_VFS_ENABLE=y, so that the tests can
+     * look at every object (the test list made here loads the transports
+     * already); the daemon connection stays off */
+    ucs_vfs_set_enabled(1);
     testing::InitGoogleTest(&argc, argv);
 
     timeout = getenv("OPENUCT_TEST_TIMEOUT");
