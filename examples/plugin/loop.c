@@ -408,6 +408,7 @@ static void uct_loop_ep_destroy(uct_ep_h tl_ep)
     /* Messages already in the ring are still delivered: they carry the
      * peer's id, not the endpoint */
     ucs_arbiter_group_cleanup(&ep->arb_group);
+    uct_base_ep_cleanup(&ep->super);
     free(ep);
 }
 

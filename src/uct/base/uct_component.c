@@ -8,6 +8,7 @@
 
 #include <uct/base/uct_component.h>
 #include <uct/base/uct_md.h>
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/module.h>
 
@@ -32,6 +33,8 @@ static int uct_list_contains(ucs_list_link_t *head, ucs_list_link_t *link)
 
 void uct_component_register(uct_component_t *component)
 {
+    int added = 0;
+
     pthread_mutex_lock(&uct_components_lock);
     if (!uct_list_contains(&uct_components, &component->list)) {
         if ((component->tl_list.next == NULL) ||
@@ -43,8 +46,13 @@ void uct_component_register(uct_component_t *component)
             ucs_config_global_list_add(&component->md_config);
         }
         ucs_debug("registered component '%s'", component->name);
+        added = 1;
     }
     pthread_mutex_unlock(&uct_components_lock);
+
+    if (added) {
+        uct_component_vfs_init(component);
+    }
 }
 
 void uct_component_unregister(uct_component_t *component)
@@ -65,6 +73,7 @@ void uct_component_unregister(uct_component_t *component)
         ucs_list_del(&component->list);
     }
     pthread_mutex_unlock(&uct_components_lock);
+    ucs_vfs_obj_remove(component);
 }
 
 void uct_tl_register(uct_component_t *component, uct_tl_t *tl)

@@ -39,6 +39,15 @@ typedef struct uct_tl {
     /** Interface configuration: table, size, env prefix ("TCP_"). */
     ucs_config_global_list_entry_t config;
 
+    /**
+     * May be NULL. Add the transport's own files to the object tree
+     * directory of a new interface (after its open returned) or endpoint
+     * (from uct_base_ep_init), with the helpers of uct/base/uct_vfs.h. A
+     * file named like a generic one replaces it. Setup path only.
+     */
+    void (*iface_vfs_init)(uct_iface_h iface);
+    void (*ep_vfs_init)(uct_ep_h ep);
+
     ucs_list_link_t list;  /* in the component's tl_list */
 } uct_tl_t;
 

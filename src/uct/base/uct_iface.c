@@ -7,6 +7,7 @@
 #endif
 
 #include <uct/base/uct_iface.h>
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 
 #include <stdlib.h>
@@ -332,6 +333,9 @@ static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
  * Base interface
  */
 
+/* A handler slot is found with a shift (uct_am_handler_t) */
+UCS_STATIC_ASSERT(sizeof(uct_am_handler_t) == 64);
+
 /* The stub handler's argument points into this table to know its id */
 static const uint8_t uct_am_ids[UCT_AM_ID_MAX] = {
      0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15,
@@ -470,6 +474,9 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
 
 void uct_base_iface_cleanup(uct_base_iface_t *iface)
 {
+    /* uct_iface_close did it already, unless the iface was closed some
+     * other way; show callbacks must not see a half torn down iface */
+    uct_iface_vfs_cleanup(iface);
     uct_worker_progress_unregister_safe(&iface->worker->super,
                                         &iface->prog_id);
     iface->progress_flags = 0;
@@ -542,6 +549,19 @@ ucs_status_t uct_base_ep_fence(uct_ep_h ep, unsigned flags)
 void uct_base_ep_init(uct_base_ep_t *ep, uct_base_iface_t *iface)
 {
     ep->super.iface = &iface->super;
+    ++iface->num_eps;
+    uct_ep_vfs_init(ep, iface);
+}
+
+void uct_base_ep_cleanup(uct_base_ep_t *ep)
+{
+    uct_ep_vfs_cleanup(ep);
+    --uct_base_iface(ep->super.iface)->num_eps;
+}
+
+int uct_iface_am_handler_is_set(const uct_base_iface_t *iface, uint8_t id)
+{
+    return iface->am[id].cb != uct_iface_stub_am_handler;
 }
 
 ucs_status_t uct_iface_handle_ep_err(uct_iface_h tl_iface, uct_ep_h ep,
@@ -549,6 +569,7 @@ ucs_status_t uct_iface_handle_ep_err(uct_iface_h tl_iface, uct_ep_h ep,
 {
     uct_base_iface_t *iface = uct_base_iface(tl_iface);
 
+    uct_iface_stat_peer_failure(iface);
     if (iface->err_handler != NULL) {
         return iface->err_handler(iface->err_handler_arg, ep, status);
     }
@@ -735,6 +756,8 @@ ucs_status_t uct_iface_open(uct_md_h md, uct_worker_h worker,
         return status;
     }
 
+    /* the transport has filled its fields: its files can show them */
+    uct_iface_vfs_init(uct_base_iface(iface));
     *iface_p = iface;
     return UCS_OK;
 }
@@ -742,6 +765,8 @@ ucs_status_t uct_iface_open(uct_md_h md, uct_worker_h worker,
 void uct_iface_close(uct_iface_h iface)
 {
     if (iface != NULL) {
+        /* out of the tree before the transport starts tearing down */
+        uct_iface_vfs_cleanup(uct_base_iface(iface));
         iface->ops.iface_close(iface);
     }
 }
@@ -900,6 +925,9 @@ ucs_status_t uct_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
 void uct_ep_destroy(uct_ep_h ep)
 {
     if (ep != NULL) {
+        /* out of the tree even if the transport does not call
+         * uct_base_ep_cleanup (then its next ep could not be added) */
+        uct_ep_vfs_cleanup((uct_base_ep_t*)ep);
         ep->iface->ops.ep_destroy(ep);
     }
 }

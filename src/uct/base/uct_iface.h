@@ -14,11 +14,28 @@
 
 BEGIN_C_DECLS
 
-/** One active message handler slot. */
+/** Traffic of one active message id on an interface (see
+ *  uct_iface_stats_t for who updates it and how it is read). */
+typedef struct uct_iface_am_stats {
+    uint64_t tx_msgs;   /* sent from this interface */
+    uint64_t tx_bytes;  /* as the receiver's handler sees them */
+    uint64_t rx_msgs;   /* delivered to this interface's handler */
+    uint64_t rx_bytes;
+} uct_iface_am_stats_t;
+
+/**
+ * One active message id: its handler, and its counters next to it, so that
+ * delivery updates the counters in the cache line it reads the handler
+ * from, with the address it already has. 64 bytes: a slot is found with a
+ * shift.
+ */
 typedef struct uct_am_handler {
-    uct_am_callback_t cb;
-    void              *arg;
-    uint32_t          flags;
+    uct_am_callback_t    cb;
+    void                 *arg;
+    uint32_t             flags;
+    uint32_t             reserved;
+    uct_iface_am_stats_t stats;
+    uint64_t             pad;
 } uct_am_handler_t;
 
 /** Base interface configuration, embedded first in every iface config. */
@@ -29,6 +46,36 @@ struct uct_iface_config {
 };
 
 extern ucs_config_field_t uct_iface_config_table[];
+
+/**
+ * Counters of an interface, shown by its "counters" file in the object
+ * tree (uct/base/uct_vfs.h); those of each active message id are in its
+ * uct_am_handler_t. The thread that drives the interface updates them
+ * with plain additions (no atomics, no locks, no system calls); readers on
+ * other threads load them as they are, so a value may be a few messages
+ * behind. With configure --disable-stats (no ENABLE_STATS in config.h)
+ * the uct_iface_stat_*() functions below are empty and every counter stays
+ * 0; the layout is the same either way, so a transport built with other
+ * settings still agrees with libuct (one built out of tree counts when it
+ * defines ENABLE_STATS).
+ */
+typedef struct uct_iface_stats {
+    uint64_t             put_msgs;
+    uint64_t             put_bytes;
+    uint64_t             get_msgs;
+    uint64_t             get_bytes;
+    uint64_t             tx_no_resource; /* sends refused for now
+                                            (UCS_ERR_NO_RESOURCE) */
+    uint64_t             tx_retries;     /* sends the transport had to
+                                            resume later (tcp: the socket
+                                            took only part, or nothing) */
+    uint64_t             conn_retries;   /* connection attempts repeated */
+    uint64_t             tx_errors;      /* sends failed with an error */
+    uint64_t             peer_failures;  /* endpoints failed by their peer
+                                            (uct_iface_handle_ep_err) */
+} uct_iface_stats_t;
+
+struct uct_iface_vfs;
 
 /** The base of every interface. */
 typedef struct uct_base_iface {
@@ -49,12 +96,15 @@ typedef struct uct_base_iface {
     unsigned            progress_flags;   /* UCT_PROGRESS_* enabled */
     uct_worker_cb_id_t  prog_id;
     ucs_list_link_t     list;             /* in the worker's ifaces */
+    unsigned            num_eps;          /* uct_base_ep_init - cleanup */
+    struct uct_iface_vfs *vfs;            /* object tree data, or NULL */
     struct {
         unsigned           num_alloc_methods;
         uct_alloc_method_t alloc_methods[UCT_ALLOC_METHOD_LAST];
         ucs_log_level_t    failure_level;
         size_t             max_num_eps;
     } config;
+    uct_iface_stats_t   stats;            /* apart from the fields above */
 } uct_base_iface_t;
 
 /** The base of every endpoint. */
@@ -100,8 +150,22 @@ ucs_status_t uct_base_ep_flush(uct_ep_h ep, unsigned flags,
                                uct_completion_t *comp);
 ucs_status_t uct_base_ep_fence(uct_ep_h ep, unsigned flags);
 
-/** Initializes the base part of an endpoint. */
+/**
+ * Initializes the base part of an endpoint and adds its directory to the
+ * object tree (with the transport's files, uct_tl_t::ep_vfs_init), so
+ * every endpoint a transport creates, accepted ones included, shows up.
+ */
 void uct_base_ep_init(uct_base_ep_t *ep, uct_base_iface_t *iface);
+
+/**
+ * Undoes uct_base_ep_init: removes the endpoint from the object tree. A
+ * transport calls it on every path that frees an endpoint, before it
+ * tears the endpoint down.
+ */
+void uct_base_ep_cleanup(uct_base_ep_t *ep);
+
+/** Whether the application set a handler for AM @a id. */
+int uct_iface_am_handler_is_set(const uct_base_iface_t *iface, uint8_t id);
 
 /** Reports a peer failure on @a ep to the user's error handler, once the
  *  transport has completed the ep's outstanding operations with an error.
@@ -154,14 +218,123 @@ uct_iface_check_iovcnt(uct_base_iface_t *iface, const char *what,
     return UCS_OK;
 }
 
-/** Calls the AM handler for @a id. @a data must be valid. */
+/* ------------------------------------------------------------------------
+ * Counters (see uct_iface_stats_t). Each is a few plain additions on the
+ * interface that sends or receives; nothing when stats are compiled out.
+ */
+
+/* 1 when the counters are kept: ENABLE_STATS of config.h (configure
+ * without --disable-stats). The functions below test it like a variable,
+ * so every parameter is used either way and the compiler drops the code. */
+#ifdef ENABLE_STATS
+#  define UCT_IFACE_STATS_ENABLED 1
+#else
+#  define UCT_IFACE_STATS_ENABLED 0
+#endif
+
+/** An active message of @a length bytes (what the receiver's handler
+ *  gets: header included) left through @a iface. @a id is a checked AM id
+ *  (a size_t: the compiler widens it once for every use). */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_am_tx(uct_base_iface_t *iface, size_t id, size_t length)
+{
+    uct_iface_am_stats_t *stats = &iface->am[id].stats;
+
+    if (UCT_IFACE_STATS_ENABLED) {
+        stats->tx_msgs  += 1;
+        stats->tx_bytes += length;
+    }
+}
+
+/** An active message of @a length bytes was delivered to @a handler
+ *  (uct_iface_invoke_am counts every delivery). */
+static UCS_F_ALWAYS_INLINE void
+uct_am_handler_stat_rx(uct_am_handler_t *handler, size_t length)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        handler->stats.rx_msgs  += 1;
+        handler->stats.rx_bytes += length;
+    }
+}
+
+/** A PUT of @a length bytes was issued. */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_put(uct_base_iface_t *iface, size_t length)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        iface->stats.put_msgs  += 1;
+        iface->stats.put_bytes += length;
+    }
+}
+
+/** A GET of @a length bytes was issued. */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_get(uct_base_iface_t *iface, size_t length)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        iface->stats.get_msgs  += 1;
+        iface->stats.get_bytes += length;
+    }
+}
+
+/** A send returned the error @a status: counted as refused for now
+ *  (UCS_ERR_NO_RESOURCE) or as failed. */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_tx_error(uct_base_iface_t *iface, ucs_status_t status)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        if (status == UCS_ERR_NO_RESOURCE) {
+            iface->stats.tx_no_resource += 1;
+        } else {
+            iface->stats.tx_errors += 1;
+        }
+    }
+}
+
+/** The device (socket) took less than was offered; the rest is resumed
+ *  later. */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_tx_retry(uct_base_iface_t *iface)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        iface->stats.tx_retries += 1;
+    }
+}
+
+/** An endpoint failed (reported to the error handler). */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_peer_failure(uct_base_iface_t *iface)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        iface->stats.peer_failures += 1;
+    }
+}
+
+/** A connection attempt failed and will be repeated. */
+static UCS_F_ALWAYS_INLINE void
+uct_iface_stat_conn_retry(uct_base_iface_t *iface)
+{
+    if (UCT_IFACE_STATS_ENABLED) {
+        iface->stats.conn_retries += 1;
+    }
+}
+
+/**
+ * Calls the AM handler for the checked AM @a id and counts the message as
+ * received. @a data must be valid. The count comes after the call (a
+ * handler may not close its interface, which every transport relies on
+ * anyway): counting before it measurably slowed the self message rate.
+ */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_iface_invoke_am(uct_base_iface_t *iface, uint8_t id, void *data,
+uct_iface_invoke_am(uct_base_iface_t *iface, size_t id, void *data,
                     unsigned length, unsigned flags)
 {
     uct_am_handler_t *handler = &iface->am[id];
+    ucs_status_t status;
 
-    return handler->cb(handler->arg, data, length, flags);
+    status = handler->cb(handler->arg, data, length, flags);
+    uct_am_handler_stat_rx(handler, length);
+    return status;
 }
 
 /** Runs the user's tracer, if any, for a message. */

@@ -8,6 +8,7 @@
 
 #include <uct/base/uct_md.h>
 #include <uct/base/uct_iface.h>
+#include <uct/base/uct_vfs.h>
 #include <ucs/datastruct/string_buffer.h>
 #include <ucs/debug/log.h>
 
@@ -24,6 +25,7 @@ void uct_md_base_init(uct_md_t *md, const uct_md_ops_t *ops,
 {
     md->ops       = ops;
     md->component = component;
+    md->vfs       = NULL;
 }
 
 void uct_md_base_attr_init(uct_md_h md, uct_md_attr_t *md_attr)
@@ -107,6 +109,7 @@ ucs_status_t uct_md_open(uct_component_h component, const char *md_name,
     }
 
     ucs_assert_always(md->component == component);
+    uct_md_vfs_init(md, md_name);
     *md_p = md;
     return UCS_OK;
 }
@@ -114,6 +117,7 @@ ucs_status_t uct_md_open(uct_component_h component, const char *md_name,
 void uct_md_close(uct_md_h md)
 {
     if (md != NULL) {
+        uct_md_vfs_cleanup(md);
         md->ops->close(md);
     }
 }

@@ -34,12 +34,18 @@ struct uct_md_ops {
     /** May be NULL. Prints what the md knows of its device beyond
      *  uct_md_attr_t (ports, addresses, locality), as "# " lines. */
     void         (*print_info)(uct_md_h md, FILE *stream);
+    /** May be NULL. Adds the md's own files to its object tree directory
+     *  (uct/base/uct_vfs.h), right after libuct added the generic ones. */
+    void         (*vfs_init)(uct_md_h md);
 };
+
+struct uct_md_vfs;
 
 /** The base of every memory domain. */
 struct uct_md {
     const uct_md_ops_t *ops;
     uct_component_t    *component;
+    struct uct_md_vfs  *vfs;      /* object tree data, or NULL */
 };
 
 /** Base memory domain configuration, embedded first in every md config. */

@@ -59,6 +59,59 @@ void uct_pending_queue_purge(ucs_arbiter_t *arbiter,
                              ucs_arbiter_group_t *group,
                              uct_pending_purge_callback_t cb, void *arg);
 
+/**
+ * An endpoint's pending queue that knows its length: an arbiter group and
+ * the number of requests in it, kept by the functions below (and by
+ * uct_pending_group_dispatch_cb), so that a reader on another thread, such
+ * as the object tree, gets the count without walking the group.
+ */
+typedef struct uct_pending_group {
+    ucs_arbiter_group_t group;
+    size_t              count;
+} uct_pending_group_t;
+
+static inline void uct_pending_group_init(uct_pending_group_t *pending)
+{
+    ucs_arbiter_group_init(&pending->group);
+    pending->count = 0;
+}
+
+static inline void uct_pending_group_cleanup(uct_pending_group_t *pending)
+{
+    ucs_arbiter_group_cleanup(&pending->group);
+}
+
+/** Queues @a req at the tail without scheduling the group. */
+static inline void uct_pending_group_add(uct_pending_group_t *pending,
+                                         uct_pending_req_t *req)
+{
+    ucs_arbiter_elem_init(uct_pending_req_arb_elem(req));
+    ucs_arbiter_group_push_elem(&pending->group,
+                                uct_pending_req_arb_elem(req));
+    ++pending->count;
+}
+
+/** Queues @a req at the tail and schedules the group on @a arbiter. */
+static inline void uct_pending_group_push(ucs_arbiter_t *arbiter,
+                                          uct_pending_group_t *pending,
+                                          uct_pending_req_t *req)
+{
+    uct_pending_group_add(pending, req);
+    ucs_arbiter_group_schedule(arbiter, &pending->group);
+}
+
+/** uct_pending_req_dispatch_cb() for arbiters whose groups are all the
+ *  groups of uct_pending_group_t: also keeps their counts. */
+ucs_arbiter_cb_result_t
+uct_pending_group_dispatch_cb(ucs_arbiter_t *arbiter,
+                              ucs_arbiter_group_t *group,
+                              ucs_arbiter_elem_t *elem, void *arg);
+
+/** uct_pending_queue_purge() of a counted queue. */
+void uct_pending_group_purge(ucs_arbiter_t *arbiter,
+                             uct_pending_group_t *pending,
+                             uct_pending_purge_callback_t cb, void *arg);
+
 END_C_DECLS
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <uct/base/uct_worker.h>
 #include <uct/base/uct_iface.h>
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 
 #include <stdlib.h>
@@ -53,6 +54,7 @@ ucs_status_t uct_worker_create(ucs_async_context_t *async,
     worker->id          = __atomic_fetch_add(&uct_worker_next_id, 1,
                                              __ATOMIC_RELAXED);
     ucs_list_head_init(&worker->ifaces);
+    uct_worker_vfs_init(worker);
 
     *worker_p = &worker->super;
     return UCS_OK;
@@ -67,6 +69,7 @@ void uct_worker_destroy(uct_worker_h tl_worker)
     }
 
     worker = uct_worker_priv(tl_worker);
+    ucs_vfs_obj_remove(worker);
     if (worker->num_ifaces != 0) {
         ucs_warn("worker %p destroyed with %u interfaces still open; close "
                  "them first", (void*)worker, worker->num_ifaces);

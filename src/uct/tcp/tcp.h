@@ -180,6 +180,7 @@ typedef struct uct_tcp_iface {
     ucs_mpool_t           op_mp;         /* zcopy sends, GETs, flushes */
     uint32_t              cookie;        /* next ep cookie */
     unsigned              num_user_eps;
+    size_t                tx_queued;     /* bytes queued on all eps */
     unsigned              armed_read;    /* scratch of event_arm */
     char                  *align_buf;    /* for aligned AM delivery */
     struct {
@@ -279,7 +280,7 @@ typedef struct uct_tcp_ep {
     uct_tcp_sockaddr_t    peer_addr;     /* connected or accepted peer */
     uct_tcp_rx_t          *rx;           /* NULL when nothing is partial */
     ucs_list_link_t       tx_list;       /* uct_tcp_tx_t */
-    ucs_arbiter_group_t   arb_group;
+    uct_pending_group_t   pending;       /* on iface->arbiter */
     ucs_list_link_t       get_list;      /* uct_tcp_get_op_t, in order */
     ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
     ucs_list_link_t       list;          /* in iface->ep_list */
@@ -333,6 +334,10 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
  * the side that calls connect()). */
 ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
                                         int connector);
+
+/* Files of the object tree (uct_tl_t::iface_vfs_init/ep_vfs_init) */
+void uct_tcp_iface_vfs_init(uct_iface_h tl_iface);
+void uct_tcp_ep_vfs_init(uct_ep_h tl_ep);
 
 /* tcp_ep.c */
 ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params,

@@ -19,12 +19,14 @@
 
 #include "tcp.h"
 
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sock.h>
 #include <ucs/time/time.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +135,8 @@ static void uct_tcp_ep_tx_release(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
 {
     ucs_list_del(&tx->list);
     if (tx->is_buf) {
-        ep->tx_queued -= (uint32_t)tx->length;
+        ep->tx_queued                   -= (uint32_t)tx->length;
+        uct_tcp_ep_iface(ep)->tx_queued -= tx->length;
     } else {
         --ep->tx_ops;
         if (tx->comp != NULL) {
@@ -211,8 +214,9 @@ static char *uct_tcp_ep_tx_reserve(uct_tcp_ep_t *ep, size_t n, int user,
 static inline void uct_tcp_ep_tx_commit(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
                                         size_t n)
 {
-    tx->length    += n;
-    ep->tx_queued += (uint32_t)n;
+    tx->length                      += n;
+    ep->tx_queued                   += (uint32_t)n;
+    uct_tcp_ep_iface(ep)->tx_queued += n;
 }
 
 static inline void uct_tcp_hdr_init(uct_tcp_hdr_t *hdr, uint8_t id,
@@ -336,6 +340,7 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
+    uct_base_ep_cleanup(&ep->super);
     uct_tcp_ep_close_socket(ep);
     if ((ep->state == UCT_TCP_EP_RETRY_WAIT) ||
         (ep->state == UCT_TCP_EP_ACCEPTED)) {
@@ -345,8 +350,8 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
     if (ep->flags & UCT_TCP_EP_FLAG_IN_IDS) {
         ucs_ptr_array_remove(&iface->ep_ids, ep->id, NULL);
     }
-    uct_pending_queue_purge(&iface->arbiter, &ep->arb_group, NULL, NULL);
-    ucs_arbiter_group_cleanup(&ep->arb_group);
+    uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
+    uct_pending_group_cleanup(&ep->pending);
     uct_tcp_ep_tx_purge(ep, UCS_ERR_CANCELED);
     uct_tcp_ep_fail_gets(ep, UCS_ERR_CANCELED);
     uct_tcp_ep_complete_flushes(ep, UCS_ERR_CANCELED);
@@ -481,6 +486,7 @@ static ucs_status_t uct_tcp_ep_tx_write(uct_tcp_ep_t *ep)
             }
             tx->offset += ret;
             if (tx->offset < tx->length) {
+                uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
                 return UCS_OK;
             }
         } else {
@@ -505,6 +511,7 @@ static ucs_status_t uct_tcp_ep_tx_write(uct_tcp_ep_t *ep)
         return UCS_OK;
     }
     if ((errno == EAGAIN) || (errno == EWOULDBLOCK) || (errno == EINTR)) {
+        uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
         return UCS_OK;
     }
     return uct_tcp_errno_status(errno);
@@ -534,9 +541,9 @@ static void uct_tcp_ep_tx_progress(uct_tcp_ep_t *ep)
     }
 
     uct_tcp_ep_update_events(ep);
-    if (!ucs_arbiter_group_is_empty(&ep->arb_group) &&
+    if (!ucs_arbiter_group_is_empty(&ep->pending.group) &&
         uct_tcp_ep_has_room(ep)) {
-        ucs_arbiter_group_schedule(&iface->arbiter, &ep->arb_group);
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->pending.group);
     }
 }
 
@@ -609,8 +616,9 @@ static ucs_status_t uct_tcp_ep_queue_first(uct_tcp_ep_t *ep, const void *data,
         return UCS_ERR_NO_MEMORY;
     }
     memcpy(tx->data, data, n);
-    tx->length     = n;
-    ep->tx_queued += (uint32_t)n;
+    tx->length                       = n;
+    ep->tx_queued                   += (uint32_t)n;
+    uct_tcp_ep_iface(ep)->tx_queued += n;
     ucs_list_add_head(&ep->tx_list, &tx->list);
     return UCS_OK;
 }
@@ -684,6 +692,7 @@ static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
                   iface->config.max_conn_retries);
         ep->retry_time = now + uct_tcp_ep_retry_delay(ep->conn_retries);
         ++ep->conn_retries;
+        uct_iface_stat_conn_retry(&iface->super);
         ep->state = UCT_TCP_EP_RETRY_WAIT;
         ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
         return UCS_OK;
@@ -1428,7 +1437,7 @@ static uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface)
     uct_base_ep_init(&ep->super, &iface->super);
     ep->fd = -1;
     ucs_list_head_init(&ep->tx_list);
-    ucs_arbiter_group_init(&ep->arb_group);
+    uct_pending_group_init(&ep->pending);
     ucs_list_head_init(&ep->get_list);
     ucs_list_head_init(&ep->flush_list);
     ucs_list_add_tail(&iface->ep_list, &ep->list);
@@ -1664,6 +1673,51 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
  * Sending
  */
 
+/* Counts an application send of AM @a id that returned @a status: its
+ * @a length bytes (as the receiver's handler sees them) when it was taken,
+ * else the refusal or the failure. Returns @a status. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_tcp_ep_am_sent(uct_tcp_ep_t *ep, uint8_t id, size_t length,
+                   ucs_status_t status)
+{
+    uct_base_iface_t *iface = &uct_tcp_ep_iface(ep)->super;
+
+    if (ucs_likely(!UCS_STATUS_IS_ERR(status))) {
+        uct_iface_stat_am_tx(iface, id, length);
+    } else {
+        uct_iface_stat_tx_error(iface, status);
+    }
+    return status;
+}
+
+/* The same for a PUT of @a length bytes */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_tcp_ep_put_sent(uct_tcp_ep_t *ep, size_t length, ucs_status_t status)
+{
+    uct_base_iface_t *iface = &uct_tcp_ep_iface(ep)->super;
+
+    if (ucs_likely(!UCS_STATUS_IS_ERR(status))) {
+        uct_iface_stat_put(iface, length);
+    } else {
+        uct_iface_stat_tx_error(iface, status);
+    }
+    return status;
+}
+
+/* The same for a GET of @a length bytes */
+static ucs_status_t uct_tcp_ep_get_sent(uct_tcp_ep_t *ep, size_t length,
+                                        ucs_status_t status)
+{
+    uct_base_iface_t *iface = &uct_tcp_ep_iface(ep)->super;
+
+    if (!UCS_STATUS_IS_ERR(status)) {
+        uct_iface_stat_get(iface, length);
+    } else {
+        uct_iface_stat_tx_error(iface, status);
+    }
+    return status;
+}
+
 /* Checks that an application send may be queued. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_tcp_ep_check_state(const uct_tcp_ep_t *ep)
@@ -1736,6 +1790,7 @@ static ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
                 /* progress sees the broken socket and fails the ep */
                 return UCS_ERR_CONNECTION_RESET;
             }
+            uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
         }
     } else {
         ucs_status_t status = uct_tcp_ep_check_state(ep);
@@ -1792,8 +1847,9 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     iov[1].iov_len  = sizeof(header);
     iov[2].iov_base = (void*)payload;
     iov[2].iov_len  = length;
-    return uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2,
-                            sizeof(hdr) + sizeof(header) + length);
+    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2,
+                              sizeof(hdr) + sizeof(header) + length);
+    return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length, status);
 }
 
 /*
@@ -1867,6 +1923,7 @@ static ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
             } else if ((errno != EAGAIN) && (errno != EINTR)) {
                 return UCS_ERR_CONNECTION_RESET;
             }
+            uct_iface_stat_tx_retry(&iface->super);
         }
     }
 
@@ -1924,6 +1981,7 @@ ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     ucs_status_t status;
+    size_t length;
 
     status = uct_iface_check_am_id(&iface->super, id);
     if (status != UCS_OK) {
@@ -1934,8 +1992,8 @@ ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_iface_check_length(&iface->super, "am_short_iov",
-                                    uct_iov_total_length(iov, iovcnt),
+    length = uct_iov_total_length(iov, iovcnt);
+    status = uct_iface_check_length(&iface->super, "am_short_iov", length,
                                     iface->config.max_bcopy -
                                     sizeof(uint64_t));
     if (status != UCS_OK) {
@@ -1943,7 +2001,8 @@ ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     }
     /* short: the message is small enough to always be copied if needed */
     status = uct_tcp_ep_send_zcopy(ep, id, NULL, 0, iov, iovcnt, NULL);
-    return (status == UCS_INPROGRESS) ? UCS_OK : status;
+    return uct_tcp_ep_am_sent(ep, id, length,
+                              (status == UCS_INPROGRESS) ? UCS_OK : status);
 }
 
 /* Packs a message of unknown length into a send buffer and sends it. */
@@ -2002,13 +2061,20 @@ ssize_t uct_tcp_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
 {
     uct_tcp_ep_t *ep = uct_tcp_ep(tl_ep);
     ucs_status_t status;
+    ssize_t ret;
 
     status = uct_iface_check_am_id(&uct_tcp_ep_iface(ep)->super, id);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    return uct_tcp_ep_send_packed(ep, id, NULL, 0, pack_cb, arg,
-                                  "am_bcopy packed");
+    ret = uct_tcp_ep_send_packed(ep, id, NULL, 0, pack_cb, arg,
+                                 "am_bcopy packed");
+    if (ucs_likely(ret >= 0)) {
+        uct_tcp_ep_am_sent(ep, id, ret, UCS_OK);
+    } else {
+        uct_tcp_ep_am_sent(ep, id, 0, (ucs_status_t)ret);
+    }
+    return ret;
 }
 
 ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
@@ -2019,6 +2085,7 @@ ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     ucs_status_t status;
+    size_t length;
 
     status = uct_iface_check_am_id(&iface->super, id);
     if (status != UCS_OK) {
@@ -2034,15 +2101,15 @@ ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_iface_check_length(&iface->super, "am_zcopy",
-                                    header_length +
-                                    uct_iov_total_length(iov, iovcnt),
+    length = header_length + uct_iov_total_length(iov, iovcnt);
+    status = uct_iface_check_length(&iface->super, "am_zcopy", length,
                                     iface->config.max_am);
     if (status != UCS_OK) {
         return status;
     }
-    return uct_tcp_ep_send_zcopy(ep, id, header, header_length, iov, iovcnt,
-                                 comp);
+    status = uct_tcp_ep_send_zcopy(ep, id, header, header_length, iov, iovcnt,
+                                   comp);
+    return uct_tcp_ep_am_sent(ep, id, length, status);
 }
 
 /* ------------------------------------------------------------------------
@@ -2079,7 +2146,7 @@ ucs_status_t uct_tcp_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     if (ucs_likely(status == UCS_OK)) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
     }
-    return status;
+    return uct_tcp_ep_put_sent(ep, length, status);
 }
 
 ssize_t uct_tcp_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
@@ -2094,6 +2161,9 @@ ssize_t uct_tcp_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                                  "put_bcopy packed");
     if (ret >= 0) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
+        uct_tcp_ep_put_sent(ep, ret, UCS_OK);
+    } else {
+        uct_tcp_ep_put_sent(ep, 0, (ucs_status_t)ret);
     }
     return ret;
 }
@@ -2105,14 +2175,15 @@ ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     ucs_status_t status;
+    size_t length;
 
     status = uct_iface_check_iovcnt(&iface->super, "put_zcopy", iovcnt,
                                     iface->config.max_iov);
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_iface_check_length(&iface->super, "put_zcopy",
-                                    uct_iov_total_length(iov, iovcnt),
+    length = uct_iov_total_length(iov, iovcnt);
+    status = uct_iface_check_length(&iface->super, "put_zcopy", length,
                                     UCT_TCP_MAX_STREAM_MSG -
                                     sizeof(remote_addr));
     if (status != UCS_OK) {
@@ -2123,7 +2194,7 @@ ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     if (!UCS_STATUS_IS_ERR(status)) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
     }
-    return status;
+    return uct_tcp_ep_put_sent(ep, length, status);
 }
 
 /* Sends a GET request; the response completes @a op in order. */
@@ -2180,12 +2251,12 @@ ucs_status_t uct_tcp_ep_get_bcopy(uct_ep_h tl_ep,
     }
     status = uct_tcp_ep_check_state(ep);
     if (status != UCS_OK) {
-        return status;
+        return uct_tcp_ep_get_sent(ep, length, status);
     }
 
     op = uct_tcp_ep_get_op_alloc(ep);
     if (op == NULL) {
-        return UCS_ERR_NO_MEMORY;
+        return uct_tcp_ep_get_sent(ep, length, UCS_ERR_NO_MEMORY);
     }
     op->length    = length;
     op->offset    = 0;
@@ -2193,7 +2264,8 @@ ucs_status_t uct_tcp_ep_get_bcopy(uct_ep_h tl_ep,
     op->arg       = arg;
     op->iovcnt    = 0;
     op->comp      = comp;
-    return uct_tcp_ep_get_post(ep, op, remote_addr);
+    return uct_tcp_ep_get_sent(ep, length,
+                               uct_tcp_ep_get_post(ep, op, remote_addr));
 }
 
 ucs_status_t uct_tcp_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
@@ -2219,12 +2291,12 @@ ucs_status_t uct_tcp_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     }
     status = uct_tcp_ep_check_state(ep);
     if (status != UCS_OK) {
-        return status;
+        return uct_tcp_ep_get_sent(ep, length, status);
     }
 
     op = uct_tcp_ep_get_op_alloc(ep);
     if (op == NULL) {
-        return UCS_ERR_NO_MEMORY;
+        return uct_tcp_ep_get_sent(ep, length, UCS_ERR_NO_MEMORY);
     }
     op->length    = length;
     op->offset    = 0;
@@ -2237,7 +2309,8 @@ ucs_status_t uct_tcp_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
         /* nothing to fetch; still ordered after what was sent before */
         op->iovcnt = 0;
     }
-    return uct_tcp_ep_get_post(ep, op, remote_addr);
+    return uct_tcp_ep_get_sent(ep, length,
+                               uct_tcp_ep_get_post(ep, op, remote_addr));
 }
 
 /* ------------------------------------------------------------------------
@@ -2254,9 +2327,7 @@ ucs_status_t uct_tcp_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
         return UCS_ERR_BUSY;
     }
     /* Scheduled on the arbiter when the socket drains (tx progress) */
-    ucs_arbiter_elem_init(uct_pending_req_arb_elem(req));
-    ucs_arbiter_group_push_elem(&ep->arb_group,
-                                uct_pending_req_arb_elem(req));
+    uct_pending_group_add(&ep->pending, req);
     return UCS_OK;
 }
 
@@ -2265,8 +2336,8 @@ void uct_tcp_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
 {
     uct_tcp_ep_t *ep = uct_tcp_ep(tl_ep);
 
-    uct_pending_queue_purge(&uct_tcp_ep_iface(ep)->arbiter, &ep->arb_group,
-                            cb, arg);
+    uct_pending_group_purge(&uct_tcp_ep_iface(ep)->arbiter, &ep->pending, cb,
+                            arg);
 }
 
 /* Whether a flush of @a ep must wait for the peer: something is queued,
@@ -2322,8 +2393,8 @@ ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
         return status;
     }
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
-        uct_pending_queue_purge(&uct_tcp_ep_iface(ep)->arbiter,
-                                &ep->arb_group, NULL, NULL);
+        uct_pending_group_purge(&uct_tcp_ep_iface(ep)->arbiter,
+                                &ep->pending, NULL, NULL);
     }
 
     status = uct_tcp_ep_flush_request_ack(ep);
@@ -2354,4 +2425,85 @@ ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
 ucs_status_t uct_tcp_ep_fence(uct_ep_h tl_ep, unsigned flags)
 {
     return uct_tcp_ep_check_state(uct_tcp_ep(tl_ep));
+}
+
+/* ------------------------------------------------------------------------
+ * Object tree: what an operator needs to see of a connection, in five
+ * files (each tree entry costs memory, and there may be 10k eps). Each file
+ * reads plain fields; the peer address may change while it is read (a
+ * connection being attached), which at worst shows a garbled address once.
+ */
+
+static const char *uct_tcp_ep_state_names[] = {
+    [UCT_TCP_EP_CONNECTING] = "connecting",
+    [UCT_TCP_EP_RETRY_WAIT] = "retry_wait",
+    [UCT_TCP_EP_WAIT_PEER]  = "wait_peer",
+    [UCT_TCP_EP_ACCEPTED]   = "accepted",
+    [UCT_TCP_EP_CONNECTED]  = "connected",
+    [UCT_TCP_EP_FAILED]     = "failed",
+    [UCT_TCP_EP_DESTROYED]  = "destroyed"
+};
+
+static void uct_tcp_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
+                                     void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_tcp_ep_t *ep = obj;
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uct_tcp_sockaddr_t peer;
+
+    memcpy(&peer, &ep->peer_addr, sizeof(peer));
+    if ((peer.sa.sa_family != AF_INET) && (peer.sa.sa_family != AF_INET6)) {
+        ucs_string_buffer_appendf(strb, "unknown (waiting for "
+                                  "uct_ep_connect_to_ep)\n");
+        return;
+    }
+    /* an internal ep serves a connection a peer opened to this iface */
+    ucs_string_buffer_appendf(strb, "%s%s\n",
+                              ucs_sockaddr_str(&peer.sa, str, sizeof(str)),
+                              uct_tcp_ep_is_internal(ep) ? " (accepted)" :
+                                                           "");
+}
+
+static void uct_tcp_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
+                                      void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_tcp_ep_t *ep = obj;
+    uint8_t state          = ep->state;
+
+    ucs_string_buffer_appendf(strb, "%s\n",
+                              (state < ucs_static_array_size(
+                                               uct_tcp_ep_state_names)) ?
+                              uct_tcp_ep_state_names[state] : "unknown");
+}
+
+/* Copied bytes waiting in send buffers, and zero-copy sends waiting */
+static void uct_tcp_ep_vfs_show_tx_queue(void *obj, ucs_string_buffer_t *strb,
+                                         void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_tcp_ep_t *ep = obj;
+
+    ucs_string_buffer_appendf(strb, "bytes %u\nzcopy_sends %u\n",
+                              ep->tx_queued, ep->tx_ops);
+}
+
+static void uct_tcp_ep_vfs_show_last_error(void *obj,
+                                           ucs_string_buffer_t *strb,
+                                           void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_tcp_ep_t *ep = obj;
+
+    uct_vfs_append_status(strb, (ucs_status_t)ep->err_status);
+}
+
+void uct_tcp_ep_vfs_init(uct_ep_h tl_ep)
+{
+    uct_tcp_ep_t *ep = uct_tcp_ep(tl_ep);
+
+    uct_vfs_add_file(ep, uct_tcp_ep_vfs_show_peer, NULL, 0, "peer");
+    uct_vfs_add_file(ep, uct_tcp_ep_vfs_show_state, NULL, 0, "state");
+    uct_vfs_add_file(ep, uct_tcp_ep_vfs_show_tx_queue, NULL, 0, "tx_queue");
+    uct_vfs_add_uint(ep, &ep->pending.count, sizeof(ep->pending.count),
+                     "pending");
+    uct_vfs_add_file(ep, uct_tcp_ep_vfs_show_last_error, NULL, 0,
+                     "last_error");
 }

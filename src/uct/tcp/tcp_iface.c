@@ -9,6 +9,7 @@
 #include "tcp.h"
 #include "tcp_device.h"
 
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sock.h>
 
@@ -321,7 +322,7 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
         /* an ep that runs out again leaves the schedule until its socket
          * drains */
         count += ucs_arbiter_dispatch(&iface->arbiter, 1,
-                                      uct_pending_req_dispatch_cb,
+                                      uct_pending_group_dispatch_cb,
                                       UCT_PENDING_DISPATCH_DESCHED);
     }
     if (ucs_unlikely(!ucs_list_is_empty(&iface->defer_list))) {
@@ -559,6 +560,37 @@ static int uct_tcp_iface_is_reachable(const uct_iface_h tl_iface,
         memcpy(&remote.in.sin_addr, dev->addr, 4);
     }
     return uct_tcp_sockaddr_is_loopback(&remote.sa) == iface->is_loopback;
+}
+
+/* ------------------------------------------------------------------------
+ * Object tree
+ */
+
+/* The listening address: what peers connect to */
+static void uct_tcp_iface_vfs_show_address(void *obj,
+                                           ucs_string_buffer_t *strb,
+                                           void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_tcp_iface_t *iface = obj;
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    ucs_string_buffer_appendf(strb, "%s\n",
+                              ucs_sockaddr_str(&iface->listen_addr.sa, str,
+                                               sizeof(str)));
+}
+
+void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
+{
+    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
+
+    uct_vfs_add_file(iface, uct_tcp_iface_vfs_show_address, NULL, 0,
+                     "address");
+    uct_vfs_add_uint(iface, &iface->num_user_eps,
+                     sizeof(iface->num_user_eps), "num_user_eps");
+    uct_vfs_add_uint(iface, &iface->tx_queued, sizeof(iface->tx_queued),
+                     "tx_queued_bytes");
+    uct_vfs_add_value(iface, iface->config.tx_buf_size,
+                      "tx_queue_limit_per_ep");
 }
 
 /* ------------------------------------------------------------------------

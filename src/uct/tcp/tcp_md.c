@@ -14,15 +14,17 @@
 #include <stdlib.h>
 
 uct_tl_t uct_tcp_tl = {
-    .name          = UCT_TCP_NAME,
-    .query_devices = uct_tcp_device_query_all,
-    .iface_open    = uct_tcp_iface_open,
-    .config        = {
+    .name           = UCT_TCP_NAME,
+    .query_devices  = uct_tcp_device_query_all,
+    .iface_open     = uct_tcp_iface_open,
+    .config         = {
         .name   = "TCP sockets transport",
         .prefix = "TCP_",
         .table  = uct_tcp_iface_config_table,
         .size   = sizeof(uct_tcp_iface_config_t)
-    }
+    },
+    .iface_vfs_init = uct_tcp_iface_vfs_init,
+    .ep_vfs_init    = uct_tcp_ep_vfs_init
 };
 
 static uct_component_t uct_tcp_component = {

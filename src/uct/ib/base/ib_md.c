@@ -7,6 +7,7 @@
 
 #include "ib_md.h"
 
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
 
@@ -617,6 +618,37 @@ static void uct_ib_md_print_info(uct_md_h uct_md, FILE *stream)
     ucs_rcache_print_stats(md->rcache, stream);
 }
 
+/*
+ * The md's "rcache" file in the object tree: the cache's counters and
+ * usage, one "name value" per line. ucs_rcache_get_stats() takes the
+ * cache's own mutex: an exception to "show callbacks take no lock" that
+ * cannot deadlock, since nothing holding that mutex calls into the tree;
+ * a read may wait for a registration in progress.
+ */
+static void uct_ib_md_vfs_show_rcache(void *obj, ucs_string_buffer_t *strb,
+                                      void *arg_ptr, uint64_t arg_u64)
+{
+    uct_ib_md_t *md = uct_ib_md_from((uct_md_h)obj);
+    ucs_rcache_stats_t stats;
+
+    ucs_rcache_get_stats(md->rcache, &stats);
+    ucs_string_buffer_appendf(strb,
+                              "hits %lu\nmisses %lu\nmerges %lu\n"
+                              "evictions %lu\ninvalidations %lu\n"
+                              "unmap_events %lu\nregions %lu\nbytes %zu\n",
+                              stats.hits, stats.misses, stats.merges,
+                              stats.evictions, stats.invalidations,
+                              stats.unmap_events, stats.regions, stats.bytes);
+}
+
+static void uct_ib_md_vfs_init(uct_md_h uct_md)
+{
+    if (uct_ib_md_from(uct_md)->rcache != NULL) {
+        uct_vfs_add_file(uct_md, uct_ib_md_vfs_show_rcache, NULL, 0,
+                         "rcache");
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Open and close
  */
@@ -646,7 +678,8 @@ static const uct_md_ops_t uct_ib_md_ops = {
     .mem_query          = uct_ib_md_mem_query,
     .mkey_pack          = uct_ib_md_mkey_pack,
     .detect_memory_type = NULL,
-    .print_info         = uct_ib_md_print_info
+    .print_info         = uct_ib_md_print_info,
+    .vfs_init           = uct_ib_md_vfs_init
 };
 
 /* The verbs device named @a md_name, opened into @a md->dev */

@@ -39,9 +39,11 @@ typedef struct uct_self_iface {
 } uct_self_iface_t;
 
 typedef struct uct_self_ep {
-    uct_base_ep_t    super;
-    uct_self_iface_t *peer;       /* receiving iface, NULL once closed */
-    ucs_list_link_t  peer_list;   /* in peer->peers */
+    uct_base_ep_t         super;
+    uct_self_iface_t      *peer;      /* receiving iface, NULL once closed */
+    ucs_list_link_t       peer_list;  /* in peer->peers */
+    uct_self_iface_addr_t peer_id;    /* its address, for the object tree */
+    ucs_status_t          last_error; /* of the last failed send */
 } uct_self_ep_t;
 
 /* Shared by the files of the transport (self_iface.c owns them). */
@@ -92,6 +94,10 @@ ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
 ucs_status_t uct_self_query_devices(uct_md_h md,
                                     uct_tl_device_resource_t **devs_p,
                                     unsigned *num_devices_p);
+
+/* Files of the object tree (uct_tl_t::iface_vfs_init/ep_vfs_init) */
+void uct_self_iface_vfs_init(uct_iface_h tl_iface);
+void uct_self_ep_vfs_init(uct_ep_h tl_ep);
 
 /* Endpoint operations (self_ep.c) */
 ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,

@@ -9,8 +9,10 @@
 
 #include "self.h"
 
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +20,17 @@ static ucs_status_t uct_self_ep_unreachable(uct_self_ep_t *ep)
 {
     ucs_error("self ep %p: the receiving interface was closed; destroy "
               "the endpoint", (void*)ep);
+    ep->last_error = UCS_ERR_UNREACHABLE;
+    uct_iface_stat_tx_error(&uct_self_ep_iface(ep)->super,
+                            UCS_ERR_UNREACHABLE);
     return UCS_ERR_UNREACHABLE;
+}
+
+/* The receiver's pool is empty: the caller retries later */
+static ucs_status_t uct_self_ep_no_desc(uct_self_iface_t *iface)
+{
+    uct_iface_stat_tx_error(&iface->super, UCS_ERR_NO_RESOURCE);
+    return UCS_ERR_NO_RESOURCE;
 }
 
 /* The data pointer of a descriptor object. */
@@ -100,6 +112,7 @@ ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely((sizeof(header) + length > UCT_SELF_SMALL_MSG) ||
                      (peer->super.am_align_offset != 0) ||
                      (peer->super.am_alignment > UCS_CACHE_LINE_SIZE))) {
+        uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
         uct_self_am_short_large(peer, id, header, payload, length);
         return UCS_OK;
     }
@@ -108,6 +121,7 @@ ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
     if (length > 0) {
         memcpy(buffer + sizeof(header), payload, length);
     }
+    uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
     uct_iface_invoke_am(&peer->super, id, buffer, sizeof(header) + length,
                         0);
     uct_self_iface_delivered(peer, id, buffer, sizeof(header) + length);
@@ -144,6 +158,7 @@ ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
         return uct_self_ep_unreachable(ep);
     }
 
+    uct_iface_stat_am_tx(&iface->super, id, total);
     {
         char buffer[total + peer->super.am_alignment];
 
@@ -179,7 +194,7 @@ ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
 
     obj = ucs_mpool_get(&peer->msg_mp);
     if (ucs_unlikely(obj == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
+        return uct_self_ep_no_desc(iface);
     }
 
     length = pack_cb(uct_self_desc_data(peer, obj), arg);
@@ -190,6 +205,7 @@ ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                                         iface->seg_size);
     }
 
+    uct_iface_stat_am_tx(&iface->super, id, length);
     uct_self_deliver_desc(peer, id, obj, length);
     return length;
 }
@@ -235,7 +251,7 @@ ucs_status_t uct_self_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
 
     obj = ucs_mpool_get(&peer->msg_mp);
     if (obj == NULL) {
-        return UCS_ERR_NO_RESOURCE;
+        return uct_self_ep_no_desc(iface);
     }
 
     data = uct_self_desc_data(peer, obj);
@@ -243,6 +259,7 @@ ucs_status_t uct_self_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
         memcpy(data, header, header_length);
     }
     uct_iov_to_buffer(iov, iovcnt, data + header_length);
+    uct_iface_stat_am_tx(&iface->super, id, total);
     uct_self_deliver_desc(peer, id, obj, total);
     return UCS_OK;
 }
@@ -264,6 +281,7 @@ ucs_status_t uct_self_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
+    uct_iface_stat_put(&iface->super, length);
     memcpy((void*)(uintptr_t)remote_addr, buffer, length);
     return UCS_OK;
 }
@@ -272,8 +290,13 @@ ssize_t uct_self_ep_put_bcopy(uct_ep_h tl_ep,
                                      uct_pack_callback_t pack_cb, void *arg,
                                      uint64_t remote_addr, uct_rkey_t rkey)
 {
+    uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
+    size_t length;
+
     /* Pack straight into the target: it is local memory */
-    return pack_cb((void*)(uintptr_t)remote_addr, arg);
+    length = pack_cb((void*)(uintptr_t)remote_addr, arg);
+    uct_iface_stat_put(&iface->super, length);
+    return length;
 }
 
 ucs_status_t uct_self_ep_put_zcopy(uct_ep_h tl_ep,
@@ -290,7 +313,9 @@ ucs_status_t uct_self_ep_put_zcopy(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    uct_iov_to_buffer(iov, iovcnt, (void*)(uintptr_t)remote_addr);
+    uct_iface_stat_put(&iface->super,
+                       uct_iov_to_buffer(iov, iovcnt,
+                                         (void*)(uintptr_t)remote_addr));
     return UCS_OK;
 }
 
@@ -307,6 +332,7 @@ ucs_status_t uct_self_ep_get_short(uct_ep_h tl_ep, void *buffer,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
+    uct_iface_stat_get(&iface->super, length);
     memcpy(buffer, (const void*)(uintptr_t)remote_addr, length);
     return UCS_OK;
 }
@@ -326,6 +352,7 @@ ucs_status_t uct_self_ep_get_bcopy(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
+    uct_iface_stat_get(&iface->super, length);
     unpack_cb(arg, (const void*)(uintptr_t)remote_addr, length);
     return UCS_OK;
 }
@@ -344,7 +371,10 @@ ucs_status_t uct_self_ep_get_zcopy(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    uct_iov_from_buffer(iov, iovcnt, (const void*)(uintptr_t)remote_addr);
+    uct_iface_stat_get(&iface->super,
+                       uct_iov_from_buffer(iov, iovcnt,
+                                           (const void*)(uintptr_t)
+                                           remote_addr));
     return UCS_OK;
 }
 
@@ -574,8 +604,9 @@ ucs_status_t uct_self_ep_create(const uct_ep_params_t *params,
                   iface->seg_size);
         return UCS_ERR_UNREACHABLE;
     }
+    ep->peer    = peer;
+    ep->peer_id = id;
     uct_base_ep_init(&ep->super, &iface->super);
-    ep->peer = peer;
     ucs_list_add_tail(&peer->peers, &ep->peer_list);
     pthread_mutex_unlock(&uct_self_lock);
 
@@ -587,10 +618,58 @@ void uct_self_ep_destroy(uct_ep_h tl_ep)
 {
     uct_self_ep_t *ep = uct_self_ep(tl_ep);
 
+    uct_base_ep_cleanup(&ep->super);
     pthread_mutex_lock(&uct_self_lock);
     if (ep->peer != NULL) {
         ucs_list_del(&ep->peer_list);
     }
     pthread_mutex_unlock(&uct_self_lock);
     free(ep);
+}
+
+/* ------------------------------------------------------------------------
+ * Object tree: the peer, and the queues a self endpoint never has (every
+ * operation completes inside the call)
+ */
+
+static void uct_self_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
+                                      void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_self_ep_t *ep = obj;
+
+    ucs_string_buffer_appendf(strb, "iface 0x%" PRIx64 "\n",
+                              (uint64_t)ep->peer_id);
+}
+
+static void uct_self_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
+                                       void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_self_ep_t *ep = obj;
+
+    /* the pointer is only compared, never followed: the peer may be
+     * closing on another thread */
+    ucs_string_buffer_appendf(strb, "%s\n",
+                              (ep->peer != NULL) ? "connected" :
+                              "unreachable (peer interface closed)");
+}
+
+static void uct_self_ep_vfs_show_last_error(void *obj,
+                                            ucs_string_buffer_t *strb,
+                                            void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_self_ep_t *ep = obj;
+
+    uct_vfs_append_status(strb, ep->last_error);
+}
+
+void uct_self_ep_vfs_init(uct_ep_h tl_ep)
+{
+    uct_self_ep_t *ep = uct_self_ep(tl_ep);
+
+    uct_vfs_add_file(ep, uct_self_ep_vfs_show_peer, NULL, 0, "peer");
+    uct_vfs_add_file(ep, uct_self_ep_vfs_show_state, NULL, 0, "state");
+    uct_vfs_add_string(ep, "bytes 0\nzcopy_sends 0", "tx_queue");
+    uct_vfs_add_value(ep, 0, "pending");
+    uct_vfs_add_file(ep, uct_self_ep_vfs_show_last_error, NULL, 0,
+                     "last_error");
 }

@@ -7,9 +7,11 @@
 
 #include "self.h"
 
+#include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +264,30 @@ static void uct_self_iface_close(uct_iface_h tl_iface)
     ucs_mpool_cleanup(&iface->msg_mp, 1);
     uct_base_iface_cleanup(&iface->super);
     free(iface);
+}
+
+/* The interface address: what uct_ep_create's iface_addr carries */
+static void uct_self_iface_vfs_show_address(void *obj,
+                                            ucs_string_buffer_t *strb,
+                                            void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_self_iface_t *iface = obj;
+
+    ucs_string_buffer_appendf(strb, "iface 0x%" PRIx64 "\n",
+                              (uint64_t)iface->id);
+}
+
+void uct_self_iface_vfs_init(uct_iface_h tl_iface)
+{
+    uct_self_iface_t *iface = uct_self_iface(tl_iface);
+
+    uct_vfs_add_file(iface, uct_self_iface_vfs_show_address, NULL, 0,
+                     "address");
+    /* delivery is synchronous: nothing ever waits in a queue */
+    uct_vfs_add_value(iface, 0, "tx_queued_bytes");
+    uct_vfs_add_value(iface, 0, "rx_queued_msgs");
+    uct_vfs_add_uint(iface, &iface->seg_size, sizeof(iface->seg_size),
+                     "seg_size");
 }
 
 static const uct_iface_ops_t uct_self_iface_ops = {

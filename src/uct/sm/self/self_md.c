@@ -34,15 +34,17 @@ static ucs_status_t uct_self_rkey_ptr(uct_component_t *component,
 }
 
 uct_tl_t uct_self_tl = {
-    .name          = UCT_SELF_NAME,
-    .query_devices = uct_self_query_devices,
-    .iface_open    = uct_self_iface_open,
-    .config        = {
+    .name           = UCT_SELF_NAME,
+    .query_devices  = uct_self_query_devices,
+    .iface_open     = uct_self_iface_open,
+    .config         = {
         .name   = "Self memory transport",
         .prefix = "SELF_",
         .table  = uct_self_iface_config_table,
         .size   = sizeof(uct_self_iface_config_t)
-    }
+    },
+    .iface_vfs_init = uct_self_iface_vfs_init,
+    .ep_vfs_init    = uct_self_ep_vfs_init
 };
 
 static uct_component_t uct_self_component = {
