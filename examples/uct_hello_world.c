@@ -68,6 +68,7 @@ typedef struct {
     size_t       size;
     hello_mode_t mode;
     int          loopback;
+    unsigned     linger;     /* seconds to stay up after the message */
 } hello_args_t;
 
 /* What goes over the socket before the address blobs */
@@ -1075,6 +1076,8 @@ static void hello_usage(FILE *stream, const char *prog)
             "  -b         send with am_bcopy\n"
             "  -z         send with am_zcopy\n"
             "  -l         loopback: client and server in this process\n"
+            "  -w SECS    stay up SECS seconds after the message, iface and\n"
+            "             endpoints open (to look at them with uct_vfs)\n"
             "  -h         print this help\n"
             "\n"
             "Example: %s -t self -d memory -l\n", prog, HELLO_DEFAULT_PORT,
@@ -1092,7 +1095,7 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
     args->size = strlen(HELLO_TEXT);
     args->mode = HELLO_MODE_SHORT;
 
-    while ((c = getopt(argc, argv, "d:t:n:p:s:ibzlh")) != -1) {
+    while ((c = getopt(argc, argv, "d:t:n:p:s:w:ibzlh")) != -1) {
         switch (c) {
         case 'd':
             args->dev_name = optarg;
@@ -1123,6 +1126,17 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
                 return -1;
             }
             args->size = value;
+            break;
+        case 'w':
+            errno = 0;
+            value = strtoul(optarg, &end, 10);
+            if ((errno != 0) || (*end != '\0') || (optarg[0] == '-') ||
+                (value > 86400)) {
+                fprintf(stderr, "invalid linger time '%s'; give 0..86400 "
+                        "seconds\n", optarg);
+                return -1;
+            }
+            args->linger = (unsigned)value;
             break;
         case 'i':
             args->mode = HELLO_MODE_SHORT;
@@ -1164,6 +1178,24 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
     return 0;
 }
 
+/* Keeps the worker progressing for @a seconds, sleeping while idle */
+static void hello_linger(hello_ctx_t *ctx, unsigned seconds)
+{
+    struct timespec now, end, idle = {.tv_sec = 0, .tv_nsec = 1000000};
+
+    printf("process %d stays up for %u s\n", (int)getpid(), seconds);
+    fflush(stdout);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += seconds;
+    do {
+        if (uct_worker_progress(ctx->worker) == 0) {
+            nanosleep(&idle, NULL);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec < end.tv_sec) ||
+             ((now.tv_sec == end.tv_sec) && (now.tv_nsec < end.tv_nsec)));
+}
+
 int main(int argc, char **argv)
 {
     hello_ctx_t ctx;
@@ -1180,6 +1212,9 @@ int main(int argc, char **argv)
     if ((ret == 0) && (ctx.recv.received && !ctx.recv.valid)) {
         fprintf(stderr, "the message arrived corrupted\n");
         ret = -1;
+    }
+    if ((ret == 0) && (ctx.args.linger > 0)) {
+        hello_linger(&ctx, ctx.args.linger);
     }
 
     hello_cleanup(&ctx);

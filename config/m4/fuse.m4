@@ -7,8 +7,10 @@ AC_ARG_WITH([fuse3],
 have_fuse3=no
 have_fuse3_summary="no (disabled with --without-fuse3)"
 AS_IF([test "x$with_fuse3" != xno],
-      [PKG_CHECK_MODULES([FUSE3], [fuse3],
+      [PKG_CHECK_MODULES([FUSE3], [fuse3 >= 3.2],
                          [have_fuse3=yes
-                          have_fuse3_summary="no (fuse3 found; the uct_vfs daemon is not part of this release yet)"],
-                         [have_fuse3_summary="no (fuse3 not found: apt-get install libfuse3-dev)"])])
-AM_CONDITIONAL([HAVE_FUSE3], [false])
+                          have_fuse3_summary="yes (uct_vfs)"],
+                         [have_fuse3_summary="no (fuse3 not found: apt-get install libfuse3-dev)"
+                          AS_IF([test "x$with_fuse3" = xyes],
+                                [AC_MSG_ERROR([--with-fuse3: libfuse3 not found; apt-get install libfuse3-dev])])])])
+AM_CONDITIONAL([HAVE_FUSE3], [test "x$have_fuse3" = xyes])
