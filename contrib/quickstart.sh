@@ -78,9 +78,14 @@ test)
     make -C "$builds/release" -j"$jobs" >/dev/null
     make -C "$builds/release" install >/dev/null
     make -C "$builds/release" installcheck
-    make -C "$builds/release" distcheck \
-        DISTCHECK_CONFIGURE_FLAGS="--enable-werror" \
-        GTEST_EXTRA_ARGS="--gtest_brief=1" >/dev/null
+    if ! make -C "$builds/release" distcheck \
+            DISTCHECK_CONFIGURE_FLAGS="--enable-werror" \
+            GTEST_EXTRA_ARGS="--gtest_brief=1" >"$builds/distcheck.log" 2>&1
+    then
+        echo "distcheck failed; the end of $builds/distcheck.log:" >&2
+        tail -n 150 "$builds/distcheck.log" >&2
+        exit 1
+    fi
 
     step "demo"
     tl=$(best_transport "$builds/release")

@@ -356,6 +356,10 @@ void uct_md_vfs_init(uct_md_h md, const char *md_name)
     uct_md_attr_t attr;
     ucs_status_t status;
 
+    if (!ucs_vfs_is_enabled()) {
+        return;
+    }
+
     status = md->ops->query(md, &attr);
     if (status != UCS_OK) {
         uct_vfs_add_failed(md, md_name, status);

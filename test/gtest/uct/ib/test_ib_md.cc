@@ -16,6 +16,7 @@ extern "C" {
 #include <uct/base/uct_md.h>
 #include <uct/ib/base/ib_md.h>
 #include <ucs/sys/sys.h>
+#include <ucs/vfs/vfs.h>
 }
 
 #include <chrono>
@@ -612,6 +613,22 @@ TEST_P(ib_md, register_again_and_subrange)
         EXPECT_NE(std::string::npos, info.find("hits 2 misses 1")) << info;
     } else {
         EXPECT_NE(std::string::npos, info.find("direct (no cache)")) << info;
+    }
+
+    /* and as the md's "rcache" file in the object tree shows them */
+    const std::string path = std::string("/uct/md/") + TEST_DEVICE +
+                             "/rcache";
+    ucs_string_buffer_t strb;
+    ucs_string_buffer_init(&strb);
+    ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
+    std::string file = ucs_string_buffer_cstr(&strb);
+    ucs_string_buffer_cleanup(&strb);
+    if (cached()) {
+        ASSERT_EQ(UCS_OK, status) << path;
+        EXPECT_EQ(0u, file.find("hits 2\nmisses 1\n")) << file;
+        EXPECT_NE(std::string::npos, file.find("\nregions 1\n")) << file;
+    } else {
+        EXPECT_EQ(UCS_ERR_NO_ELEM, status) << path << ": " << file;
     }
 
     dereg(memh3);
