@@ -181,6 +181,8 @@ typedef struct uct_tcp_iface {
     uint32_t              cookie;        /* next ep cookie */
     unsigned              num_user_eps;
     size_t                tx_queued;     /* bytes queued on all eps */
+    unsigned              rx_held;       /* receive buffers held: eps with
+                                            a partial message */
     unsigned              armed_read;    /* scratch of event_arm */
     char                  *align_buf;    /* for aligned AM delivery */
     struct {

@@ -315,6 +315,7 @@ static void uct_tcp_ep_release_rx(uct_tcp_ep_t *ep)
     if (ep->rx != NULL) {
         ucs_mpool_put(ep->rx);
         ep->rx = NULL;
+        --uct_tcp_ep_iface(ep)->rx_held;
     }
 }
 
@@ -1345,6 +1346,7 @@ unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
         }
         rx->offset = rx->length = 0;
         ep->rx     = rx;
+        ++iface->rx_held;
     } else if (rx->offset > 0) {
         queued = rx->length - rx->offset;
         memmove(rx->data, rx->data + rx->offset, queued);

@@ -589,6 +589,8 @@ void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
                      sizeof(iface->num_user_eps), "num_user_eps");
     uct_vfs_add_uint(iface, &iface->tx_queued, sizeof(iface->tx_queued),
                      "tx_queued_bytes");
+    uct_vfs_add_uint(iface, &iface->rx_held, sizeof(iface->rx_held),
+                     "rx_partial_msgs");
     uct_vfs_add_value(iface, iface->config.tx_buf_size,
                       "tx_queue_limit_per_ep");
 }

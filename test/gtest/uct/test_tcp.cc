@@ -12,6 +12,9 @@
  */
 #include "uct_test.h"
 
+#include <uct/base/uct_worker.h>
+#include <ucs/vfs/vfs.h>
+
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
@@ -1003,6 +1006,8 @@ protected:
         entity *server = add_entity();
         entity *client = add_entity();
 
+        m_server = server;
+
         am_recorder &bad = install_recorder(*server, 0);
         for (uint8_t id = 1; id < UCT_AM_ID_MAX; ++id) {
             if (id != GOOD_AM_ID) {
@@ -1052,7 +1057,40 @@ protected:
             EXPECT_TRUE(send_am_and_wait(cs, GOOD_AM_ID, 10 + i, good_s));
             EXPECT_TRUE(send_am_and_wait(sc, GOOD_AM_ID, 20 + i, good_c));
         }
+        /* every receive buffer went back, the attacker's included */
+        EXPECT_EQ("0\n", rx_partial_msgs(*server));
     }
+
+    /* The rx_partial_msgs file of @a e's one iface in the object tree */
+    static std::string rx_partial_msgs(const entity &e)
+    {
+        std::string dir = "/uct/worker/" +
+                          std::to_string(uct_worker_priv(e.worker())->id) +
+                          "/iface";
+        std::vector<std::string> ifaces;
+        ucs_vfs_path_list_dir(
+                dir.c_str(),
+                [](const char *name, void *arg) {
+                    static_cast<std::vector<std::string>*>(arg)->push_back(
+                            name);
+                },
+                &ifaces);
+        if (ifaces.size() != 1) {
+            return "no single iface under " + dir;
+        }
+
+        std::string path = dir + "/" + ifaces[0] + "/rx_partial_msgs";
+        ucs_string_buffer_t strb;
+        ucs_string_buffer_init(&strb);
+        ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
+        std::string text = (status == UCS_OK) ?
+                           ucs_string_buffer_cstr(&strb) :
+                           path + ": " + ucs_status_string(status);
+        ucs_string_buffer_cleanup(&strb);
+        return text;
+    }
+
+    entity *m_server = nullptr;
 
     /* Sends a valid CONN_TO_IFACE handshake and checks it is accepted. */
     void handshake(raw_socket &sock)
@@ -1122,6 +1160,8 @@ TEST_F(uct_tcp_hostile, truncated_header_then_close)
             wire::hdr h = wire::make_hdr(1, 8);
             ASSERT_TRUE(sock.send_all(&h, 3));
             progress_for(20);
+            /* the server holds a receive buffer for the partial header */
+            EXPECT_EQ("1\n", rx_partial_msgs(*m_server));
         },
         false, 0, 1);
 }
