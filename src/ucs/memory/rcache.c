@@ -39,6 +39,7 @@ typedef enum {
 
 struct ucs_rcache {
     pthread_mutex_t        lock;        /* tree, LRU, statistics */
+    ucs_list_link_t        all_list;    /* in ucs_rcache_all.list */
     int                    events_pending; /* event queue not empty */
     ucs_rcache_region_t    *root;
     ucs_list_link_t        lru;         /* head: least recently used */
@@ -387,6 +388,65 @@ static void ucs_rcache_memevent(void *arg, uintptr_t start, uintptr_t end)
 }
 
 
+/* ---- fork --------------------------------------------------------------- */
+
+/*
+ * Every cache of the process. Before fork() the prepare handler takes the
+ * lock of each, so that no other thread is inside a cache (halfway through
+ * a tree update, or holding the lock for a registration) when the process
+ * is copied; the child starts with fresh, free locks over consistent
+ * caches. The handlers are installed at the first ucs_rcache_create(),
+ * after those of memevents, so they run first before fork(): a thread that
+ * holds a cache's lock and frees memory still gets the memevents lock.
+ */
+static struct {
+    pthread_mutex_t lock;
+    ucs_list_link_t list;
+    pthread_once_t  once;
+} ucs_rcache_all = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .list = UCS_LIST_INITIALIZER(ucs_rcache_all.list),
+    .once = PTHREAD_ONCE_INIT
+};
+
+static void ucs_rcache_fork_prepare(void)
+{
+    ucs_rcache_t *rcache;
+
+    pthread_mutex_lock(&ucs_rcache_all.lock);
+    ucs_list_for_each(rcache, &ucs_rcache_all.list, all_list) {
+        pthread_mutex_lock(&rcache->lock);
+    }
+}
+
+static void ucs_rcache_fork_parent(void)
+{
+    ucs_rcache_t *rcache;
+
+    ucs_list_for_each(rcache, &ucs_rcache_all.list, all_list) {
+        pthread_mutex_unlock(&rcache->lock);
+    }
+    pthread_mutex_unlock(&ucs_rcache_all.lock);
+}
+
+/* The child's thread has another id than the one that took the locks */
+static void ucs_rcache_fork_child(void)
+{
+    ucs_rcache_t *rcache;
+
+    ucs_list_for_each(rcache, &ucs_rcache_all.list, all_list) {
+        pthread_mutex_init(&rcache->lock, NULL);
+    }
+    pthread_mutex_init(&ucs_rcache_all.lock, NULL);
+}
+
+static void ucs_rcache_install_fork_handlers(void)
+{
+    pthread_atfork(ucs_rcache_fork_prepare, ucs_rcache_fork_parent,
+                   ucs_rcache_fork_child);
+}
+
+
 /* ---- API ---------------------------------------------------------------- */
 
 static ucs_status_t ucs_rcache_check_params(const ucs_rcache_params_t *params,
@@ -494,6 +554,11 @@ ucs_status_t ucs_rcache_create(const ucs_rcache_params_t *params,
         }
     }
 
+    pthread_once(&ucs_rcache_all.once, ucs_rcache_install_fork_handlers);
+    pthread_mutex_lock(&ucs_rcache_all.lock);
+    ucs_list_add_tail(&ucs_rcache_all.list, &rcache->all_list);
+    pthread_mutex_unlock(&ucs_rcache_all.lock);
+
     ucs_debug("rcache '%s': created, max_size %zu max_regions %lu", name,
               rcache->max_size, rcache->max_regions);
     *rcache_p = rcache;
@@ -521,6 +586,10 @@ void ucs_rcache_destroy(ucs_rcache_t *rcache)
     if (!(rcache->flags & UCS_RCACHE_FLAG_NO_MEMEVENTS)) {
         ucs_memevents_unsubscribe(ucs_rcache_memevent, rcache);
     }
+
+    pthread_mutex_lock(&ucs_rcache_all.lock);
+    ucs_list_del(&rcache->all_list);
+    pthread_mutex_unlock(&ucs_rcache_all.lock);
 
     ucs_rcache_lock(rcache);
     while (rcache->root != NULL) {

@@ -14,6 +14,8 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -1044,6 +1046,63 @@ TEST_F(ucs_rcache, forked_child_uses_memevents)
     uint64_t id = touch(buf.ptr(), m_page);
     buf.release();
     EXPECT_FALSE(m_md.is_live(id));
+}
+
+/* fork() while another thread is registering, holding the cache's lock:
+ * fork waits for it, and the child's cache is usable instead of locked for
+ * good by a thread that does not exist there. */
+TEST_F(ucs_rcache, fork_while_another_thread_registers)
+{
+    std::atomic<bool> entered(false), release(false);
+    mapped_buffer a(m_page), b(m_page);
+
+    m_md.on_reg = [&]() {
+        if (!entered.exchange(true)) {
+            while (!release) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        }
+    };
+    create();
+
+    std::thread registrar([&]() { put(get(a.ptr(), m_page)); });
+    while (!entered) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::thread releaser([&]() {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        release = true;
+    });
+
+    /* the verdict goes through a pipe: under valgrind the child's exit
+     * code reports the parent's threads' memory as leaked */
+    int verdict[2];
+    ASSERT_EQ(0, pipe(verdict));
+    pid_t pid = fork();
+    ASSERT_NE(-1, pid) << strerror(errno);
+    if (pid == 0) {
+        alarm(10); /* a child stuck on the lock dies without a verdict */
+        ucs_rcache_region_t *region;
+        char ok = 'n';
+        if (ucs_rcache_get(m_rcache, b.ptr(), m_page, PROT_RW, NULL,
+                           &region) == UCS_OK) {
+            ucs_rcache_region_put(m_rcache, region);
+            ok = 'y';
+        }
+        _exit((write(verdict[1], &ok, 1) == 1) ? 0 : 1);
+    }
+
+    close(verdict[1]);
+    char c = '?';
+    EXPECT_EQ(1, ::read(verdict[0], &c, 1))
+            << "the child hung on the cache's lock taken before fork()";
+    close(verdict[0]);
+    EXPECT_EQ('y', c);
+    int wstatus = 0;
+    EXPECT_EQ(pid, waitpid(pid, &wstatus, 0)) << strerror(errno);
+    registrar.join();
+    releaser.join();
+    EXPECT_EQ(1ul, m_md.reg_calls); /* the child's was its own */
 }
 
 /* ---- glibc malloc: free() of mmapped chunks ---------------------------- */
