@@ -9,6 +9,7 @@
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
+#include <ucs/vfs/vfs.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,8 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
 
     iface->am_alignment    = 1;
     iface->am_align_offset = 0;
+    /* counters are read only through the object tree */
+    iface->stats_on        = UCT_IFACE_STATS_ENABLED && ucs_vfs_is_enabled();
     if (mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) {
         if (!ucs_is_pow2(params->am_alignment)) {
             ucs_error("am_alignment %zu is not a power of 2; pass 1 for no "

@@ -88,6 +88,8 @@ typedef struct uct_base_iface {
     size_t              rx_headroom;
     size_t              am_alignment;     /* 1 when not requested */
     size_t              am_align_offset;
+    int                 stats_on;         /* the counters can be seen: the
+                                             object tree was on at open */
     uct_error_handler_t err_handler;
     void                *err_handler_arg;
     uint32_t            err_handler_flags;
@@ -335,6 +337,20 @@ uct_iface_invoke_am(uct_base_iface_t *iface, size_t id, void *data,
     status = handler->cb(handler->arg, data, length, flags);
     uct_am_handler_stat_rx(handler, length);
     return status;
+}
+
+/**
+ * uct_iface_invoke_am() without the count, for a send path a transport
+ * chose at open because nobody can see the counters (!stats_on): where a
+ * message costs a few cycles, the additions would be a visible part.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_iface_invoke_am_uncounted(uct_base_iface_t *iface, size_t id, void *data,
+                              unsigned length, unsigned flags)
+{
+    uct_am_handler_t *handler = &iface->am[id];
+
+    return handler->cb(handler->arg, data, length, flags);
 }
 
 /** Runs the user's tracer, if any, for a message. */

@@ -449,6 +449,22 @@ TEST_P(uct_vfs, tree_off_gives_ifaces_and_eps_nothing) {
     for (const entity *e : {p.sender, p.receiver}) {
         EXPECT_EQ(nullptr, uct_base_iface(e->iface())->vfs);
         EXPECT_FALSE(vfs_exists(worker_dir(*e))) << worker_dir(*e);
+        EXPECT_FALSE(uct_base_iface(e->iface())->stats_on);
+    }
+
+    /* self's am_short, the cheapest message, then goes uncounted */
+    if (res().tl_name == "self") {
+        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        uint64_t payload = 7;
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(p.ep, AM_ID, 1, &payload,
+                                          sizeof(payload)));
+        wait_for([&] { return rec.count() >= 1; }, "the message");
+        const uct_iface_am_stats_t &tx =
+                uct_base_iface(p.sender->iface())->am[AM_ID].stats;
+        const uct_iface_am_stats_t &rx =
+                uct_base_iface(p.receiver->iface())->am[AM_ID].stats;
+        EXPECT_EQ(0u, tx.tx_msgs) << "am_short was counted";
+        EXPECT_EQ(0u, rx.rx_msgs) << "am_short was counted";
     }
 
     /* an iface made while off stays out, with every ep made later */

@@ -102,6 +102,11 @@ void uct_self_ep_vfs_init(uct_ep_h tl_ep);
 /* Endpoint operations (self_ep.c) */
 ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                   const void *payload, unsigned length);
+/* the same without the counters, for an iface whose tree was off */
+ucs_status_t uct_self_ep_am_short_uncounted(uct_ep_h tl_ep, uint8_t id,
+                                            uint64_t header,
+                                            const void *payload,
+                                            unsigned length);
 ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
                                       const uct_iov_t *iov, size_t iovcnt);
 ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,

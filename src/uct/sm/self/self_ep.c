@@ -86,9 +86,11 @@ static UCS_F_NOINLINE void uct_self_am_short_large(uct_self_iface_t *peer,
     uct_self_iface_delivered(peer, id, data, total);
 }
 
-ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
-                                         uint64_t header, const void *payload,
-                                         unsigned length)
+/* @a count: update the counters (a constant: the compiler keeps one of
+ * the two paths in each caller) */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_self_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                            const void *payload, unsigned length, int count)
 {
     uct_self_ep_t *ep       = uct_self_ep(tl_ep);
     uct_self_iface_t *iface = uct_self_ep_iface(ep);
@@ -112,7 +114,10 @@ ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely((sizeof(header) + length > UCT_SELF_SMALL_MSG) ||
                      (peer->super.am_align_offset != 0) ||
                      (peer->super.am_alignment > UCS_CACHE_LINE_SIZE))) {
-        uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
+        if (count) {
+            uct_iface_stat_am_tx(&iface->super, id,
+                                 sizeof(header) + length);
+        }
         uct_self_am_short_large(peer, id, header, payload, length);
         return UCS_OK;
     }
@@ -121,11 +126,32 @@ ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id,
     if (length > 0) {
         memcpy(buffer + sizeof(header), payload, length);
     }
-    uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
-    uct_iface_invoke_am(&peer->super, id, buffer, sizeof(header) + length,
-                        0);
+    if (count) {
+        uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
+        uct_iface_invoke_am(&peer->super, id, buffer,
+                            sizeof(header) + length, 0);
+    } else {
+        uct_iface_invoke_am_uncounted(&peer->super, id, buffer,
+                                      sizeof(header) + length, 0);
+    }
     uct_self_iface_delivered(peer, id, buffer, sizeof(header) + length);
     return UCS_OK;
+}
+
+ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                  const void *payload, unsigned length)
+{
+    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
+                                       1);
+}
+
+ucs_status_t uct_self_ep_am_short_uncounted(uct_ep_h tl_ep, uint8_t id,
+                                            uint64_t header,
+                                            const void *payload,
+                                            unsigned length)
+{
+    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
+                                       0);
 }
 
 ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,

@@ -356,6 +356,11 @@ ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_free;
     }
 
+    /* nobody can read the counters: the cheapest message goes without */
+    if (!iface->super.stats_on) {
+        iface->super.super.ops.ep_am_short = uct_self_ep_am_short_uncounted;
+    }
+
     iface->seg_size        = config->seg_size;
     iface->event_fd        = -1;
     iface->release_desc.cb = uct_self_release_desc;
