@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 
 #include <uct/api/uct.h>
+#include <common/uct_md_find.h>
 #include <ucs/async/async.h>
 
 #include <getopt.h>
@@ -124,72 +125,16 @@ static void mem_raise_fd_limit(mem_ctx_t *ctx)
 /* Opens the tcp memory domain that lists ctx->dev_name */
 static int mem_md_open(mem_ctx_t *ctx)
 {
-    uct_component_h *components;
-    uct_component_attr_t attr;
-    uct_tl_resource_desc_t *resources;
-    unsigned c, m, r, num_components, num_resources;
-    uct_md_config_t *config;
     ucs_status_t status;
-    uct_md_h md;
 
-    status = uct_query_components(&components, &num_components);
-    if (status != UCS_OK) {
-        return mem_fail("uct_query_components", status);
-    }
-
-    for (c = 0; (c < num_components) && (ctx->md == NULL); ++c) {
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
-                          UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
-        if ((uct_component_query(components[c], &attr) != UCS_OK) ||
-            strcmp(attr.name, "tcp")) {
-            continue;
-        }
-        attr.md_resources = calloc(attr.md_resource_count + 1,
-                                   sizeof(*attr.md_resources));
-        if (attr.md_resources == NULL) {
-            break;
-        }
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-        if (uct_component_query(components[c], &attr) != UCS_OK) {
-            free(attr.md_resources);
-            continue;
-        }
-        for (m = 0; (m < attr.md_resource_count) && (ctx->md == NULL);
-             ++m) {
-            if (uct_md_config_read(components[c], NULL, NULL, &config) !=
-                UCS_OK) {
-                continue;
-            }
-            status = uct_md_open(components[c], attr.md_resources[m].md_name,
-                                 config, &md);
-            uct_config_release(config);
-            if (status != UCS_OK) {
-                continue;
-            }
-            if (uct_md_query_tl_resources(md, &resources, &num_resources) ==
-                UCS_OK) {
-                for (r = 0; r < num_resources; ++r) {
-                    if (!strcmp(resources[r].tl_name, "tcp") &&
-                        !strcmp(resources[r].dev_name, ctx->dev_name)) {
-                        ctx->md = md;
-                        break;
-                    }
-                }
-                uct_release_tl_resource_list(resources);
-            }
-            if (ctx->md == NULL) {
-                uct_md_close(md);
-            }
-        }
-        free(attr.md_resources);
-    }
-    uct_release_component_list(components);
-
-    if (ctx->md == NULL) {
+    status = test_uct_md_find("tcp", ctx->dev_name, &ctx->md, NULL);
+    if (status == UCS_ERR_NO_DEVICE) {
         fprintf(stderr, "tcp_ep_memory: transport tcp on device %s not "
                 "found (is libuct_tcp.so built? uct_info -d lists the "
                 "devices)\n", ctx->dev_name);
         return -1;
+    } else if (status != UCS_OK) {
+        return mem_fail("uct_query_components", status);
     }
     return 0;
 }

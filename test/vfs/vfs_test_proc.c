@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 
 #include <uct/api/uct.h>
+#include <common/uct_md_find.h>
 #include <ucs/async/async.h>
 
 #include <errno.h>
@@ -86,69 +87,16 @@ static ucs_status_t tp_am_cb(void *arg, void *data, size_t length,
 /* Opens the memory domain that offers ti->tl_name on ti->dev_name */
 static int tp_md_open(tp_iface_t *ti)
 {
-    uct_component_h *components;
-    uct_component_attr_t attr;
-    uct_tl_resource_desc_t *resources;
-    unsigned c, m, r, num_components, num_resources;
-    uct_md_config_t *config;
     ucs_status_t status;
-    uct_md_h md;
 
-    status = uct_query_components(&components, &num_components);
-    if (status != UCS_OK) {
-        return tp_fail(ti, "uct_query_components", status);
-    }
-
-    for (c = 0; (c < num_components) && (ti->md == NULL); ++c) {
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
-        if (uct_component_query(components[c], &attr) != UCS_OK) {
-            continue;
-        }
-        attr.md_resources = calloc(attr.md_resource_count + 1,
-                                   sizeof(*attr.md_resources));
-        if (attr.md_resources == NULL) {
-            break;
-        }
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-        if (uct_component_query(components[c], &attr) != UCS_OK) {
-            free(attr.md_resources);
-            continue;
-        }
-        for (m = 0; (m < attr.md_resource_count) && (ti->md == NULL); ++m) {
-            if (uct_md_config_read(components[c], NULL, NULL, &config) !=
-                UCS_OK) {
-                continue;
-            }
-            status = uct_md_open(components[c], attr.md_resources[m].md_name,
-                                 config, &md);
-            uct_config_release(config);
-            if (status != UCS_OK) {
-                continue;
-            }
-            if (uct_md_query_tl_resources(md, &resources, &num_resources) ==
-                UCS_OK) {
-                for (r = 0; r < num_resources; ++r) {
-                    if (!strcmp(resources[r].tl_name, ti->tl_name) &&
-                        !strcmp(resources[r].dev_name, ti->dev_name)) {
-                        ti->md = md;
-                        break;
-                    }
-                }
-                uct_release_tl_resource_list(resources);
-            }
-            if (ti->md == NULL) {
-                uct_md_close(md);
-            }
-        }
-        free(attr.md_resources);
-    }
-    uct_release_component_list(components);
-
-    if (ti->md == NULL) {
+    status = test_uct_md_find(ti->tl_name, ti->dev_name, &ti->md, NULL);
+    if (status == UCS_ERR_NO_DEVICE) {
         fprintf(stderr, "vfs_test_proc: transport %s on device %s not "
                 "found (uct_info -d lists them)\n", ti->tl_name,
                 ti->dev_name);
         return -1;
+    } else if (status != UCS_OK) {
+        return tp_fail(ti, "uct_query_components", status);
     }
     return 0;
 }
