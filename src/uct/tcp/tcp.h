@@ -184,6 +184,9 @@ typedef struct uct_tcp_iface {
     unsigned              rx_held;       /* receive buffers held: eps with
                                             a partial message */
     unsigned              armed_read;    /* scratch of event_arm */
+    int                   armed;         /* event_arm was called and
+                                            progress not since: nothing
+                                            may be held back */
     char                  *align_buf;    /* for aligned AM delivery */
     struct {
         size_t            sndbuf;

@@ -442,14 +442,17 @@ static void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep)
  * half the buffer is full, or a flush or event arm asks). An isolated
  * message still leaves at once; a stream of small messages costs one
  * system call per window instead of one per message. Deferred eps do not
- * ask epoll for EVWRITE: they are on iface->defer_list.
+ * ask epoll for EVWRITE: they are on iface->defer_list. From an event arm
+ * to the next progress call nothing is held, since the application may
+ * send and then sleep on the event fd without progressing again.
  */
 static UCS_F_ALWAYS_INLINE int uct_tcp_ep_should_defer(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     ucs_time_t now         = ucs_get_time();
 
-    if ((now - ep->last_write) >= iface->config.coalesce_time) {
+    if (((now - ep->last_write) >= iface->config.coalesce_time) ||
+        iface->armed) {
         ep->last_write = now;
         return 0;
     }

@@ -307,6 +307,7 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     ucs_status_t status;
 
     iface->in_progress = 1;
+    iface->armed       = 0;
     if (uct_tcp_iface_poll_hot(iface)) {
         count = uct_tcp_ep_rx_progress(iface->hot_ep);
         goto out;
@@ -418,7 +419,10 @@ static ucs_status_t uct_tcp_iface_event_arm(uct_iface_h tl_iface,
     unsigned count         = 64;
     ucs_status_t status;
 
-    /* nothing may stay held back while the application sleeps */
+    /* nothing may stay held back while the application sleeps: neither
+     * what is held now nor what it sends after arming, until it calls
+     * progress again */
+    iface->armed = 1;
     uct_tcp_ep_defer_progress(iface, 1);
 
     if (!(events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG))) {

@@ -108,11 +108,23 @@ TEST_P(uct_event, recv_makes_fd_readable)
         ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(p.receiver->iface(), &fd2));
         EXPECT_EQ(fd, fd2) << "the event fd changed between calls";
 
+        bool arm_sender = (p.sender != p.receiver) &&
+                          p.sender->has_event_cap(UCT_IFACE_FLAG_EVENT_FD);
+        if (arm_sender) {
+            ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(p.sender->iface(), &fd2));
+        }
+
         for (uint64_t round = 0; round < 3; ++round) {
             SCOPED_TRACE("round " + std::to_string(round));
 
-            /* Nothing pending: arm succeeds */
+            /* Nothing pending: arm succeeds. A sender on another iface
+             * is armed too, as a process that sleeps must arm every
+             * iface it used (a transport may hold a send until then). */
             ASSERT_EQ(UCS_OK, arm_when_idle(*p.receiver, UCT_EVENT_RECV));
+            if (arm_sender) {
+                ASSERT_EQ(UCS_OK,
+                          arm_when_idle(*p.sender, UCT_EVENT_SEND_COMP));
+            }
 
             /* A message arrives: the fd wakes a sleeper */
             ASSERT_EQ(UCS_OK, send_one(p, round));

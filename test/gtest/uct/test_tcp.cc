@@ -1224,7 +1224,8 @@ TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
     ASSERT_EQ(3u, rec.count()) << "event arm did not write the held message";
     EXPECT_EQ(3u, am_header_of(rec.at(2).data));
 
-    /* flush writes it too */
+    /* flush writes it too (progress first: after an arm nothing is held) */
+    client->progress();
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 4, NULL, 0));
     status = uct_ep_flush(ep, 0, NULL);
     EXPECT_NE(UCS_OK, status) << "flush found nothing queued";
@@ -1238,6 +1239,43 @@ TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
     progress_for(400);
     ASSERT_EQ(5u, rec.count());
     EXPECT_EQ(5u, am_header_of(rec.at(4).data));
+}
+
+/* A process that arms, sends and then sleeps on the event fd: what it
+ * sends after the arm leaves at once, until it calls progress again. */
+TEST_F(uct_tcp_coalesce, nothing_held_between_arm_and_progress)
+{
+    ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
+    entity *server   = add_entity();
+    entity *client   = add_entity();
+    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
+    uct_ep_h ep      = client->connect_to(*server);
+    ASSERT_TRUE(ep != NULL);
+    ASSERT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 1, rec, 5.0));
+    progress_for(400);
+
+    /* a quiet ep writes at once, which opens a window */
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 2, NULL, 0));
+    progress_only(*server, 50);
+    ASSERT_EQ(2u, rec.count());
+
+    ucs_status_t status = uct_iface_event_arm(client->iface(),
+                                              UCT_EVENT_RECV);
+    ASSERT_TRUE((status == UCS_OK) || (status == UCS_ERR_BUSY))
+            << ucs_status_string(status);
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 3, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 4, NULL, 0));
+    progress_only(*server, 50);
+    ASSERT_EQ(4u, rec.count()) << "a message sent after event arm was held";
+    EXPECT_EQ(4u, am_header_of(rec.at(3).data));
+
+    /* progress ends it: coalescing is back */
+    client->progress();
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 5, NULL, 0));
+    progress_only(*server, 50);
+    EXPECT_EQ(4u, rec.count()) << "not held after progress";
+    progress_for(400);
+    ASSERT_EQ(5u, rec.count());
 }
 
 TEST_F(uct_tcp_coalesce, stream_of_small_messages_in_order)
