@@ -105,7 +105,9 @@ protected:
         ucs::test::SetUp();
         char tmpl[] = "/tmp/openuct-modules-XXXXXX";
         ASSERT_NE(nullptr, mkdtemp(tmpl));
-        m_tmpdir  = tmpl;
+        static unsigned runs = 0;
+        m_run      = runs++;
+        m_tmpdir   = tmpl;
         m_builtdir = built_modules_dir();
         ASSERT_EQ(0, access((m_builtdir + "/libtestfw_good.so").c_str(),
                             R_OK))
@@ -174,115 +176,124 @@ protected:
         return result;
     }
 
+    /* A test framework's name, new in every run of a test: a framework
+     * loads once per process, and --gtest_repeat runs a test again. */
+    std::string fw(const char *name) const
+    {
+        return (m_run == 0) ? name : name + std::to_string(m_run);
+    }
+
     std::string m_tmpdir;
     std::string m_builtdir;
+    unsigned    m_run = 0;
 };
 
 TEST_F(ucs_module_loader, loads_good_refuses_bad) {
     std::string dir = mkdir_tmp("mods");
-    install_all(dir, "tfa");
-    install(dir, "good", "tfa", "sub_name"); /* belongs to "tfa_sub" */
-    install(dir, "good", "tfb", "good");     /* another framework */
+    install_all(dir, fw("tfa"));
+    install(dir, "good", fw("tfa"), "sub_name"); /* belongs to "tfa_sub" */
+    install(dir, "good", fw("tfb"), "good");     /* another framework */
 
     scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
     scoped_global_opt modules("MODULES", "all");
     {
         ucs::scoped_log_capture capture;
-        ucs_modules_load("tfa", test_api_version, NULL);
+        ucs_modules_load(fw("tfa").c_str(), test_api_version, NULL);
 
-        EXPECT_TRUE(capture.contains("module " + dir + "/libtfa_badver.so: "
+        std::string mod = "module " + dir + "/lib" + fw("tfa");
+        EXPECT_TRUE(capture.contains(mod + "_badver.so: "
                                      "built for API version 2.0, this "
                                      "library has 1.3; rebuild the module"));
-        EXPECT_TRUE(capture.contains("module " + dir + "/libtfa_noinit.so: "
+        EXPECT_TRUE(capture.contains(mod + "_noinit.so: "
                                      "missing ucs_module_init (not an "
                                      "openuct module?); not loaded"));
-        EXPECT_TRUE(capture.contains("module " + dir + "/libtfa_initfail.so: "
+        EXPECT_TRUE(capture.contains(mod + "_initfail.so: "
                                      "ucs_module_init() failed: No such "
                                      "device; not loaded"));
-        EXPECT_TRUE(capture.contains("module " + dir + "/libtfa_garbage.so: "
+        EXPECT_TRUE(capture.contains(mod + "_garbage.so: "
                                      "cannot load: "));
-        EXPECT_FALSE(capture.contains("libtfa_good.so"));
+        EXPECT_FALSE(capture.contains("lib" + fw("tfa") + "_good.so"));
         EXPECT_FALSE(capture.contains("sub_name"));
-        EXPECT_FALSE(capture.contains("libtfb_"));
+        EXPECT_FALSE(capture.contains("lib" + fw("tfb") + "_"));
     }
 
-    auto list = loaded("tfa");
+    auto list = loaded(fw("tfa"));
     ASSERT_EQ(1u, list.size());
     EXPECT_EQ("good", list[0].first);
-    EXPECT_EQ(dir + "/libtfa_good.so", list[0].second);
-    EXPECT_EQ(1, init_count(dir + "/libtfa_good.so"));
-    EXPECT_EQ(-1, init_count(dir + "/libtfa_badver.so"));
-    EXPECT_EQ(-1, init_count(dir + "/libtfa_initfail.so"));
-    EXPECT_EQ(-1, init_count(dir + "/libtfb_good.so"));
+    EXPECT_EQ(dir + "/lib" + fw("tfa") + "_good.so", list[0].second);
+    EXPECT_EQ(1, init_count(dir + "/lib" + fw("tfa") + "_good.so"));
+    EXPECT_EQ(-1, init_count(dir + "/lib" + fw("tfa") + "_badver.so"));
+    EXPECT_EQ(-1, init_count(dir + "/lib" + fw("tfa") + "_initfail.so"));
+    EXPECT_EQ(-1, init_count(dir + "/lib" + fw("tfb") + "_good.so"));
 
     /* once per framework: a second call loads nothing and says nothing */
     {
         ucs::scoped_log_capture capture;
-        ucs_modules_load("tfa", test_api_version, NULL);
-        EXPECT_FALSE(capture.contains("libtfa_"));
+        ucs_modules_load(fw("tfa").c_str(), test_api_version, NULL);
+        EXPECT_FALSE(capture.contains("lib" + fw("tfa") + "_"));
     }
-    EXPECT_EQ(1, init_count(dir + "/libtfa_good.so"));
-    EXPECT_EQ(1u, ucs_modules_loaded_count("tfa"));
-    EXPECT_EQ(0u, ucs_modules_loaded_count("tfb"));
+    EXPECT_EQ(1, init_count(dir + "/lib" + fw("tfa") + "_good.so"));
+    EXPECT_EQ(1u, ucs_modules_loaded_count(fw("tfa").c_str()));
+    EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfb").c_str()));
 }
 
 TEST_F(ucs_module_loader, modules_allow_list) {
     std::string dir = mkdir_tmp("mods");
-    install_all(dir, "tfc");
-    install_all(dir, "tfd");
-    install_all(dir, "tfe");
+    install_all(dir, fw("tfc"));
+    install_all(dir, fw("tfd"));
+    install_all(dir, fw("tfe"));
     scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
 
     {
         /* excluded modules are not even opened: no warnings */
         scoped_global_opt modules("MODULES", "good");
-        ucs_modules_load("tfc", test_api_version, NULL);
-        auto list = loaded("tfc");
+        ucs_modules_load(fw("tfc").c_str(), test_api_version, NULL);
+        auto list = loaded(fw("tfc"));
         ASSERT_EQ(1u, list.size());
         EXPECT_EQ("good", list[0].first);
     }
     {
         scoped_global_opt modules("MODULES",
                                   "^badver,noinit,initfail,garbage");
-        ucs_modules_load("tfd", test_api_version, NULL);
-        auto list = loaded("tfd");
+        ucs_modules_load(fw("tfd").c_str(), test_api_version, NULL);
+        auto list = loaded(fw("tfd"));
         ASSERT_EQ(1u, list.size());
         EXPECT_EQ("good", list[0].first);
     }
     {
         scoped_global_opt modules("MODULES", "^good,badver,noinit,initfail,"
                                              "garbage");
-        ucs_modules_load("tfe", test_api_version, NULL);
-        EXPECT_EQ(0u, ucs_modules_loaded_count("tfe"));
-        EXPECT_EQ(-1, init_count(dir + "/libtfe_good.so"));
+        ucs_modules_load(fw("tfe").c_str(), test_api_version, NULL);
+        EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfe").c_str()));
+        EXPECT_EQ(-1, init_count(dir + "/lib" + fw("tfe") + "_good.so"));
     }
 }
 
 TEST_F(ucs_module_loader, earlier_directory_shadows_later) {
     std::string dir1 = mkdir_tmp("first");
     std::string dir2 = mkdir_tmp("second");
-    install(dir1, "good", "tff", "one");
-    install(dir2, "good", "tff", "one");
-    install(dir2, "good", "tff", "two");
+    install(dir1, "good", fw("tff"), "one");
+    install(dir2, "good", fw("tff"), "one");
+    install(dir2, "good", fw("tff"), "two");
     std::string path = dir1 + ":" + dir2;
     scoped_global_opt module_dir("MODULE_DIR", path.c_str());
     scoped_global_opt modules("MODULES", "all");
 
-    ucs_modules_load("tff", test_api_version, NULL);
-    auto list = loaded("tff");
+    ucs_modules_load(fw("tff").c_str(), test_api_version, NULL);
+    auto list = loaded(fw("tff"));
     ASSERT_EQ(2u, list.size());
     EXPECT_EQ("one", list[0].first);
-    EXPECT_EQ(dir1 + "/libtff_one.so", list[0].second);
+    EXPECT_EQ(dir1 + "/lib" + fw("tff") + "_one.so", list[0].second);
     EXPECT_EQ("two", list[1].first);
-    EXPECT_EQ(dir2 + "/libtff_two.so", list[1].second);
-    EXPECT_EQ(-1, init_count(dir2 + "/libtff_one.so"));
+    EXPECT_EQ(dir2 + "/lib" + fw("tff") + "_two.so", list[1].second);
+    EXPECT_EQ(-1, init_count(dir2 + "/lib" + fw("tff") + "_one.so"));
 }
 
 TEST_F(ucs_module_loader, modules_next_to_anchor_library) {
     std::string libdir = mkdir_tmp("lib");
     std::string moddir = mkdir_tmp("lib/openuct");
     std::string anchor_path = install(libdir, "good", "anchor", "lib");
-    install(moddir, "good", "tfg", "near");
+    install(moddir, "good", fw("tfg"), "near");
     scoped_global_opt module_dir("MODULE_DIR", "");
     scoped_global_opt modules("MODULES", "all");
 
@@ -291,10 +302,10 @@ TEST_F(ucs_module_loader, modules_next_to_anchor_library) {
     void *anchor = dlsym(handle, "testfw_init_count");
     ASSERT_NE(nullptr, anchor);
 
-    ucs_modules_load("tfg", test_api_version, anchor);
-    auto list = loaded("tfg");
+    ucs_modules_load(fw("tfg").c_str(), test_api_version, anchor);
+    auto list = loaded(fw("tfg"));
     ASSERT_EQ(1u, list.size());
-    EXPECT_EQ(moddir + "/libtfg_near.so", list[0].second);
+    EXPECT_EQ(moddir + "/lib" + fw("tfg") + "_near.so", list[0].second);
     dlclose(handle);
 }
 
@@ -303,8 +314,8 @@ TEST_F(ucs_module_loader, missing_module_dir_warns) {
     scoped_global_opt module_dir("MODULE_DIR", missing.c_str());
     ucs::scoped_log_capture capture;
 
-    ucs_modules_load("tfh", test_api_version, NULL);
+    ucs_modules_load(fw("tfh").c_str(), test_api_version, NULL);
     EXPECT_TRUE(capture.contains("UCX_MODULE_DIR: cannot read directory " +
                                  missing));
-    EXPECT_EQ(0u, ucs_modules_loaded_count("tfh"));
+    EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfh").c_str()));
 }

@@ -1132,9 +1132,6 @@ __attribute__((noipa)) char *malloc_block(size_t size)
 
 class ucs_rcache_malloc : public ucs_rcache {
 protected:
-    /* above glibc's largest dynamic mmap threshold: always mmapped */
-    static const size_t BIG = 40ul << 20;
-
     virtual void SetUp()
     {
         ucs_rcache::SetUp();
@@ -1143,19 +1140,32 @@ protected:
                             "sanitizer or another malloc)";
         }
         create();
+        m_big = big_block_size();
     }
+
+    /* A size glibc mmaps: above its largest dynamic mmap threshold
+     * (32 MiB), and larger than all free heap memory, which glibc uses
+     * first. The heap is never trimmed once the memory events are on, so
+     * earlier tests can leave much of it free. */
+    static size_t big_block_size()
+    {
+        return (40ul << 20) +
+               ((mallinfo2().fordblks + (1ul << 20)) & ~0xffffful);
+    }
+
+    size_t m_big = 0;
 };
 
 TEST_F(ucs_rcache_malloc, chunk_range_of_mmapped_block)
 {
     uintptr_t start, end;
-    char *big   = malloc_block(BIG);
+    char *big   = malloc_block(m_big);
     char *small = malloc_block(64);
 
     ASSERT_TRUE((big != NULL) && (small != NULL));
     ASSERT_EQ(1, ucs_memevents_malloc_chunk_range(big, &start, &end));
     EXPECT_LE(start, (uintptr_t)big);
-    EXPECT_GE(end, (uintptr_t)big + BIG);
+    EXPECT_GE(end, (uintptr_t)big + m_big);
     EXPECT_EQ(0u, start % m_page);
     EXPECT_EQ(0u, end % m_page);
     EXPECT_EQ(0, ucs_memevents_malloc_chunk_range(small, &start, &end));
@@ -1164,24 +1174,46 @@ TEST_F(ucs_rcache_malloc, chunk_range_of_mmapped_block)
 
     /* an aligned block starts past the beginning of its mapping */
     void *aligned = NULL;
-    ASSERT_EQ(0, posix_memalign(&aligned, 1ul << 20, BIG));
+    ASSERT_EQ(0, posix_memalign(&aligned, 1ul << 20, m_big));
     ASSERT_EQ(1, ucs_memevents_malloc_chunk_range(aligned, &start, &end));
     EXPECT_LE(start, (uintptr_t)aligned);
-    EXPECT_GE(end, (uintptr_t)aligned + BIG);
+    EXPECT_GE(end, (uintptr_t)aligned + m_big);
     EXPECT_EQ(0u, start % m_page);
 
-    uint64_t id = touch(aligned, BIG);
+    uint64_t id = touch(aligned, m_big);
     free(aligned);
     EXPECT_FALSE(m_md.is_live(id));
 }
 
+/* The heap is not trimmed while the memory events are on: after a burst
+ * of small blocks its free top can serve even a block above the mmap
+ * threshold, which the tests here must not take for an mmapped one. */
+TEST_F(ucs_rcache_malloc, big_block_mmapped_after_heap_grew)
+{
+    std::vector<void*> blocks;
+    for (unsigned i = 0; i < 640; ++i) {
+        blocks.push_back(malloc(100 * 1024));
+    }
+    for (void *block : blocks) {
+        free(block);
+    }
+    m_big = big_block_size();
+
+    uintptr_t start, end;
+    char *big = malloc_block(m_big);
+    ASSERT_TRUE(big != NULL);
+    EXPECT_EQ(1, ucs_memevents_malloc_chunk_range(big, &start, &end))
+            << "a block of " << m_big << " bytes came from the heap";
+    free(big);
+}
+
 TEST_F(ucs_rcache_malloc, free_and_reuse_registers_anew)
 {
-    char *ptr = malloc_block(BIG);
+    char *ptr = malloc_block(m_big);
     ASSERT_TRUE(ptr != NULL);
     memset(ptr, 1, m_page);
 
-    fake_region *first = get(ptr, BIG);
+    fake_region *first = get(ptr, m_big);
     uint64_t first_id  = first->id;
     put(first);
 
@@ -1190,10 +1222,10 @@ TEST_F(ucs_rcache_malloc, free_and_reuse_registers_anew)
     EXPECT_EQ(1ul, stats().unmap_events);
 
     /* glibc maps the new block where the old one was */
-    char *again = malloc_block(BIG);
+    char *again = malloc_block(m_big);
     ASSERT_TRUE(again != NULL);
     memset(again, 2, m_page);
-    fake_region *second = get(again, BIG);
+    fake_region *second = get(again, m_big);
     EXPECT_NE(first_id, second->id);
     EXPECT_EQ(2ul, m_md.reg_calls);
     EXPECT_EQ(0ul, stats().hits);
@@ -1206,7 +1238,7 @@ TEST_F(ucs_rcache_malloc, free_and_reuse_registers_anew)
 
 TEST_F(ucs_rcache_malloc, free_of_block_in_use_defers_dereg)
 {
-    char *ptr = malloc_block(BIG);
+    char *ptr = malloc_block(m_big);
     ASSERT_TRUE(ptr != NULL);
 
     fake_region *region = get(ptr + m_page, m_page);
@@ -1214,7 +1246,7 @@ TEST_F(ucs_rcache_malloc, free_of_block_in_use_defers_dereg)
     free(ptr);
     EXPECT_TRUE(m_md.is_live(id));
 
-    char *again = malloc_block(BIG);
+    char *again = malloc_block(m_big);
     ASSERT_TRUE(again != NULL);
     fake_region *fresh = get(again + m_page, m_page);
     EXPECT_NE(region, fresh);
@@ -1226,11 +1258,11 @@ TEST_F(ucs_rcache_malloc, free_of_block_in_use_defers_dereg)
 
 TEST_F(ucs_rcache_malloc, realloc_of_mmapped_block_invalidates)
 {
-    char *ptr = malloc_block(BIG);
+    char *ptr = malloc_block(m_big);
     ASSERT_TRUE(ptr != NULL);
 
-    uint64_t id = touch(ptr, BIG);
-    char *bigger = static_cast<char*>(realloc(ptr, 2 * BIG));
+    uint64_t id = touch(ptr, m_big);
+    char *bigger = static_cast<char*>(realloc(ptr, 2 * m_big));
     ASSERT_TRUE(bigger != NULL);
     EXPECT_FALSE(m_md.is_live(id));
     free(bigger);
