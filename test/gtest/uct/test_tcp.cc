@@ -1194,17 +1194,33 @@ protected:
             e.progress();
         }
     }
+
+    /* A client ep to a server under a 300 ms window, which carried one
+     * message (header 1) */
+    void connect_with_window()
+    {
+        ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
+        m_server = add_entity();
+        m_client = add_entity();
+        m_rec    = &install_recorder(*m_server, GOOD_AM_ID);
+        m_ep     = m_client->connect_to(*m_server);
+        ASSERT_TRUE(m_ep != NULL);
+        ASSERT_TRUE(send_am_and_wait(m_ep, GOOD_AM_ID, 1, *m_rec, 5.0));
+    }
+
+    entity *m_server     = NULL;
+    entity *m_client     = NULL;
+    am_recorder *m_rec   = NULL;
+    uct_ep_h m_ep        = NULL;
 };
 
 TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
 {
-    ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
-    entity *server   = add_entity();
-    entity *client   = add_entity();
-    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
-    uct_ep_h ep      = client->connect_to(*server);
-    ASSERT_TRUE(ep != NULL);
-    ASSERT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 1, rec, 5.0));
+    ASSERT_NO_FATAL_FAILURE(connect_with_window());
+    entity *server   = m_server;
+    entity *client   = m_client;
+    am_recorder &rec = *m_rec;
+    uct_ep_h ep      = m_ep;
 
     /* a quiet ep sends at once; one that just wrote holds the next */
     progress_for(400);
@@ -1245,13 +1261,11 @@ TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
  * sends after the arm leaves at once, until it calls progress again. */
 TEST_F(uct_tcp_coalesce, nothing_held_between_arm_and_progress)
 {
-    ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
-    entity *server   = add_entity();
-    entity *client   = add_entity();
-    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
-    uct_ep_h ep      = client->connect_to(*server);
-    ASSERT_TRUE(ep != NULL);
-    ASSERT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 1, rec, 5.0));
+    ASSERT_NO_FATAL_FAILURE(connect_with_window());
+    entity *server   = m_server;
+    entity *client   = m_client;
+    am_recorder &rec = *m_rec;
+    uct_ep_h ep      = m_ep;
     progress_for(400);
 
     /* a quiet ep writes at once, which opens a window */
