@@ -1,0 +1,614 @@
+/*
+ * Connection set-up of tcp endpoints: non-blocking connect with retries,
+ * the handshake a connecting ep sends and the reply it waits for, accepted
+ * connections and their handshake, CONNECT_TO_IFACE and CONNECT_TO_EP (one
+ * connection per ep pair, however the two sides race).
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "tcp_ep.h"
+
+#include <ucs/time/time.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static ucs_status_t uct_tcp_ep_socket_create(uct_tcp_iface_t *iface,
+                                             int family, int *fd_p)
+{
+    int fd;
+
+    fd = socket(family, SOCK_STREAM, 0);
+    if (fd < 0) {
+        if ((errno == EMFILE) || (errno == ENFILE)) {
+            ucs_error("tcp iface %s: out of file descriptors (%m); raise "
+                      "the limit with 'ulimit -n'", iface->super.dev_name);
+            return UCS_ERR_NO_RESOURCE;
+        }
+        ucs_error("tcp iface %s: socket() failed: %m",
+                  iface->super.dev_name);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    *fd_p = fd;
+    return UCS_OK;
+}
+
+/* Puts @a n bytes at the head of the send queue, before anything the
+ * user sent while there was no connection. */
+static ucs_status_t uct_tcp_ep_queue_first(uct_tcp_ep_t *ep, const void *data,
+                                           size_t n)
+{
+    uct_tcp_tx_t *tx;
+
+    tx = uct_tcp_ep_tx_buf_get(ep);
+    if (tx == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memcpy(tx->data, data, n);
+    tx->length                       = n;
+    ep->tx_queued                   += (uint32_t)n;
+    uct_tcp_ep_iface(ep)->tx_queued += n;
+    ucs_list_add_head(&ep->tx_list, &tx->list);
+    return UCS_OK;
+}
+
+static void uct_tcp_handshake_reply_init(uct_tcp_handshake_reply_t *reply,
+                                         uint16_t hs_status)
+{
+    memset(reply, 0, sizeof(*reply));
+    reply->magic   = UCT_TCP_MAGIC;
+    reply->version = UCT_TCP_VERSION;
+    reply->status  = hs_status;
+}
+
+/* Queues the handshake of a connecting ep. */
+static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
+                                               uint8_t conn_type)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_handshake_t hs;
+    ucs_status_t status;
+
+    memset(&hs, 0, sizeof(hs));
+    hs.magic     = UCT_TCP_MAGIC;
+    hs.version   = UCT_TCP_VERSION;
+    hs.conn_type = conn_type;
+    hs.family    = (uint8_t)iface->listen_addr.sa.sa_family;
+    if (iface->listen_addr.sa.sa_family == AF_INET6) {
+        hs.listen_port = iface->listen_addr.in6.sin6_port;
+        memcpy(hs.listen_addr, &iface->listen_addr.in6.sin6_addr, 16);
+    } else {
+        hs.listen_port = iface->listen_addr.in.sin_port;
+        memcpy(hs.listen_addr, &iface->listen_addr.in.sin_addr, 4);
+    }
+    if (conn_type == UCT_TCP_CONN_TO_EP) {
+        hs.dst_ep_id     = ep->peer_id;
+        hs.dst_ep_cookie = ep->peer_cookie;
+        hs.src_ep_id     = ep->id;
+        hs.src_ep_cookie = ep->cookie;
+    }
+
+    status = uct_tcp_ep_queue_first(ep, &hs, sizeof(hs));
+    if (status == UCS_OK) {
+        ep->flags |= UCT_TCP_EP_FLAG_WAIT_REPLY | UCT_TCP_EP_FLAG_CONNECTOR;
+    }
+    return status;
+}
+
+static ucs_time_t uct_tcp_ep_retry_delay(unsigned attempt)
+{
+    double delay = 0.01 * (double)(1u << ucs_min(attempt, 7u));
+
+    return ucs_time_from_sec(ucs_min(delay, 1.0));
+}
+
+/* Connect failed with @a err: try again later if allowed, else fail. */
+static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    ucs_status_t status    = uct_tcp_errno_status(err);
+    ucs_time_t now         = ucs_get_time();
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    uct_tcp_ep_close_socket(ep);
+    if (((err == ECONNREFUSED) || (err == ETIMEDOUT) ||
+         (err == EHOSTUNREACH)) &&
+        (ep->conn_retries < iface->config.max_conn_retries) &&
+        (now < ep->conn_deadline)) {
+        ucs_debug("tcp ep %p: connect to %s failed (%s), retry %u of %u",
+                  (void*)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                  strerror(err), ep->conn_retries + 1,
+                  iface->config.max_conn_retries);
+        ep->retry_time = now + uct_tcp_ep_retry_delay(ep->conn_retries);
+        ++ep->conn_retries;
+        uct_iface_stat_conn_retry(&iface->super);
+        ep->state = UCT_TCP_EP_RETRY_WAIT;
+        ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
+        return UCS_OK;
+    }
+
+    ucs_debug("tcp ep %p: connect to %s failed: %s (after %u retries)",
+              (void*)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+              strerror(err), ep->conn_retries);
+    return (status == UCS_ERR_CONNECTION_RESET) ? UCS_ERR_UNREACHABLE :
+                                                  status;
+}
+
+/* Opens the socket and starts a non-blocking connect to peer_addr.
+ * UCS_OK also when the attempt was refused and a retry is scheduled. */
+static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    socklen_t addrlen;
+    ucs_status_t status;
+    int fd, ret;
+
+    status = uct_tcp_ep_socket_create(iface, ep->peer_addr.sa.sa_family,
+                                      &fd);
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = uct_tcp_iface_set_sockopts(iface, fd, 1);
+    if (status != UCS_OK) {
+        close(fd);
+        return status;
+    }
+
+    addrlen = (ep->peer_addr.sa.sa_family == AF_INET6) ?
+                      sizeof(struct sockaddr_in6) :
+                      sizeof(struct sockaddr_in);
+    ep->fd  = fd;
+    ret     = connect(fd, &ep->peer_addr.sa, addrlen);
+    if (ret == 0) {
+        ep->state = UCT_TCP_EP_CONNECTED;
+    } else if (errno == EINPROGRESS) {
+        ep->state = UCT_TCP_EP_CONNECTING;
+    } else {
+        return uct_tcp_ep_connect_failed(ep, errno);
+    }
+
+    status = uct_tcp_ep_register(ep);
+    if (status != UCS_OK) {
+        close(fd);
+        ep->fd = -1;
+        return status;
+    }
+
+    uct_tcp_ep_tx_kick(ep);
+    return UCS_OK;
+}
+
+/* A non-blocking connect finished. */
+void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep)
+{
+    socklen_t len = sizeof(int);
+    ucs_status_t status;
+    int err       = 0;
+
+    if (getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
+        err = errno;
+    }
+    if (err == EINPROGRESS) {
+        return;
+    }
+    if (err != 0) {
+        status = uct_tcp_ep_connect_failed(ep, err);
+        if (status != UCS_OK) {
+            uct_tcp_ep_fail(ep, status);
+        }
+        return;
+    }
+
+    ep->state = UCT_TCP_EP_CONNECTED;
+    uct_tcp_ep_tx_progress(ep);
+}
+
+void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uct_tcp_ep_t *ep, *tmp;
+    ucs_status_t status;
+
+    ucs_list_for_each_safe(ep, tmp, &iface->retry_list, retry_list) {
+        if (now < ep->retry_time) {
+            continue;
+        }
+        if (ep->state == UCT_TCP_EP_ACCEPTED) {
+            ucs_warn("tcp iface %p: no handshake from %s within "
+                     "UCX_TCP_CONN_TIMEOUT; closing the connection",
+                     (void*)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+            uct_tcp_ep_free(ep);
+            continue;
+        }
+        ucs_list_del(&ep->retry_list);
+        ep->state = UCT_TCP_EP_CONNECTING;
+        status    = uct_tcp_ep_connect_start(ep);
+        if (status != UCS_OK) {
+            uct_tcp_ep_fail(ep, status);
+        }
+    }
+}
+
+static void uct_tcp_ep_send_reply_now(int fd, uint16_t hs_status)
+{
+    uct_tcp_handshake_reply_t reply;
+    ssize_t ret;
+
+    uct_tcp_handshake_reply_init(&reply, hs_status);
+    /* Best effort: the connection is closed right after */
+    ret = send(fd, &reply, sizeof(reply), UCT_TCP_SEND_FLAGS);
+    (void)ret;
+}
+
+/* Refuses the connection of an internal ep: reply, one warning, close. */
+static void uct_tcp_ep_refuse(uct_tcp_ep_t *ep, uint16_t hs_status,
+                              const char *why)
+{
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    if (hs_status != UCT_TCP_HS_ACCEPTED) {
+        uct_tcp_ep_send_reply_now(ep->fd, hs_status);
+    }
+    ucs_warn("tcp iface %p: refused the connection from %s: %s",
+             (void*)uct_tcp_ep_iface(ep),
+             uct_tcp_ep_peer_str(ep, str, sizeof(str)), why);
+    uct_tcp_ep_free(ep);
+}
+
+static ucs_status_t uct_tcp_ep_queue_reply(uct_tcp_ep_t *ep)
+{
+    uct_tcp_handshake_reply_t reply;
+
+    uct_tcp_handshake_reply_init(&reply, UCT_TCP_HS_ACCEPTED);
+    return uct_tcp_ep_queue_first(ep, &reply, sizeof(reply));
+}
+
+/* Moves the accepted socket of internal @a ep to the user's @a target. */
+static uct_tcp_ep_t *uct_tcp_ep_attach(uct_tcp_ep_t *ep, uct_tcp_ep_t *target,
+                                       const uct_tcp_handshake_t *hs)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+
+    if (uct_tcp_ep_queue_reply(target) != UCS_OK) {
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "out of memory");
+        return NULL;
+    }
+    if (ucs_event_set_mod(iface->event_set, ep->fd,
+                          (ucs_event_set_types_t)ep->events,
+                          target) != UCS_OK) {
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "event set error");
+        return NULL;
+    }
+
+    target->fd          = ep->fd;
+    target->events      = ep->events;
+    target->rx          = ep->rx;
+    target->peer_addr   = ep->peer_addr;
+    target->peer_id     = hs->src_ep_id;
+    target->peer_cookie = hs->src_ep_cookie;
+    target->state       = UCT_TCP_EP_CONNECTED;
+    ep->fd              = -1;
+    ep->events          = 0;
+    ep->rx              = NULL;
+    uct_tcp_ep_free(ep);
+
+    uct_tcp_ep_update_events(target); /* the reply goes out when writable */
+    return target;
+}
+
+
+int uct_tcp_handshake_prefix_ok(const char *data)
+{
+    uint64_t magic;
+    uint16_t version;
+
+    memcpy(&magic, data, sizeof(magic));
+    memcpy(&version, data + sizeof(magic), sizeof(version));
+    return (magic == UCT_TCP_MAGIC) && (version == UCT_TCP_VERSION);
+}
+
+/* Checks the handshake at the head of @a ep's receive buffer (at least
+ * its prefix when that is wrong). Returns the
+ * ep that owns the connection from now on, or NULL if it was refused. */
+uct_tcp_ep_t *uct_tcp_ep_handle_handshake(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_handshake_t hs;
+    uct_tcp_ep_t *target;
+    char why[128];
+    void *value;
+
+    memset(&hs, 0, sizeof(hs));
+    memcpy(&hs, ep->rx->data + ep->rx->offset,
+           ucs_min(sizeof(hs), ep->rx->length - ep->rx->offset));
+    if (hs.magic != UCT_TCP_MAGIC) {
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_ACCEPTED,
+                          "wrong magic number (not an openuct tcp peer?)");
+        return NULL;
+    }
+    if (hs.version != UCT_TCP_VERSION) {
+        snprintf(why, sizeof(why), "it speaks protocol version %u, this "
+                 "side version %u", hs.version, UCT_TCP_VERSION);
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_BAD_VERSION, why);
+        return NULL;
+    }
+    ep->rx->offset += sizeof(hs);
+
+    if (hs.conn_type == UCT_TCP_CONN_TO_IFACE) {
+        if (uct_tcp_ep_queue_reply(ep) != UCS_OK) {
+            uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "out of memory");
+            return NULL;
+        }
+        ucs_list_del(&ep->retry_list); /* no handshake timeout now */
+        ep->state = UCT_TCP_EP_CONNECTED;
+        uct_tcp_ep_update_events(ep); /* the reply goes out when writable */
+        return ep;
+    }
+
+    if (hs.conn_type != UCT_TCP_CONN_TO_EP) {
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "unknown connection type");
+        return NULL;
+    }
+
+    if (!ucs_ptr_array_lookup(&iface->ep_ids, hs.dst_ep_id, &value) ||
+        (((uct_tcp_ep_t*)value)->cookie != hs.dst_ep_cookie)) {
+        snprintf(why, sizeof(why), "no endpoint %u (cookie 0x%x) here; "
+                 "was it destroyed?", hs.dst_ep_id, hs.dst_ep_cookie);
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, why);
+        return NULL;
+    }
+    target = value;
+    if ((target->state != UCT_TCP_EP_WAIT_PEER) ||
+        (target->flags & UCT_TCP_EP_FLAG_CONNECTOR)) {
+        snprintf(why, sizeof(why), "endpoint %u already has a connection",
+                 hs.dst_ep_id);
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_DUPLICATE, why);
+        return NULL;
+    }
+    return uct_tcp_ep_attach(ep, target, &hs);
+}
+
+static const char *uct_tcp_hs_status_str(uint16_t status)
+{
+    switch (status) {
+    case UCT_TCP_HS_BAD_VERSION:
+        return "protocol version mismatch";
+    case UCT_TCP_HS_NO_EP:
+        return "no such endpoint";
+    case UCT_TCP_HS_DUPLICATE:
+        return "endpoint already connected";
+    default:
+        return "unknown reason";
+    }
+}
+
+/* The peer's answer to our handshake. UCS_OK: go on. */
+ucs_status_t uct_tcp_ep_handle_reply(uct_tcp_ep_t *ep)
+{
+    char str[UCS_SOCKADDR_STRING_LEN];
+    uct_tcp_handshake_reply_t reply;
+
+    memcpy(&reply, ep->rx->data + ep->rx->offset, sizeof(reply));
+    if (reply.magic != UCT_TCP_MAGIC) {
+        uct_tcp_ep_protocol_error(ep, "handshake reply with a wrong magic "
+                                      "number (not an openuct tcp peer?)");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    if (reply.status != UCT_TCP_HS_ACCEPTED) {
+        ucs_warn("tcp ep %p: %s refused the connection: %s (its protocol "
+                 "version %u, ours %u)", (void*)ep,
+                 uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                 uct_tcp_hs_status_str(reply.status), reply.version,
+                 UCT_TCP_VERSION);
+        uct_tcp_ep_fail(ep, UCS_ERR_UNREACHABLE);
+        return UCS_ERR_UNREACHABLE;
+    }
+    ep->rx->offset += sizeof(reply);
+    ep->flags      &= ~UCT_TCP_EP_FLAG_WAIT_REPLY;
+    return UCS_OK;
+}
+
+ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
+                               const uct_tcp_sockaddr_t *peer)
+{
+    uct_tcp_ep_t *ep;
+    ucs_status_t status;
+
+    ep = uct_tcp_ep_alloc(iface);
+    if (ep == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ep->flags      = UCT_TCP_EP_FLAG_INTERNAL;
+    ep->state      = UCT_TCP_EP_ACCEPTED;
+    ep->peer_addr  = *peer;
+    ep->fd         = fd;
+    /* a peer that never sends its handshake is dropped after this */
+    ep->retry_time = ucs_get_time() + iface->config.conn_timeout;
+    ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
+
+    status = uct_tcp_ep_register(ep);
+    if (status != UCS_OK) {
+        ep->fd = -1; /* the caller closes it */
+        uct_tcp_ep_free(ep);
+        return status;
+    }
+    return UCS_OK;
+}
+
+/* Fills a socket address from a device address and a port. */
+static ucs_status_t uct_tcp_sockaddr_from_dev(const uct_device_addr_t *dev,
+                                              uint16_t port_nbo,
+                                              uct_tcp_sockaddr_t *sa)
+{
+    const uct_tcp_device_addr_t *addr = (const uct_tcp_device_addr_t*)dev;
+
+    memset(sa, 0, sizeof(*sa));
+    if (addr->family == AF_INET) {
+        sa->in.sin_family = AF_INET;
+        sa->in.sin_port   = port_nbo;
+        memcpy(&sa->in.sin_addr, addr->addr, 4);
+    } else if (addr->family == AF_INET6) {
+        sa->in6.sin6_family = AF_INET6;
+        sa->in6.sin6_port   = port_nbo;
+        memcpy(&sa->in6.sin6_addr, addr->addr, 16);
+    } else {
+        ucs_error("tcp: device address of unknown family %u; is it a tcp "
+                  "address?", addr->family);
+        return UCS_ERR_INVALID_ADDR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
+                                        const uct_ep_params_t *params,
+                                        uct_ep_h *ep_p)
+{
+    uct_tcp_iface_addr_t port;
+    uct_tcp_ep_t *ep;
+    ucs_status_t status;
+
+    memcpy(&port, params->iface_addr, sizeof(port));
+    ep = uct_tcp_ep_alloc(iface);
+    if (ep == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ++iface->num_user_eps;
+
+    status = uct_tcp_sockaddr_from_dev(params->dev_addr, port,
+                                       &ep->peer_addr);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    ep->state         = UCT_TCP_EP_CONNECTING;
+    ep->conn_deadline = ucs_get_time() + iface->config.conn_timeout;
+    status         = uct_tcp_ep_connect_start(ep);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    *ep_p = &ep->super.super;
+    return UCS_OK;
+
+err_free:
+    uct_tcp_ep_free(ep);
+    return status;
+}
+
+/* An ep to be connected with uct_ep_connect_to_ep(). */
+ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface,
+                                      uct_ep_h *ep_p)
+{
+    uct_tcp_ep_t *ep;
+    ucs_status_t status;
+    unsigned id;
+
+    ep = uct_tcp_ep_alloc(iface);
+    if (ep == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ++iface->num_user_eps;
+
+    status = ucs_ptr_array_insert(&iface->ep_ids, ep, &id);
+    if (status != UCS_OK) {
+        uct_tcp_ep_free(ep);
+        return status;
+    }
+    ep->id     = id;
+    ep->cookie = iface->cookie++;
+    ep->flags |= UCT_TCP_EP_FLAG_TO_EP | UCT_TCP_EP_FLAG_IN_IDS;
+    ep->state  = UCT_TCP_EP_WAIT_PEER;
+    *ep_p      = &ep->super.super;
+    return UCS_OK;
+}
+
+ucs_status_t uct_tcp_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
+{
+    uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_ep_addr_t ep_addr;
+
+    if (!(ep->flags & UCT_TCP_EP_FLAG_TO_EP)) {
+        ucs_error("tcp ep %p: only an endpoint created without a peer "
+                  "address has an endpoint address", (void*)ep);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    ep_addr.port   = (iface->listen_addr.sa.sa_family == AF_INET6) ?
+                             iface->listen_addr.in6.sin6_port :
+                             iface->listen_addr.in.sin_port;
+    ep_addr.ep_id  = ep->id;
+    ep_addr.cookie = ep->cookie;
+    memcpy(addr, &ep_addr, sizeof(ep_addr));
+    return UCS_OK;
+}
+
+/* Orders two (address, port, ep id) triples: the smaller one connects. */
+static int uct_tcp_ep_is_connector(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    const uct_tcp_sockaddr_t *local = &iface->listen_addr;
+    const uct_tcp_sockaddr_t *peer  = &ep->peer_addr;
+    int cmp;
+
+    /* both sides see the same two triples, so they agree */
+    cmp = ucs_sockaddr_cmp(&local->sa, &peer->sa, NULL);
+    if (cmp != 0) {
+        return cmp < 0;
+    }
+    return ep->id < ep->peer_id;
+}
+
+ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
+                                      const uct_device_addr_t *dev_addr,
+                                      const uct_ep_addr_t *ep_addr)
+{
+    uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_ep_addr_t addr;
+    ucs_status_t status;
+
+    if (!(ep->flags & UCT_TCP_EP_FLAG_TO_EP) ||
+        (ep->flags & UCT_TCP_EP_FLAG_PEER_KNOWN)) {
+        ucs_error("tcp ep %p: uct_ep_connect_to_ep needs an endpoint "
+                  "created without a peer address, connected once",
+                  (void*)ep);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memcpy(&addr, ep_addr, sizeof(addr));
+    if (ep->state != UCT_TCP_EP_WAIT_PEER) {
+        /* the peer connected first: the connection exists */
+        ep->flags |= UCT_TCP_EP_FLAG_PEER_KNOWN;
+        return UCS_OK;
+    }
+
+    status = uct_tcp_sockaddr_from_dev(dev_addr, addr.port, &ep->peer_addr);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ep->peer_id     = addr.ep_id;
+    ep->peer_cookie = addr.cookie;
+    ep->flags      |= UCT_TCP_EP_FLAG_PEER_KNOWN;
+
+    if (!uct_tcp_ep_is_connector(ep)) {
+        return UCS_OK; /* the peer connects to us */
+    }
+
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ep->state         = UCT_TCP_EP_CONNECTING;
+    ep->conn_deadline = ucs_get_time() + iface->config.conn_timeout;
+    return uct_tcp_ep_connect_start(ep);
+}

@@ -1,0 +1,136 @@
+/*
+ * What the files of a tcp endpoint share: tcp_ep.c (life cycle, failure,
+ * pending, flush), tcp_conn.c (connection set-up, handshake, accept),
+ * tcp_tx.c (send queue, coalescing, AM operations), tcp_rma.c (PUT and
+ * GET operations), tcp_rx.c (receive path), tcp_ep_vfs.c (object tree).
+ * Internal to the module.
+ */
+#ifndef UCT_TCP_EP_H_
+#define UCT_TCP_EP_H_
+
+#include "tcp.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/sock.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define UCT_TCP_SEND_FLAGS  (MSG_NOSIGNAL | MSG_DONTWAIT)
+
+/* Magic and version, the part every protocol version shares */
+#define UCT_TCP_HS_PREFIX_LEN \
+    (sizeof(uint64_t) + sizeof(uint16_t))
+
+static inline const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep,
+                                              char *buf, size_t max)
+{
+    return ucs_sockaddr_str(&ep->peer_addr.sa, buf, max);
+}
+
+static inline int uct_tcp_ep_is_internal(const uct_tcp_ep_t *ep)
+{
+    return ep->flags & UCT_TCP_EP_FLAG_INTERNAL;
+}
+
+static inline int uct_tcp_ep_can_send_now(const uct_tcp_ep_t *ep)
+{
+    return (ep->state == UCT_TCP_EP_CONNECTED) &&
+           ucs_list_is_empty(&ep->tx_list);
+}
+
+static inline void uct_tcp_ep_tx_commit(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
+                                        size_t n)
+{
+    tx->length                      += n;
+    ep->tx_queued                   += (uint32_t)n;
+    uct_tcp_ep_iface(ep)->tx_queued += n;
+}
+
+static inline void uct_tcp_hdr_init(uct_tcp_hdr_t *hdr, uint8_t id,
+                                    size_t length)
+{
+    hdr->id          = id;
+    hdr->reserved[0] = 0;
+    hdr->reserved[1] = 0;
+    hdr->reserved[2] = 0;
+    hdr->length      = (uint32_t)length;
+}
+
+/* Writes a header at @a dest, which need not be aligned. */
+static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length)
+{
+    uct_tcp_hdr_t hdr;
+
+    uct_tcp_hdr_init(&hdr, id, length);
+    memcpy(dest, &hdr, sizeof(hdr));
+}
+
+/* Whether an application send of the largest size would be taken now. */
+static inline int uct_tcp_ep_has_room(const uct_tcp_ep_t *ep)
+{
+    const uct_tcp_iface_t *iface =
+            uct_tcp_iface(ep->super.super.iface);
+
+    return (ep->tx_ops == 0) &&
+           (ep->tx_queued + sizeof(uct_tcp_hdr_t) + iface->config.max_bcopy <=
+            iface->config.tx_buf_size);
+}
+
+/* Checks that an application send may be queued. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_tcp_ep_check_state(const uct_tcp_ep_t *ep)
+{
+    if (ucs_unlikely(ep->state == UCT_TCP_EP_FAILED)) {
+        return (ucs_status_t)ep->err_status;
+    }
+    return UCS_OK;
+}
+
+/* tcp_ep.c: events, failure, life cycle */
+ucs_status_t uct_tcp_errno_status(int err);
+void uct_tcp_ep_update_events(uct_tcp_ep_t *ep);
+ucs_status_t uct_tcp_ep_register(uct_tcp_ep_t *ep);
+void uct_tcp_ep_close_socket(uct_tcp_ep_t *ep);
+void uct_tcp_ep_release_rx(uct_tcp_ep_t *ep);
+void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status);
+void uct_tcp_ep_protocol_error(uct_tcp_ep_t *ep, const char *what);
+uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface);
+
+/* tcp_conn.c: connection set-up and handshake */
+void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep);
+int uct_tcp_handshake_prefix_ok(const char *data);
+uct_tcp_ep_t *uct_tcp_ep_handle_handshake(uct_tcp_ep_t *ep);
+ucs_status_t uct_tcp_ep_handle_reply(uct_tcp_ep_t *ep);
+ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
+                                        const uct_ep_params_t *params,
+                                        uct_ep_h *ep_p);
+ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface,
+                                      uct_ep_h *ep_p);
+
+/* tcp_tx.c: the send queue, coalescing, AM operations */
+void uct_tcp_ep_tx_purge(uct_tcp_ep_t *ep, ucs_status_t status);
+uct_tcp_tx_t *uct_tcp_ep_tx_buf_get(uct_tcp_ep_t *ep);
+char *uct_tcp_ep_tx_reserve(uct_tcp_ep_t *ep, size_t n, int user,
+                            uct_tcp_tx_t **tx_p);
+void uct_tcp_ep_defer_stop(uct_tcp_ep_t *ep);
+ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
+                                  size_t n);
+void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep);
+void uct_tcp_ep_tx_progress(uct_tcp_ep_t *ep);
+void uct_tcp_ep_tx_kick(uct_tcp_ep_t *ep);
+ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
+                              size_t iovcnt, size_t total);
+ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
+                                   const void *prefix,
+                                   size_t prefix_len,
+                                   const uct_iov_t *uiov,
+                                   size_t iovcnt,
+                                   uct_completion_t *comp);
+ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id,
+                               const void *prefix, size_t prefix_len,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               const char *what);
+
+#endif
