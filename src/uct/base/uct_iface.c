@@ -337,29 +337,32 @@ static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
 /* A handler slot is found with a shift (uct_am_handler_t) */
 UCS_STATIC_ASSERT(sizeof(uct_am_handler_t) == 64);
 
-/* The stub handler's argument points into this table to know its id */
-static const uint8_t uct_am_ids[UCT_AM_ID_MAX] = {
-     0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15,
-    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-};
-
+/* The stub handler's argument is its slot, whose reserved field holds the
+ * id; the interface is found from the slot. A peer can send any id, so
+ * the warning is rate-limited per interface. */
 static ucs_status_t uct_iface_stub_am_handler(void *arg, void *data,
                                               size_t length, unsigned flags)
 {
-    const uint8_t *id = arg;
+    uct_am_handler_t *slot  = arg;
+    uct_base_iface_t *iface = ucs_container_of(slot - slot->reserved,
+                                               uct_base_iface_t, am);
 
-    ucs_warn("dropped an active message with id %u (%zu bytes): no handler "
-             "is set for it; call uct_iface_set_am_handler() before "
-             "peers send", *id, length);
+    ucs_warn_limited(&iface->am_drop_log,
+                     "%s iface %p: dropped an active message with id %u "
+                     "(%zu bytes): no handler is set for it; call "
+                     "uct_iface_set_am_handler() before peers send",
+                     (iface->tl != NULL) ? iface->tl->name : "uct",
+                     (void*)iface, slot->reserved, length);
     return UCS_OK;
 }
 
 static void uct_iface_set_stub_am_handler(uct_base_iface_t *iface,
                                           uint8_t id)
 {
-    iface->am[id].cb    = uct_iface_stub_am_handler;
-    iface->am[id].arg   = (void*)&uct_am_ids[id];
-    iface->am[id].flags = UCT_CB_FLAG_ASYNC;
+    iface->am[id].cb       = uct_iface_stub_am_handler;
+    iface->am[id].arg      = &iface->am[id];
+    iface->am[id].flags    = UCT_CB_FLAG_ASYNC;
+    iface->am[id].reserved = id;
 }
 
 static ucs_status_t uct_iface_parse_alloc_methods(uct_base_iface_t *iface,
@@ -480,6 +483,8 @@ void uct_base_iface_cleanup(uct_base_iface_t *iface)
     /* uct_iface_close did it already, unless the iface was closed some
      * other way; show callbacks must not see a half torn down iface */
     uct_iface_vfs_cleanup(iface);
+    ucs_log_limit_flush(&iface->am_drop_log, UCS_LOG_LEVEL_WARN,
+                        "active messages without a handler");
     uct_worker_progress_unregister_safe(&iface->worker->super,
                                         &iface->prog_id);
     iface->progress_flags = 0;

@@ -10,6 +10,7 @@
 #include <uct/base/uct_md.h>
 #include <uct/base/uct_worker.h>
 #include <ucs/debug/log.h>
+#include <ucs/debug/log_limit.h>
 #include <ucs/debug/assert.h>
 
 BEGIN_C_DECLS
@@ -33,7 +34,7 @@ typedef struct uct_am_handler {
     uct_am_callback_t    cb;
     void                 *arg;
     uint32_t             flags;
-    uint32_t             reserved;
+    uint32_t             reserved;   /* the id, for the stub handler */
     uct_iface_am_stats_t stats;
     uint64_t             pad;
 } uct_am_handler_t;
@@ -100,6 +101,7 @@ typedef struct uct_base_iface {
     ucs_list_link_t     list;             /* in the worker's ifaces */
     unsigned            num_eps;          /* uct_base_ep_init - cleanup */
     struct uct_iface_vfs *vfs;            /* object tree data, or NULL */
+    ucs_log_limit_t     am_drop_log;      /* messages with no handler */
     struct {
         unsigned           num_alloc_methods;
         uct_alloc_method_t alloc_methods[UCT_ALLOC_METHOD_LAST];

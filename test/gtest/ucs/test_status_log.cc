@@ -3,6 +3,7 @@
 extern "C" {
 #include <ucs/type/status.h>
 #include <ucs/debug/log.h>
+#include <ucs/debug/log_limit.h>
 }
 
 #include <cstring>
@@ -83,4 +84,76 @@ TEST_F(test_log, file_output) {
         EXPECT_EQ(UCS_ERR_IO_ERROR,
                   ucs_log_set_file("/nonexistent-dir/x/log.txt"));
     }
+}
+
+static size_t count_containing(const ucs::scoped_log_capture &cap,
+                               const std::string &text)
+{
+    size_t n = 0;
+    for (const std::string &line : cap.messages()) {
+        n += (line.find(text) != std::string::npos);
+    }
+    return n;
+}
+
+TEST_F(test_log, limited_lets_one_line_per_interval_through) {
+    ucs_log_limit_t limit = UCS_LOG_LIMIT_INITIALIZER;
+    ucs::scoped_log_capture capture;
+
+    for (int i = 0; i < 1000; ++i) {
+        ucs_warn_limited(&limit, "flood line %d", i);
+    }
+    EXPECT_EQ(1u, count_containing(capture, "flood line"));
+    EXPECT_TRUE(capture.contains("flood line 0"));
+    EXPECT_EQ(999u, limit.suppressed);
+
+    usleep(1100 * 1000);
+    ucs_warn_limited(&limit, "flood line %d", 1000);
+    EXPECT_EQ(2u, count_containing(capture, "flood line"));
+    EXPECT_TRUE(capture.contains("flood line 1000 (999 similar lines "
+                                 "suppressed)"));
+    EXPECT_EQ(0u, limit.suppressed);
+}
+
+TEST_F(test_log, limited_causes_are_independent) {
+    ucs_log_limit_t a = UCS_LOG_LIMIT_INITIALIZER;
+    ucs_log_limit_t b = UCS_LOG_LIMIT_INITIALIZER;
+    ucs::scoped_log_capture capture;
+
+    for (int i = 0; i < 10; ++i) {
+        ucs_warn_limited(&a, "cause a");
+        ucs_warn_limited(&b, "cause b");
+    }
+    EXPECT_EQ(1u, count_containing(capture, "cause a"));
+    EXPECT_EQ(1u, count_containing(capture, "cause b"));
+}
+
+TEST_F(test_log, limited_flush_reports_the_rest) {
+    ucs_log_limit_t limit = UCS_LOG_LIMIT_INITIALIZER;
+    ucs::scoped_log_capture capture;
+
+    ucs_log_limit_flush(&limit, UCS_LOG_LEVEL_WARN, "nothing");
+    EXPECT_EQ(0u, count_containing(capture, "nothing"));
+    for (int i = 0; i < 5; ++i) {
+        ucs_warn_limited(&limit, "some line");
+    }
+    ucs_log_limit_flush(&limit, UCS_LOG_LEVEL_WARN, "some cause");
+    EXPECT_TRUE(capture.contains("some cause: 4 more lines like the last "
+                                 "one were suppressed"));
+    ucs_log_limit_flush(&limit, UCS_LOG_LEVEL_WARN, "again");
+    EXPECT_EQ(0u, count_containing(capture, "again"));
+}
+
+TEST_F(test_log, limited_formats_nothing_below_the_level) {
+    ucs_log_limit_t limit = UCS_LOG_LIMIT_INITIALIZER;
+    ucs_log_level_t saved  = ucs_log_level;
+    ucs::scoped_log_capture capture;
+
+    ucs_log_set_level(UCS_LOG_LEVEL_ERROR);
+    ucs_warn_limited(&limit, "hidden");
+    ucs_log_set_level(saved);
+    EXPECT_EQ(0u, count_containing(capture, "hidden"));
+    /* a line that was not enabled does not use up the interval */
+    ucs_warn_limited(&limit, "shown");
+    EXPECT_EQ(1u, count_containing(capture, "shown"));
 }

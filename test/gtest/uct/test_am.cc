@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <unistd.h>
 
 namespace {
@@ -621,11 +622,15 @@ TEST_P(uct_am, no_handler_drops_with_one_warning)
 {
     UCT_TEST_INIT_PAIRS();
 
+    std::set<const void*> receivers;
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
         am_recorder &rec = install_recorder(*p.receiver, AM_ID);
         uint64_t data    = 42;
 
+        if (!receivers.insert(p.receiver).second) {
+            progress_for(1100); /* its warnings are limited to 1/s */
+        }
         ucs::scoped_log_capture cap;
         size_t start = cap.messages().size();
 
@@ -650,6 +655,49 @@ TEST_P(uct_am, no_handler_drops_with_one_warning)
         std::string id_text = "id " + std::to_string(AM_ID_NO_HDLR);
         EXPECT_EQ(1u, count_lines(cap, start, id_text))
                 << "expected exactly one warning naming " << id_text;
+    }
+}
+
+/* A peer decides how many unhandled messages arrive, not how many lines
+ * we write: one per second per interface, then the count of the rest. */
+TEST_P(uct_am, no_handler_warnings_are_rate_limited)
+{
+    UCT_TEST_INIT_PAIRS();
+    const uint64_t count = 200;
+
+    for (const pair &p : m_pairs) {
+        SCOPED_TRACE(p.name);
+        if (!p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
+            GTEST_SKIP() << "no AM short";
+        }
+        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        std::string id_text = "id " + std::to_string(AM_ID_NO_HDLR);
+
+        progress_for(1100); /* a receiver shared with another pair */
+        ucs::scoped_log_capture cap;
+        size_t start = cap.messages().size();
+        for (uint64_t i = 0; i < count; ++i) {
+            ucs_status_t status;
+            while ((status = send_short(p.ep, AM_ID_NO_HDLR, i, NULL, 0)) ==
+                   UCS_ERR_NO_RESOURCE) {
+                progress();
+            }
+            ASSERT_EQ(UCS_OK, status);
+        }
+        ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID, 0, NULL, 0));
+        ASSERT_TRUE(wait_messages(rec, 1, "handled"));
+        EXPECT_EQ(1u, count_lines(cap, start, id_text))
+                << "a flood of unhandled messages wrote more than one line";
+
+        /* After the interval the next one passes and counts the others */
+        progress_for(1100);
+        ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID_NO_HDLR, 0, NULL, 0));
+        ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID, 1, NULL, 0));
+        ASSERT_TRUE(wait_messages(rec, 2, "handled"));
+        EXPECT_EQ(2u, count_lines(cap, start, id_text));
+        EXPECT_EQ(1u, count_lines(cap, start,
+                                  "(" + std::to_string(count - 1) +
+                                  " similar lines suppressed)"));
     }
 }
 
