@@ -1,0 +1,450 @@
+/*
+ * The tcp transport on the loopback device: its addresses, the connection
+ * handshake and its refusals, and hostile bytes on the listening port
+ * (junk, bad headers, connections that never send their handshake).
+ */
+#include "tcp_test.h"
+
+#include <arpa/inet.h>
+#include <functional>
+#include <ifaddrs.h>
+
+#include <uct/base/uct_worker.h>
+#include <ucs/vfs/vfs.h>
+
+/* ------------------------------------------------------------------------
+ * Addresses
+ */
+
+TEST_F(uct_tcp, addresses)
+{
+    entity *e                    = add_entity();
+    const uct_iface_attr_t &attr = e->iface_attr();
+
+    EXPECT_TRUE(e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_IFACE));
+    EXPECT_TRUE(e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_EP));
+    EXPECT_EQ(sizeof(uint16_t), attr.iface_addr_len);
+    EXPECT_EQ(sizeof(wire::ep_addr), attr.ep_addr_len);
+
+    uint8_t family = (uint8_t)e->dev_addr().at(0);
+    ASSERT_TRUE((family == AF_INET) || (family == AF_INET6))
+            << "first byte of the device address: " << (unsigned)family;
+    size_t ip_len = (family == AF_INET) ? 4 : 16;
+    EXPECT_EQ(1 + ip_len, attr.device_addr_len);
+
+    /* The address bytes are one of lo's addresses of that family */
+    struct ifaddrs *ifaddrs;
+    bool found = false;
+    ASSERT_EQ(0, getifaddrs(&ifaddrs));
+    for (struct ifaddrs *ifa = ifaddrs; ifa != NULL; ifa = ifa->ifa_next) {
+        if ((ifa->ifa_addr == NULL) || (ifa->ifa_addr->sa_family != family) ||
+            strcmp(ifa->ifa_name, "lo")) {
+            continue;
+        }
+        struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof(ss));
+        memcpy(&ss, ifa->ifa_addr,
+               (family == AF_INET) ? sizeof(struct sockaddr_in) :
+                                     sizeof(struct sockaddr_in6));
+        found |= (sockaddr_ip_bytes(ss) ==
+                  std::string(&e->dev_addr()[1], ip_len));
+    }
+    freeifaddrs(ifaddrs);
+    EXPECT_TRUE(found) << "the device address is not an address of lo";
+
+    /* Something listens on the iface address */
+    raw_socket sock;
+    EXPECT_TRUE(sock.connect_to(iface_sockaddr(*e)));
+    sock.close();
+    progress_for(20);
+
+    EXPECT_TRUE(e->is_reachable(*e));
+}
+
+/* ------------------------------------------------------------------------
+ * Handshake
+ */
+
+class uct_tcp_handshake : public uct_tcp {
+protected:
+    /* Sends @a data as the first bytes of a connection and expects the
+     * transport to refuse it: the connection closes, one warning names
+     * the peer and contains @a what. Returns the bytes received. */
+    std::string expect_refused(const void *data, size_t length,
+                               const std::string &what)
+    {
+        entity *server = add_entity();
+        am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
+        size_t sockets   = count_sockets();
+        std::string received;
+        std::string peer;
+
+        {
+            ucs::scoped_log_capture capture;
+            size_t mark = log_mark();
+            raw_socket sock;
+
+            if (!sock.connect_to(iface_sockaddr(*server))) {
+                return received;
+            }
+            peer = sock.local_str();
+            sock.send_all(data, length);
+            EXPECT_TRUE(wait_closed(sock.fd(), &received))
+                    << "the transport kept the connection open";
+            sock.close();
+            wait_for([&] { return count_sockets() == sockets; },
+                     "the accepted socket to be closed");
+            progress_for(20);
+
+            std::vector<std::string> warns  = log_lines(mark, "warn");
+            std::vector<std::string> errors = log_lines(mark, "error");
+            EXPECT_EQ(1u, warns.size()) << join(warns);
+            EXPECT_TRUE(errors.empty()) << join(errors);
+            if (!warns.empty()) {
+                EXPECT_NE(std::string::npos, warns[0].find(peer))
+                        << "the warning does not name the peer " << peer
+                        << ": " << warns[0];
+                EXPECT_NE(std::string::npos, warns[0].find(what))
+                        << "the warning does not say '" << what
+                        << "': " << warns[0];
+            }
+        }
+
+        EXPECT_EQ(0u, rec.count());
+        return received;
+    }
+
+    /* Checks a refusal that carries a reply with @a status. */
+    void check_refusal_reply(const std::string &received, uint16_t status)
+    {
+        wire::handshake_reply reply;
+        ASSERT_EQ(sizeof(reply), received.size())
+                << "expected exactly one handshake reply before the close";
+        memcpy(&reply, received.data(), sizeof(reply));
+        EXPECT_EQ(wire::MAGIC, le64toh(reply.magic));
+        EXPECT_EQ(wire::VERSION, le16toh(reply.version));
+        EXPECT_EQ(status, le16toh(reply.status));
+    }
+};
+
+/* A correct handshake is accepted, and messages after it are delivered
+ * however the stream splits them. */
+TEST_F(uct_tcp_handshake, accepted_then_messages)
+{
+    entity *server   = add_entity();
+    am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
+    raw_socket sock;
+
+    ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
+    ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE)));
+
+    wire::handshake_reply reply;
+    ASSERT_TRUE(recv_reply(sock.fd(), &reply));
+    EXPECT_EQ(wire::MAGIC, reply.magic);
+    EXPECT_EQ(wire::VERSION, reply.version);
+    EXPECT_EQ(wire::HS_ACCEPTED, reply.status);
+
+    /* Three messages: one whole, two in one write, the last one byte at
+     * a time with progress in between. */
+    std::string stream;
+    for (uint64_t i = 0; i < 3; ++i) {
+        wire::hdr h = wire::make_hdr(GOOD_AM_ID, 16);
+        uint64_t payload[2] = {htole64(100 + i), htole64(~i)};
+        stream.append((const char*)&h, sizeof(h));
+        stream.append((const char*)payload, sizeof(payload));
+    }
+    const size_t msg = sizeof(wire::hdr) + 16;
+    ASSERT_TRUE(sock.send_all(stream.data(), msg));
+    wait_for([&] { return rec.count() == 1; }, "the first message");
+    for (size_t i = msg; i < stream.size(); ++i) {
+        ASSERT_TRUE(sock.send_all(&stream[i], 1));
+        progress();
+    }
+    wait_for([&] { return rec.count() == 3; }, "three messages");
+    progress_for(20);
+
+    ASSERT_EQ(3u, rec.count());
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(stream.substr(i * msg + sizeof(wire::hdr), 16),
+                  rec.at(i).data)
+                << "message " << i;
+    }
+
+    /* Still open: nothing to read, no close */
+    char c;
+    ssize_t ret = recv(sock.fd(), &c, 1, MSG_DONTWAIT);
+    EXPECT_TRUE((ret < 0) && (errno == EAGAIN)) << "recv returned " << ret;
+}
+
+TEST_F(uct_tcp_handshake, bad_magic)
+{
+    wire::handshake hs;
+
+    memset(&hs, 0, sizeof(hs));
+    hs.magic     = htole64(0x0123456789abcdefull);
+    hs.version   = htole16(wire::VERSION);
+    hs.conn_type = wire::CONN_TO_IFACE;
+    hs.family    = AF_INET;
+
+    std::string received = expect_refused(&hs, sizeof(hs), "magic");
+    if (received.size() >= sizeof(wire::handshake_reply)) {
+        wire::handshake_reply reply;
+        memcpy(&reply, received.data(), sizeof(reply));
+        EXPECT_NE(wire::HS_ACCEPTED, le16toh(reply.status))
+                << "a handshake with a wrong magic was accepted";
+    }
+}
+
+TEST_F(uct_tcp_handshake, bad_version)
+{
+    wire::handshake hs;
+
+    memset(&hs, 0, sizeof(hs));
+    hs.magic     = htole64(wire::MAGIC);
+    hs.version   = htole16(wire::VERSION + 1);
+    hs.conn_type = wire::CONN_TO_IFACE;
+    hs.family    = AF_INET;
+
+    std::string received = expect_refused(&hs, sizeof(hs), "version");
+    check_refusal_reply(received, wire::HS_BAD_VERSION);
+}
+
+/* A version 1 peer sends its 24-byte handshake and waits: the refusal
+ * must not wait for the 48 bytes of a version 2 handshake. */
+TEST_F(uct_tcp_handshake, old_version_short_handshake)
+{
+    wire::handshake_v1 hs;
+
+    memset(&hs, 0, sizeof(hs));
+    hs.magic       = htole64(wire::MAGIC);
+    hs.version     = htole32(1);
+    hs.listen_ip   = htonl(INADDR_LOOPBACK);
+    hs.listen_port = htons(1);
+
+    std::string received = expect_refused(&hs, sizeof(hs), "version");
+    check_refusal_reply(received, wire::HS_BAD_VERSION);
+}
+
+/* CONN_TO_EP naming an ep the iface does not have: refused with NO_EP. */
+TEST_F(uct_tcp_handshake, conn_to_unknown_ep)
+{
+    entity *server = add_entity();
+    raw_socket sock;
+    std::string received;
+
+    ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
+    wire::handshake hs = make_handshake(sock, wire::CONN_TO_EP);
+    hs.dst_ep_id       = htole32(0x7fff1234);
+    hs.dst_ep_cookie   = htole32(0x5a5a5a5a);
+    hs.src_ep_id       = htole32(1);
+    hs.src_ep_cookie   = htole32(2);
+
+    ucs::scoped_log_capture capture;
+    size_t mark = log_mark();
+    ASSERT_TRUE(sock.send_obj(hs));
+    EXPECT_TRUE(wait_closed(sock.fd(), &received))
+            << "the transport kept the connection open";
+    progress_for(20);
+
+    ASSERT_EQ(sizeof(wire::handshake_reply), received.size());
+    wire::handshake_reply reply;
+    memcpy(&reply, received.data(), sizeof(reply));
+    EXPECT_EQ(wire::MAGIC, le64toh(reply.magic));
+    EXPECT_EQ(wire::HS_NO_EP, le16toh(reply.status));
+    EXPECT_LE(log_lines(mark, "warn").size(), 1u);
+    EXPECT_TRUE(log_lines(mark, "error").empty())
+            << join(log_lines(mark, "error"));
+}
+
+/* ------------------------------------------------------------------------
+ * Hostile input on the listening port
+ */
+
+class uct_tcp_hostile : public uct_tcp {
+protected:
+    /*
+     * A server iface with a recorder on every AM id, and a well-behaved
+     * pair (client <-> server) exchanging AMs before and after @a attack
+     * sends its bytes on a plain socket. @a closed_by_peer: the transport
+     * must close that connection; @a min_warn..@a max_warn warnings, no
+     * error.
+     */
+    void run(const std::function<void(raw_socket &)> &attack,
+             bool closed_by_peer, unsigned min_warn, unsigned max_warn)
+    {
+        entity *server = add_entity();
+        entity *client = add_entity();
+
+        m_server = server;
+
+        am_recorder &bad = install_recorder(*server, 0);
+        for (uint8_t id = 1; id < UCT_AM_ID_MAX; ++id) {
+            if (id != GOOD_AM_ID) {
+                bad.install(*server, id);
+            }
+        }
+        am_recorder &good_s = install_recorder(*server, GOOD_AM_ID);
+        am_recorder &good_c = install_recorder(*client, GOOD_AM_ID);
+
+        uct_ep_h cs = client->connect_to(*server);
+        uct_ep_h sc = server->connect_to(*client);
+        ASSERT_TRUE((cs != NULL) && (sc != NULL));
+        ASSERT_TRUE(send_am_and_wait(cs, GOOD_AM_ID, 1, good_s));
+        ASSERT_TRUE(send_am_and_wait(sc, GOOD_AM_ID, 2, good_c));
+
+        size_t sockets = count_sockets();
+        {
+            ucs::scoped_log_capture capture;
+            size_t mark = log_mark();
+            raw_socket sock;
+
+            ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
+            attack(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            if (closed_by_peer) {
+                EXPECT_TRUE(wait_closed(sock.fd()))
+                        << "the transport kept the connection open";
+            } else {
+                progress_for(50);
+            }
+            sock.close();
+            wait_for([&] { return count_sockets() == sockets; },
+                     "the accepted socket to be closed");
+            progress_for(20);
+
+            std::vector<std::string> warns  = log_lines(mark, "warn");
+            std::vector<std::string> errors = log_lines(mark, "error");
+            EXPECT_GE(warns.size(), min_warn) << join(warns);
+            EXPECT_LE(warns.size(), max_warn) << join(warns);
+            EXPECT_TRUE(errors.empty()) << join(errors);
+        }
+
+        EXPECT_EQ(0u, bad.count()) << "hostile bytes reached an AM handler";
+        for (uint64_t i = 0; i < 4; ++i) {
+            EXPECT_TRUE(send_am_and_wait(cs, GOOD_AM_ID, 10 + i, good_s));
+            EXPECT_TRUE(send_am_and_wait(sc, GOOD_AM_ID, 20 + i, good_c));
+        }
+        /* every receive buffer went back, the attacker's included */
+        EXPECT_EQ("0\n", rx_partial_msgs(*server));
+    }
+
+    /* The rx_partial_msgs file of @a e's one iface in the object tree */
+    static std::string rx_partial_msgs(const entity &e)
+    {
+        std::string dir = "/uct/worker/" +
+                          std::to_string(uct_worker_priv(e.worker())->id) +
+                          "/iface";
+        std::vector<std::string> ifaces;
+        ucs_vfs_path_list_dir(
+                dir.c_str(),
+                [](const char *name, void *arg) {
+                    static_cast<std::vector<std::string>*>(arg)->push_back(
+                            name);
+                },
+                &ifaces);
+        if (ifaces.size() != 1) {
+            return "no single iface under " + dir;
+        }
+
+        std::string path = dir + "/" + ifaces[0] + "/rx_partial_msgs";
+        ucs_string_buffer_t strb;
+        ucs_string_buffer_init(&strb);
+        ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
+        std::string text = (status == UCS_OK) ?
+                           ucs_string_buffer_cstr(&strb) :
+                           path + ": " + ucs_status_string(status);
+        ucs_string_buffer_cleanup(&strb);
+        return text;
+    }
+
+    entity *m_server = nullptr;
+
+    /* Sends a valid CONN_TO_IFACE handshake and checks it is accepted. */
+    void handshake(raw_socket &sock)
+    {
+        ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE)));
+        wire::handshake_reply reply;
+        ASSERT_TRUE(recv_reply(sock.fd(), &reply));
+        ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
+    }
+};
+
+TEST_F(uct_tcp_hostile, random_bytes)
+{
+    run([](raw_socket &sock) {
+            std::string junk(512, '\0');
+            uint64_t x = 0x243f6a8885a308d3ull;
+            for (char &c : junk) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                c  = (char)x;
+            }
+            junk[0] = (char)~(wire::MAGIC & 0xff); /* surely not the magic */
+            ASSERT_TRUE(sock.send_all(junk.data(), junk.size()));
+        },
+        true, 1, 1);
+}
+
+TEST_F(uct_tcp_hostile, am_id_out_of_range)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            wire::hdr h      = wire::make_hdr(UCT_AM_ID_MAX, 8);
+            uint64_t payload = 0x1122334455667788ull;
+            ASSERT_TRUE(sock.send_obj(h));
+            ASSERT_TRUE(sock.send_obj(payload));
+        },
+        true, 1, 1);
+}
+
+TEST_F(uct_tcp_hostile, length_above_rx_seg)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            /* UCX_TCP_RX_SEG_SIZE is 64k by default */
+            wire::hdr h = wire::make_hdr(1, 64 * 1024 + 1);
+            std::string payload(1024, 'x');
+            ASSERT_TRUE(sock.send_obj(h));
+            ASSERT_TRUE(sock.send_all(payload.data(), payload.size()));
+        },
+        true, 1, 1);
+}
+
+TEST_F(uct_tcp_hostile, truncated_header_then_close)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            wire::hdr h = wire::make_hdr(1, 8);
+            ASSERT_TRUE(sock.send_all(&h, 3));
+            progress_for(20);
+            /* the server holds a receive buffer for the partial header */
+            EXPECT_EQ("1\n", rx_partial_msgs(*m_server));
+        },
+        false, 0, 1);
+}
+
+TEST_F(uct_tcp_hostile, silent_connection)
+{
+    /* connects and never sends its handshake: dropped after the timeout */
+    ucs::scoped_setenv timeout("UCX_TCP_CONN_TIMEOUT", "300ms");
+    run([this](raw_socket &sock) {
+            double start = now_sec();
+            EXPECT_TRUE(wait_closed(sock.fd()))
+                    << "a connection without a handshake was kept open";
+            EXPECT_GE(now_sec() - start, 0.2)
+                    << "closed before UCX_TCP_CONN_TIMEOUT";
+        },
+        true, 1, 1);
+}
