@@ -9,7 +9,11 @@
 # a SIGKILLed daemon and attaching again to a new one, which cleans up the
 # stale mount; the process's directory going away when it exits; SIGTERM
 # unmounting. Negative checks: a socket directory open to others is
-# refused, and (as root) a process of another user cannot attach.
+# refused; a mount directory that is a symbolic link (at the default path
+# or given with -d), a file, another user's, writable by others, or in a
+# directory open to all is refused with nothing mounted, while the
+# caller's own 0755 one is taken and one the daemon makes is 0700; and (as
+# root) a process of another user cannot attach.
 #
 # Everything runs in a private temporary directory (socket directory and
 # mount), so the user's own daemon and processes are not touched.
@@ -36,6 +40,12 @@ indent() { sed 's/^/    | /'; }
 
 is_mounted() {
     grep -q " $1 fuse" /proc/mounts
+}
+
+# The mount points at or below $1, one a line
+mounts_under() {
+    awk -v d="$1" '$2 == d || index($2, d "/") == 1 { print $2 }' \
+        /proc/self/mounts
 }
 
 # The mount may be stale (daemon killed): detach it before removing files
@@ -65,8 +75,9 @@ cleanup() {
     fi
     exec 7>&- 2>/dev/null
     if [ -n "$TMP" ]; then
-        unmount_quietly "$TMP/mnt"
-        unmount_quietly "$TMP/probe-mnt"
+        for m in $(mounts_under "$TMP"); do
+            unmount_quietly "$m"
+        done
         rm -rf --one-file-system "$TMP"
         TMP=""
     fi
@@ -131,6 +142,11 @@ probe_pid=$!
 if ! wait_until 5 is_mounted "$TMP/probe-mnt"; then
     kill -KILL $probe_pid 2>/dev/null
     { wait $probe_pid; } 2>/dev/null
+    if grep -q "the mount directory" "$TMP/probe.log"; then
+        echo "FAIL the probe's mount directory $TMP/probe-mnt was refused:"
+        indent < "$TMP/probe.log"
+        exit 1
+    fi
     # libfuse's or fusermount3's own line says why
     why=$(grep -v -m 1 'uct_vfs\.c' "$TMP/probe.log")
     skip "FUSE mounting is not permitted here:" \
@@ -162,6 +178,171 @@ if [ $rc -eq 1 ] && grep -q "open to other users" "$TMP/open.log" &&
 else
     fail "exit $rc (expected 1 and an 'open to other users' message)"
     indent < "$TMP/open.log"
+fi
+
+# ------------------------------------------------------------------------
+# The mount directory: another user must not be able to choose where root's
+# daemon mounts. Each refusal: exit 1, the one error line saying what is
+# wrong, and no mount anywhere under $TMP.
+RSOCK="$TMP/refuse-sock"
+mkdir -m 700 "$RSOCK"
+
+# "$1": the case; "$2": a fixed string the error line must contain; the
+# rest: the daemon's options besides -s
+expect_mount_dir_refused() {
+    local what=$1 why=$2 rc count mounts line
+    shift 2
+    env -u UCX_VFS_ENABLE "$UCT_VFS" -s "$RSOCK" "$@" \
+        >"$TMP/refuse.log" 2>&1
+    rc=$?
+    count=$(grep -c -F -- "$why" "$TMP/refuse.log")
+    mounts=$(mounts_under "$TMP" | tr '\n' ' ')
+    line=$(grep -F -- "$why" "$TMP/refuse.log" |
+           sed 's/.*uct_vfs: /uct_vfs: /')
+    if [ $rc -eq 1 ] && [ "$count" -eq 1 ] && [ -z "$mounts" ]; then
+        pass "$what: exit 1, nothing mounted; $line"
+    else
+        fail "$what: exit $rc (expected 1), '$why' said $count times" \
+             "(expected once), mounted: '${mounts}' (expected none)"
+        indent < "$TMP/refuse.log"
+        # The next cases start from nothing mounted; a daemon that went to
+        # the background exits when its mount goes
+        for m in $mounts; do
+            unmount_quietly "$m"
+        done
+    fi
+}
+
+# A directory of root's with something in it, for links to point at
+TARGET="$TMP/root-dir"
+mkdir -m 755 "$TARGET"
+echo keep >"$TARGET/keep"
+
+target_untouched() {
+    local what=$1
+    if [ "$(cat "$TARGET/keep" 2>&1)" = keep ] &&
+       [ "$(stat -c %a "$TARGET")" = 755 ] &&
+       ! mountpoint -q "$TARGET"; then
+        pass "$what: $TARGET is not mounted, mode and content unchanged"
+    else
+        fail "$what: $TARGET changed: mode $(stat -c %a "$TARGET")," \
+             "keep: '$(cat "$TARGET/keep" 2>&1)'," \
+             "mountpoint: $(mountpoint "$TARGET" 2>&1)"
+    fi
+}
+
+step "mount directory: a symbolic link at the default path is refused"
+# XDG_RUNTIME_DIR puts the default in $TMP: the same code as
+# /tmp/openuct-vfs-<uid>, without touching the real one. In the background
+# (no -f) too: the parent must pass the refusal on in its exit status.
+mkdir -m 700 "$TMP/xdg"
+ln -s "$TARGET" "$TMP/xdg/openuct-vfs"
+UCX_VFS_MOUNT_DIR= XDG_RUNTIME_DIR="$TMP/xdg" \
+    expect_mount_dir_refused "default path" \
+    "the mount directory $TMP/xdg/openuct-vfs is a symbolic link; remove" \
+    -v
+target_untouched "default path"
+if [ -L "$TMP/xdg/openuct-vfs" ]; then
+    pass "the link is left as it was"
+else
+    fail "the link $TMP/xdg/openuct-vfs was changed or removed"
+fi
+
+step "mount directory: a symbolic link given with -d is refused"
+ln -s "$TARGET" "$TMP/link-mnt"
+expect_mount_dir_refused "-d LINK" \
+    "the mount directory $TMP/link-mnt is a symbolic link; remove" \
+    -f -d "$TMP/link-mnt"
+expect_mount_dir_refused "-d LINK/" \
+    "the mount directory $TMP/link-mnt/ is a symbolic link; remove" \
+    -f -d "$TMP/link-mnt/"
+target_untouched "-d LINK"
+
+step "mount directory: a regular file is refused"
+echo data >"$TMP/file-mnt"
+expect_mount_dir_refused "-d FILE" \
+    "the mount directory $TMP/file-mnt is not a directory; remove" \
+    -f -d "$TMP/file-mnt"
+if [ "$(cat "$TMP/file-mnt")" = data ]; then
+    pass "the file is unchanged"
+else
+    fail "the file $TMP/file-mnt changed"
+fi
+
+step "mount directory: one that belongs to another user is refused"
+mkdir -m 700 "$TMP/nobody-mnt"
+if chown 65534:65534 "$TMP/nobody-mnt" 2>/dev/null; then
+    expect_mount_dir_refused "-d (uid 65534's)" \
+        "the mount directory $TMP/nobody-mnt belongs to uid 65534, not to" \
+        -f -d "$TMP/nobody-mnt"
+else
+    echo "SKIP needs root, to give a directory to uid 65534"
+fi
+
+step "mount directory: one writable by other users (0777) is refused"
+mkdir -m 777 "$TMP/open-mnt777"
+expect_mount_dir_refused "-d (0777)" \
+    "$TMP/open-mnt777 is writable by other users (mode 0777); run 'chmod" \
+    -f -d "$TMP/open-mnt777"
+if [ "$(stat -c %a "$TMP/open-mnt777")" = 777 ]; then
+    pass "its mode is left alone (0777)"
+else
+    fail "its mode changed to $(stat -c %a "$TMP/open-mnt777")"
+fi
+
+step "mount directory: one inside a directory open to all is refused"
+mkdir -m 777 "$TMP/open-parent"
+expect_mount_dir_refused "-d (in a 0777 parent)" \
+    "is inside $TMP/open-parent, which other users may write to" \
+    -f -d "$TMP/open-parent/mnt"
+if [ ! -e "$TMP/open-parent/mnt" ]; then
+    pass "$TMP/open-parent/mnt was not made"
+else
+    fail "$TMP/open-parent/mnt was made"
+fi
+
+step "mount directory: the caller's own 0755 directory is accepted"
+mkdir -m 755 "$TMP/mnt755"
+env -u UCX_VFS_ENABLE "$UCT_VFS" -f -s "$RSOCK" -d "$TMP/mnt755" \
+    >"$TMP/mnt755.log" 2>&1 &
+pid=$!
+if wait_until 5 is_mounted "$TMP/mnt755"; then
+    pass "mounted at $TMP/mnt755"
+else
+    fail "not mounted at $TMP/mnt755 within 5 s"
+    indent < "$TMP/mnt755.log"
+fi
+stop_daemon $pid
+if ! is_mounted "$TMP/mnt755" &&
+   [ "$(stat -c %a "$TMP/mnt755" 2>&1)" = 755 ]; then
+    pass "after SIGTERM: unmounted, the directory kept (mode 0755)"
+else
+    fail "after SIGTERM: mounted: $(is_mounted "$TMP/mnt755" && echo yes ||
+         echo no), mode: $(stat -c %a "$TMP/mnt755" 2>&1) (expected 755)"
+fi
+
+step "mount directory: one it makes is 0700 and the caller's, even" \
+     "under umask 0277"
+# SIGKILL leaves the directory (a clean exit removes it); the stale mount
+# over it is then detached, so its own mode shows
+mkdir -m 700 "$TMP/new-sock"
+(umask 0277 && exec env -u UCX_VFS_ENABLE "$UCT_VFS" -f -s "$TMP/new-sock" \
+    -d "$TMP/new-mnt") >"$TMP/new-mnt.log" 2>&1 &
+pid=$!
+if wait_until 5 is_mounted "$TMP/new-mnt"; then
+    kill -KILL $pid
+    { wait $pid; } 2>/dev/null
+    unmount_quietly "$TMP/new-mnt"
+    got=$(stat -c '%a %u' "$TMP/new-mnt" 2>&1)
+    if [ "$got" = "700 $(id -u)" ]; then
+        pass "$TMP/new-mnt: mode 0700, uid $(id -u)"
+    else
+        fail "$TMP/new-mnt: mode and uid '$got', expected '700 $(id -u)'"
+    fi
+else
+    fail "not mounted at $TMP/new-mnt within 5 s"
+    stop_daemon $pid
+    indent < "$TMP/new-mnt.log"
 fi
 
 # ------------------------------------------------------------------------
@@ -421,8 +602,9 @@ else
     fail "$MNT/$PID did not come back within $WAIT_ATTACH s"
     show_daemon_log
 fi
-if grep -q "did not exit cleanly" "$TMP/daemon.log"; then
-    pass "the daemon said: $(grep -o 'uct_vfs: .*did not exit cleanly.*' \
+STALE_MOUNT="$MNT is the mount of a uct_vfs that did not exit cleanly"
+if grep -q -F "$STALE_MOUNT" "$TMP/daemon.log"; then
+    pass "the daemon said: $(grep -o "uct_vfs: $STALE_MOUNT.*" \
                              "$TMP/daemon.log" | head -n 1)"
 else
     fail "the daemon did not report the stale mount"

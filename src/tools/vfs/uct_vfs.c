@@ -17,6 +17,7 @@
 #include "uct_vfs.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/sys/dir.h>
 #include <ucs/vfs/vfs_sock.h>
 
 #include <fuse.h>
@@ -58,7 +59,9 @@ static void uct_vfs_usage(FILE *stream, const char *prog)
             "\n"
             "  -d DIR   mount at DIR (default: $UCX_VFS_MOUNT_DIR, else\n"
             "           $XDG_RUNTIME_DIR/openuct-vfs, else\n"
-            "           /tmp/openuct-vfs-<uid>)\n"
+            "           /tmp/openuct-vfs-<uid>); made 0700 when missing;\n"
+            "           refused if it is a symbolic link, not your own or\n"
+            "           writable by others\n"
             "  -s DIR   the directory of the socket the processes connect\n"
             "           to (default: $UCX_VFS_SOCK_DIR, else\n"
             "           $XDG_RUNTIME_DIR/openuct, else /tmp/openuct-<uid>);\n"
@@ -270,6 +273,13 @@ static int uct_vfs_fusermount_detach(const char *dir)
     return (WIFEXITED(wstatus) && (WEXITSTATUS(wstatus) == 0)) ? 0 : -1;
 }
 
+static void uct_vfs_cleanup_mount_dir(uct_vfs_daemon_t *d)
+{
+    if (d->created_mount_dir && (rmdir(d->mount_dir) != 0)) {
+        ucs_debug("uct_vfs: cannot remove %s: %m", d->mount_dir);
+    }
+}
+
 /* A daemon that was killed leaves its mount behind; every access to it
  * fails with ENOTCONN until it is unmounted */
 static ucs_status_t uct_vfs_unmount_stale(const char *dir)
@@ -278,7 +288,7 @@ static ucs_status_t uct_vfs_unmount_stale(const char *dir)
              "cleanly (Transport endpoint is not connected); unmounting it",
              dir);
 
-    if (umount2(dir, MNT_DETACH) == 0) {
+    if (umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) == 0) {
         return UCS_OK;
     }
     ucs_debug("uct_vfs: umount2(%s) failed: %m; trying fusermount3", dir);
@@ -292,25 +302,25 @@ static ucs_status_t uct_vfs_unmount_stale(const char *dir)
     return UCS_ERR_IO_ERROR;
 }
 
-/* Whether @a dir (a directory, @a st) is the root of a mount */
-static int uct_vfs_is_mount_point(const char *dir, const struct stat *st)
+/* Whether @a dir, a directory, is the root of a mount */
+static int uct_vfs_is_mount_point(const char *dir)
 {
     char parent[PATH_MAX + 4];
-    struct stat pst;
+    struct stat st, pst;
 
     snprintf(parent, sizeof(parent), "%s/..", dir);
-    if (stat(parent, &pst) != 0) {
+    if ((lstat(dir, &st) != 0) || (lstat(parent, &pst) != 0)) {
         return 0;
     }
-    return (pst.st_dev != st->st_dev) || (pst.st_ino == st->st_ino);
+    return (pst.st_dev != st.st_dev) || (pst.st_ino == st.st_ino);
 }
 
-static ucs_status_t uct_vfs_setup_mount_dir(uct_vfs_daemon_t *d,
-                                            const uct_vfs_opts_t *opts)
+/* The mount directory asked for: -d, else the default; made absolute */
+static ucs_status_t uct_vfs_mount_dir_path(const uct_vfs_opts_t *opts,
+                                           char *buf, size_t max)
 {
     char dir[PATH_MAX];
     ucs_status_t status;
-    struct stat st;
     int n;
 
     if (opts->mount_dir != NULL) {
@@ -325,60 +335,59 @@ static ucs_status_t uct_vfs_setup_mount_dir(uct_vfs_daemon_t *d,
             return status;
         }
     }
+    return uct_vfs_absolute("mount", dir, buf, max);
+}
 
-    status = uct_vfs_absolute("mount", dir, d->mount_dir,
-                              sizeof(d->mount_dir));
+/*
+ * Finds or makes the mount directory, refusing one that another user could
+ * have put there or could change (ucs_sys_dir_check_private(): a symbolic
+ * link, not a directory, not the caller's own, writable by group or
+ * others, or inside a directory another user controls). Mounting follows
+ * the path it checked, with its parent resolved.
+ */
+static ucs_status_t uct_vfs_setup_mount_dir(uct_vfs_daemon_t *d,
+                                            const uct_vfs_opts_t *opts)
+{
+    ucs_sys_dir_check_t check = {
+        .what      = "uct_vfs: the mount directory",
+        .hint      = "choose another with -d",
+        .forbidden = S_IWGRP | S_IWOTH,
+        .create    = 1
+    };
+    char dir[PATH_MAX];
+    ucs_status_t status;
+    struct stat st;
+
+    status = uct_vfs_mount_dir_path(opts, dir, sizeof(dir));
     if (status != UCS_OK) {
         return status;
     }
 
-    if (stat(d->mount_dir, &st) != 0) {
-        if (errno == ENOTCONN) {
-            status = uct_vfs_unmount_stale(d->mount_dir);
-            if (status != UCS_OK) {
-                return status;
-            }
-        } else if (errno == ENOENT) {
-            if (mkdir(d->mount_dir, 0700) != 0) {
-                ucs_error("uct_vfs: cannot create the mount directory %s: "
-                          "%m; create it, or choose another with -d",
-                          d->mount_dir);
-                return UCS_ERR_IO_ERROR;
-            }
-            d->created_mount_dir = 1;
-        } else {
-            ucs_error("uct_vfs: cannot use the mount directory %s: %m; "
-                      "choose another with -d", d->mount_dir);
-            return UCS_ERR_IO_ERROR;
-        }
-
-        if (stat(d->mount_dir, &st) != 0) {
-            ucs_error("uct_vfs: cannot use the mount directory %s: %m",
-                      d->mount_dir);
-            return UCS_ERR_IO_ERROR;
+    /* lstat(): a stale mount's root answers ENOTCONN, a link's target is
+     * never looked at */
+    if ((lstat(dir, &st) != 0) && (errno == ENOTCONN)) {
+        status = uct_vfs_unmount_stale(dir);
+        if (status != UCS_OK) {
+            return status;
         }
     }
 
-    if (!S_ISDIR(st.st_mode)) {
-        ucs_error("uct_vfs: %s is not a directory; choose a mount "
-                  "directory with -d", d->mount_dir);
-        return UCS_ERR_INVALID_PARAM;
+    status = ucs_sys_dir_check_private(dir, &check, d->mount_dir,
+                                       sizeof(d->mount_dir),
+                                       &d->created_mount_dir);
+    if (status != UCS_OK) {
+        return status;
     }
-    if (uct_vfs_is_mount_point(d->mount_dir, &st)) {
+
+    if (uct_vfs_is_mount_point(d->mount_dir)) {
         ucs_error("uct_vfs: %s is already a mount point (another uct_vfs "
                   "with another socket directory?); unmount it with "
                   "'fusermount3 -u %s', or choose another directory with "
                   "-d", d->mount_dir, d->mount_dir);
+        uct_vfs_cleanup_mount_dir(d);
         return UCS_ERR_BUSY;
     }
     return UCS_OK;
-}
-
-static void uct_vfs_cleanup_mount_dir(uct_vfs_daemon_t *d)
-{
-    if (d->created_mount_dir && (rmdir(d->mount_dir) != 0)) {
-        ucs_debug("uct_vfs: cannot remove %s: %m", d->mount_dir);
-    }
 }
 
 static struct fuse *uct_vfs_mount(uct_vfs_daemon_t *d,

@@ -4,8 +4,10 @@
  */
 #include <ucs/vfs/vfs_sock.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/dir.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,42 +53,15 @@ ucs_status_t ucs_vfs_sock_path(char *buf, size_t max)
 
 ucs_status_t ucs_vfs_sock_check_dir(const char *dir, int create)
 {
-    struct stat st;
+    ucs_sys_dir_check_t check = {
+        .what      = "vfs: the socket directory",
+        .hint      = "choose another with UCX_VFS_SOCK_DIR (uct_vfs: -s)",
+        .forbidden = S_IRWXG | S_IRWXO,
+        .create    = create
+    };
+    char real[PATH_MAX];
 
-    if (lstat(dir, &st) != 0) {
-        if ((errno != ENOENT) || !create) {
-            return UCS_ERR_NO_ELEM;
-        }
-        if ((mkdir(dir, 0700) != 0) && (errno != EEXIST)) {
-            ucs_error("vfs: cannot create %s: %m; check the parent "
-                      "directory's permissions or set UCX_VFS_SOCK_DIR",
-                      dir);
-            return UCS_ERR_IO_ERROR;
-        }
-        if (lstat(dir, &st) != 0) {
-            ucs_error("vfs: cannot stat %s: %m", dir);
-            return UCS_ERR_IO_ERROR;
-        }
-    }
-
-    if (!S_ISDIR(st.st_mode)) {
-        ucs_error("vfs: %s is not a directory; remove it or set "
-                  "UCX_VFS_SOCK_DIR", dir);
-        return UCS_ERR_IO_ERROR;
-    }
-    if (st.st_uid != getuid()) {
-        ucs_error("vfs: %s belongs to uid %u, not to this user (uid %u); "
-                  "set UCX_VFS_SOCK_DIR to a directory of your own", dir,
-                  (unsigned)st.st_uid, (unsigned)getuid());
-        return UCS_ERR_IO_ERROR;
-    }
-    if ((st.st_mode & 077) != 0) {
-        ucs_error("vfs: %s is open to other users (mode %03o); run "
-                  "'chmod 700 %s'", dir, (unsigned)(st.st_mode & 0777),
-                  dir);
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
+    return ucs_sys_dir_check_private(dir, &check, real, sizeof(real), NULL);
 }
 
 static ucs_status_t ucs_vfs_sock_errno_status(void)

@@ -76,10 +76,12 @@ ucs_status_t ucs_vfs_sock_dir(char *buf, size_t max);
 ucs_status_t ucs_vfs_sock_path(char *buf, size_t max);
 
 /**
- * Checks that @a dir is a directory owned by the calling user with no
- * access for group or others (a process of another user could otherwise
- * listen there). With @a create, makes it (mode 0700) when missing.
- * Logs what is wrong and how to fix it.
+ * Checks that @a dir is a directory owned by the calling user (effective
+ * uid) with no access for group or others (a process of another user could
+ * otherwise listen there), and that no other user can replace it: not a
+ * symbolic link, its parents root's or the user's own (see
+ * ucs_sys_dir_check_private()). With @a create, makes it (mode 0700) when
+ * missing. Logs what is wrong and how to fix it.
  * @return UCS_OK, UCS_ERR_NO_ELEM (missing), UCS_ERR_IO_ERROR (unsafe).
  */
 ucs_status_t ucs_vfs_sock_check_dir(const char *dir, int create);
