@@ -1,10 +1,11 @@
 /*
  * uct_hello_world: sends one active message between two interfaces.
  *
- *   server:   uct_hello_world -d DEV -t TL [-p PORT]
+ *   server:   uct_hello_world -d DEV -t TL [-p PORT] [-m TEXT]
  *   client:   uct_hello_world -d DEV -t TL -n SERVER [-p PORT] [-s SIZE]
+ *                             [-m TEXT] [-i | -b | -z]
+ *   loopback: uct_hello_world -d DEV -t TL -l [-s SIZE] [-m TEXT]
  *                             [-i | -b | -z]
- *   loopback: uct_hello_world -d DEV -t TL -l [-s SIZE] [-i | -b | -z]
  *
  * The program walks the objects of the transport API in the order an
  * application creates them: an async context and a worker, the memory
@@ -13,6 +14,11 @@
  * addresses over a plain TCP socket; in loopback mode one process opens
  * two interfaces and sends from one to the other (the only way to run
  * the "self" transport, which does not cross processes).
+ *
+ * The bytes that arrive are the peer's choice: the receiver checks the
+ * lengths against what the transport delivered and prints the text with
+ * anything but printable ASCII escaped, so a peer cannot drive our
+ * terminal.
  *
  * Build against an installed tree:
  *   cc uct_hello_world.c -o uct_hello_world $(pkg-config --cflags --libs
@@ -38,8 +44,18 @@
 
 #define HELLO_DEFAULT_PORT     13337
 #define HELLO_TEXT             "hello world"
-#define HELLO_PRINT_MAX        64    /* longest text printed in full */
+#define HELLO_PRINT_MAX        64    /* bytes of the text printed at most */
 #define HELLO_CONNECT_TIMEOUT  10    /* seconds a client retries */
+#define HELLO_RECV_TIMEOUT     10    /* seconds the server waits for the
+                                        message once the client flushed */
+
+/* Signals on the out-of-band socket, one byte each */
+enum {
+    HELLO_SIG_READY   = 'r',  /* server: the client may send */
+    HELLO_SIG_FLUSHED = 'f',  /* client: the send completed at the server */
+    HELLO_SIG_DONE    = 'd',  /* server: message good, both may tear down */
+    HELLO_SIG_BAD     = 'x'   /* server: message bad, both may tear down */
+};
 
 /* One AM id per send mode, so the receiver knows the layout */
 enum {
@@ -64,8 +80,10 @@ typedef struct {
     const char   *dev_name;
     const char   *tl_name;
     const char   *server;     /* NULL: this process is the server */
-    uint16_t     port;
+    const char   *text;       /* sent, or expected, cut or padded to size */
+    uint16_t     port;        /* 0: the server takes any free port */
     size_t       size;
+    int          size_max;    /* -s max: size is the mode's limit */
     hello_mode_t mode;
     int          loopback;
     unsigned     linger;     /* seconds to stay up after the message */
@@ -98,8 +116,10 @@ typedef struct {
 
 /* What the receiver learns from its AM handlers */
 typedef struct {
+    const char   *text;       /* what the message should hold */
     volatile int received;
     volatile int valid;
+    volatile int extra;       /* messages after the first, ignored */
 } hello_recv_t;
 
 typedef struct {
@@ -126,26 +146,64 @@ typedef struct {
  * The message
  */
 
-/* "hello world" cut or padded with dots to @a size bytes */
-static void hello_msg_fill(char *buf, size_t size)
+/* @a text cut or padded with dots to @a size bytes */
+static void hello_msg_fill(char *buf, size_t size, const char *text)
 {
-    size_t text_len = strlen(HELLO_TEXT);
+    size_t text_len = strlen(text);
 
-    memcpy(buf, HELLO_TEXT, (size < text_len) ? size : text_len);
+    memcpy(buf, text, (size < text_len) ? size : text_len);
     if (size > text_len) {
         memset(buf + text_len, '.', size - text_len);
     }
 }
 
-static int hello_msg_check(const char *data, size_t size)
+static int hello_msg_check(const char *data, size_t size, const char *text)
 {
-    size_t text_len = strlen(HELLO_TEXT);
+    size_t text_len = strlen(text);
     size_t i;
 
     for (i = 0; i < size; ++i) {
-        if (data[i] != ((i < text_len) ? HELLO_TEXT[i] : '.')) {
+        if (data[i] != ((i < text_len) ? text[i] : '.')) {
             return 0;
         }
+    }
+    return 1;
+}
+
+/*
+ * Prints at most @a max bytes of @a data, and "..." if there are more.
+ * Printable ASCII goes out as is, a backslash doubled, every other byte
+ * as \xNN: the bytes come from the peer, and raw they could carry
+ * terminal control sequences.
+ */
+static void hello_print_escaped(FILE *stream, const char *data, size_t size,
+                                size_t max)
+{
+    size_t i, shown = (size > max) ? max : size;
+    unsigned char c;
+
+    for (i = 0; i < shown; ++i) {
+        c = (unsigned char)data[i];
+        if (c == '\\') {
+            fputs("\\\\", stream);
+        } else if ((c >= 0x20) && (c < 0x7f)) {
+            fputc(c, stream);
+        } else {
+            fprintf(stream, "\\x%02x", c);
+        }
+    }
+    if (size > shown) {
+        fputs("...", stream);
+    }
+}
+
+/* One message is expected: later ones are only counted, so that a peer
+ * cannot flood the terminal */
+static int hello_msg_is_first(hello_recv_t *recv)
+{
+    if (recv->received) {
+        ++recv->extra;
+        return 0;
     }
     return 1;
 }
@@ -153,35 +211,53 @@ static int hello_msg_check(const char *data, size_t size)
 static void hello_msg_received(hello_recv_t *recv, const char *data,
                                size_t size)
 {
-    int shown = (size > HELLO_PRINT_MAX) ? HELLO_PRINT_MAX : (int)size;
-
-    printf("received %zu bytes: %.*s%s\n", size, shown, data,
-           (size > HELLO_PRINT_MAX) ? "..." : "");
+    printf("received %zu bytes: ", size);
+    hello_print_escaped(stdout, data, size, HELLO_PRINT_MAX);
+    printf("\n");
     fflush(stdout);
 
-    recv->valid    = hello_msg_check(data, size);
+    recv->valid    = hello_msg_check(data, size, recv->text);
     recv->received = 1;
 }
 
-/* AM handlers: they run from uct_worker_progress() on the receiver */
+/* A message that breaks the layout of its AM id: nothing of it is used */
+static void hello_msg_rejected(hello_recv_t *recv)
+{
+    recv->valid    = 0;
+    recv->received = 1;
+}
+
+/*
+ * AM handlers: they run from uct_worker_progress() on the receiver. The
+ * transport delivers @a length bytes at @a data; everything in them,
+ * lengths included, is the peer's word and is checked before use.
+ */
 
 static ucs_status_t hello_am_short_cb(void *arg, void *data, size_t length,
                                       unsigned flags)
 {
     uint64_t header;
 
-    if (length < sizeof(header)) {
-        fprintf(stderr, "am_short message of %zu bytes has no header\n",
-                length);
-        ((hello_recv_t*)arg)->received = 1;
+    if (!hello_msg_is_first(arg)) {
         return UCS_OK;
     }
 
-    /* The header carries the length of the text that follows it */
+    if (length < sizeof(header)) {
+        fprintf(stderr, "am_short message of %zu bytes has no header; "
+                "dropped\n", length);
+        hello_msg_rejected(arg);
+        return UCS_OK;
+    }
+
+    /* The header carries the length of the text that follows it: it
+     * must agree with what arrived, and only what arrived is read */
     memcpy(&header, data, sizeof(header));
     if (header != length - sizeof(header)) {
-        fprintf(stderr, "am_short header says %llu bytes, %zu arrived\n",
-                (unsigned long long)header, length - sizeof(header));
+        fprintf(stderr, "am_short header says %llu bytes of text, %zu "
+                "arrived; dropped\n", (unsigned long long)header,
+                length - sizeof(header));
+        hello_msg_rejected(arg);
+        return UCS_OK;
     }
     hello_msg_received(arg, (char*)data + sizeof(header),
                        length - sizeof(header));
@@ -191,7 +267,9 @@ static ucs_status_t hello_am_short_cb(void *arg, void *data, size_t length,
 static ucs_status_t hello_am_data_cb(void *arg, void *data, size_t length,
                                      unsigned flags)
 {
-    hello_msg_received(arg, data, length);
+    if (hello_msg_is_first(arg)) {
+        hello_msg_received(arg, data, length);
+    }
     return UCS_OK;
 }
 
@@ -220,7 +298,7 @@ static void hello_comp_init(hello_comp_t *comp)
 }
 
 /* ------------------------------------------------------------------------
- * Out-of-band socket: addresses and two one-byte signals
+ * Out-of-band socket: addresses and one-byte signals
  */
 
 static int hello_sock_send(int sock, const void *data, size_t length)
@@ -266,7 +344,25 @@ static int hello_sock_recv(int sock, void *data, size_t length)
     return 0;
 }
 
-/* Server: waits for one client on any address, IPv6 and IPv4 */
+/* The port @a sock is bound to, 0 if unknown */
+static unsigned hello_sock_port(int sock)
+{
+    struct sockaddr_storage addr;
+    socklen_t addr_len = sizeof(addr);
+
+    if (getsockname(sock, (struct sockaddr*)&addr, &addr_len) != 0) {
+        return 0;
+    }
+    if (addr.ss_family == AF_INET6) {
+        return ntohs(((struct sockaddr_in6*)&addr)->sin6_port);
+    } else if (addr.ss_family == AF_INET) {
+        return ntohs(((struct sockaddr_in*)&addr)->sin_port);
+    }
+    return 0;
+}
+
+/* Server: waits for one client on any address, IPv6 and IPv4; port 0
+ * takes any free port. Says which port it waits on. */
 static int hello_sock_accept(uint16_t port)
 {
     struct sockaddr_in6 addr6;
@@ -316,6 +412,9 @@ static int hello_sock_accept(uint16_t port)
         close(lsock);
         return -1;
     }
+
+    printf("waiting for a client on port %u\n", hello_sock_port(lsock));
+    fflush(stdout);
 
     do {
         sock = accept(lsock, NULL, NULL);
@@ -427,9 +526,12 @@ static int hello_addr_recv(int sock, const hello_iface_t *local,
         (peer->hdr.dev_addr_len != ours->dev_addr_len) ||
         (peer->hdr.iface_addr_len != ours->iface_addr_len) ||
         (peer->hdr.ep_addr_len != ours->ep_addr_len)) {
-        fprintf(stderr, "the peer uses transport '%s' with other address "
-                "sizes than our '%s'; run both sides with the same -t\n",
-                peer->hdr.tl_name, ours->tl_name);
+        /* The name is the peer's: printed escaped */
+        fprintf(stderr, "the peer uses transport '");
+        hello_print_escaped(stderr, peer->hdr.tl_name,
+                            strlen(peer->hdr.tl_name), UCT_TL_NAME_MAX);
+        fprintf(stderr, "' with other address sizes than our '%s'; run "
+                "both sides with the same -t\n", ours->tl_name);
         return -1;
     }
 
@@ -616,7 +718,8 @@ static int hello_iface_set_handlers(hello_ctx_t *ctx, hello_iface_t *hi)
     return 0;
 }
 
-/* Picks the connection type and checks the chosen mode and size fit */
+/* Picks the connection type and checks the chosen mode and size fit;
+ * with -s max, the size becomes the mode's limit */
 static int hello_check_caps(hello_ctx_t *ctx, const uct_iface_attr_t *attr)
 {
     static const uint64_t mode_flags[] = {
@@ -624,8 +727,8 @@ static int hello_check_caps(hello_ctx_t *ctx, const uct_iface_attr_t *attr)
         [HELLO_MODE_BCOPY] = UCT_IFACE_FLAG_AM_BCOPY,
         [HELLO_MODE_ZCOPY] = UCT_IFACE_FLAG_AM_ZCOPY
     };
-    const hello_args_t *args = &ctx->args;
-    const char *mode_name    = hello_mode_names[args->mode];
+    hello_args_t *args    = &ctx->args;
+    const char *mode_name = hello_mode_names[args->mode];
     size_t min = 0, max;
 
     if (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
@@ -664,6 +767,9 @@ static int hello_check_caps(hello_ctx_t *ctx, const uct_iface_attr_t *attr)
         break;
     }
 
+    if (args->size_max) {
+        args->size = max;
+    }
     if ((args->size < min) || (args->size > max)) {
         fprintf(stderr, "message size %zu is outside the %s limits of %s/%s "
                 "(%zu..%zu bytes); change -s or the mode\n", args->size,
@@ -862,7 +968,7 @@ static int hello_send(hello_ctx_t *ctx, uct_ep_h ep)
     return 0;
 }
 
-/* Whether @a sock has data or was closed; progress may go on otherwise */
+/* Whether @a sock has data or was closed */
 static int hello_sock_readable(int sock)
 {
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
@@ -870,8 +976,41 @@ static int hello_sock_readable(int sock)
     return poll(&pfd, 1, 0) > 0;
 }
 
+/*
+ * Reads the peer's next signal, progressing the worker until it comes:
+ * the peer may need this side to answer before it can go on (the tcp
+ * transport, for one, completes a flush when the receiver acknowledges).
+ */
+static int hello_sock_wait(hello_ctx_t *ctx, char *signal)
+{
+    while (!hello_sock_readable(ctx->sock)) {
+        uct_worker_progress(ctx->worker);
+    }
+    return hello_sock_recv(ctx->sock, signal, 1);
+}
+
+/* The message to send, once hello_check_caps() has settled its size */
+static int hello_msg_create(hello_ctx_t *ctx)
+{
+    ctx->msg = malloc((ctx->args.size > 0) ? ctx->args.size : 1);
+    if (ctx->msg == NULL) {
+        fprintf(stderr, "cannot allocate a message of %zu bytes; give a "
+                "smaller -s\n", ctx->args.size);
+        return -1;
+    }
+    hello_msg_fill(ctx->msg, ctx->args.size, ctx->args.text);
+    return 0;
+}
+
 /* ------------------------------------------------------------------------
  * The three roles
+ *
+ * Neither side may destroy its endpoint or interface while the other
+ * still needs it: the client's flush completes only once the server has
+ * acknowledged the message. So the client says on the socket when its
+ * flush is done, and the server, progressing all the while, answers once
+ * it has the message; only then do both tear down, neither progressing
+ * any more.
  */
 
 static int hello_run_loopback(hello_ctx_t *ctx)
@@ -879,6 +1018,7 @@ static int hello_run_loopback(hello_ctx_t *ctx)
     if ((hello_iface_open(ctx, &ctx->rx) != 0) ||
         (hello_iface_open(ctx, &ctx->tx) != 0) ||
         (hello_check_caps(ctx, &ctx->tx.attr) != 0) ||
+        (hello_msg_create(ctx) != 0) ||
         (hello_iface_set_handlers(ctx, &ctx->rx) != 0) ||
         (hello_iface_addr(ctx, &ctx->rx) != 0) ||
         (hello_iface_addr(ctx, &ctx->tx) != 0) ||
@@ -891,6 +1031,8 @@ static int hello_run_loopback(hello_ctx_t *ctx)
         return -1;
     }
 
+    /* One worker drives both sides, so the flush in hello_send() also
+     * lets the receiver acknowledge */
     if (hello_send(ctx, ctx->tx.ep) != 0) {
         return -1;
     }
@@ -903,7 +1045,8 @@ static int hello_run_loopback(hello_ctx_t *ctx)
 
 static int hello_run_server(hello_ctx_t *ctx)
 {
-    char signal = 'r';
+    char signal = HELLO_SIG_READY;
+    time_t deadline;
 
     if ((hello_iface_open(ctx, &ctx->rx) != 0) ||
         (hello_check_caps(ctx, &ctx->rx.attr) != 0) ||
@@ -928,21 +1071,37 @@ static int hello_run_server(hello_ctx_t *ctx)
         return -1;
     }
 
-    /* The client stays quiet on the socket until we answer, so a
-     * readable socket means it went away */
+    /* The message arrives, and the client's flush is acknowledged, while
+     * this side progresses: it does so until the client's word */
+    if (hello_sock_wait(ctx, &signal) != 0) {
+        fprintf(stderr, "the client left before its send completed\n");
+        return -1;
+    }
+    if (signal != HELLO_SIG_FLUSHED) {
+        fprintf(stderr, "the client sent signal 0x%02x instead of 0x%02x "
+                "(flushed)\n", (unsigned char)signal, HELLO_SIG_FLUSHED);
+        return -1;
+    }
+
+    /* Completed at this side: delivered, or delivered by the next
+     * progress on transports that hand messages over only then */
+    deadline = time(NULL) + HELLO_RECV_TIMEOUT;
     while (!ctx->recv.received) {
         if ((uct_worker_progress(ctx->worker) == 0) &&
-            hello_sock_readable(ctx->sock)) {
-            if (ctx->recv.received) {
-                break;
-            }
-            fprintf(stderr, "the client left before its message arrived\n");
+            (time(NULL) > deadline)) {
+            fprintf(stderr, "the client reports its send complete, but no "
+                    "message arrived within %d s\n", HELLO_RECV_TIMEOUT);
             return -1;
         }
     }
+    if (ctx->recv.extra > 0) {
+        fprintf(stderr, "the client sent %d more messages than one; "
+                "ignored them\n", ctx->recv.extra);
+        ctx->recv.valid = 0;
+    }
 
-    /* Done: the client may tear down now */
-    signal = 'd';
+    /* Done: both sides may tear down now */
+    signal = ctx->recv.valid ? HELLO_SIG_DONE : HELLO_SIG_BAD;
     return hello_sock_send(ctx->sock, &signal, 1);
 }
 
@@ -952,6 +1111,7 @@ static int hello_run_client(hello_ctx_t *ctx)
 
     if ((hello_iface_open(ctx, &ctx->tx) != 0) ||
         (hello_check_caps(ctx, &ctx->tx.attr) != 0) ||
+        (hello_msg_create(ctx) != 0) ||
         (hello_iface_addr(ctx, &ctx->tx) != 0)) {
         return -1;
     }
@@ -964,6 +1124,11 @@ static int hello_run_client(hello_ctx_t *ctx)
         (hello_sock_recv(ctx->sock, &signal, 1) != 0)) {
         return -1;
     }
+    if (signal != HELLO_SIG_READY) {
+        fprintf(stderr, "the server sent signal 0x%02x instead of 0x%02x "
+                "(ready)\n", (unsigned char)signal, HELLO_SIG_READY);
+        return -1;
+    }
 
     if (hello_send(ctx, ctx->tx.ep) != 0) {
         return -1;
@@ -974,12 +1139,26 @@ static int hello_run_client(hello_ctx_t *ctx)
            ctx->args.dev_name);
     fflush(stdout);
 
-    /* Keep progressing until the server confirms, as some transports
-     * finish delivery only with the sender's help */
-    while (!hello_sock_readable(ctx->sock)) {
-        uct_worker_progress(ctx->worker);
+    /* Flushed: tell the server, and wait for its verdict before tearing
+     * down. Nothing of ours is in flight any more, so the wait needs no
+     * progress; without it, this side does not see the server's own
+     * teardown as a failure of the connection either. */
+    signal = HELLO_SIG_FLUSHED;
+    if ((hello_sock_send(ctx->sock, &signal, 1) != 0) ||
+        (hello_sock_recv(ctx->sock, &signal, 1) != 0)) {
+        fprintf(stderr, "the server left before confirming the message\n");
+        return -1;
     }
-    return hello_sock_recv(ctx->sock, &signal, 1);
+    if (signal == HELLO_SIG_BAD) {
+        fprintf(stderr, "the server reports that the message did not "
+                "arrive as expected; give both sides the same -m\n");
+        return -1;
+    } else if (signal != HELLO_SIG_DONE) {
+        fprintf(stderr, "the server sent signal 0x%02x instead of 0x%02x "
+                "(done)\n", (unsigned char)signal, HELLO_SIG_DONE);
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -1023,14 +1202,6 @@ static int hello_run(hello_ctx_t *ctx)
 {
     ucs_status_t status;
 
-    ctx->msg = malloc(ctx->args.size + 1);
-    if (ctx->msg == NULL) {
-        fprintf(stderr, "cannot allocate a message of %zu bytes\n",
-                ctx->args.size);
-        return -1;
-    }
-    hello_msg_fill(ctx->msg, ctx->args.size);
-
     /* Timers and fd events of transports run in this context */
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
                                       &ctx->async);
@@ -1070,8 +1241,12 @@ static void hello_usage(FILE *stream, const char *prog)
             "  -t TL      transport to use\n"
             "  -n SERVER  run as client and connect to SERVER (default: "
             "run as server)\n"
-            "  -p PORT    port of the address exchange (default %u)\n"
-            "  -s SIZE    message size in bytes (default %zu)\n"
+            "  -p PORT    port of the address exchange (default %u; 0 on\n"
+            "             the server: any free port)\n"
+            "  -s SIZE    message size in bytes, or 'max' for the mode's\n"
+            "             limit (default: the length of the text)\n"
+            "  -m TEXT    text to send, cut or padded with dots to SIZE;\n"
+            "             the server expects it (default \"%s\")\n"
             "  -i         send with am_short (default)\n"
             "  -b         send with am_bcopy\n"
             "  -z         send with am_zcopy\n"
@@ -1081,21 +1256,22 @@ static void hello_usage(FILE *stream, const char *prog)
             "  -h         print this help\n"
             "\n"
             "Example: %s -t self -d memory -l\n", prog, HELLO_DEFAULT_PORT,
-            strlen(HELLO_TEXT), prog);
+            HELLO_TEXT, prog);
 }
 
 static int hello_parse_args(int argc, char **argv, hello_args_t *args)
 {
     unsigned long value;
     char *end;
+    int size_set = 0;
     int c;
 
     memset(args, 0, sizeof(*args));
     args->port = HELLO_DEFAULT_PORT;
-    args->size = strlen(HELLO_TEXT);
+    args->text = HELLO_TEXT;
     args->mode = HELLO_MODE_SHORT;
 
-    while ((c = getopt(argc, argv, "d:t:n:p:s:w:ibzlh")) != -1) {
+    while ((c = getopt(argc, argv, "d:t:n:p:s:m:w:ibzlh")) != -1) {
         switch (c) {
         case 'd':
             args->dev_name = optarg;
@@ -1109,23 +1285,32 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
         case 'p':
             errno = 0;
             value = strtoul(optarg, &end, 10);
-            if ((errno != 0) || (*end != '\0') || (value == 0) ||
+            if ((errno != 0) || (*end != '\0') || (optarg[0] == '-') ||
                 (value > 65535)) {
-                fprintf(stderr, "invalid port '%s'; give 1..65535\n",
-                        optarg);
+                fprintf(stderr, "invalid port '%s'; give 1..65535 (0: "
+                        "any free port, server only)\n", optarg);
                 return -1;
             }
             args->port = (uint16_t)value;
             break;
         case 's':
+            size_set = 1;
+            if (!strcmp(optarg, "max")) {
+                args->size_max = 1;
+                break;
+            }
+            args->size_max = 0;
             errno = 0;
             value = strtoul(optarg, &end, 10);
             if ((errno != 0) || (*end != '\0') || (optarg[0] == '-')) {
                 fprintf(stderr, "invalid size '%s'; give a number of "
-                        "bytes\n", optarg);
+                        "bytes or 'max'\n", optarg);
                 return -1;
             }
             args->size = value;
+            break;
+        case 'm':
+            args->text = optarg;
             break;
         case 'w':
             errno = 0;
@@ -1175,6 +1360,14 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
                 "sides in this process\n");
         return -1;
     }
+    if ((args->server != NULL) && (args->port == 0)) {
+        fprintf(stderr, "the client needs the server's port: give -p "
+                "1..65535\n");
+        return -1;
+    }
+    if (!size_set) {
+        args->size = strlen(args->text);
+    }
     return 0;
 }
 
@@ -1207,10 +1400,12 @@ int main(int argc, char **argv)
     if (hello_parse_args(argc, argv, &ctx.args) != 0) {
         return 2;
     }
+    ctx.recv.text = ctx.args.text;
 
     ret = hello_run(&ctx);
     if ((ret == 0) && (ctx.recv.received && !ctx.recv.valid)) {
-        fprintf(stderr, "the message arrived corrupted\n");
+        fprintf(stderr, "the message is not the expected text (-m, cut or "
+                "padded with dots): corrupted, or the peer sent another\n");
         ret = -1;
     }
     if ((ret == 0) && (ctx.args.linger > 0)) {

@@ -1,0 +1,242 @@
+#!/bin/bash
+#
+# The hello world run the way the README shows it: a server and a client,
+# two processes, over tcp on lo.
+#   1. -i, -b and -z, each at 8 bytes and at the mode's limit (-s max):
+#      both exit 0, nothing on stderr, the server prints "received N
+#      bytes: <text>" and the client "sent N bytes with <mode> over
+#      tcp/lo"; one byte over the limit is refused naming the limit
+#   2. a client sending control characters and a backslash: the server
+#      prints them escaped, bounded, with no raw control byte, and
+#      rejects the text; both exit 1
+#   3. a client with no server to talk to exits 1 saying so
+#   4. loopback (-l, one process), as contrib/quickstart.sh runs it
+# Every process runs under timeout. The server takes a free port (-p 0)
+# and says which.
+#
+# HELLO points at the program (make check sets it); by default
+# ./uct_hello_world, the build tree's examples directory.
+
+: "${HELLO:=./uct_hello_world}"
+
+# Without an error handler, a connection failure (such as a peer tearing
+# down too early) is reported at level diag: show it, stderr must be empty
+export UCX_LOG_LEVEL=diag
+
+LIMIT=20          # seconds any one process may take
+TEXT="hello world"
+LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/openuct-hello.XXXXXX")
+SERVER_PID=""
+FAILED=0
+LAST_PORT=""
+
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; FAILED=1; }
+
+show_logs() {
+    local f
+    for f in "$@"; do
+        echo "    $(basename "$f"):"
+        sed 's/^/    | /' "$f" | cat -v
+    done
+}
+
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then
+        kill -TERM "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID" 2>/dev/null
+    fi
+    rm -rf "$LOGDIR"
+}
+trap cleanup EXIT
+
+# What the receiver prints of $1 bytes of TEXT padded with dots: the
+# first 64 bytes, then "..." if there are more
+expected_text() {
+    local size=$1 shown text
+    shown=$((size > 64 ? 64 : size))
+    text=$TEXT
+    while [ ${#text} -lt "$shown" ]; do
+        text="$text."
+    done
+    text=${text:0:$shown}
+    [ "$size" -gt 64 ] && text="$text..."
+    printf '%s' "$text"
+}
+
+# Runs a server with arguments "$1" (a word list) and a client with the
+# rest; sets SRC and CRC to their exit codes, logs in $LOGDIR/$NAME.*
+run_pair() {
+    local server_args=$1 port i
+    shift
+
+    timeout "$LIMIT" "$HELLO" -t tcp -d lo -p 0 $server_args \
+        >"$LOGDIR/$NAME.server" 2>"$LOGDIR/$NAME.server.err" &
+    SERVER_PID=$!
+
+    # The server names its port once it listens
+    port=""
+    for i in $(seq 200); do
+        port=$(sed -n 's/^waiting for a client on port \([0-9]*\)$/\1/p' \
+               "$LOGDIR/$NAME.server")
+        [ -n "$port" ] && break
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+
+    if [ -n "$port" ]; then
+        LAST_PORT=$port
+        timeout "$LIMIT" "$HELLO" -t tcp -d lo -p "$port" -n localhost "$@" \
+            >"$LOGDIR/$NAME.client" 2>"$LOGDIR/$NAME.client.err"
+        CRC=$?
+    else
+        echo "the server did not say its port" >"$LOGDIR/$NAME.client.err"
+        : >"$LOGDIR/$NAME.client"
+        CRC=255
+    fi
+
+    wait "$SERVER_PID"
+    SRC=$?
+    SERVER_PID=""
+}
+
+logs() {
+    show_logs "$LOGDIR/$NAME.server" "$LOGDIR/$NAME.server.err" \
+              "$LOGDIR/$NAME.client" "$LOGDIR/$NAME.client.err"
+}
+
+# $1: -i, -b or -z; $2: mode name; $3: size (a number or max)
+check_send() {
+    local flag=$1 mode=$2 size=$3 n want_server want_client err
+    NAME="send$flag-$size"
+
+    run_pair "" "$flag" -s "$size"
+
+    n=$(sed -n "s/^sent \([0-9]*\) bytes with $mode over tcp\/lo$/\1/p" \
+        "$LOGDIR/$NAME.client")
+    if [ "$size" != max ] && [ "$n" != "$size" ]; then
+        n=""
+    fi
+    want_client="sent $n bytes with $mode over tcp/lo"
+    want_server="received $n bytes: $(expected_text "${n:-0}")"
+
+    err=""
+    [ "$SRC" -eq 0 ] || err="$err; server exit $SRC"
+    [ "$CRC" -eq 0 ] || err="$err; client exit $CRC"
+    [ -n "$n" ] ||
+        err="$err; no line 'sent $size bytes with $mode' from the client"
+    if [ -n "$n" ]; then
+        [ "$(cat "$LOGDIR/$NAME.client")" = "$want_client" ] ||
+            err="$err; client output is not '$want_client'"
+        [ "$(grep -v '^waiting for a client' "$LOGDIR/$NAME.server")" = \
+          "$want_server" ] || err="$err; server output is not '$want_server'"
+    fi
+    [ -s "$LOGDIR/$NAME.server.err" ] && err="$err; server wrote to stderr"
+    [ -s "$LOGDIR/$NAME.client.err" ] && err="$err; client wrote to stderr"
+
+    if [ -n "$err" ]; then
+        fail "$mode -s $size: ${err#; }"
+        logs
+        return
+    fi
+    pass "$mode -s $size: $want_client; $want_server"
+
+    [ "$size" = max ] || return
+
+    # The limit is the limit: one byte more is refused, naming it
+    NAME="over$flag"
+    timeout "$LIMIT" "$HELLO" -t tcp -d lo -l "$flag" -s $((n + 1)) \
+        >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
+    RC=$?
+    if [ $RC -eq 1 ] &&
+       grep -q "outside the $mode limits of tcp/lo ([0-9]*\.\.$n bytes)" \
+            "$LOGDIR/$NAME.err"; then
+        pass "$mode -s $((n + 1)): refused: $(cat "$LOGDIR/$NAME.err")"
+    else
+        fail "$mode -s $((n + 1)): exit $RC, expected 1 and the limit $n"
+        show_logs "$LOGDIR/$NAME.out" "$LOGDIR/$NAME.err"
+    fi
+}
+
+# A peer's text with escape sequences (a window title, a colour, a C1
+# CSI byte), a bell and a backslash, padded to 200 bytes: the server
+# must print it escaped and cut at 64 bytes, and reject it
+check_hostile() {
+    local hostile want err
+    hostile=$'\e]0;owned\a\e[31m\x9b\\'
+    want='received 200 bytes: \x1b]0;owned\x07\x1b[31m\x9b\\'
+    want="$want$(printf '%.0s.' $(seq 47))..."
+    NAME="hostile"
+
+    run_pair "" -b -s 200 -m "$hostile"
+
+    err=""
+    [ "$SRC" -eq 1 ] || err="$err; server exit $SRC, expected 1"
+    [ "$CRC" -eq 1 ] || err="$err; client exit $CRC, expected 1"
+    [ "$(grep -v '^waiting for a client' "$LOGDIR/$NAME.server")" = \
+      "$want" ] || err="$err; server output is not '$want'"
+    LC_ALL=C grep -q '[^[:print:]]' "$LOGDIR/$NAME.server" &&
+        err="$err; a raw control byte reached the server's output"
+    grep -q "not the expected text" "$LOGDIR/$NAME.server.err" ||
+        err="$err; the server did not reject the text"
+    grep -q "did not arrive as expected" "$LOGDIR/$NAME.client.err" ||
+        err="$err; the client did not report the rejection"
+
+    if [ -n "$err" ]; then
+        fail "hostile text: ${err#; }"
+        logs
+    else
+        pass "hostile text: $want (server and client exit 1)"
+    fi
+}
+
+# The port of the last server, which has exited: nobody listens there
+check_no_server() {
+    local msg
+    NAME="noserver"
+    msg="cannot connect to localhost:$LAST_PORT: Connection refused;"
+    msg="$msg is the server running?"
+
+    timeout "$LIMIT" "$HELLO" -t tcp -d lo -p "$LAST_PORT" -n localhost \
+        >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
+    RC=$?
+    if [ $RC -eq 1 ] && [ "$(cat "$LOGDIR/$NAME.err")" = "$msg" ] &&
+       [ ! -s "$LOGDIR/$NAME.out" ]; then
+        pass "no server on port $LAST_PORT: exit 1, $msg"
+    else
+        fail "no server on port $LAST_PORT: exit $RC, expected 1 and '$msg'"
+        show_logs "$LOGDIR/$NAME.out" "$LOGDIR/$NAME.err"
+    fi
+}
+
+check_loopback() {
+    local want="received 11 bytes: hello world"
+    NAME="loopback"
+
+    timeout "$LIMIT" "$HELLO" -t tcp -d lo -l \
+        >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
+    RC=$?
+    if [ $RC -eq 0 ] && [ "$(cat "$LOGDIR/$NAME.out")" = "$want" ] &&
+       [ ! -s "$LOGDIR/$NAME.err" ]; then
+        pass "loopback -t tcp -d lo -l: $want"
+    else
+        fail "loopback -t tcp -d lo -l: exit $RC, expected 0 and '$want'"
+        show_logs "$LOGDIR/$NAME.out" "$LOGDIR/$NAME.err"
+    fi
+}
+
+if [ ! -x "$HELLO" ]; then
+    echo "FAIL: $HELLO is not built"
+    exit 1
+fi
+
+for size in 8 max; do
+    check_send -i am_short "$size"
+    check_send -b am_bcopy "$size"
+    check_send -z am_zcopy "$size"
+done
+check_hostile
+check_loopback
+check_no_server
+
+exit $FAILED
