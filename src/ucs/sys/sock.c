@@ -21,14 +21,25 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* Out of descriptors or socket memory: a state that passes */
+static int ucs_socket_err_is_exhaustion(int err)
+{
+    return (err == EMFILE) || (err == ENFILE) || (err == ENOBUFS) ||
+           (err == ENOMEM);
+}
+
 ucs_status_t ucs_socket_create(int domain, int type, int *fd_p)
 {
     int fd;
 
     fd = socket(domain, type | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        ucs_error("socket(domain=%d, type=%d) failed: %m; check the open "
-                  "files limit (ulimit -n)", domain, type);
+        if (ucs_socket_err_is_exhaustion(errno)) {
+            ucs_error("socket(domain=%d, type=%d) failed: %m; raise the "
+                      "open files limit (ulimit -n)", domain, type);
+            return UCS_ERR_NO_RESOURCE;
+        }
+        ucs_error("socket(domain=%d, type=%d) failed: %m", domain, type);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -191,6 +202,9 @@ ucs_status_t ucs_socket_accept(int fd, struct sockaddr *addr,
         if ((errno == EAGAIN) || (errno == EWOULDBLOCK) ||
             (errno == ECONNABORTED)) {
             return UCS_ERR_NO_PROGRESS;
+        }
+        if (ucs_socket_err_is_exhaustion(errno)) {
+            return UCS_ERR_NO_RESOURCE; /* the caller decides how to wait */
         }
         ucs_error("accept(fd=%d) failed: %m", fd);
         return UCS_ERR_IO_ERROR;

@@ -28,7 +28,8 @@ struct ifreq;
 /** Enough room for any string ucs_sockaddr_str() produces. */
 #define UCS_SOCKADDR_STRING_LEN 64
 
-/** Create a socket (close-on-exec); @a fd_p is set only on success. */
+/** Create a socket (close-on-exec); @a fd_p is set only on success.
+ *  UCS_ERR_NO_RESOURCE when out of file descriptors. */
 ucs_status_t ucs_socket_create(int domain, int type, int *fd_p);
 
 /** setsockopt() that logs failures. */
@@ -63,8 +64,10 @@ ucs_status_t ucs_socket_server_init(const struct sockaddr *saddr, int backlog,
                                     int *listen_fd_p);
 
 /**
- * Accept a connection on @a fd. @a addr and @a length_p may be NULL.
- * UCS_ERR_NO_PROGRESS if none is pending on a non-blocking socket.
+ * Accept a connection on @a fd (close-on-exec). @a addr and @a length_p
+ * may be NULL. UCS_ERR_NO_PROGRESS if none is pending on a non-blocking
+ * socket; UCS_ERR_NO_RESOURCE, not logged, when out of file descriptors
+ * or socket memory (the connection stays pending).
  */
 ucs_status_t ucs_socket_accept(int fd, struct sockaddr *addr,
                                socklen_t *length_p, int *accept_fd_p);

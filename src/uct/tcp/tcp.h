@@ -19,6 +19,7 @@
 #include <ucs/datastruct/arbiter.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/ptr_array.h>
+#include <ucs/debug/log_limit.h>
 #include <ucs/memory/mpool.h>
 #include <ucs/time/time.h>
 #include <ucs/sys/event_set.h>
@@ -28,7 +29,7 @@
 
 #define UCT_TCP_NAME       "tcp"
 #define UCT_TCP_MAGIC      0x706374756e65706full /* "openuctp", LE */
-#define UCT_TCP_VERSION    2
+#define UCT_TCP_VERSION    3
 
 /* Gather limit of one send (header, prefix and the user's pieces) */
 #define UCT_TCP_MAX_SEND_IOV      64
@@ -43,24 +44,47 @@
 #define UCT_TCP_EPOLL_PERIOD      8
 /* Largest user header of am_zcopy (kept in the operation) */
 #define UCT_TCP_MAX_AM_HDR        128
+/* Out of file descriptors, the listening socket is not polled for this
+ * long */
+#define UCT_TCP_ACCEPT_BACKOFF_SEC 0.1
+/* GET responses up to this size are copied when the request arrives;
+ * larger ones are sent from the registered memory */
+#define UCT_TCP_GET_COPY_MAX      8192
 
 /* Message ids past the AM range */
 enum {
-    UCT_TCP_OP_PUT      = 0x40, /* uint64 remote address, then data */
+    UCT_TCP_OP_PUT      = 0x40, /* uct_tcp_put_hdr_t, then data */
     UCT_TCP_OP_GET_REQ  = 0x41, /* uct_tcp_get_req_t */
-    UCT_TCP_OP_GET_RESP = 0x42, /* data of the oldest outstanding GET */
+    UCT_TCP_OP_GET_RESP = 0x42, /* data of the oldest outstanding GET, or
+                                   nothing with UCT_TCP_HDR_FLAG_DENIED */
     UCT_TCP_OP_ACK_REQ  = 0x43, /* no payload: answer with one ACK */
-    UCT_TCP_OP_ACK      = 0x44  /* no payload: everything sent before the
-                                   matching ACK_REQ was handled */
+    UCT_TCP_OP_ACK      = 0x44, /* no payload: everything sent before the
+                                   matching ACK_REQ was handled; with
+                                   UCT_TCP_HDR_FLAG_DENIED, some PUT since
+                                   the previous ACK was refused */
+    UCT_TCP_OP_LAST
+};
+
+/* Header flags */
+enum {
+    /* GET_RESP, ACK: a remote access was refused (key, range or right) */
+    UCT_TCP_HDR_FLAG_DENIED = UCS_BIT(0)
 };
 
 /* Header of every message on the stream (8 bytes keeps payloads of
  * consecutive messages 8-byte aligned relative to each other). */
 typedef struct uct_tcp_hdr {
     uint8_t  id;
-    uint8_t  reserved[3];
+    uint8_t  flags;      /* UCT_TCP_HDR_FLAG_*; 0 where none applies */
+    uint16_t reserved;   /* 0 */
     uint32_t length;     /* payload bytes after the header */
 } uct_tcp_hdr_t;
+
+/* Start of a PUT's payload: where, under which key; the data follows. */
+typedef struct uct_tcp_put_hdr {
+    uint64_t remote_addr;
+    uint64_t rkey;
+} uct_tcp_put_hdr_t;
 
 /* Kinds of connection a handshake opens */
 enum {
@@ -83,6 +107,7 @@ typedef struct uct_tcp_handshake {
     uint32_t src_ep_id;      /* CONN_TO_EP: the connecting side's ep */
     uint32_t src_ep_cookie;
     uint8_t  listen_addr[16]; /* connecting iface's address (4 or 16) */
+    uint64_t secret;         /* the accepting iface's, from its address */
 } uct_tcp_handshake_t;
 
 /* Handshake results */
@@ -90,7 +115,9 @@ enum {
     UCT_TCP_HS_ACCEPTED    = 0,
     UCT_TCP_HS_BAD_VERSION = 1, /* the reply carries our version */
     UCT_TCP_HS_NO_EP       = 2, /* CONN_TO_EP: no such endpoint */
-    UCT_TCP_HS_DUPLICATE   = 3  /* CONN_TO_EP: endpoint already connected */
+    UCT_TCP_HS_DUPLICATE   = 3, /* CONN_TO_EP: endpoint already connected */
+    UCT_TCP_HS_BAD_SECRET  = 4, /* not the secret of this iface's address */
+    UCT_TCP_HS_BAD_REQUEST = 5  /* malformed handshake */
 };
 
 /* First bytes the accepting side sends back. A refusal is followed by
@@ -105,6 +132,7 @@ typedef struct uct_tcp_handshake_reply {
 typedef struct uct_tcp_get_req {
     uint64_t remote_addr;
     uint64_t length;
+    uint64_t rkey;
 } uct_tcp_get_req_t;
 
 /* Device address: family byte then the 4 or 16 address bytes. */
@@ -113,14 +141,20 @@ typedef struct UCS_S_PACKED uct_tcp_device_addr {
     uint8_t addr[16];        /* only 4 used for AF_INET */
 } uct_tcp_device_addr_t;
 
-/* Iface address: the listening port, network order. */
-typedef uint16_t uct_tcp_iface_addr_t;
+/* Iface address: the listening port and the secret a connection must
+ * present; only peers that were given the address can connect. */
+typedef struct UCS_S_PACKED uct_tcp_iface_addr {
+    uint16_t port;           /* network order */
+    uint64_t secret;
+} uct_tcp_iface_addr_t;
 
-/* Endpoint address (CONNECT_TO_EP): iface port + ep id and cookie. */
+/* Endpoint address (CONNECT_TO_EP): iface port and secret + ep id and
+ * cookie. */
 typedef struct UCS_S_PACKED uct_tcp_ep_addr {
     uint16_t port;           /* network order */
     uint32_t ep_id;
     uint32_t cookie;
+    uint64_t secret;
 } uct_tcp_ep_addr_t;
 
 /* Length of a device address of @a family. */
@@ -159,10 +193,26 @@ typedef struct uct_tcp_iface_config {
     uct_tcp_af_prio_t        af_prio;
 } uct_tcp_iface_config_t;
 
+/* Causes of the log lines a peer can trigger, each rate-limited per
+ * iface (ucs/debug/log_limit.h) */
+enum {
+    UCT_TCP_LOG_PROTOCOL,    /* malformed input: the connection is closed */
+    UCT_TCP_LOG_REFUSED,     /* handshake refused */
+    UCT_TCP_LOG_RMA_DENIED,  /* PUT or GET outside a registered region */
+    UCT_TCP_LOG_ACCEPT,      /* cannot accept: out of file descriptors */
+    UCT_TCP_LOG_LAST
+};
+
 typedef struct uct_tcp_iface {
     uct_base_iface_t      super;
     ucs_sys_event_set_t   *event_set;
     int                   listen_fd;
+    int                   listen_paused; /* out of fds: not polled until
+                                            accept_resume */
+    ucs_time_t            accept_resume;
+    uint64_t              secret;        /* in our addresses; a handshake
+                                            must present it */
+    ucs_log_limit_t       log_limit[UCT_TCP_LOG_LAST];
     uct_tcp_sockaddr_t    listen_addr;   /* bound address and port */
     int                   is_loopback;
     ucs_arbiter_t         arbiter;       /* pending requests of all eps */
@@ -183,6 +233,8 @@ typedef struct uct_tcp_iface {
     size_t                tx_queued;     /* bytes queued on all eps */
     unsigned              rx_held;       /* receive buffers held: eps with
                                             a partial message */
+    uint32_t              rma_denied;    /* our PUTs/GETs a peer refused */
+    uint32_t              rma_refused;   /* peers' PUTs/GETs we refused */
     unsigned              armed_read;    /* scratch of event_arm */
     int                   armed;         /* event_arm was called and
                                             progress not since: nothing
@@ -226,13 +278,14 @@ typedef enum {
 
 enum {
     UCT_TCP_EP_FLAG_INTERNAL   = UCS_BIT(0), /* created by accept */
-    UCT_TCP_EP_FLAG_WAIT_REPLY = UCS_BIT(1), /* handshake reply not yet in */
-    UCT_TCP_EP_FLAG_PUT_UNACKED= UCS_BIT(2), /* PUTs since the last ACK_REQ */
-    UCT_TCP_EP_FLAG_TO_EP      = UCS_BIT(3), /* CONNECT_TO_EP endpoint */
-    UCT_TCP_EP_FLAG_CONNECTOR  = UCS_BIT(4), /* opened the connection */
-    UCT_TCP_EP_FLAG_PEER_KNOWN = UCS_BIT(5), /* connect_to_ep was called */
-    UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(6), /* holds a slot of ep_ids */
-    UCT_TCP_EP_FLAG_DEFERRED   = UCS_BIT(7)  /* on iface->defer_list */
+    UCT_TCP_EP_FLAG_PUT_UNACKED= UCS_BIT(1), /* PUTs since the last ACK_REQ */
+    UCT_TCP_EP_FLAG_TO_EP      = UCS_BIT(2), /* CONNECT_TO_EP endpoint */
+    UCT_TCP_EP_FLAG_CONNECTOR  = UCS_BIT(3), /* opened the connection */
+    UCT_TCP_EP_FLAG_PEER_KNOWN = UCS_BIT(4), /* connect_to_ep was called */
+    UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(5), /* holds a slot of ep_ids */
+    UCT_TCP_EP_FLAG_DEFERRED   = UCS_BIT(6), /* on iface->defer_list */
+    UCT_TCP_EP_FLAG_PUT_DENIED = UCS_BIT(7)  /* a PUT of the peer was refused
+                                                since our last ACK */
 };
 
 /* Something waiting for the socket, in order: bytes copied into a send
@@ -240,6 +293,8 @@ enum {
 typedef struct uct_tcp_tx {
     ucs_list_link_t  list;
     uct_completion_t *comp;      /* zcopy: completed when all is sent */
+    uint64_t         rkey;       /* zcopy GET response: the region it is
+                                    sent from, checked per write; else 0 */
     uint8_t          is_buf;
     uint32_t         iov_index;  /* zcopy: first entry not fully sent */
     uint32_t         iovcnt;
@@ -257,10 +312,20 @@ typedef struct uct_tcp_rx {
     char   data[];
 } uct_tcp_rx_t;
 
+/* What the bytes at the head of the receive buffer are: the receive
+ * handler is chosen when this changes, not tested per message */
+enum {
+    UCT_TCP_RX_MESSAGES,     /* uct_tcp_hdr_t and payload, one after another */
+    UCT_TCP_RX_HANDSHAKE,    /* accepted: the peer's uct_tcp_handshake_t */
+    UCT_TCP_RX_REPLY,        /* connector: the uct_tcp_handshake_reply_t */
+    UCT_TCP_RX_LAST
+};
+
 typedef struct uct_tcp_ep {
     uct_base_ep_t         super;
     uint8_t               state;         /* uct_tcp_ep_state_t */
-    uint8_t               flags;         /* UCT_TCP_EP_FLAG_* */
+    uint8_t               rx_phase;      /* UCT_TCP_RX_* */
+    uint16_t              flags;         /* UCT_TCP_EP_FLAG_* */
     uint8_t               rx_stream_id;  /* PUT/GET_RESP being streamed */
     uint8_t               conn_retries;
     int8_t                err_status;    /* FAILED: what sends return */
@@ -276,7 +341,9 @@ typedef struct uct_tcp_ep {
     uint32_t              ack_reqs_sent;
     uint32_t              acks_received;
     uint64_t              rx_stream_left;
-    char                  *rx_stream_dest; /* PUT target */
+    char                  *rx_stream_dest; /* PUT target; NULL: the data
+                                              of a refused PUT, dropped */
+    uint64_t              rx_stream_key;   /* PUT: checked per chunk */
     ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt;
                                             ACCEPTED: handshake deadline;
                                             DEFERRED: oldest held write */
@@ -309,7 +376,8 @@ typedef struct uct_tcp_get_op {
 typedef struct uct_tcp_flush_req {
     ucs_list_link_t  list;
     uct_completion_t *comp;
-    uint32_t         ack_seq;            /* acks_received that ends it */
+    uint32_t         ack_seq;            /* ep: acks_received that ends it;
+                                            iface: rma_denied when posted */
 } uct_tcp_flush_req_t;
 
 extern uct_tl_t           uct_tcp_tl;

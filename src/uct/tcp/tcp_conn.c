@@ -16,27 +16,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static ucs_status_t uct_tcp_ep_socket_create(uct_tcp_iface_t *iface,
-                                             int family, int *fd_p)
-{
-    int fd;
-
-    fd = socket(family, SOCK_STREAM, 0);
-    if (fd < 0) {
-        if ((errno == EMFILE) || (errno == ENFILE)) {
-            ucs_error("tcp iface %s: out of file descriptors (%m); raise "
-                      "the limit with 'ulimit -n'", iface->super.dev_name);
-            return UCS_ERR_NO_RESOURCE;
-        }
-        ucs_error("tcp iface %s: socket() failed: %m",
-                  iface->super.dev_name);
-        return UCS_ERR_IO_ERROR;
-    }
-
-    *fd_p = fd;
-    return UCS_OK;
-}
-
 /* Puts @a n bytes at the head of the send queue, before anything the
  * user sent while there was no connection. */
 static ucs_status_t uct_tcp_ep_queue_first(uct_tcp_ep_t *ep, const void *data,
@@ -65,9 +44,11 @@ static void uct_tcp_handshake_reply_init(uct_tcp_handshake_reply_t *reply,
     reply->status  = hs_status;
 }
 
-/* Queues the handshake of a connecting ep. */
+/* Queues the handshake of a connecting ep, with the @a secret of the
+ * address it connects to. */
 static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
-                                               uint8_t conn_type)
+                                               uint8_t conn_type,
+                                               uint64_t secret)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_handshake_t hs;
@@ -91,10 +72,12 @@ static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
         hs.src_ep_id     = ep->id;
         hs.src_ep_cookie = ep->cookie;
     }
+    hs.secret = secret;
 
     status = uct_tcp_ep_queue_first(ep, &hs, sizeof(hs));
     if (status == UCS_OK) {
-        ep->flags |= UCT_TCP_EP_FLAG_WAIT_REPLY | UCT_TCP_EP_FLAG_CONNECTOR;
+        ep->flags   |= UCT_TCP_EP_FLAG_CONNECTOR;
+        ep->rx_phase = UCT_TCP_RX_REPLY;
     }
     return status;
 }
@@ -147,8 +130,7 @@ static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
     ucs_status_t status;
     int fd, ret;
 
-    status = uct_tcp_ep_socket_create(iface, ep->peer_addr.sa.sa_family,
-                                      &fd);
+    status = ucs_socket_create(ep->peer_addr.sa.sa_family, SOCK_STREAM, &fd);
     if (status != UCS_OK) {
         return status;
     }
@@ -219,9 +201,11 @@ void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface)
             continue;
         }
         if (ep->state == UCT_TCP_EP_ACCEPTED) {
-            ucs_warn("tcp iface %p: no handshake from %s within "
-                     "UCX_TCP_CONN_TIMEOUT; closing the connection",
-                     (void*)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+            ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
+                             "tcp iface %p: no handshake from %s within "
+                             "UCX_TCP_CONN_TIMEOUT; closing the connection",
+                             (void*)iface,
+                             uct_tcp_ep_peer_str(ep, str, sizeof(str)));
             uct_tcp_ep_free(ep);
             continue;
         }
@@ -245,18 +229,21 @@ static void uct_tcp_ep_send_reply_now(int fd, uint16_t hs_status)
     (void)ret;
 }
 
-/* Refuses the connection of an internal ep: reply, one warning, close. */
+/* Refuses the connection of an internal ep: reply, one (rate-limited)
+ * warning, close. */
 static void uct_tcp_ep_refuse(uct_tcp_ep_t *ep, uint16_t hs_status,
                               const char *why)
 {
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     char str[UCS_SOCKADDR_STRING_LEN];
 
     if (hs_status != UCT_TCP_HS_ACCEPTED) {
         uct_tcp_ep_send_reply_now(ep->fd, hs_status);
     }
-    ucs_warn("tcp iface %p: refused the connection from %s: %s",
-             (void*)uct_tcp_ep_iface(ep),
-             uct_tcp_ep_peer_str(ep, str, sizeof(str)), why);
+    ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
+                     "tcp iface %p: refused the connection from %s: %s",
+                     (void*)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                     why);
     uct_tcp_ep_free(ep);
 }
 
@@ -292,6 +279,7 @@ static uct_tcp_ep_t *uct_tcp_ep_attach(uct_tcp_ep_t *ep, uct_tcp_ep_t *target,
     target->peer_id     = hs->src_ep_id;
     target->peer_cookie = hs->src_ep_cookie;
     target->state       = UCT_TCP_EP_CONNECTED;
+    target->rx_phase    = UCT_TCP_RX_MESSAGES;
     ep->fd              = -1;
     ep->events          = 0;
     ep->rx              = NULL;
@@ -302,7 +290,7 @@ static uct_tcp_ep_t *uct_tcp_ep_attach(uct_tcp_ep_t *ep, uct_tcp_ep_t *target,
 }
 
 
-int uct_tcp_handshake_prefix_ok(const char *data)
+static int uct_tcp_handshake_prefix_ok(const char *data)
 {
     uint64_t magic;
     uint16_t version;
@@ -312,53 +300,50 @@ int uct_tcp_handshake_prefix_ok(const char *data)
     return (magic == UCT_TCP_MAGIC) && (version == UCT_TCP_VERSION);
 }
 
-/* Checks the handshake at the head of @a ep's receive buffer (at least
- * its prefix when that is wrong). Returns the
- * ep that owns the connection from now on, or NULL if it was refused. */
-uct_tcp_ep_t *uct_tcp_ep_handle_handshake(uct_tcp_ep_t *ep)
+/* Compares secrets in a time that does not depend on where they differ */
+static int uct_tcp_secret_equal(uint64_t a, uint64_t b)
+{
+    volatile uint64_t diff = a ^ b;
+
+    return diff == 0;
+}
+
+/* What is wrong with a handshake of our version, or NULL. */
+static const char *uct_tcp_handshake_check(const uct_tcp_iface_t *iface,
+                                           const uct_tcp_handshake_t *hs,
+                                           uint16_t *hs_status_p)
+{
+    if (!uct_tcp_secret_equal(hs->secret, iface->secret)) {
+        /* checked first: nothing else of an unauthenticated peer is used */
+        *hs_status_p = UCT_TCP_HS_BAD_SECRET;
+        return "it does not know this interface's address secret (a stale "
+               "or forged address?)";
+    }
+    *hs_status_p = UCT_TCP_HS_BAD_REQUEST;
+    if ((hs->family != AF_INET) && (hs->family != AF_INET6)) {
+        return "malformed handshake (unknown address family)";
+    }
+    if ((hs->conn_type != UCT_TCP_CONN_TO_IFACE) &&
+        (hs->conn_type != UCT_TCP_CONN_TO_EP)) {
+        return "malformed handshake (unknown connection type)";
+    }
+    return NULL;
+}
+
+/* A CONNECT_TO_EP handshake: the connection goes to the user's ep it
+ * names. Returns that ep, or NULL if refused. */
+static uct_tcp_ep_t *uct_tcp_ep_handshake_to_ep(uct_tcp_ep_t *ep,
+                                                const uct_tcp_handshake_t *hs)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
-    uct_tcp_handshake_t hs;
     uct_tcp_ep_t *target;
     char why[128];
     void *value;
 
-    memset(&hs, 0, sizeof(hs));
-    memcpy(&hs, ep->rx->data + ep->rx->offset,
-           ucs_min(sizeof(hs), ep->rx->length - ep->rx->offset));
-    if (hs.magic != UCT_TCP_MAGIC) {
-        uct_tcp_ep_refuse(ep, UCT_TCP_HS_ACCEPTED,
-                          "wrong magic number (not an openuct tcp peer?)");
-        return NULL;
-    }
-    if (hs.version != UCT_TCP_VERSION) {
-        snprintf(why, sizeof(why), "it speaks protocol version %u, this "
-                 "side version %u", hs.version, UCT_TCP_VERSION);
-        uct_tcp_ep_refuse(ep, UCT_TCP_HS_BAD_VERSION, why);
-        return NULL;
-    }
-    ep->rx->offset += sizeof(hs);
-
-    if (hs.conn_type == UCT_TCP_CONN_TO_IFACE) {
-        if (uct_tcp_ep_queue_reply(ep) != UCS_OK) {
-            uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "out of memory");
-            return NULL;
-        }
-        ucs_list_del(&ep->retry_list); /* no handshake timeout now */
-        ep->state = UCT_TCP_EP_CONNECTED;
-        uct_tcp_ep_update_events(ep); /* the reply goes out when writable */
-        return ep;
-    }
-
-    if (hs.conn_type != UCT_TCP_CONN_TO_EP) {
-        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "unknown connection type");
-        return NULL;
-    }
-
-    if (!ucs_ptr_array_lookup(&iface->ep_ids, hs.dst_ep_id, &value) ||
-        (((uct_tcp_ep_t*)value)->cookie != hs.dst_ep_cookie)) {
+    if (!ucs_ptr_array_lookup(&iface->ep_ids, hs->dst_ep_id, &value) ||
+        (((uct_tcp_ep_t*)value)->cookie != hs->dst_ep_cookie)) {
         snprintf(why, sizeof(why), "no endpoint %u (cookie 0x%x) here; "
-                 "was it destroyed?", hs.dst_ep_id, hs.dst_ep_cookie);
+                 "was it destroyed?", hs->dst_ep_id, hs->dst_ep_cookie);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, why);
         return NULL;
     }
@@ -366,11 +351,66 @@ uct_tcp_ep_t *uct_tcp_ep_handle_handshake(uct_tcp_ep_t *ep)
     if ((target->state != UCT_TCP_EP_WAIT_PEER) ||
         (target->flags & UCT_TCP_EP_FLAG_CONNECTOR)) {
         snprintf(why, sizeof(why), "endpoint %u already has a connection",
-                 hs.dst_ep_id);
+                 hs->dst_ep_id);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_DUPLICATE, why);
         return NULL;
     }
-    return uct_tcp_ep_attach(ep, target, &hs);
+    return uct_tcp_ep_attach(ep, target, hs);
+}
+
+/* Receive handler of an accepted connection: its handshake. A peer of
+ * another version (or not ours at all) is refused as soon as the first
+ * bytes show it, whatever it sends next; one of ours must present the
+ * secret of our address before anything else it says is looked at.
+ * Returns the ep that owns the connection from now on (@a ep itself while
+ * bytes are missing), or NULL if it was refused. */
+uct_tcp_ep_t *uct_tcp_ep_rx_handshake(uct_tcp_ep_t *ep)
+{
+    const char *data = ep->rx->data + ep->rx->offset;
+    size_t avail     = ep->rx->length - ep->rx->offset;
+    uct_tcp_handshake_t hs;
+    uint16_t hs_status;
+    const char *why;
+    char text[128];
+
+    if ((avail < UCT_TCP_HS_PREFIX_LEN) ||
+        ((avail < sizeof(hs)) && uct_tcp_handshake_prefix_ok(data))) {
+        return ep;
+    }
+
+    memset(&hs, 0, sizeof(hs));
+    memcpy(&hs, data, ucs_min(sizeof(hs), avail));
+    if (hs.magic != UCT_TCP_MAGIC) {
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_ACCEPTED,
+                          "wrong magic number (not an openuct tcp peer?)");
+        return NULL;
+    }
+    if (hs.version != UCT_TCP_VERSION) {
+        snprintf(text, sizeof(text), "it speaks protocol version %u, this "
+                 "side version %u", hs.version, UCT_TCP_VERSION);
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_BAD_VERSION, text);
+        return NULL;
+    }
+    why = uct_tcp_handshake_check(uct_tcp_ep_iface(ep), &hs, &hs_status);
+    if (why != NULL) {
+        uct_tcp_ep_refuse(ep, hs_status, why);
+        return NULL;
+    }
+    ep->rx->offset += sizeof(hs);
+
+    if (hs.conn_type == UCT_TCP_CONN_TO_EP) {
+        return uct_tcp_ep_handshake_to_ep(ep, &hs);
+    }
+
+    if (uct_tcp_ep_queue_reply(ep) != UCS_OK) {
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, "out of memory");
+        return NULL;
+    }
+    ucs_list_del(&ep->retry_list); /* no handshake timeout now */
+    ep->state    = UCT_TCP_EP_CONNECTED;
+    ep->rx_phase = UCT_TCP_RX_MESSAGES;
+    uct_tcp_ep_update_events(ep); /* the reply goes out when writable */
+    return ep;
 }
 
 static const char *uct_tcp_hs_status_str(uint16_t status)
@@ -382,35 +422,45 @@ static const char *uct_tcp_hs_status_str(uint16_t status)
         return "no such endpoint";
     case UCT_TCP_HS_DUPLICATE:
         return "endpoint already connected";
+    case UCT_TCP_HS_BAD_SECRET:
+        return "the address secret does not match (is the address stale?)";
+    case UCT_TCP_HS_BAD_REQUEST:
+        return "malformed handshake";
     default:
         return "unknown reason";
     }
 }
 
-/* The peer's answer to our handshake. UCS_OK: go on. */
-ucs_status_t uct_tcp_ep_handle_reply(uct_tcp_ep_t *ep)
+/* Receive handler of a connecting ep: the peer's answer to our
+ * handshake. Returns @a ep, or NULL if it was refused (the ep failed). */
+uct_tcp_ep_t *uct_tcp_ep_rx_reply(uct_tcp_ep_t *ep)
 {
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     char str[UCS_SOCKADDR_STRING_LEN];
     uct_tcp_handshake_reply_t reply;
 
+    if (ep->rx->length - ep->rx->offset < sizeof(reply)) {
+        return ep;
+    }
     memcpy(&reply, ep->rx->data + ep->rx->offset, sizeof(reply));
     if (reply.magic != UCT_TCP_MAGIC) {
         uct_tcp_ep_protocol_error(ep, "handshake reply with a wrong magic "
                                       "number (not an openuct tcp peer?)");
-        return UCS_ERR_CONNECTION_RESET;
+        return NULL;
     }
     if (reply.status != UCT_TCP_HS_ACCEPTED) {
-        ucs_warn("tcp ep %p: %s refused the connection: %s (its protocol "
-                 "version %u, ours %u)", (void*)ep,
-                 uct_tcp_ep_peer_str(ep, str, sizeof(str)),
-                 uct_tcp_hs_status_str(reply.status), reply.version,
-                 UCT_TCP_VERSION);
+        ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
+                         "tcp ep %p: %s refused the connection: %s (its "
+                         "protocol version %u, ours %u)", (void*)ep,
+                         uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                         uct_tcp_hs_status_str(reply.status), reply.version,
+                         UCT_TCP_VERSION);
         uct_tcp_ep_fail(ep, UCS_ERR_UNREACHABLE);
-        return UCS_ERR_UNREACHABLE;
+        return NULL;
     }
     ep->rx->offset += sizeof(reply);
-    ep->flags      &= ~UCT_TCP_EP_FLAG_WAIT_REPLY;
-    return UCS_OK;
+    ep->rx_phase    = UCT_TCP_RX_MESSAGES;
+    return ep;
 }
 
 ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
@@ -425,6 +475,7 @@ ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
     }
     ep->flags      = UCT_TCP_EP_FLAG_INTERNAL;
     ep->state      = UCT_TCP_EP_ACCEPTED;
+    ep->rx_phase   = UCT_TCP_RX_HANDSHAKE;
     ep->peer_addr  = *peer;
     ep->fd         = fd;
     /* a peer that never sends its handshake is dropped after this */
@@ -468,24 +519,25 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
                                         const uct_ep_params_t *params,
                                         uct_ep_h *ep_p)
 {
-    uct_tcp_iface_addr_t port;
+    uct_tcp_iface_addr_t addr;
     uct_tcp_ep_t *ep;
     ucs_status_t status;
 
-    memcpy(&port, params->iface_addr, sizeof(port));
+    memcpy(&addr, params->iface_addr, sizeof(addr));
     ep = uct_tcp_ep_alloc(iface);
     if (ep == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
     ++iface->num_user_eps;
 
-    status = uct_tcp_sockaddr_from_dev(params->dev_addr, port,
+    status = uct_tcp_sockaddr_from_dev(params->dev_addr, addr.port,
                                        &ep->peer_addr);
     if (status != UCS_OK) {
         goto err_free;
     }
 
-    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE);
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE,
+                                        addr.secret);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -548,6 +600,7 @@ ucs_status_t uct_tcp_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
                              iface->listen_addr.in.sin_port;
     ep_addr.ep_id  = ep->id;
     ep_addr.cookie = ep->cookie;
+    ep_addr.secret = iface->secret;
     memcpy(addr, &ep_addr, sizeof(ep_addr));
     return UCS_OK;
 }
@@ -604,7 +657,7 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
         return UCS_OK; /* the peer connects to us */
     }
 
-    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP);
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP, addr.secret);
     if (status != UCS_OK) {
         return status;
     }

@@ -205,11 +205,13 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
 
 void uct_tcp_ep_protocol_error(uct_tcp_ep_t *ep, const char *what)
 {
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     char str[UCS_SOCKADDR_STRING_LEN];
 
-    ucs_warn("tcp iface %p: %s from %s; closing the connection",
-             (void*)uct_tcp_ep_iface(ep), what,
-             uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+    ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
+                     "tcp iface %p: %s from %s; closing the connection",
+                     (void*)iface, what,
+                     uct_tcp_ep_peer_str(ep, str, sizeof(str)));
     uct_tcp_ep_fail(ep, UCS_ERR_CONNECTION_RESET);
 }
 
@@ -304,7 +306,7 @@ ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
         return UCS_OK;
     }
 
-    uct_tcp_hdr_init(&hdr, UCT_TCP_OP_ACK_REQ, 0);
+    uct_tcp_hdr_init(&hdr, UCT_TCP_OP_ACK_REQ, 0, 0);
     if (uct_tcp_ep_ctrl_send(ep, &hdr, sizeof(hdr)) != UCS_OK) {
         return UCS_ERR_NO_MEMORY;
     }

@@ -49,21 +49,21 @@ static inline void uct_tcp_ep_tx_commit(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
 }
 
 static inline void uct_tcp_hdr_init(uct_tcp_hdr_t *hdr, uint8_t id,
-                                    size_t length)
+                                    size_t length, uint8_t flags)
 {
-    hdr->id          = id;
-    hdr->reserved[0] = 0;
-    hdr->reserved[1] = 0;
-    hdr->reserved[2] = 0;
-    hdr->length      = (uint32_t)length;
+    hdr->id       = id;
+    hdr->flags    = flags;
+    hdr->reserved = 0;
+    hdr->length   = (uint32_t)length;
 }
 
 /* Writes a header at @a dest, which need not be aligned. */
-static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length)
+static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length,
+                                     uint8_t flags)
 {
     uct_tcp_hdr_t hdr;
 
-    uct_tcp_hdr_init(&hdr, id, length);
+    uct_tcp_hdr_init(&hdr, id, length, flags);
     memcpy(dest, &hdr, sizeof(hdr));
 }
 
@@ -100,9 +100,8 @@ uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface);
 
 /* tcp_conn.c: connection set-up and handshake */
 void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep);
-int uct_tcp_handshake_prefix_ok(const char *data);
-uct_tcp_ep_t *uct_tcp_ep_handle_handshake(uct_tcp_ep_t *ep);
-ucs_status_t uct_tcp_ep_handle_reply(uct_tcp_ep_t *ep);
+uct_tcp_ep_t *uct_tcp_ep_rx_handshake(uct_tcp_ep_t *ep);
+uct_tcp_ep_t *uct_tcp_ep_rx_reply(uct_tcp_ep_t *ep);
 ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
                                         const uct_ep_params_t *params,
                                         uct_ep_h *ep_p);
@@ -117,7 +116,7 @@ char *uct_tcp_ep_tx_reserve(uct_tcp_ep_t *ep, size_t n, int user,
 void uct_tcp_ep_defer_stop(uct_tcp_ep_t *ep);
 ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
                                   size_t n);
-void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep);
+void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep, ucs_status_t status);
 void uct_tcp_ep_tx_progress(uct_tcp_ep_t *ep);
 void uct_tcp_ep_tx_kick(uct_tcp_ep_t *ep);
 ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,

@@ -11,6 +11,7 @@
 
 #include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
 #include <ucs/sys/sock.h>
 
 #include <arpa/inet.h>
@@ -209,6 +210,23 @@ ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
     return ucs_socket_set_nonblock(fd);
 }
 
+/* Out of file descriptors: the pending connection stays in the backlog
+ * and the listening socket leaves the poll set for a while, so progress
+ * does not spin on it. */
+static void uct_tcp_iface_accept_pause(uct_tcp_iface_t *iface)
+{
+    ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_ACCEPT],
+                     "tcp iface %s: cannot accept connections: out of file "
+                     "descriptors; accepting again in %.0f ms (raise the "
+                     "limit with 'ulimit -n')", iface->super.dev_name,
+                     UCT_TCP_ACCEPT_BACKOFF_SEC * 1e3);
+    if (ucs_event_set_del(iface->event_set, iface->listen_fd) == UCS_OK) {
+        iface->listen_paused = 1;
+        iface->accept_resume = ucs_get_time() +
+                               ucs_time_from_sec(UCT_TCP_ACCEPT_BACKOFF_SEC);
+    }
+}
+
 static void uct_tcp_iface_accept(uct_tcp_iface_t *iface)
 {
     char str[UCS_SOCKADDR_STRING_LEN];
@@ -218,20 +236,13 @@ static void uct_tcp_iface_accept(uct_tcp_iface_t *iface)
     int fd;
 
     for (;;) {
-        len = sizeof(peer);
-        fd  = accept(iface->listen_fd, &peer.sa, &len);
-        if (fd < 0) {
-            if ((errno == EMFILE) || (errno == ENFILE)) {
-                /* the connection stays in the backlog; try again later */
-                ucs_error("tcp iface %s: cannot accept a connection: out of "
-                          "file descriptors (%m); raise the limit with "
-                          "'ulimit -n'", iface->super.dev_name);
-            } else if ((errno != EAGAIN) && (errno != EWOULDBLOCK) &&
-                       (errno != EINTR) && (errno != ECONNABORTED)) {
-                ucs_error("tcp iface %s: accept() failed: %m",
-                          iface->super.dev_name);
-            }
+        len    = sizeof(peer);
+        status = ucs_socket_accept(iface->listen_fd, &peer.sa, &len, &fd);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            uct_tcp_iface_accept_pause(iface);
             return;
+        } else if (status != UCS_OK) {
+            return; /* nothing to accept, or logged */
         }
 
         status = uct_tcp_iface_set_sockopts(iface, fd, 0);
@@ -244,6 +255,20 @@ static void uct_tcp_iface_accept(uct_tcp_iface_t *iface)
                       ucs_sockaddr_str(&peer.sa, str, sizeof(str)));
             close(fd);
         }
+    }
+}
+
+/* The back-off after running out of file descriptors is over: poll the
+ * listening socket again. */
+static void uct_tcp_iface_accept_resume(uct_tcp_iface_t *iface)
+{
+    if (ucs_get_time() < iface->accept_resume) {
+        return;
+    }
+    if (ucs_event_set_add(iface->event_set, iface->listen_fd,
+                          UCS_EVENT_SET_EVREAD, iface) == UCS_OK) {
+        iface->listen_paused = 0;
+        uct_tcp_iface_accept(iface);
     }
 }
 
@@ -273,9 +298,12 @@ static void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
         }
     }
 
+    /* a PUT or GET a peer refused since the flush was posted fails it */
     ucs_list_for_each_safe(req, tmp, &iface->flush_list, list) {
         ucs_list_del(&req->list);
-        uct_invoke_completion(req->comp, UCS_OK);
+        uct_invoke_completion(req->comp, (req->ack_seq == iface->rma_denied) ?
+                                                 UCS_OK :
+                                                 UCS_ERR_INVALID_ADDR);
         ucs_mpool_put(req);
     }
 }
@@ -335,6 +363,9 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     if (ucs_unlikely(!ucs_list_is_empty(&iface->flush_list))) {
         uct_tcp_iface_check_flush(iface);
     }
+    if (ucs_unlikely(iface->listen_paused)) {
+        uct_tcp_iface_accept_resume(iface);
+    }
 
 out:
     iface->in_progress = 0;
@@ -387,7 +418,8 @@ static ucs_status_t uct_tcp_iface_flush(uct_iface_h tl_iface, unsigned flags,
                   (void*)iface);
         return UCS_ERR_NO_MEMORY;
     }
-    req->comp = comp;
+    req->comp    = comp;
+    req->ack_seq = iface->rma_denied;
     ucs_list_add_tail(&iface->flush_list, &req->list);
     return UCS_INPROGRESS;
 }
@@ -476,11 +508,13 @@ static ucs_status_t uct_tcp_iface_query(uct_iface_h tl_iface,
     attr->cap.am.max_iov         = iface->config.max_iov;
 
     if (iface->config.put_enable) {
-        attr->cap.put.max_short       = max_bcopy - sizeof(uint64_t);
-        attr->cap.put.max_bcopy       = max_bcopy - sizeof(uint64_t);
+        attr->cap.put.max_short       = max_bcopy -
+                                        sizeof(uct_tcp_put_hdr_t);
+        attr->cap.put.max_bcopy       = max_bcopy -
+                                        sizeof(uct_tcp_put_hdr_t);
         attr->cap.put.min_zcopy       = 0;
         attr->cap.put.max_zcopy       = UCT_TCP_MAX_STREAM_MSG -
-                                        sizeof(uint64_t);
+                                        sizeof(uct_tcp_put_hdr_t);
         attr->cap.put.opt_zcopy_align = 1;
         attr->cap.put.align_mtu       = 1;
         attr->cap.put.max_iov         = iface->config.max_iov;
@@ -535,9 +569,12 @@ static uint16_t uct_tcp_iface_port(const uct_tcp_iface_t *iface)
 static ucs_status_t uct_tcp_iface_get_address(uct_iface_h tl_iface,
                                               uct_iface_addr_t *addr)
 {
-    uct_tcp_iface_addr_t port = uct_tcp_iface_port(uct_tcp_iface(tl_iface));
+    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
+    uct_tcp_iface_addr_t iface_addr;
 
-    memcpy(addr, &port, sizeof(port));
+    iface_addr.port   = uct_tcp_iface_port(iface);
+    iface_addr.secret = iface->secret;
+    memcpy(addr, &iface_addr, sizeof(iface_addr));
     return UCS_OK;
 }
 
@@ -595,6 +632,10 @@ void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
                      "tx_queued_bytes");
     uct_vfs_add_uint(iface, &iface->rx_held, sizeof(iface->rx_held),
                      "rx_partial_msgs");
+    uct_vfs_add_uint(iface, &iface->rma_refused, sizeof(iface->rma_refused),
+                     "rma_refused");
+    uct_vfs_add_uint(iface, &iface->rma_denied, sizeof(iface->rma_denied),
+                     "rma_denied_by_peers");
     uct_vfs_add_value(iface, iface->config.tx_buf_size,
                       "tx_queue_limit_per_ep");
 }
@@ -602,6 +643,23 @@ void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
 /* ------------------------------------------------------------------------
  * Open and close
  */
+
+/* Says how many peer-triggered lines were suppressed, before closing */
+static void uct_tcp_iface_log_flush(uct_tcp_iface_t *iface)
+{
+    static const char *what[UCT_TCP_LOG_LAST] = {
+        [UCT_TCP_LOG_PROTOCOL]   = "tcp: malformed input from peers",
+        [UCT_TCP_LOG_REFUSED]    = "tcp: refused connections",
+        [UCT_TCP_LOG_RMA_DENIED] = "tcp: refused remote accesses",
+        [UCT_TCP_LOG_ACCEPT]     = "tcp: accept out of file descriptors"
+    };
+    unsigned i;
+
+    for (i = 0; i < UCT_TCP_LOG_LAST; ++i) {
+        ucs_log_limit_flush(&iface->log_limit[i], UCS_LOG_LEVEL_WARN,
+                            what[i]);
+    }
+}
 
 static void uct_tcp_iface_close(uct_iface_h tl_iface)
 {
@@ -623,9 +681,12 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
         uct_invoke_completion(req->comp, UCS_ERR_CANCELED);
         ucs_mpool_put(req);
     }
-    ucs_event_set_del(iface->event_set, iface->listen_fd);
+    if (!iface->listen_paused) {
+        ucs_event_set_del(iface->event_set, iface->listen_fd);
+    }
     close(iface->listen_fd);
     ucs_event_set_cleanup(iface->event_set);
+    uct_tcp_iface_log_flush(iface);
     ucs_arbiter_cleanup(&iface->arbiter);
     ucs_ptr_array_cleanup(&iface->ep_ids, 0);
     ucs_mpool_cleanup(&iface->op_mp, 1);
@@ -798,7 +859,8 @@ err_tx:
 static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
                                               const uct_tcp_iface_config_t *c)
 {
-    const size_t min_seg = sizeof(uct_tcp_hdr_t) + 2 * sizeof(uint64_t);
+    /* a handshake and every control message must fit in a segment */
+    const size_t min_seg = 256;
     double user_timeout;
 
     if ((c->tx_seg_size < min_seg) || (c->rx_seg_size < min_seg) ||
@@ -879,6 +941,7 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
             (const uct_tcp_iface_config_t*)tl_config;
     uct_tcp_iface_t *iface;
     ucs_status_t status;
+    unsigned i;
 
     iface = calloc(1, sizeof(*iface));
     if (iface == NULL) {
@@ -902,6 +965,13 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
 
     iface->listen_fd = -1;
     iface->cookie    = (uint32_t)ucs_get_time() ^ ((uint32_t)getpid() << 16);
+    for (i = 0; i < UCT_TCP_LOG_LAST; ++i) {
+        ucs_log_limit_init(&iface->log_limit[i]);
+    }
+    status = ucs_sys_random_bytes(&iface->secret, sizeof(iface->secret));
+    if (status != UCS_OK) {
+        goto err_cleanup_base_iface;
+    }
     ucs_list_head_init(&iface->ep_list);
     ucs_list_head_init(&iface->flush_list);
     ucs_list_head_init(&iface->retry_list);
@@ -966,6 +1036,7 @@ err_cleanup_mpools:
 err_cleanup_base:
     ucs_ptr_array_cleanup(&iface->ep_ids, 0);
     ucs_arbiter_cleanup(&iface->arbiter);
+err_cleanup_base_iface:
     uct_base_iface_cleanup(&iface->super);
 err_free:
     free(iface);

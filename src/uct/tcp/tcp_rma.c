@@ -1,6 +1,10 @@
 /*
- * PUT and GET operations of tcp endpoints. The remote address travels in
- * the PUT and GET messages; PUTs are acknowledged only when a flush asks.
+ * PUT and GET operations of tcp endpoints. The remote address and the
+ * remote key (the 64-bit key of a region registered with the peer's tcp
+ * memory domain) travel in the PUT and GET messages; the peer applies an
+ * access only inside that region. PUTs are acknowledged only when a flush
+ * asks; a refused PUT fails that flush, a refused GET its own completion,
+ * with UCS_ERR_INVALID_ADDR.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -42,26 +46,29 @@ ucs_status_t uct_tcp_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 {
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
-    struct iovec iov[3];
-    uct_tcp_hdr_t hdr;
+    struct {
+        uct_tcp_hdr_t     hdr;
+        uct_tcp_put_hdr_t put;
+    } msg;
+    struct iovec iov[2];
     ucs_status_t status;
 
     status = uct_iface_check_length(&iface->super, "put_short", length,
                                     iface->config.max_bcopy -
-                                    sizeof(remote_addr));
+                                    sizeof(msg.put));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
-    uct_tcp_hdr_init(&hdr, UCT_TCP_OP_PUT, sizeof(remote_addr) + length);
-    iov[0].iov_base = &hdr;
-    iov[0].iov_len  = sizeof(hdr);
-    iov[1].iov_base = &remote_addr;
-    iov[1].iov_len  = sizeof(remote_addr);
-    iov[2].iov_base = (void*)buffer;
-    iov[2].iov_len  = length;
-    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2,
-                              sizeof(hdr) + sizeof(remote_addr) + length);
+    uct_tcp_hdr_init(&msg.hdr, UCT_TCP_OP_PUT, sizeof(msg.put) + length, 0);
+    msg.put.remote_addr = remote_addr;
+    msg.put.rkey        = rkey;
+    iov[0].iov_base     = &msg;
+    iov[0].iov_len      = sizeof(msg);
+    iov[1].iov_base     = (void*)buffer;
+    iov[1].iov_len      = length;
+    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 2 : 1,
+                              sizeof(msg) + length);
     if (ucs_likely(status == UCS_OK)) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
     }
@@ -72,12 +79,12 @@ ssize_t uct_tcp_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                              void *arg, uint64_t remote_addr,
                              uct_rkey_t rkey)
 {
-    uct_tcp_ep_t *ep = uct_tcp_ep(tl_ep);
+    uct_tcp_ep_t *ep      = uct_tcp_ep(tl_ep);
+    uct_tcp_put_hdr_t put = {remote_addr, rkey};
     ssize_t ret;
 
-    ret = uct_tcp_ep_send_packed(ep, UCT_TCP_OP_PUT, &remote_addr,
-                                 sizeof(remote_addr), pack_cb, arg,
-                                 "put_bcopy packed");
+    ret = uct_tcp_ep_send_packed(ep, UCT_TCP_OP_PUT, &put, sizeof(put),
+                                 pack_cb, arg, "put_bcopy packed");
     if (ret >= 0) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
         uct_tcp_ep_put_sent(ep, ret, UCS_OK);
@@ -93,6 +100,7 @@ ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 {
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_put_hdr_t put  = {remote_addr, rkey};
     ucs_status_t status;
     size_t length;
 
@@ -103,13 +111,12 @@ ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     }
     length = uct_iov_total_length(iov, iovcnt);
     status = uct_iface_check_length(&iface->super, "put_zcopy", length,
-                                    UCT_TCP_MAX_STREAM_MSG -
-                                    sizeof(remote_addr));
+                                    UCT_TCP_MAX_STREAM_MSG - sizeof(put));
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_tcp_ep_send_zcopy(ep, UCT_TCP_OP_PUT, &remote_addr,
-                                   sizeof(remote_addr), iov, iovcnt, comp);
+    status = uct_tcp_ep_send_zcopy(ep, UCT_TCP_OP_PUT, &put, sizeof(put),
+                                   iov, iovcnt, comp);
     if (!UCS_STATUS_IS_ERR(status)) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
     }
@@ -118,7 +125,7 @@ ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 
 /* Sends a GET request; the response completes @a op in order. */
 static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
-                                        uint64_t remote_addr)
+                                        uint64_t remote_addr, uct_rkey_t rkey)
 {
     struct {
         uct_tcp_hdr_t     hdr;
@@ -127,9 +134,10 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     struct iovec iov;
     ucs_status_t status;
 
-    uct_tcp_hdr_init(&msg.hdr, UCT_TCP_OP_GET_REQ, sizeof(msg.req));
+    uct_tcp_hdr_init(&msg.hdr, UCT_TCP_OP_GET_REQ, sizeof(msg.req), 0);
     msg.req.remote_addr = remote_addr;
     msg.req.length      = op->length;
+    msg.req.rkey        = rkey;
     iov.iov_base        = &msg;
     iov.iov_len         = sizeof(msg);
     status = uct_tcp_ep_sendv(ep, &iov, 1, sizeof(msg));
@@ -184,7 +192,7 @@ ucs_status_t uct_tcp_ep_get_bcopy(uct_ep_h tl_ep,
     op->iovcnt    = 0;
     op->comp      = comp;
     return uct_tcp_ep_get_sent(ep, length,
-                               uct_tcp_ep_get_post(ep, op, remote_addr));
+                               uct_tcp_ep_get_post(ep, op, remote_addr, rkey));
 }
 
 ucs_status_t uct_tcp_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
@@ -229,5 +237,5 @@ ucs_status_t uct_tcp_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
         op->iovcnt = 0;
     }
     return uct_tcp_ep_get_sent(ep, length,
-                               uct_tcp_ep_get_post(ep, op, remote_addr));
+                               uct_tcp_ep_get_post(ep, op, remote_addr, rkey));
 }

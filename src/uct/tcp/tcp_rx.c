@@ -2,12 +2,22 @@
  * The receive path of tcp endpoints: messages are reassembled from the
  * byte stream in a pooled receive buffer, held only while a message is
  * partial; large PUT and GET data is streamed straight to its destination.
+ *
+ * Everything here is input from a peer. A header is checked before its
+ * payload is looked at; a PUT or GET touches memory only inside a live
+ * region registered with the key it carries and the right access
+ * (tcp_md.h), checked again for every chunk of a streamed PUT; anything
+ * else touches nothing, fails the peer's operation and draws one
+ * rate-limited warning.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
 
 #include "tcp_ep.h"
+#include "tcp_md.h"
+
+#include <inttypes.h>
 
 static void uct_tcp_ep_deliver_am(uct_tcp_iface_t *iface, uint8_t id,
                                   char *data, size_t length)
@@ -67,45 +77,113 @@ static void uct_tcp_get_op_fill(uct_tcp_get_op_t *op, const char *src,
     }
 }
 
-static void uct_tcp_ep_get_done(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op)
+static void uct_tcp_ep_get_done(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
+                                ucs_status_t status)
 {
     ucs_list_del(&op->list);
     if (op->comp != NULL) {
-        uct_invoke_completion(op->comp, UCS_OK);
+        uct_invoke_completion(op->comp, status);
     }
     ucs_mpool_put(op);
 }
 
-/* Answers a GET request: small ones copied, large ones sent from memory. */
-static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
-                                           const char *payload)
+static inline uct_tcp_md_t *uct_tcp_ep_md(uct_tcp_ep_t *ep)
+{
+    return uct_tcp_md(uct_tcp_ep_iface(ep)->super.md);
+}
+
+/* One warning per second per iface for remote accesses we refused. */
+static void uct_tcp_ep_rma_denied(uct_tcp_ep_t *ep, const char *op,
+                                  uint64_t address, uint64_t length,
+                                  uint64_t rkey, const char *why)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
-    uct_tcp_get_req_t req;
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    ++iface->rma_refused;
+    ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_RMA_DENIED],
+                     "tcp iface %p: refused a %s of %" PRIu64 " bytes at "
+                     "0x%" PRIx64 " (rkey 0x%" PRIx64 ") from %s: %s",
+                     (void*)iface, op, length, address, rkey,
+                     uct_tcp_ep_peer_str(ep, str, sizeof(str)), why);
+}
+
+/* Where a PUT of @a length bytes goes, with the md's lock held (end with
+ * uct_tcp_md_access_end()); NULL if it is refused (the data is dropped
+ * and the next ACK tells the peer). */
+static char *uct_tcp_ep_put_begin(uct_tcp_ep_t *ep,
+                                  const uct_tcp_put_hdr_t *put,
+                                  uint64_t length)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+
+    if (!iface->config.put_enable) {
+        uct_tcp_ep_rma_denied(ep, "PUT", put->remote_addr, length,
+                              put->rkey, "PUT is disabled here "
+                              "(UCX_TCP_PUT_ENABLE=n)");
+    } else if (uct_tcp_md_access_begin(uct_tcp_ep_md(ep), put->rkey,
+                                       put->remote_addr, length,
+                                       UCT_MD_MEM_ACCESS_REMOTE_PUT) ==
+               UCS_OK) {
+        return (char*)(uintptr_t)put->remote_addr;
+    } else {
+        uct_tcp_ep_rma_denied(ep, "PUT", put->remote_addr, length,
+                              put->rkey, "not inside a region registered "
+                              "for remote PUT with that key");
+    }
+    ep->flags |= UCT_TCP_EP_FLAG_PUT_DENIED;
+    return NULL;
+}
+
+/* Answers a GET request: small ones copied now, large ones sent from the
+ * registered memory (checked again before every write), a refused one
+ * with an empty, denied response. */
+static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
+                                           const uct_tcp_get_req_t *req)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_md_t *md       = uct_tcp_ep_md(ep);
     uct_tcp_hdr_t *hdr;
     struct iovec *iov;
     uct_tcp_tx_t *tx;
     char *dest;
 
-    memcpy(&req, payload, sizeof(req));
     uct_tcp_ep_defer_stop(ep); /* answers are not held back */
-    if (req.length > UCT_TCP_MAX_STREAM_MSG) {
+    if (req->length > UCT_TCP_MAX_STREAM_MSG) {
         uct_tcp_ep_protocol_error(ep, "GET request larger than 4 GB");
         return UCS_ERR_CONNECTION_RESET;
     }
 
-    if (req.length + sizeof(*hdr) <= iface->config.tx_buf_size / 2) {
-        dest = uct_tcp_ep_tx_reserve(ep, sizeof(*hdr) + req.length, 0, &tx);
+    if (uct_tcp_md_access_begin(md, req->rkey, req->remote_addr,
+                                req->length, UCT_MD_MEM_ACCESS_REMOTE_GET) !=
+        UCS_OK) {
+        uct_tcp_ep_rma_denied(ep, "GET", req->remote_addr, req->length,
+                              req->rkey, "not inside a region registered "
+                              "for remote GET with that key");
+        dest = uct_tcp_ep_tx_reserve(ep, sizeof(*hdr), 0, &tx);
         if (dest == NULL) {
             goto err_nomem;
         }
-        uct_tcp_hdr_write(dest, UCT_TCP_OP_GET_RESP,
-                         req.length);
-        memcpy(dest + sizeof(*hdr), (const void*)(uintptr_t)req.remote_addr,
-               req.length);
-        uct_tcp_ep_tx_commit(ep, tx, sizeof(*hdr) + req.length);
+        uct_tcp_hdr_write(dest, UCT_TCP_OP_GET_RESP, 0,
+                          UCT_TCP_HDR_FLAG_DENIED);
+        uct_tcp_ep_tx_commit(ep, tx, sizeof(*hdr));
         return UCS_OK;
     }
+
+    if (req->length <= UCT_TCP_GET_COPY_MAX) {
+        dest = uct_tcp_ep_tx_reserve(ep, sizeof(*hdr) + req->length, 0, &tx);
+        if (dest == NULL) {
+            uct_tcp_md_access_end(md);
+            goto err_nomem;
+        }
+        uct_tcp_hdr_write(dest, UCT_TCP_OP_GET_RESP, req->length, 0);
+        memcpy(dest + sizeof(*hdr), (const void*)(uintptr_t)req->remote_addr,
+               req->length);
+        uct_tcp_md_access_end(md);
+        uct_tcp_ep_tx_commit(ep, tx, sizeof(*hdr) + req->length);
+        return UCS_OK;
+    }
+    uct_tcp_md_access_end(md);
 
     tx = ucs_mpool_get(&iface->op_mp);
     if (tx == NULL) {
@@ -114,179 +192,266 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
     iov            = (struct iovec*)tx->data;
     hdr            = (uct_tcp_hdr_t*)(iov + 2);
     tx->comp       = NULL;
+    tx->rkey       = req->rkey;
     tx->is_buf     = 0;
     tx->iov_index  = 0;
     tx->iovcnt     = 2;
     tx->length     = 0;
     tx->offset     = 0;
-    uct_tcp_hdr_init(hdr, UCT_TCP_OP_GET_RESP, req.length);
+    uct_tcp_hdr_init(hdr, UCT_TCP_OP_GET_RESP, req->length, 0);
     iov[0].iov_base = hdr;
     iov[0].iov_len  = sizeof(*hdr);
-    iov[1].iov_base = (void*)(uintptr_t)req.remote_addr;
-    iov[1].iov_len  = req.length;
+    iov[1].iov_base = (void*)(uintptr_t)req->remote_addr;
+    iov[1].iov_len  = req->length;
     ucs_list_add_tail(&ep->tx_list, &tx->list);
     ++ep->tx_ops;
     return UCS_OK;
 
 err_nomem:
-    ucs_error("tcp ep %p: no memory to answer a GET", (void*)ep);
+    ucs_error_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
+                      "tcp ep %p: no memory to answer a GET", (void*)ep);
     uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
     return UCS_ERR_NO_MEMORY;
 }
 
-/* Handles the message at the head of the receive buffer, if complete (or
- * starts streaming it). UCS_OK: handled, go on; UCS_ERR_NO_PROGRESS:
+/*
+ * Handlers of one message type each. @a payload points at the @a avail
+ * bytes that follow the header in the receive buffer. UCS_OK: handled
+ * (rx->offset moved past what was used), go on; UCS_ERR_NO_PROGRESS:
  * needs more bytes; another status: the ep was failed (and may be gone).
  */
-static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
+typedef ucs_status_t (*uct_tcp_rx_msg_func_t)(uct_tcp_ep_t *ep,
+                                              const uct_tcp_hdr_t *hdr,
+                                              char *payload, size_t avail);
+
+static ucs_status_t uct_tcp_ep_rx_am(uct_tcp_ep_t *ep,
+                                     const uct_tcp_hdr_t *hdr, char *payload,
+                                     size_t avail)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
-    uct_tcp_rx_t *rx       = ep->rx;
-    size_t avail           = rx->length - rx->offset;
+
+    if (hdr->length > iface->config.max_am) {
+        uct_tcp_ep_protocol_error(ep, "active message larger than the "
+                                      "receive segment "
+                                      "(UCX_TCP_RX_SEG_SIZE)");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    if (avail < hdr->length) {
+        return UCS_ERR_NO_PROGRESS;
+    }
+    ep->rx->offset += sizeof(*hdr) + hdr->length;
+    uct_tcp_ep_deliver_am(iface, hdr->id, payload, hdr->length);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_tcp_ep_rx_put(uct_tcp_ep_t *ep,
+                                      const uct_tcp_hdr_t *hdr, char *payload,
+                                      size_t avail)
+{
+    uct_tcp_put_hdr_t put;
+    size_t length, n;
+    char *dest;
+
+    if (hdr->length < sizeof(put)) {
+        uct_tcp_ep_protocol_error(ep, "truncated PUT");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    if (avail < sizeof(put)) {
+        return UCS_ERR_NO_PROGRESS;
+    }
+    memcpy(&put, payload, sizeof(put));
+    length = hdr->length - sizeof(put);
+    n      = ucs_min(avail - sizeof(put), length);
+
+    dest = uct_tcp_ep_put_begin(ep, &put, length);
+    if (dest != NULL) {
+        memcpy(dest, payload + sizeof(put), n);
+        uct_tcp_md_access_end(uct_tcp_ep_md(ep));
+    }
+    ep->rx->offset += sizeof(*hdr) + sizeof(put) + n;
+    if (n < length) {
+        ep->rx_stream_id   = UCT_TCP_OP_PUT;
+        ep->rx_stream_dest = (dest != NULL) ? dest + n : NULL;
+        ep->rx_stream_left = length - n;
+        ep->rx_stream_key  = put.rkey;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t uct_tcp_ep_rx_get_req(uct_tcp_ep_t *ep,
+                                          const uct_tcp_hdr_t *hdr,
+                                          char *payload, size_t avail)
+{
+    uct_tcp_get_req_t req;
+
+    if (hdr->length != sizeof(req)) {
+        uct_tcp_ep_protocol_error(ep, "malformed GET request");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    if (avail < sizeof(req)) {
+        return UCS_ERR_NO_PROGRESS;
+    }
+    memcpy(&req, payload, sizeof(req));
+    ep->rx->offset += sizeof(*hdr) + sizeof(req);
+    return uct_tcp_ep_get_respond(ep, &req);
+}
+
+static ucs_status_t uct_tcp_ep_rx_get_resp(uct_tcp_ep_t *ep,
+                                           const uct_tcp_hdr_t *hdr,
+                                           char *payload, size_t avail)
+{
     uct_tcp_get_op_t *op;
-    uint64_t remote_addr;
-    uct_tcp_hdr_t hdr;
-    char *payload;
     size_t n;
+
+    if (ucs_list_is_empty(&ep->get_list)) {
+        uct_tcp_ep_protocol_error(ep, "GET response with no request");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    op = ucs_list_head(&ep->get_list, uct_tcp_get_op_t, list);
+
+    if (hdr->flags & UCT_TCP_HDR_FLAG_DENIED) {
+        if (hdr->length != 0) {
+            uct_tcp_ep_protocol_error(ep, "refused GET response with data");
+            return UCS_ERR_CONNECTION_RESET;
+        }
+        ep->rx->offset += sizeof(*hdr);
+        ++uct_tcp_ep_iface(ep)->rma_denied;
+        uct_tcp_ep_get_done(ep, op, UCS_ERR_INVALID_ADDR);
+        return UCS_OK;
+    }
+
+    if (op->length != hdr->length) {
+        uct_tcp_ep_protocol_error(ep, "GET response of the wrong length");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    if (op->unpack_cb != NULL) {
+        /* bcopy: bounded by the segment, delivered whole */
+        if (avail < hdr->length) {
+            return UCS_ERR_NO_PROGRESS;
+        }
+        ep->rx->offset += sizeof(*hdr) + hdr->length;
+        op->unpack_cb(op->arg, payload, hdr->length);
+        uct_tcp_ep_get_done(ep, op, UCS_OK);
+        return UCS_OK;
+    }
+
+    n = ucs_min(avail, (size_t)hdr->length);
+    uct_tcp_get_op_fill(op, payload, n);
+    ep->rx->offset += sizeof(*hdr) + n;
+    if (n < hdr->length) {
+        ep->rx_stream_id   = UCT_TCP_OP_GET_RESP;
+        ep->rx_stream_left = hdr->length - n;
+    } else {
+        uct_tcp_ep_get_done(ep, op, UCS_OK);
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t uct_tcp_ep_rx_ack_req(uct_tcp_ep_t *ep,
+                                          const uct_tcp_hdr_t *hdr,
+                                          char *payload, size_t avail)
+{
+    uct_tcp_hdr_t ack;
+
+    if (hdr->length != 0) {
+        uct_tcp_ep_protocol_error(ep, "malformed acknowledgement request");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    ep->rx->offset += sizeof(*hdr);
+    uct_tcp_hdr_init(&ack, UCT_TCP_OP_ACK, 0,
+                     (ep->flags & UCT_TCP_EP_FLAG_PUT_DENIED) ?
+                             UCT_TCP_HDR_FLAG_DENIED : 0);
+    if (uct_tcp_ep_ctrl_send(ep, &ack, sizeof(ack)) != UCS_OK) {
+        uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
+        return UCS_ERR_NO_MEMORY;
+    }
+    ep->flags &= ~UCT_TCP_EP_FLAG_PUT_DENIED;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_tcp_ep_rx_ack(uct_tcp_ep_t *ep,
+                                      const uct_tcp_hdr_t *hdr,
+                                      char *payload, size_t avail)
+{
+    if (hdr->length != 0) {
+        uct_tcp_ep_protocol_error(ep, "malformed acknowledgement");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    if (ep->acks_received == ep->ack_reqs_sent) {
+        /* it would complete a flush before the peer handled the data */
+        uct_tcp_ep_protocol_error(ep, "acknowledgement that was not asked "
+                                      "for");
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    ep->rx->offset += sizeof(*hdr);
+    ++ep->acks_received;
+    if (hdr->flags & UCT_TCP_HDR_FLAG_DENIED) {
+        ++uct_tcp_ep_iface(ep)->rma_denied;
+        uct_tcp_ep_check_flush(ep, UCS_ERR_INVALID_ADDR);
+    } else {
+        uct_tcp_ep_check_flush(ep, UCS_OK);
+    }
+    return UCS_OK;
+}
+
+static const struct {
+    uct_tcp_rx_msg_func_t func;
+    uint8_t               flags;    /* header flags it may carry */
+} uct_tcp_rx_ops[UCT_TCP_OP_LAST - UCT_TCP_OP_PUT] = {
+    [UCT_TCP_OP_PUT - UCT_TCP_OP_PUT]      = {uct_tcp_ep_rx_put, 0},
+    [UCT_TCP_OP_GET_REQ - UCT_TCP_OP_PUT]  = {uct_tcp_ep_rx_get_req, 0},
+    [UCT_TCP_OP_GET_RESP - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_get_resp,
+                                              UCT_TCP_HDR_FLAG_DENIED},
+    [UCT_TCP_OP_ACK_REQ - UCT_TCP_OP_PUT]  = {uct_tcp_ep_rx_ack_req, 0},
+    [UCT_TCP_OP_ACK - UCT_TCP_OP_PUT]      = {uct_tcp_ep_rx_ack,
+                                              UCT_TCP_HDR_FLAG_DENIED}
+};
+
+/* Handles the message at the head of the receive buffer, if complete (or
+ * starts streaming it); see uct_tcp_rx_msg_func_t for the result. */
+static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
+{
+    uct_tcp_rx_t *rx = ep->rx;
+    size_t avail     = rx->length - rx->offset;
+    uct_tcp_hdr_t hdr;
+    unsigned op;
 
     if (avail < sizeof(hdr)) {
         return UCS_ERR_NO_PROGRESS;
     }
     memcpy(&hdr, rx->data + rx->offset, sizeof(hdr));
-    payload = rx->data + rx->offset + sizeof(hdr);
-    avail  -= sizeof(hdr);
 
     if (hdr.id < UCT_AM_ID_MAX) {
-        if (hdr.length > iface->config.max_am) {
-            uct_tcp_ep_protocol_error(ep, "active message larger than the "
-                                          "receive segment "
-                                          "(UCX_TCP_RX_SEG_SIZE)");
-            return UCS_ERR_CONNECTION_RESET;
+        if (ucs_unlikely((hdr.flags != 0) || (hdr.reserved != 0))) {
+            goto err_hdr;
         }
-        if (avail < hdr.length) {
-            return UCS_ERR_NO_PROGRESS;
-        }
-        rx->offset += sizeof(hdr) + hdr.length;
-        uct_tcp_ep_deliver_am(iface, hdr.id, payload, hdr.length);
-        return UCS_OK;
+        return uct_tcp_ep_rx_am(ep, &hdr, rx->data + rx->offset + sizeof(hdr),
+                                avail - sizeof(hdr));
     }
 
-    switch (hdr.id) {
-    case UCT_TCP_OP_PUT:
-        if (hdr.length < sizeof(remote_addr)) {
-            uct_tcp_ep_protocol_error(ep, "truncated PUT");
-            return UCS_ERR_CONNECTION_RESET;
-        }
-        if (avail < sizeof(remote_addr)) {
-            return UCS_ERR_NO_PROGRESS;
-        }
-        memcpy(&remote_addr, payload, sizeof(remote_addr));
-        n = ucs_min(avail, (size_t)hdr.length) - sizeof(remote_addr);
-        memcpy((void*)(uintptr_t)remote_addr, payload + sizeof(remote_addr),
-               n);
-        rx->offset += sizeof(hdr) + sizeof(remote_addr) + n;
-        if (n < hdr.length - sizeof(remote_addr)) {
-            ep->rx_stream_id   = UCT_TCP_OP_PUT;
-            ep->rx_stream_dest = (char*)(uintptr_t)remote_addr + n;
-            ep->rx_stream_left = hdr.length - sizeof(remote_addr) - n;
-        }
-        return UCS_OK;
-    case UCT_TCP_OP_GET_REQ:
-        if (hdr.length != sizeof(uct_tcp_get_req_t)) {
-            uct_tcp_ep_protocol_error(ep, "malformed GET request");
-            return UCS_ERR_CONNECTION_RESET;
-        }
-        if (avail < hdr.length) {
-            return UCS_ERR_NO_PROGRESS;
-        }
-        rx->offset += sizeof(hdr) + hdr.length;
-        return uct_tcp_ep_get_respond(ep, payload);
-    case UCT_TCP_OP_GET_RESP:
-        if (ucs_list_is_empty(&ep->get_list)) {
-            uct_tcp_ep_protocol_error(ep, "GET response with no request");
-            return UCS_ERR_CONNECTION_RESET;
-        }
-        op = ucs_list_head(&ep->get_list, uct_tcp_get_op_t, list);
-        if (op->length != hdr.length) {
-            uct_tcp_ep_protocol_error(ep, "GET response of the wrong "
-                                          "length");
-            return UCS_ERR_CONNECTION_RESET;
-        }
-        if (op->unpack_cb != NULL) {
-            /* bcopy: bounded by the segment, delivered whole */
-            if (avail < hdr.length) {
-                return UCS_ERR_NO_PROGRESS;
-            }
-            rx->offset += sizeof(hdr) + hdr.length;
-            op->unpack_cb(op->arg, payload, hdr.length);
-            uct_tcp_ep_get_done(ep, op);
-            return UCS_OK;
-        }
-        n = ucs_min(avail, (size_t)hdr.length);
-        uct_tcp_get_op_fill(op, payload, n);
-        rx->offset += sizeof(hdr) + n;
-        if (n < hdr.length) {
-            ep->rx_stream_id   = UCT_TCP_OP_GET_RESP;
-            ep->rx_stream_left = hdr.length - n;
-        } else {
-            uct_tcp_ep_get_done(ep, op);
-        }
-        return UCS_OK;
-    case UCT_TCP_OP_ACK_REQ:
-    case UCT_TCP_OP_ACK:
-        if (hdr.length != 0) {
-            uct_tcp_ep_protocol_error(ep, "malformed acknowledgement");
-            return UCS_ERR_CONNECTION_RESET;
-        }
-        rx->offset += sizeof(hdr);
-        if (hdr.id == UCT_TCP_OP_ACK) {
-            ++ep->acks_received;
-            uct_tcp_ep_check_flush(ep);
-            return UCS_OK;
-        }
-        uct_tcp_hdr_init(&hdr, UCT_TCP_OP_ACK, 0);
-        if (uct_tcp_ep_ctrl_send(ep, &hdr, sizeof(hdr)) != UCS_OK) {
-            uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
-            return UCS_ERR_NO_MEMORY;
-        }
-        return UCS_OK;
-    default:
+    op = (unsigned)hdr.id - UCT_TCP_OP_PUT;
+    if ((hdr.id < UCT_TCP_OP_PUT) || (hdr.id >= UCT_TCP_OP_LAST)) {
         uct_tcp_ep_protocol_error(ep, "message with an invalid id");
         return UCS_ERR_CONNECTION_RESET;
     }
+    if ((hdr.flags & ~uct_tcp_rx_ops[op].flags) || (hdr.reserved != 0)) {
+        goto err_hdr;
+    }
+    return uct_tcp_rx_ops[op].func(ep, &hdr,
+                                   rx->data + rx->offset + sizeof(hdr),
+                                   avail - sizeof(hdr));
+
+err_hdr:
+    uct_tcp_ep_protocol_error(ep, "message header with unknown flags");
+    return UCS_ERR_CONNECTION_RESET;
 }
 
-/* Handles every complete message in the receive buffer. Returns the ep
- * that owns the connection afterwards, NULL if it failed. */
-static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
+/* Receive handler of a connected ep: every complete message in the
+ * buffer, until a large one starts streaming. Returns @a ep, or NULL if
+ * it failed. */
+static uct_tcp_ep_t *uct_tcp_ep_rx_messages(uct_tcp_ep_t *ep)
 {
     ucs_status_t status;
-    size_t avail;
-
-    if (ep->state == UCT_TCP_EP_ACCEPTED) {
-        avail = ep->rx->length - ep->rx->offset;
-        if ((avail < UCT_TCP_HS_PREFIX_LEN) ||
-            ((avail < sizeof(uct_tcp_handshake_t)) &&
-             uct_tcp_handshake_prefix_ok(ep->rx->data + ep->rx->offset))) {
-            /* a peer of another version (or not ours at all) is refused
-             * as soon as the prefix shows it, whatever it sends next */
-            return ep;
-        }
-        ep = uct_tcp_ep_handle_handshake(ep);
-        if (ep == NULL) {
-            return NULL;
-        }
-    }
-
-    if (ep->flags & UCT_TCP_EP_FLAG_WAIT_REPLY) {
-        if (ep->rx->length - ep->rx->offset <
-            sizeof(uct_tcp_handshake_reply_t)) {
-            return ep;
-        }
-        if (uct_tcp_ep_handle_reply(ep) != UCS_OK) {
-            return NULL;
-        }
-    }
 
     while (ep->rx_stream_left == 0) {
         status = uct_tcp_ep_rx_message(ep);
@@ -299,18 +464,71 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
     return ep;
 }
 
+/* The receive handler of each phase (uct_tcp_ep_t::rx_phase) */
+static uct_tcp_ep_t *(*const uct_tcp_rx_handlers[UCT_TCP_RX_LAST])(
+        uct_tcp_ep_t *ep) = {
+    [UCT_TCP_RX_MESSAGES]  = uct_tcp_ep_rx_messages,
+    [UCT_TCP_RX_HANDSHAKE] = uct_tcp_ep_rx_handshake,
+    [UCT_TCP_RX_REPLY]     = uct_tcp_ep_rx_reply
+};
+
+/* Handles what the receive buffer holds. A handler that ends its phase
+ * (a handshake, a reply) hands the rest to the next one. Returns the ep
+ * that owns the connection afterwards, NULL if it failed. */
+static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
+{
+    uint8_t phase;
+
+    do {
+        phase = ep->rx_phase;
+        ep    = uct_tcp_rx_handlers[phase](ep);
+    } while ((ep != NULL) && (ep->rx_phase != phase));
+    return ep;
+}
+
+/* The region of a streamed PUT went away: the rest is dropped. */
+static void uct_tcp_ep_rx_put_denied(uct_tcp_ep_t *ep, char *dest)
+{
+    uct_tcp_ep_rma_denied(ep, "PUT", (uintptr_t)dest, ep->rx_stream_left,
+                          ep->rx_stream_key, "its region was deregistered "
+                          "while the data arrived");
+    ep->flags         |= UCT_TCP_EP_FLAG_PUT_DENIED;
+    ep->rx_stream_dest = NULL;
+}
+
+/* Where the next streamed bytes go: @a ep's PUT target, if its region
+ * still covers the rest, or NULL (the bytes are dropped). */
+static char *uct_tcp_ep_rx_put_dest(uct_tcp_ep_t *ep)
+{
+    char *dest = ep->rx_stream_dest;
+
+    if ((dest != NULL) &&
+        !uct_tcp_md_access_check(uct_tcp_ep_md(ep), ep->rx_stream_key,
+                                 (uintptr_t)dest, ep->rx_stream_left,
+                                 UCT_MD_MEM_ACCESS_REMOTE_PUT)) {
+        uct_tcp_ep_rx_put_denied(ep, dest);
+        dest = NULL;
+    }
+    return dest;
+}
+
 /* Receives the rest of a large PUT or GET response straight into its
  * destination. */
 static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
 {
     uct_tcp_get_op_t *op = NULL;
+    char scratch[4096];
     size_t len;
     ssize_t ret;
     char *dest;
 
     if (ep->rx_stream_id == UCT_TCP_OP_PUT) {
-        dest = ep->rx_stream_dest;
+        dest = uct_tcp_ep_rx_put_dest(ep);
         len  = ep->rx_stream_left;
+        if (dest == NULL) {
+            dest = scratch;
+            len  = ucs_min(len, sizeof(scratch));
+        }
     } else {
         op = ucs_list_head(&ep->get_list, uct_tcp_get_op_t, list);
         uct_tcp_iov_piece(op->iov, op->iovcnt, op->offset, &dest, &len);
@@ -333,11 +551,13 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
 
     ep->rx_stream_left -= ret;
     if (op == NULL) {
-        ep->rx_stream_dest += ret;
+        if (ep->rx_stream_dest != NULL) {
+            ep->rx_stream_dest += ret;
+        }
     } else {
         op->offset += ret;
         if (ep->rx_stream_left == 0) {
-            uct_tcp_ep_get_done(ep, op);
+            uct_tcp_ep_get_done(ep, op, UCS_OK);
         }
     }
 }
@@ -358,7 +578,9 @@ unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
     if (rx == NULL) {
         rx = ucs_mpool_get(&iface->rx_mp);
         if (rx == NULL) {
-            ucs_error("tcp ep %p: out of receive buffers", (void*)ep);
+            ucs_error_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
+                              "tcp ep %p: out of receive buffers",
+                              (void*)ep);
             return 0; /* level-triggered: retried on the next progress */
         }
         rx->offset = rx->length = 0;

@@ -15,6 +15,7 @@
 #endif
 
 #include "tcp_ep.h"
+#include "tcp_md.h"
 
 #include <ucs/time/time.h>
 
@@ -55,6 +56,7 @@ uct_tcp_tx_t *uct_tcp_ep_tx_buf_get(uct_tcp_ep_t *ep)
         return NULL;
     }
     tx->comp      = NULL;
+    tx->rkey      = 0;
     tx->is_buf    = 1;
     tx->iov_index = 0;
     tx->iovcnt    = 0;
@@ -143,7 +145,9 @@ static void uct_tcp_tx_advance(uct_tcp_tx_t *tx, size_t n)
     }
 }
 
-void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep)
+/* Completes the flushes that the acknowledgements received so far end,
+ * with @a status. */
+void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep, ucs_status_t status)
 {
     uct_tcp_flush_req_t *req, *tmp;
 
@@ -152,7 +156,7 @@ void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep)
             break;
         }
         ucs_list_del(&req->list);
-        uct_invoke_completion(req->comp, UCS_OK);
+        uct_invoke_completion(req->comp, status);
         ucs_mpool_put(req);
     }
 }
@@ -190,6 +194,31 @@ static void uct_tcp_ep_defer_start(uct_tcp_ep_t *ep)
     ucs_list_add_tail(&iface->defer_list, &ep->retry_list);
 }
 
+/* Whether the memory a queued GET response is sent from is still
+ * registered: the user may deregister it (and unmap it) after the
+ * request arrived. The response cannot be cut short once its header
+ * announced the length, so the connection is closed instead. */
+static int uct_tcp_ep_tx_region_ok(uct_tcp_ep_t *ep, const uct_tcp_tx_t *tx)
+{
+    const struct iovec *iov = (const struct iovec*)tx->data;
+    uct_tcp_iface_t *iface  = uct_tcp_ep_iface(ep);
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    if ((tx->iov_index >= tx->iovcnt) || (iov[tx->iovcnt - 1].iov_len == 0) ||
+        uct_tcp_md_access_check(uct_tcp_md(iface->super.md), tx->rkey,
+                                (uintptr_t)iov[tx->iovcnt - 1].iov_base,
+                                iov[tx->iovcnt - 1].iov_len,
+                                UCT_MD_MEM_ACCESS_REMOTE_GET)) {
+        return 1;
+    }
+    ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_RMA_DENIED],
+                     "tcp iface %p: the memory of a GET response to %s was "
+                     "deregistered before it was sent; closing the "
+                     "connection", (void*)iface,
+                     uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+    return 0;
+}
+
 /* Writes queued items until the socket is full. UCS_OK also when the
  * socket took only part (or none); an error status is the connection's
  * failure (the caller fails the ep). */
@@ -216,6 +245,9 @@ static ucs_status_t uct_tcp_ep_tx_write(uct_tcp_ep_t *ep)
                 return UCS_OK;
             }
         } else {
+            if ((tx->rkey != 0) && !uct_tcp_ep_tx_region_ok(ep, tx)) {
+                return UCS_ERR_CONNECTION_RESET;
+            }
             iov = (struct iovec*)tx->data;
             memset(&msg, 0, sizeof(msg));
             msg.msg_iov    = iov + tx->iov_index;
@@ -423,7 +455,7 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         return status;
     }
 
-    uct_tcp_hdr_init(&hdr, id, sizeof(header) + length);
+    uct_tcp_hdr_init(&hdr, id, sizeof(header) + length, 0);
     iov[0].iov_base = &hdr;
     iov[0].iov_len  = sizeof(hdr);
     iov[1].iov_base = &header;
@@ -473,7 +505,7 @@ ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     }
     total = sizeof(hdr) + prefix_len + payload_len;
 
-    uct_tcp_hdr_init(&hdr, id, prefix_len + payload_len);
+    uct_tcp_hdr_init(&hdr, id, prefix_len + payload_len, 0);
     vec[cnt].iov_base  = &hdr;
     vec[cnt++].iov_len = sizeof(hdr);
     if (prefix_len > 0) {
@@ -537,6 +569,7 @@ ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     }
     op_iov        = (struct iovec*)tx->data;
     tx->comp      = comp;
+    tx->rkey      = 0;
     tx->is_buf    = 0;
     tx->iov_index = 0;
     tx->iovcnt    = (uint32_t)cnt;
@@ -621,7 +654,7 @@ ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id,
         return uct_iface_invalid_length(&iface->super, what, length, max);
     }
 
-    uct_tcp_hdr_write(dest, id, prefix_len + length);
+    uct_tcp_hdr_write(dest, id, prefix_len + length, 0);
     if (prefix_len > 0) {
         memcpy(dest + sizeof(uct_tcp_hdr_t), prefix, prefix_len);
     }

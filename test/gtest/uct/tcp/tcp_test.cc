@@ -13,11 +13,12 @@ namespace uct_tcp_test {
 
 namespace wire {
 
-hdr make_hdr(uint8_t id, uint32_t length)
+hdr make_hdr(uint8_t id, uint32_t length, uint8_t flags)
 {
     hdr h;
     memset(&h, 0, sizeof(h));
     h.id     = id;
+    h.flags  = flags;
     h.length = htole32(length);
     return h;
 }
@@ -302,8 +303,19 @@ struct sockaddr_storage uct_tcp::iface_sockaddr(const entity &e)
     return ss;
 }
 
+uint64_t uct_tcp::iface_secret(const entity &e)
+{
+    wire::iface_addr addr;
+
+    EXPECT_EQ(sizeof(addr), e.iface_addr().size());
+    memset(&addr, 0, sizeof(addr));
+    memcpy(&addr, e.iface_addr().data(),
+           std::min(sizeof(addr), e.iface_addr().size()));
+    return addr.secret;
+}
+
 wire::handshake uct_tcp::make_handshake(const raw_socket &sock,
-                                        uint8_t conn_type)
+                                        uint8_t conn_type, const entity &to)
 {
     struct sockaddr_storage local = sock.local();
     std::string ip                = sockaddr_ip_bytes(local);
@@ -316,6 +328,7 @@ wire::handshake uct_tcp::make_handshake(const raw_socket &sock,
     hs.family      = (uint8_t)local.ss_family;
     hs.listen_port = sockaddr_port(local);
     memcpy(hs.listen_addr, ip.data(), ip.size());
+    hs.secret      = iface_secret(to);
     return hs;
 }
 
@@ -416,17 +429,21 @@ bool uct_tcp::send_am_and_wait(uct_ep_h ep, uint8_t id, uint64_t value,
 
 ucs_status_t uct_tcp::create_ep_to(entity &from,
                                    const std::vector<char> &dev_addr,
-                                   uint16_t port, uct_ep_h *ep_p)
+                                   uint16_t port, uct_ep_h *ep_p,
+                                   uint64_t secret)
 {
+    wire::iface_addr addr;
     uct_ep_params_t params;
 
+    addr.port   = port;
+    addr.secret = secret;
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                         UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
     params.iface      = from.iface();
     params.dev_addr   = (const uct_device_addr_t*)dev_addr.data();
-    params.iface_addr = (const uct_iface_addr_t*)&port;
+    params.iface_addr = (const uct_iface_addr_t*)&addr;
     ucs_status_t status = uct_ep_create(&params, ep_p);
     if (status == UCS_OK) {
         m_own_eps.push_back(*ep_p);
@@ -439,7 +456,7 @@ ucs_status_t uct_tcp::create_ep_to(entity &from, const entity &to,
 {
     uint16_t port;
     memcpy(&port, to.iface_addr().data(), sizeof(port));
-    return create_ep_to(from, to.dev_addr(), port, ep_p);
+    return create_ep_to(from, to.dev_addr(), port, ep_p, iface_secret(to));
 }
 
 uct_ep_h uct_tcp::create_unconnected_ep(entity &e)

@@ -30,13 +30,13 @@
 namespace uct_tcp_test {
 
 /* ------------------------------------------------------------------------
- * Wire format, version 2. Integers are little-endian on the wire except
+ * Wire format, version 3. Integers are little-endian on the wire except
  * ports and addresses, which are in network order.
  */
 namespace wire {
 
 const uint64_t MAGIC   = 0x706374756e65706full; /* "openuctp" */
-const uint16_t VERSION = 2;
+const uint16_t VERSION = 3;
 
 enum {
     OP_PUT      = 0x40,
@@ -48,12 +48,27 @@ enum {
 
 enum { CONN_TO_IFACE = 1, CONN_TO_EP = 2 };
 
-enum { HS_ACCEPTED = 0, HS_BAD_VERSION = 1, HS_NO_EP = 2, HS_DUPLICATE = 3 };
+enum {
+    HS_ACCEPTED    = 0,
+    HS_BAD_VERSION = 1,
+    HS_NO_EP       = 2,
+    HS_DUPLICATE   = 3,
+    HS_BAD_SECRET  = 4,
+    HS_BAD_REQUEST = 5
+};
+
+enum { FLAG_DENIED = 1 };
 
 struct hdr {
     uint8_t  id;
-    uint8_t  reserved[3];
+    uint8_t  flags;
+    uint16_t reserved;
     uint32_t length;
+};
+
+struct put_hdr {
+    uint64_t remote_addr;
+    uint64_t rkey;
 };
 
 struct handshake {
@@ -68,6 +83,7 @@ struct handshake {
     uint32_t src_ep_id;
     uint32_t src_ep_cookie;
     uint8_t  listen_addr[16];
+    uint64_t secret;
 };
 
 struct handshake_reply {
@@ -80,6 +96,7 @@ struct handshake_reply {
 struct get_req {
     uint64_t remote_addr;
     uint64_t length;
+    uint64_t rkey;
 };
 
 /* The version 1 handshake, for the refusal of an old peer */
@@ -93,22 +110,30 @@ struct handshake_v1 {
 };
 
 #pragma pack(push, 1)
+struct iface_addr {
+    uint16_t port;
+    uint64_t secret;
+};
+
 struct ep_addr {
     uint16_t port;
     uint32_t ep_id;
     uint32_t cookie;
+    uint64_t secret;
 };
 #pragma pack(pop)
 
 static_assert(sizeof(hdr) == 8, "message header is 8 bytes");
-static_assert(sizeof(handshake) == 48, "handshake is 48 bytes");
+static_assert(sizeof(handshake) == 56, "handshake is 56 bytes");
 static_assert(offsetof(handshake, listen_addr) == 32, "handshake layout");
 static_assert(sizeof(handshake_reply) == 16, "handshake reply is 16 bytes");
-static_assert(sizeof(get_req) == 16, "GET request is 16 bytes");
+static_assert(sizeof(get_req) == 24, "GET request is 24 bytes");
+static_assert(sizeof(put_hdr) == 16, "PUT header is 16 bytes");
 static_assert(sizeof(handshake_v1) == 24, "version 1 handshake is 24 bytes");
-static_assert(sizeof(ep_addr) == 10, "ep address is 10 bytes");
+static_assert(sizeof(iface_addr) == 10, "iface address is 10 bytes");
+static_assert(sizeof(ep_addr) == 18, "ep address is 18 bytes");
 
-hdr make_hdr(uint8_t id, uint32_t length);
+hdr make_hdr(uint8_t id, uint32_t length, uint8_t flags = 0);
 
 } // namespace wire
 
@@ -292,10 +317,14 @@ protected:
      * address (family byte + address bytes) and iface address (port). */
     static struct sockaddr_storage iface_sockaddr(const entity &e);
 
-    /* A valid handshake from @a sock (its own address as the listening
-     * address, for lack of one). */
+    /* A valid handshake from @a sock to the iface of @a to (its own
+     * address as the listening address, for lack of one). */
     static wire::handshake make_handshake(const raw_socket &sock,
-                                          uint8_t conn_type);
+                                          uint8_t conn_type,
+                                          const entity &to);
+
+    /* The secret in the iface address of @a e */
+    static uint64_t iface_secret(const entity &e);
 
     /* Reads exactly @a length bytes from @a fd while progressing. */
     bool recv_exact(int fd, void *buffer, size_t length,
@@ -315,9 +344,10 @@ protected:
                           am_recorder &rec, double timeout = DEFAULT_TIMEOUT);
 
     /* An ep of @a from to the iface at @a dev_addr/@a port (network
-     * order), destroyed by the fixture. */
+     * order) with @a secret, destroyed by the fixture. */
     ucs_status_t create_ep_to(entity &from, const std::vector<char> &dev_addr,
-                              uint16_t port, uct_ep_h *ep_p);
+                              uint16_t port, uct_ep_h *ep_p,
+                              uint64_t secret = 0);
 
     ucs_status_t create_ep_to(entity &from, const entity &to, uct_ep_h *ep_p);
 

@@ -124,7 +124,7 @@ protected:
 
         uint16_t port = sockaddr_port(m_listen->local());
         ASSERT_EQ(UCS_OK, create_ep_to(*m_client, m_client->dev_addr(), port,
-                                       &m_ep));
+                                       &m_ep, SECRET));
     }
 
     /* Accepts the client's connection, checks its handshake and replies
@@ -157,6 +157,8 @@ protected:
         EXPECT_EQ(sockaddr_port(client_addr), hs.listen_port)
                 << "the handshake must carry the client's listening port";
         EXPECT_EQ(ip, std::string((const char*)hs.listen_addr, ip.size()));
+        EXPECT_EQ(SECRET, le64toh(hs.secret))
+                << "the handshake must present the secret of the address";
 
         wire::handshake_reply reply;
         memset(&reply, 0, sizeof(reply));
@@ -176,6 +178,9 @@ protected:
             ASSERT_TRUE(recv_exact(m_conn->fd(), &(*payload)[0], h->length));
         }
     }
+
+    /* The secret of the address the client was given */
+    static constexpr uint64_t   SECRET = 0x5ec12e7a11ce0042ull;
 
     entity                      *m_client = NULL;
     std::unique_ptr<raw_socket> m_listen;
@@ -210,16 +215,22 @@ TEST_F(uct_tcp_raw_server, handshake_and_messages)
             [&] {
                 return (ssize_t)uct_ep_put_short(m_ep, words, sizeof(words),
                                                  0xdead0000ull,
-                                                 UCT_INVALID_RKEY);
+                                                 0x0123456789abcdefull);
             },
             "uct_ep_put_short");
     ASSERT_EQ(UCS_OK, ret);
 
     ASSERT_NO_FATAL_FAILURE(recv_msg(&h, &data));
     EXPECT_EQ(wire::OP_PUT, h.id);
-    ASSERT_EQ(8u + sizeof(words), h.length);
-    EXPECT_EQ(0xdead0000ull, le64toh(am_header_of(data)));
-    EXPECT_EQ(std::string((const char*)words, sizeof(words)), data.substr(8));
+    EXPECT_EQ(0, h.flags);
+    ASSERT_EQ(sizeof(wire::put_hdr) + sizeof(words), h.length);
+    wire::put_hdr put;
+    memcpy(&put, data.data(), sizeof(put));
+    EXPECT_EQ(0xdead0000ull, le64toh(put.remote_addr));
+    EXPECT_EQ(0x0123456789abcdefull, le64toh(put.rkey))
+            << "a PUT must carry the remote key";
+    EXPECT_EQ(std::string((const char*)words, sizeof(words)),
+              data.substr(sizeof(put)));
     EXPECT_EQ(0u, m_errs.count());
 }
 
@@ -272,8 +283,7 @@ TEST_F(uct_tcp_raw_server, reset_with_get_outstanding)
     ucs_status_t status = (ucs_status_t)retry_no_resource(
             [&] {
                 return (ssize_t)uct_ep_get_bcopy(m_ep, unpack_to_string, &ua,
-                                                 16, 0x2000, UCT_INVALID_RKEY,
-                                                 comp);
+                                                 16, 0x2000, 0x77ull, comp);
             },
             "uct_ep_get_bcopy");
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
@@ -287,6 +297,7 @@ TEST_F(uct_tcp_raw_server, reset_with_get_outstanding)
     memcpy(&req, data.data(), sizeof(req));
     EXPECT_EQ(0x2000u, le64toh(req.remote_addr));
     EXPECT_EQ(16u, le64toh(req.length));
+    EXPECT_EQ(0x77u, le64toh(req.rkey)) << "a GET must carry the remote key";
 
     std::string answer = "0123456789abcdef";
     ASSERT_TRUE(m_conn->send_obj(wire::make_hdr(wire::OP_GET_RESP, 16)));

@@ -23,8 +23,13 @@ TEST_F(uct_tcp, addresses)
 
     EXPECT_TRUE(e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_IFACE));
     EXPECT_TRUE(e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_EP));
-    EXPECT_EQ(sizeof(uint16_t), attr.iface_addr_len);
+    EXPECT_EQ(sizeof(wire::iface_addr), attr.iface_addr_len);
     EXPECT_EQ(sizeof(wire::ep_addr), attr.ep_addr_len);
+
+    /* The secret is drawn at random for each iface */
+    entity *other = add_entity();
+    EXPECT_NE(0u, iface_secret(*e));
+    EXPECT_NE(iface_secret(*e), iface_secret(*other));
 
     uint8_t family = (uint8_t)e->dev_addr().at(0);
     ASSERT_TRUE((family == AF_INET) || (family == AF_INET6))
@@ -71,9 +76,12 @@ protected:
      * transport to refuse it: the connection closes, one warning names
      * the peer and contains @a what. Returns the bytes received. */
     std::string expect_refused(const void *data, size_t length,
-                               const std::string &what)
+                               const std::string &what,
+                               entity *server = nullptr)
     {
-        entity *server = add_entity();
+        if (server == nullptr) {
+            server = add_entity();
+        }
         am_recorder &rec = install_recorder(*server, GOOD_AM_ID);
         size_t sockets   = count_sockets();
         std::string received;
@@ -125,6 +133,23 @@ protected:
         EXPECT_EQ(wire::VERSION, le16toh(reply.version));
         EXPECT_EQ(status, le16toh(reply.status));
     }
+
+    /* A valid handshake of our version to @a server, from 127.0.0.1:1 */
+    static wire::handshake handshake_to(const entity &server)
+    {
+        wire::handshake hs;
+
+        memset(&hs, 0, sizeof(hs));
+        hs.magic          = htole64(wire::MAGIC);
+        hs.version        = htole16(wire::VERSION);
+        hs.conn_type      = wire::CONN_TO_IFACE;
+        hs.family         = AF_INET;
+        hs.listen_port    = htons(1);
+        hs.listen_addr[0] = 127;
+        hs.listen_addr[3] = 1;
+        hs.secret         = htole64(iface_secret(server));
+        return hs;
+    }
 };
 
 /* A correct handshake is accepted, and messages after it are delivered
@@ -136,7 +161,8 @@ TEST_F(uct_tcp_handshake, accepted_then_messages)
     raw_socket sock;
 
     ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-    ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE)));
+    ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE,
+                                             *server)));
 
     wire::handshake_reply reply;
     ASSERT_TRUE(recv_reply(sock.fd(), &reply));
@@ -225,6 +251,51 @@ TEST_F(uct_tcp_handshake, old_version_short_handshake)
     check_refusal_reply(received, wire::HS_BAD_VERSION);
 }
 
+/* Someone who scans the port does not know the secret of the address:
+ * refused with BAD_SECRET, and an AM sent right behind the handshake, in
+ * the same write, never reaches a handler. */
+TEST_F(uct_tcp_handshake, wrong_secret)
+{
+    entity *server = add_entity();
+    struct {
+        wire::handshake hs;
+        wire::hdr       h;
+        uint64_t        payload;
+    } data;
+
+    data.hs         = handshake_to(*server);
+    data.hs.secret ^= htole64(1);
+    data.h          = wire::make_hdr(GOOD_AM_ID, 8);
+    data.payload    = 0x4141414141414141ull;
+    std::string received = expect_refused(&data, sizeof(data), "secret",
+                                          server);
+    check_refusal_reply(received, wire::HS_BAD_SECRET);
+}
+
+/* The right secret with a family that is neither IPv4 nor IPv6 */
+TEST_F(uct_tcp_handshake, bad_family)
+{
+    entity *server     = add_entity();
+    wire::handshake hs = handshake_to(*server);
+
+    hs.family = 99;
+    std::string received = expect_refused(&hs, sizeof(hs), "family",
+                                          server);
+    check_refusal_reply(received, wire::HS_BAD_REQUEST);
+}
+
+/* The right secret with an unknown connection type */
+TEST_F(uct_tcp_handshake, bad_conn_type)
+{
+    entity *server     = add_entity();
+    wire::handshake hs = handshake_to(*server);
+
+    hs.conn_type = 7;
+    std::string received = expect_refused(&hs, sizeof(hs), "connection type",
+                                          server);
+    check_refusal_reply(received, wire::HS_BAD_REQUEST);
+}
+
 /* CONN_TO_EP naming an ep the iface does not have: refused with NO_EP. */
 TEST_F(uct_tcp_handshake, conn_to_unknown_ep)
 {
@@ -233,7 +304,7 @@ TEST_F(uct_tcp_handshake, conn_to_unknown_ep)
     std::string received;
 
     ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-    wire::handshake hs = make_handshake(sock, wire::CONN_TO_EP);
+    wire::handshake hs = make_handshake(sock, wire::CONN_TO_EP, *server);
     hs.dst_ep_id       = htole32(0x7fff1234);
     hs.dst_ep_cookie   = htole32(0x5a5a5a5a);
     hs.src_ep_id       = htole32(1);
@@ -364,7 +435,8 @@ protected:
     /* Sends a valid CONN_TO_IFACE handshake and checks it is accepted. */
     void handshake(raw_socket &sock)
     {
-        ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE)));
+        ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE,
+                                                 *m_server)));
         wire::handshake_reply reply;
         ASSERT_TRUE(recv_reply(sock.fd(), &reply));
         ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
@@ -447,4 +519,152 @@ TEST_F(uct_tcp_hostile, silent_connection)
                     << "closed before UCX_TCP_CONN_TIMEOUT";
         },
         true, 1, 1);
+}
+
+/* An ACK for nothing would complete a flush before the peer handled the
+ * data: a protocol violation. */
+TEST_F(uct_tcp_hostile, unsolicited_ack)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK, 0)));
+        },
+        true, 1, 1);
+}
+
+TEST_F(uct_tcp_hostile, header_flags_on_an_am)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            uint64_t payload = 1;
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(GOOD_AM_ID, 8,
+                                                     wire::FLAG_DENIED)));
+            ASSERT_TRUE(sock.send_obj(payload));
+        },
+        true, 1, 1);
+}
+
+/* Memory of the process that was never registered */
+static char hostile_target[64] = "nobody may write here";
+
+/* A PUT into the process's memory with a guessed key touches nothing: the
+ * connection stays, the next ACK says the PUT was refused, one warning. */
+TEST_F(uct_tcp_hostile, put_into_unregistered_memory)
+{
+    const std::string before(hostile_target, sizeof(hostile_target));
+
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            wire::put_hdr put;
+            put.remote_addr = htole64((uintptr_t)hostile_target);
+            put.rkey        = htole64(0x1234567890abcdefull);
+            std::string data(16, 'X');
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(
+                    wire::OP_PUT, sizeof(put) + data.size())));
+            ASSERT_TRUE(sock.send_obj(put));
+            ASSERT_TRUE(sock.send_all(data.data(), data.size()));
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK_REQ, 0)));
+
+            wire::hdr h;
+            ASSERT_TRUE(recv_hdr(sock.fd(), &h));
+            EXPECT_EQ(wire::OP_ACK, h.id);
+            EXPECT_EQ(wire::FLAG_DENIED, h.flags)
+                    << "the ACK does not say the PUT was refused";
+            EXPECT_EQ(0u, h.length);
+
+            /* the next ACK is clean again */
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK_REQ, 0)));
+            ASSERT_TRUE(recv_hdr(sock.fd(), &h));
+            EXPECT_EQ(wire::OP_ACK, h.id);
+            EXPECT_EQ(0, h.flags);
+        },
+        false, 1, 1);
+    EXPECT_EQ(before, std::string(hostile_target, sizeof(hostile_target)));
+}
+
+/* A GET of an unmapped address with a guessed key: an empty, refused
+ * response, no crash, one warning. */
+TEST_F(uct_tcp_hostile, get_of_unmapped_memory)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            wire::get_req req;
+            req.remote_addr = htole64(0x10);
+            req.length      = htole64(4096);
+            req.rkey        = htole64(0x42);
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_GET_REQ,
+                                                     sizeof(req))));
+            ASSERT_TRUE(sock.send_obj(req));
+
+            wire::hdr h;
+            ASSERT_TRUE(recv_hdr(sock.fd(), &h));
+            EXPECT_EQ(wire::OP_GET_RESP, h.id);
+            EXPECT_EQ(wire::FLAG_DENIED, h.flags);
+            EXPECT_EQ(0u, h.length);
+        },
+        false, 1, 1);
+}
+
+/* A thousand refused accesses draw one warning: a peer does not decide
+ * how much we log. */
+TEST_F(uct_tcp_hostile, refused_accesses_log_once)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            std::string burst;
+            for (int i = 0; i < 1000; ++i) {
+                wire::hdr h = wire::make_hdr(wire::OP_PUT,
+                                             sizeof(wire::put_hdr) + 8);
+                wire::put_hdr put;
+                put.remote_addr = htole64((uintptr_t)hostile_target);
+                put.rkey        = htole64(1000 + i);
+                uint64_t word   = 0xbadbadbadull;
+                burst.append((const char*)&h, sizeof(h));
+                burst.append((const char*)&put, sizeof(put));
+                burst.append((const char*)&word, sizeof(word));
+            }
+            ASSERT_TRUE(sock.send_all(burst.data(), burst.size()));
+            ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK_REQ, 0)));
+            wire::hdr h;
+            ASSERT_TRUE(recv_hdr(sock.fd(), &h));
+            EXPECT_EQ(wire::OP_ACK, h.id);
+            EXPECT_EQ(wire::FLAG_DENIED, h.flags);
+        },
+        false, 1, 1);
+
+    /* a second later the next one passes and says how many were held */
+    ucs::scoped_log_capture capture;
+    size_t mark = log_mark();
+    progress_for(1100);
+    raw_socket sock;
+    ASSERT_TRUE(sock.connect_to(iface_sockaddr(*m_server)));
+    handshake(sock);
+    wire::put_hdr put;
+    put.remote_addr = htole64((uintptr_t)hostile_target);
+    put.rkey        = htole64(7);
+    ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_PUT, sizeof(put))));
+    ASSERT_TRUE(sock.send_obj(put));
+    ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK_REQ, 0)));
+    wire::hdr h;
+    ASSERT_TRUE(recv_hdr(sock.fd(), &h));
+    std::vector<std::string> warns = log_lines(mark, "warn");
+    ASSERT_EQ(1u, warns.size()) << join(warns);
+    EXPECT_NE(std::string::npos,
+              warns[0].find("(999 similar lines suppressed)"))
+            << warns[0];
 }
