@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,4 +323,77 @@ ucs_status_t ucs_sys_munmap(void *addr, size_t length, const char *name)
 
     ucs_trace("munmap %s: %p length %zu", name, addr, length);
     return UCS_OK;
+}
+
+/* The fallback of ucs_sys_random_bytes(): the same bytes through a file */
+static ucs_status_t ucs_sys_random_bytes_urandom(uint8_t *buf, size_t length)
+{
+    const char *path    = "/dev/urandom";
+    ucs_status_t status = UCS_OK;
+    size_t done         = 0;
+    ssize_t ret;
+    int fd;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        ucs_error("open(%s) failed: %m; random bytes are needed for keys "
+                  "and secrets: is /dev mounted in this container?", path);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    while (done < length) {
+        ret = read(fd, buf + done, length - done);
+        if (ret > 0) {
+            done += (size_t)ret;
+        } else if ((ret < 0) && (errno == EINTR)) {
+            continue;
+        } else {
+            if (ret == 0) {
+                errno = EIO; /* a character device has no end of file */
+            }
+            ucs_error("read(%s, %zu bytes) failed after %zu bytes: %m", path,
+                      length - done, done);
+            status = UCS_ERR_IO_ERROR;
+            break;
+        }
+    }
+
+    close(fd);
+    return status;
+}
+
+ucs_status_t ucs_sys_random_bytes(void *buf, size_t length)
+{
+    uint8_t *p  = buf;
+    size_t done = 0;
+#ifdef SYS_getrandom
+    long ret;
+
+    while (done < length) {
+        ret = syscall(SYS_getrandom, p + done, length - done, 0);
+        if (ret > 0) {
+            done += (size_t)ret;
+        } else if ((ret < 0) && (errno == EINTR)) {
+            continue;
+        } else if ((ret < 0) && ((errno == ENOSYS) || (errno == EPERM))) {
+            /* an old kernel (ENOSYS), or a seccomp filter that does not
+             * know the call (ENOSYS or EPERM) */
+            ucs_debug("getrandom() is not available (%m); reading "
+                      "/dev/urandom");
+            break;
+        } else {
+            if (ret == 0) {
+                errno = EIO; /* getrandom never returns 0 for length > 0 */
+            }
+            ucs_error("getrandom(%zu bytes) failed after %zu bytes: %m",
+                      length - done, done);
+            return UCS_ERR_IO_ERROR;
+        }
+    }
+#endif
+
+    if (done == length) {
+        return UCS_OK;
+    }
+    return ucs_sys_random_bytes_urandom(p + done, length - done);
 }

@@ -1,6 +1,6 @@
 /*
  * Small system helpers: page sizes, host and executable names, file
- * reading, resource limits, mmap with error reporting.
+ * reading, resource limits, mmap with error reporting, random bytes.
  */
 #ifndef UCS_SYS_SYS_H_
 #define UCS_SYS_SYS_H_
@@ -85,6 +85,15 @@ ucs_status_t ucs_sys_mmap(void *addr, size_t length, int prot, int flags,
 
 /** munmap() that logs failures with @a name; UCS_ERR_INVALID_PARAM then. */
 ucs_status_t ucs_sys_munmap(void *addr, size_t length, const char *name);
+
+/**
+ * Fill @a buf with @a length cryptographically random bytes: getrandom(2),
+ * or /dev/urandom where the kernel or a sandbox refuses that system call.
+ * Blocks only while the kernel's entropy pool is still being seeded at
+ * boot. A failure is logged (with the cause) and returns UCS_ERR_IO_ERROR;
+ * @a buf may then hold some random bytes already. Thread-safe.
+ */
+ucs_status_t ucs_sys_random_bytes(void *buf, size_t length);
 
 END_C_DECLS
 

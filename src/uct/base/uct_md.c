@@ -671,9 +671,8 @@ ucs_status_t uct_rkey_release(uct_component_h component,
 }
 
 /* ------------------------------------------------------------------------
- * Host memory domain: for transports that move host memory through the
- * CPU (self, tcp). Registration is a no-op and a remote key is the remote
- * address itself.
+ * Host memory domain: for transports within one process (self).
+ * Registration is a no-op and a remote key is the remote address itself.
  */
 
 static void uct_host_md_close(uct_md_h md)
@@ -700,9 +699,8 @@ static ucs_status_t uct_host_md_mkey_pack(uct_md_h md, uct_mem_h memh,
     return UCS_OK;
 }
 
-static ucs_status_t uct_host_md_mem_query(uct_md_h md, const void *address,
-                                          size_t length,
-                                          uct_md_mem_attr_t *mem_attr)
+ucs_status_t uct_host_md_mem_query(uct_md_h md, const void *address,
+                                   size_t length, uct_md_mem_attr_t *mem_attr)
 {
     if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_MEM_TYPE) {
         mem_attr->mem_type = UCS_MEMORY_TYPE_HOST;
@@ -719,10 +717,9 @@ static ucs_status_t uct_host_md_mem_query(uct_md_h md, const void *address,
     return UCS_OK;
 }
 
-static ucs_status_t uct_host_md_detect_memory_type(uct_md_h md,
-                                                   const void *addr,
-                                                   size_t length,
-                                                   ucs_memory_type_t *type_p)
+ucs_status_t uct_host_md_detect_memory_type(uct_md_h md, const void *addr,
+                                            size_t length,
+                                            ucs_memory_type_t *type_p)
 {
     *type_p = UCS_MEMORY_TYPE_HOST;
     return UCS_OK;

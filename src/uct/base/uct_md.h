@@ -74,7 +74,7 @@ ucs_status_t uct_md_dummy_mem_reg(uct_md_h md, void *address, size_t length,
 ucs_status_t uct_md_dummy_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /** rkey ops for transports whose remote key is the remote address itself
- *  (in-process or over a stream that carries plain addresses). */
+ *  (in-process: self). */
 ucs_status_t uct_md_stub_rkey_unpack(uct_component_t *component,
                                      const void *rkey_buffer,
                                      uct_rkey_t *rkey_p, void **handle_p);
@@ -84,12 +84,22 @@ ucs_status_t uct_md_stub_rkey_release(uct_component_t *component,
 /**
  * Opens a host memory domain: host memory only, registration is a no-op,
  * remote keys are empty (use with uct_md_stub_rkey_unpack/release; the
- * remote address is a plain pointer on the peer). For transports that move
- * data through the CPU, such as self and tcp.
+ * remote address is a plain pointer on the peer). For transports within
+ * one process (self); one that takes accesses from other processes needs
+ * keyed registrations instead (as uct/tcp/tcp_md.h does).
  */
 ucs_status_t uct_host_md_open(uct_component_t *component,
                               const char *md_name,
                               const uct_md_config_t *config, uct_md_h *md_p);
+
+/** mem_query and detect_memory_type of the host memory domain, for other
+ *  mds of host memory: the memory is host memory, on no device, and its
+ *  base and length are those asked about. */
+ucs_status_t uct_host_md_mem_query(uct_md_h md, const void *address,
+                                   size_t length, uct_md_mem_attr_t *mem_attr);
+ucs_status_t uct_host_md_detect_memory_type(uct_md_h md, const void *addr,
+                                            size_t length,
+                                            ucs_memory_type_t *type_p);
 
 END_C_DECLS
 

@@ -12,6 +12,7 @@
 #define UCT_TCP_H_
 
 #include "tcp_device.h"
+#include "tcp_md.h"
 
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_md.h>

@@ -11,10 +11,17 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/tcp.h>
 #include <string>
+#include <set>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -205,6 +212,115 @@ TEST_F(ucs_sys, mmap_munmap) {
     EXPECT_TRUE(capture.contains("empty"));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucs_sys_munmap((void*)1, length, "misaligned"));
+}
+
+/* ------------------------------------------------------------------------
+ * Random bytes
+ */
+
+TEST_F(ucs_sys, random_bytes_of_length_0_touch_nothing) {
+    uint8_t byte = 0xa5;
+
+    EXPECT_EQ(UCS_OK, ucs_sys_random_bytes(NULL, 0));
+    EXPECT_EQ(UCS_OK, ucs_sys_random_bytes(&byte, 0));
+    EXPECT_EQ(0xa5, byte);
+}
+
+TEST_F(ucs_sys, random_bytes_of_length_1_write_one_byte_and_vary) {
+    std::set<uint8_t> seen;
+
+    for (int i = 0; i < 64; ++i) {
+        uint8_t buf[9];
+        memset(buf, 0xa5, sizeof(buf));
+        ASSERT_EQ(UCS_OK, ucs_sys_random_bytes(buf, 1));
+        for (size_t j = 1; j < sizeof(buf); ++j) {
+            ASSERT_EQ(0xa5, buf[j]) << "byte " << j << " was written";
+        }
+        seen.insert(buf[0]);
+    }
+    /* 64 equal draws happen with probability 2^-504 */
+    EXPECT_GT(seen.size(), 1u);
+}
+
+TEST_F(ucs_sys, random_bytes_differ_between_calls) {
+    uint64_t a = 0, b = 0;
+
+    ASSERT_EQ(UCS_OK, ucs_sys_random_bytes(&a, sizeof(a)));
+    ASSERT_EQ(UCS_OK, ucs_sys_random_bytes(&b, sizeof(b)));
+    EXPECT_NE(a, b);
+    EXPECT_NE(0u, a | b);
+}
+
+/* More than one getrandom() call returns (33554431 bytes at most): every
+ * part of the buffer is filled, with every byte value */
+TEST_F(ucs_sys, random_bytes_fill_a_large_buffer) {
+    const size_t length = ucs::running_on_valgrind() ? (1ul << 20) :
+                                                       (34ul << 20);
+    const size_t part   = 4096;
+    std::vector<uint8_t> buf(length, 0);
+
+    ASSERT_EQ(UCS_OK, ucs_sys_random_bytes(buf.data(), length));
+    for (size_t offset = 0; offset < length; offset += part) {
+        bool seen[256] = {};
+        unsigned values = 0;
+        for (size_t i = offset; i < offset + part; ++i) {
+            values      += !seen[buf[i]];
+            seen[buf[i]] = true;
+        }
+        /* 4096 uniform bytes show fewer than 200 values with probability
+         * far below 2^-100 */
+        ASSERT_GT(values, 200u) << "at offset " << offset;
+    }
+}
+
+/* A kernel or sandbox without getrandom(): the bytes come from
+ * /dev/urandom. The child process installs a seccomp filter that fails
+ * getrandom() with ENOSYS. */
+TEST_F(ucs_sys, random_bytes_fall_back_to_urandom_without_getrandom) {
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "valgrind does not run seccomp filters";
+    }
+
+    pid_t pid = fork();
+    ASSERT_NE(-1, pid) << strerror(errno);
+    if (pid == 0) {
+        /* the child: no gtest assertions, only an exit code */
+        struct sock_filter filter[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                     offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+        };
+        struct sock_fprog prog;
+        uint64_t a = 0, b = 0;
+
+        alarm(20);
+        prog.len    = sizeof(filter) / sizeof(filter[0]);
+        prog.filter = filter;
+        if ((prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ||
+            (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)) {
+            _exit(77); /* seccomp is not available here */
+        }
+        if ((syscall(SYS_getrandom, &a, sizeof(a), 0) != -1) ||
+            (errno != ENOSYS)) {
+            _exit(2); /* the filter does not work */
+        }
+        if ((ucs_sys_random_bytes(&a, sizeof(a)) != UCS_OK) ||
+            (ucs_sys_random_bytes(&b, sizeof(b)) != UCS_OK)) {
+            _exit(3);
+        }
+        _exit((a != b) ? 0 : 4);
+    }
+
+    int wstatus = 0;
+    ASSERT_EQ(pid, waitpid(pid, &wstatus, 0)) << strerror(errno);
+    ASSERT_TRUE(WIFEXITED(wstatus))
+            << "the child died by signal " << WTERMSIG(wstatus);
+    if (WEXITSTATUS(wstatus) == 77) {
+        GTEST_SKIP() << "seccomp filters are not available";
+    }
+    EXPECT_EQ(0, WEXITSTATUS(wstatus));
 }
 
 /* ------------------------------------------------------------------------
