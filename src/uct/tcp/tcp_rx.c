@@ -496,16 +496,18 @@ static void uct_tcp_ep_rx_put_denied(uct_tcp_ep_t *ep, char *dest)
     ep->rx_stream_dest = NULL;
 }
 
-/* Where the next streamed bytes go: @a ep's PUT target, if its region
- * still covers the rest, or NULL (the bytes are dropped). */
+/* Where the next streamed bytes go: @a ep's PUT target, with the md's
+ * lock held (until the recv() into it is over, so a deregistration waits
+ * for it), if its region still covers the rest; else NULL: the bytes are
+ * dropped. */
 static char *uct_tcp_ep_rx_put_dest(uct_tcp_ep_t *ep)
 {
     char *dest = ep->rx_stream_dest;
 
     if ((dest != NULL) &&
-        !uct_tcp_md_access_check(uct_tcp_ep_md(ep), ep->rx_stream_key,
+        (uct_tcp_md_access_begin(uct_tcp_ep_md(ep), ep->rx_stream_key,
                                  (uintptr_t)dest, ep->rx_stream_left,
-                                 UCT_MD_MEM_ACCESS_REMOTE_PUT)) {
+                                 UCT_MD_MEM_ACCESS_REMOTE_PUT) != UCS_OK)) {
         uct_tcp_ep_rx_put_denied(ep, dest);
         dest = NULL;
     }
@@ -517,6 +519,7 @@ static char *uct_tcp_ep_rx_put_dest(uct_tcp_ep_t *ep)
 static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
 {
     uct_tcp_get_op_t *op = NULL;
+    int locked           = 0;
     char scratch[4096];
     size_t len;
     ssize_t ret;
@@ -528,6 +531,8 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
         if (dest == NULL) {
             dest = scratch;
             len  = ucs_min(len, sizeof(scratch));
+        } else {
+            locked = 1;
         }
     } else {
         op = ucs_list_head(&ep->get_list, uct_tcp_get_op_t, list);
@@ -536,6 +541,9 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
     }
 
     ret = recv(ep->fd, dest, ucs_min(len, (size_t)INT32_MAX), 0);
+    if (locked) {
+        uct_tcp_md_access_end(uct_tcp_ep_md(ep));
+    }
     if (ret <= 0) {
         if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
             return;

@@ -235,6 +235,7 @@ TEST_F(uct_tcp_rma, dereg_takes_effect_at_once)
     ASSERT_EQ(UCS_OK, put(m_ep, "after!", addr, r.rkey.rkey));
     EXPECT_EQ(UCS_ERR_INVALID_ADDR, flush_wait(m_ep));
     EXPECT_EQ("before", std::string(r.buf.data(), 6));
+    progress_for(1100); /* one warning per second */
     EXPECT_EQ(UCS_ERR_INVALID_ADDR, get(m_ep, 6, addr, r.rkey.rkey, &got));
     check_ep_alive();
 }
