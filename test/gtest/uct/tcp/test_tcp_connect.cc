@@ -458,3 +458,59 @@ TEST_F(uct_tcp_scale, eps_2000)
              "the server to close the accepted sockets");
     RecordProperty("seconds", std::to_string(now_sec() - start));
 }
+
+/* Out of descriptors with connections waiting: the listening socket is
+ * not retried on every progress call (the event fd stays quiet, one
+ * warning per second with the hint), and accepting resumes by itself
+ * once descriptors are back. */
+TEST_F(uct_tcp_fd_limit, accept_backs_off_when_out_of_fds)
+{
+    entity *server = add_entity();
+    std::vector<std::unique_ptr<raw_socket>> socks;
+
+    for (int i = 0; i < 8; ++i) {
+        socks.emplace_back(new raw_socket);
+        ASSERT_TRUE(socks.back()->connect_to(iface_sockaddr(*server)));
+    }
+
+    {
+        nofile_limit limit;
+        ucs::scoped_log_capture capture;
+        size_t mark = log_mark();
+
+        ASSERT_TRUE(limit.set_soft(limit_leaving(0)));
+        progress_for(1500);
+        ucs_status_t status = uct_iface_event_arm(server->iface(),
+                                                  UCT_EVENT_RECV);
+        limit.restore();
+
+        std::vector<std::string> warns = log_lines(mark, "warn");
+        EXPECT_GE(warns.size(), 1u);
+        EXPECT_LE(warns.size(), 2u) << join(warns);
+        for (const std::string &w : warns) {
+            EXPECT_NE(std::string::npos, w.find("ulimit -n")) << w;
+        }
+        EXPECT_TRUE(log_lines(mark, "error").empty())
+                << join(log_lines(mark, "error"));
+        EXPECT_EQ(UCS_OK, status)
+                << "the listening socket is still polled while no "
+                << "descriptor is free: " << ucs_status_string(status);
+    }
+
+    for (auto &sock : socks) {
+        ASSERT_TRUE(sock->send_obj(make_handshake(*sock, wire::CONN_TO_IFACE,
+                                                  *server)));
+        wire::handshake_reply reply;
+        ASSERT_TRUE(recv_reply(sock->fd(), &reply));
+        EXPECT_EQ(wire::HS_ACCEPTED, reply.status);
+    }
+
+    /* the lines held back are counted when the iface closes */
+    ucs::scoped_log_capture capture;
+    size_t mark = log_mark();
+    socks.clear();
+    remove_entity(server);
+    std::string warns = join(log_lines(mark, "warn"));
+    EXPECT_NE(std::string::npos, warns.find("more lines like the last one"))
+            << warns;
+}
