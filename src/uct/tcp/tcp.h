@@ -48,6 +48,22 @@
 /* Out of file descriptors, the listening socket is not polled for this
  * long */
 #define UCT_TCP_ACCEPT_BACKOFF_SEC 0.1
+/*
+ * Replies made on a peer's behalf are budgeted. An initiator keeps the
+ * replies its outstanding GETs will cost the target within
+ * UCT_TCP_REPLY_BUDGET (a GET response up to UCT_TCP_GET_COPY_MAX counts
+ * its bytes, a larger one, sent from memory, UCT_TCP_REPLY_OP_COST) and
+ * its unanswered ACK_REQs within UCT_TCP_MAX_ACK_REQS; past that its GET
+ * or flush returns UCS_ERR_NO_RESOURCE. A target whose send queue holds
+ * more than that on top of what its own sends may queue stops reading
+ * the peer until it drains (see uct_tcp_ep_rx_over_budget()), and drops
+ * it after UCX_TCP_PEER_TIMEOUT. A compliant peer is never stopped.
+ */
+#define UCT_TCP_REPLY_BUDGET      (256 * 1024)
+#define UCT_TCP_REPLY_OP_COST     (16 * 1024)
+#define UCT_TCP_MAX_ACK_REQS      16
+/* How often progress looks for stalled peers and idle pool chunks */
+#define UCT_TCP_HOUSEKEEPING_SEC  1.0
 /* GET responses up to this size are copied when the request arrives;
  * larger ones are sent from the registered memory */
 #define UCT_TCP_GET_COPY_MAX      8192
@@ -192,6 +208,8 @@ typedef struct uct_tcp_iface_config {
     ucs_range_spec_t         port_range;
     unsigned                 backlog;
     uct_tcp_af_prio_t        af_prio;
+    double                   peer_timeout;
+    unsigned                 max_bufs;
 } uct_tcp_iface_config_t;
 
 /* Causes of the log lines a peer can trigger, each rate-limited per
@@ -234,6 +252,7 @@ typedef struct uct_tcp_iface {
     size_t                tx_queued;     /* bytes queued on all eps */
     unsigned              rx_held;       /* receive buffers held: eps with
                                             a partial message */
+    ucs_time_t            next_housekeeping;
     uint32_t              rma_denied;    /* our PUTs/GETs a peer refused */
     uint32_t              rma_refused;   /* peers' PUTs/GETs we refused */
     unsigned              armed_read;    /* scratch of event_arm */
@@ -261,6 +280,9 @@ typedef struct uct_tcp_iface {
         unsigned          syn_cnt;
         unsigned          max_conn_retries;
         ucs_time_t        conn_timeout;
+        ucs_time_t        peer_timeout;
+        size_t            reply_limit;   /* send queue that stops reading */
+        unsigned          max_bufs;      /* per pool; UINT_MAX: none */
         ucs_time_t        coalesce_time;
         double            latency;       /* estimates of the device */
         double            bandwidth;
@@ -285,8 +307,10 @@ enum {
     UCT_TCP_EP_FLAG_PEER_KNOWN = UCS_BIT(4), /* connect_to_ep was called */
     UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(5), /* holds a slot of ep_ids */
     UCT_TCP_EP_FLAG_DEFERRED   = UCS_BIT(6), /* on iface->defer_list */
-    UCT_TCP_EP_FLAG_PUT_DENIED = UCS_BIT(7)  /* a PUT of the peer was refused
+    UCT_TCP_EP_FLAG_PUT_DENIED = UCS_BIT(7), /* a PUT of the peer was refused
                                                 since our last ACK */
+    UCT_TCP_EP_FLAG_RX_STOPPED = UCS_BIT(8)  /* over the reply budget: not
+                                                reading, on retry_list */
 };
 
 /* Something waiting for the socket, in order: bytes copied into a send
@@ -308,8 +332,9 @@ typedef struct uct_tcp_tx {
 
 /* Bytes already received and not yet handled. */
 typedef struct uct_tcp_rx {
-    size_t offset;
-    size_t length;
+    ucs_time_t since;    /* the last time a message was completed */
+    size_t     offset;
+    size_t     length;
     char   data[];
 } uct_tcp_rx_t;
 
@@ -338,7 +363,8 @@ typedef struct uct_tcp_ep {
     uint32_t              cookie;
     uint32_t              peer_id;       /* CONNECT_TO_EP peer */
     uint32_t              peer_cookie;
-    uint32_t              acks_owed;     /* ACK_REQs not yet answered */
+    uint32_t              get_budget;    /* replies our outstanding GETs
+                                            cost the peer */
     uint32_t              ack_reqs_sent;
     uint32_t              acks_received;
     uint64_t              rx_stream_left;
@@ -347,6 +373,7 @@ typedef struct uct_tcp_ep {
     uint64_t              rx_stream_key;   /* PUT: checked per chunk */
     ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt;
                                             ACCEPTED: handshake deadline;
+                                            RX_STOPPED: drop deadline;
                                             DEFERRED: oldest held write */
     ucs_time_t            last_write;    /* for coalescing */
     ucs_time_t            conn_deadline; /* no connect retry after it */
@@ -429,7 +456,11 @@ unsigned uct_tcp_ep_rx_progress(struct uct_tcp_ep *ep);
 void uct_tcp_ep_handle_events(uct_tcp_ep_t *ep, ucs_event_set_types_t events);
 /* Writes what deferred eps hold: those whose window has passed, or all. */
 void uct_tcp_ep_defer_progress(uct_tcp_iface_t *iface, int force);
-/* Reconnects eps whose retry time has come. */
+/* Drops the connections whose partly received message has not moved for
+ * UCX_TCP_PEER_TIMEOUT. */
+void uct_tcp_iface_rx_check_stale(uct_tcp_iface_t *iface, ucs_time_t now);
+/* Reconnects eps whose retry time has come (and drops those that stayed
+ * over their reply budget, or sent no handshake, too long). */
 void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface);
 /* Flush support for the iface: ask for an acknowledgement if needed;
  * whether every acknowledgement asked for has come. */

@@ -200,6 +200,16 @@ void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface)
         if (now < ep->retry_time) {
             continue;
         }
+        if (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) {
+            ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
+                             "tcp iface %p: %s does not read the replies "
+                             "to its requests (over its budget for "
+                             "UCX_TCP_PEER_TIMEOUT); closing the connection",
+                             (void*)iface,
+                             uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+            uct_tcp_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+            continue;
+        }
         if (ep->state == UCT_TCP_EP_ACCEPTED) {
             ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
                              "tcp iface %p: no handshake from %s within "

@@ -38,7 +38,9 @@ void uct_tcp_ep_update_events(uct_tcp_ep_t *ep)
         return;
     }
 
-    events = UCS_EVENT_SET_EVREAD;
+    /* a peer over its reply budget is not read (back-pressure) */
+    events = (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) ? 0 :
+                                                       UCS_EVENT_SET_EVREAD;
     if ((ep->state == UCT_TCP_EP_CONNECTING) ||
         (!ucs_list_is_empty(&ep->tx_list) &&
          !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED))) {
@@ -86,6 +88,7 @@ static void uct_tcp_ep_fail_gets(uct_tcp_ep_t *ep, ucs_status_t status)
 {
     uct_tcp_get_op_t *op, *tmp;
 
+    ep->get_budget = 0;
     ucs_list_for_each_safe(op, tmp, &ep->get_list, list) {
         ucs_list_del(&op->list);
         if (op->comp != NULL) {
@@ -140,8 +143,10 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
     uct_base_ep_cleanup(&ep->super);
     uct_tcp_ep_close_socket(ep);
     if ((ep->state == UCT_TCP_EP_RETRY_WAIT) ||
-        (ep->state == UCT_TCP_EP_ACCEPTED)) {
+        (ep->state == UCT_TCP_EP_ACCEPTED) ||
+        (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
         ucs_list_del(&ep->retry_list);
+        ep->flags &= ~UCT_TCP_EP_FLAG_RX_STOPPED;
     }
     uct_tcp_ep_defer_stop(ep);
     if (ep->flags & UCT_TCP_EP_FLAG_IN_IDS) {
@@ -186,8 +191,10 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
               uct_tcp_ep_peer_str(ep, str, sizeof(str)),
               ucs_status_string(status));
     uct_tcp_ep_close_socket(ep);
-    if (ep->state == UCT_TCP_EP_RETRY_WAIT) {
+    if ((ep->state == UCT_TCP_EP_RETRY_WAIT) ||
+        (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
         ucs_list_del(&ep->retry_list);
+        ep->flags &= ~UCT_TCP_EP_FLAG_RX_STOPPED;
     }
     uct_tcp_ep_defer_stop(ep);
     if (iface->hot_ep == ep) {
@@ -304,6 +311,9 @@ ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
 
     if (!uct_tcp_ep_flush_needs_ack(ep)) {
         return UCS_OK;
+    }
+    if ((ep->ack_reqs_sent - ep->acks_received) >= UCT_TCP_MAX_ACK_REQS) {
+        return UCS_ERR_NO_RESOURCE; /* the peer answers so many at most */
     }
 
     uct_tcp_hdr_init(&hdr, UCT_TCP_OP_ACK_REQ, 0, 0);

@@ -67,7 +67,8 @@ static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length,
     memcpy(dest, &hdr, sizeof(hdr));
 }
 
-/* Whether an application send of the largest size would be taken now. */
+/* Whether an application send of the largest size would be taken now
+ * (a GET included). */
 static inline int uct_tcp_ep_has_room(const uct_tcp_ep_t *ep)
 {
     const uct_tcp_iface_t *iface =
@@ -75,7 +76,29 @@ static inline int uct_tcp_ep_has_room(const uct_tcp_ep_t *ep)
 
     return (ep->tx_ops == 0) &&
            (ep->tx_queued + sizeof(uct_tcp_hdr_t) + iface->config.max_bcopy <=
-            iface->config.tx_buf_size);
+            iface->config.tx_buf_size) &&
+           (ep->get_budget + UCT_TCP_REPLY_OP_COST <= UCT_TCP_REPLY_BUDGET);
+}
+
+/* What a GET of @a length bytes costs its target in replies */
+static inline uint32_t uct_tcp_get_reply_cost(size_t length)
+{
+    return (length <= UCT_TCP_GET_COPY_MAX) ?
+                   (uint32_t)(sizeof(uct_tcp_hdr_t) + length) :
+                   UCT_TCP_REPLY_OP_COST;
+}
+
+/* Whether @a ep's send queue holds more replies than a compliant peer
+ * can have asked for (on top of what our own sends may queue): then the
+ * peer is not read until it drains. */
+static inline int uct_tcp_ep_rx_over_budget(const uct_tcp_ep_t *ep)
+{
+    const uct_tcp_iface_t *iface =
+            uct_tcp_iface(ep->super.super.iface);
+
+    return ((size_t)ep->tx_queued +
+            ((size_t)ep->tx_ops * UCT_TCP_REPLY_OP_COST)) >
+           iface->config.reply_limit;
 }
 
 /* Checks that an application send may be queued. */
@@ -87,6 +110,9 @@ uct_tcp_ep_check_state(const uct_tcp_ep_t *ep)
     }
     return UCS_OK;
 }
+
+/* tcp_rx.c */
+void uct_tcp_ep_rx_resume(uct_tcp_ep_t *ep);
 
 /* tcp_ep.c: events, failure, life cycle */
 ucs_status_t uct_tcp_errno_status(int err);

@@ -121,6 +121,19 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      ucs_offsetof(uct_tcp_iface_config_t, coalesce_time),
      UCS_CONFIG_TYPE_TIME},
 
+    {"PEER_TIMEOUT", "10s",
+     "How long a peer may hold our resources without progress before its "
+     "connection is dropped: a message of it received in part, or replies "
+     "to its requests (acknowledgements, GET data) it does not read.",
+     ucs_offsetof(uct_tcp_iface_config_t, peer_timeout),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"MAX_BUFS", "4096",
+     "Most send buffers, and most receive buffers, an interface allocates "
+     "(each TX_SEG_SIZE/RX_SEG_SIZE plus a little); a connection that "
+     "needs one past that is dropped. 0: no limit.",
+     ucs_offsetof(uct_tcp_iface_config_t, max_bufs), UCS_CONFIG_TYPE_UINT},
+
     {"PORT_RANGE", "0",
      "Range of ports the listening socket may bind, such as 10000-10100; "
      "0 lets the kernel choose.",
@@ -327,6 +340,26 @@ static UCS_F_ALWAYS_INLINE int uct_tcp_iface_poll_hot(uct_tcp_iface_t *iface)
            ucs_list_is_empty(&iface->flush_list);
 }
 
+/* Once a second: drop peers that left a message half sent, and give idle
+ * pool chunks back, so what hostile or dead peers made us allocate
+ * returns to the system. */
+static void uct_tcp_iface_housekeeping(uct_tcp_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (ucs_likely(now < iface->next_housekeeping)) {
+        return;
+    }
+    iface->next_housekeeping =
+            now + ucs_time_from_sec(UCT_TCP_HOUSEKEEPING_SEC);
+    if (iface->rx_held > 0) {
+        uct_tcp_iface_rx_check_stale(iface, now);
+    }
+    ucs_mpool_release_idle(&iface->tx_mp);
+    ucs_mpool_release_idle(&iface->rx_mp);
+    ucs_mpool_release_idle(&iface->op_mp);
+}
+
 static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
 {
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
@@ -366,6 +399,7 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
     if (ucs_unlikely(iface->listen_paused)) {
         uct_tcp_iface_accept_resume(iface);
     }
+    uct_tcp_iface_housekeeping(iface);
 
 out:
     iface->in_progress = 0;
@@ -820,6 +854,7 @@ static ucs_status_t uct_tcp_iface_init_mpools(uct_tcp_iface_t *iface)
     params.elem_size       = sizeof(uct_tcp_tx_t) + iface->config.tx_buf_size;
     params.alignment       = 8;
     params.elems_per_chunk = 8;
+    params.max_elems       = iface->config.max_bufs;
     params.name            = "tcp send buffers";
     status = ucs_mpool_init(&iface->tx_mp, &params);
     if (status != UCS_OK) {
@@ -841,6 +876,9 @@ static ucs_status_t uct_tcp_iface_init_mpools(uct_tcp_iface_t *iface)
     op_size = ucs_max(op_size, sizeof(uct_tcp_flush_req_t));
     params.elem_size       = op_size;
     params.elems_per_chunk = 32;
+    params.max_elems       = (iface->config.max_bufs == UINT_MAX) ?
+                                     UINT_MAX :
+                                     iface->config.max_bufs * 4;
     params.name            = "tcp operations";
     status = ucs_mpool_init(&iface->op_mp, &params);
     if (status != UCS_OK) {
@@ -929,6 +967,18 @@ static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
             isinf(c->coalesce_time) ? 1e-3 : c->coalesce_time);
     iface->config.conn_timeout     = ucs_time_from_sec(
             isinf(c->conn_timeout) ? 1e9 : c->conn_timeout);
+    iface->config.max_bufs         = (c->max_bufs == 0) ? UINT_MAX :
+                                                         c->max_bufs;
+    iface->config.peer_timeout     = ucs_time_from_sec(
+            isinf(c->peer_timeout) ? 1e9 : c->peer_timeout);
+    /* own sends may queue up to two buffers (a message partly written),
+     * two zero-copy sends, and the handshake */
+    iface->config.reply_limit      = (2 * iface->config.tx_buf_size) +
+                                     (UCT_TCP_EP_MAX_ZCOPY_OPS *
+                                      UCT_TCP_REPLY_OP_COST) +
+                                     UCT_TCP_REPLY_BUDGET +
+                                     (UCT_TCP_MAX_ACK_REQS *
+                                      sizeof(uct_tcp_hdr_t)) + 1024;
     return UCS_OK;
 }
 

@@ -140,12 +140,19 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     msg.req.rkey        = rkey;
     iov.iov_base        = &msg;
     iov.iov_len         = sizeof(msg);
+    if (ep->get_budget + uct_tcp_get_reply_cost(op->length) >
+        UCT_TCP_REPLY_BUDGET) {
+        /* the peer would stop reading us: wait for answers first */
+        ucs_mpool_put(op);
+        return UCS_ERR_NO_RESOURCE;
+    }
     status = uct_tcp_ep_sendv(ep, &iov, 1, sizeof(msg));
     if (status != UCS_OK) {
         ucs_mpool_put(op);
         return status;
     }
 
+    ep->get_budget += uct_tcp_get_reply_cost(op->length);
     ucs_list_add_tail(&ep->get_list, &op->list);
     return UCS_INPROGRESS;
 }

@@ -80,7 +80,15 @@ static void uct_tcp_get_op_fill(uct_tcp_get_op_t *op, const char *src,
 static void uct_tcp_ep_get_done(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
                                 ucs_status_t status)
 {
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+
     ucs_list_del(&op->list);
+    ep->get_budget -= uct_tcp_get_reply_cost(op->length);
+    if (!ucs_arbiter_group_is_empty(&ep->pending.group) &&
+        uct_tcp_ep_has_room(ep)) {
+        /* a GET that waited for the budget may go now */
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->pending.group);
+    }
     if (op->comp != NULL) {
         uct_invoke_completion(op->comp, status);
     }
@@ -449,11 +457,35 @@ err_hdr:
 /* Receive handler of a connected ep: every complete message in the
  * buffer, until a large one starts streaming. Returns @a ep, or NULL if
  * it failed. */
+/* The peer asked for more replies than a compliant one can: stop reading
+ * it until our send queue drains (uct_tcp_ep_rx_resume()); it is dropped
+ * if that takes longer than UCX_TCP_PEER_TIMEOUT. */
+static void uct_tcp_ep_rx_stop(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    char str[UCS_SOCKADDR_STRING_LEN];
+
+    ucs_debug("tcp ep %p: %s is over its reply budget (%u bytes queued); "
+              "not reading it until they drain", (void*)ep,
+              uct_tcp_ep_peer_str(ep, str, sizeof(str)), ep->tx_queued);
+    ep->flags     |= UCT_TCP_EP_FLAG_RX_STOPPED;
+    ep->retry_time = ucs_get_time() + iface->config.peer_timeout;
+    ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
+    if (iface->hot_ep == ep) {
+        iface->hot_ep = NULL;
+    }
+    uct_tcp_ep_update_events(ep);
+}
+
 static uct_tcp_ep_t *uct_tcp_ep_rx_messages(uct_tcp_ep_t *ep)
 {
     ucs_status_t status;
 
     while (ep->rx_stream_left == 0) {
+        if (ucs_unlikely(uct_tcp_ep_rx_over_budget(ep))) {
+            uct_tcp_ep_rx_stop(ep);
+            break;
+        }
         status = uct_tcp_ep_rx_message(ep);
         if (status == UCS_ERR_NO_PROGRESS) {
             break;
@@ -573,10 +605,14 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
 unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    char str[UCS_SOCKADDR_STRING_LEN];
     uct_tcp_rx_t *rx;
     size_t queued;
     ssize_t ret;
 
+    if (ucs_unlikely(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
+        return 0;
+    }
     if (ep->rx_stream_left > 0) {
         uct_tcp_ep_rx_stream(ep);
         return 1;
@@ -586,12 +622,16 @@ unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
     if (rx == NULL) {
         rx = ucs_mpool_get(&iface->rx_mp);
         if (rx == NULL) {
-            ucs_error_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
-                              "tcp ep %p: out of receive buffers",
-                              (void*)ep);
-            return 0; /* level-triggered: retried on the next progress */
+            ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
+                             "tcp iface %p: out of receive buffers "
+                             "(UCX_TCP_MAX_BUFS=%u); closing the connection "
+                             "of %s", (void*)iface, iface->config.max_bufs,
+                             uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+            uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
+            return 1;
         }
         rx->offset = rx->length = 0;
+        rx->since  = ucs_get_time();
         ep->rx     = rx;
         ++iface->rx_held;
     } else if (rx->offset > 0) {
@@ -625,8 +665,13 @@ unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
     if (ep == NULL) {
         return 1;
     }
-    /* polled directly by the next progress calls */
-    iface->hot_ep = ep;
+    if ((ep->rx != NULL) && (ep->rx->offset > 0)) {
+        ep->rx->since = ucs_get_time(); /* a message was completed */
+    }
+    if (!(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
+        /* polled directly by the next progress calls */
+        iface->hot_ep = ep;
+    }
 
 out:
     if ((ep->rx != NULL) && (ep->rx->offset == ep->rx->length)) {
@@ -639,6 +684,42 @@ out:
         uct_tcp_ep_tx_progress(ep);
     }
     return ret > 0;
+}
+
+/* The send queue drained below the reply budget: read the peer again,
+ * starting with what the receive buffer kept. */
+void uct_tcp_ep_rx_resume(uct_tcp_ep_t *ep)
+{
+    ep->flags &= ~UCT_TCP_EP_FLAG_RX_STOPPED;
+    ucs_list_del(&ep->retry_list);
+    uct_tcp_ep_update_events(ep);
+    if (ep->rx == NULL) {
+        return;
+    }
+
+    ep = uct_tcp_ep_rx_parse(ep);
+    if ((ep != NULL) && (ep->rx != NULL) &&
+        (ep->rx->offset == ep->rx->length)) {
+        uct_tcp_ep_release_rx(ep);
+    }
+}
+
+/* Drops the connections whose partly received message has not moved for
+ * UCX_TCP_PEER_TIMEOUT: a peer cannot hold a receive buffer forever. */
+void uct_tcp_iface_rx_check_stale(uct_tcp_iface_t *iface, ucs_time_t now)
+{
+    uct_tcp_ep_t *ep, *tmp;
+
+    ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+        if ((ep->rx != NULL) && (ep->rx->length > ep->rx->offset) &&
+            (ep->state == UCT_TCP_EP_CONNECTED) &&
+            !(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) &&
+            ((now - ep->rx->since) > iface->config.peer_timeout)) {
+            uct_tcp_ep_protocol_error(ep, "message left incomplete for "
+                                          "longer than "
+                                          "UCX_TCP_PEER_TIMEOUT");
+        }
+    }
 }
 
 void uct_tcp_ep_handle_events(uct_tcp_ep_t *ep, ucs_event_set_types_t events)

@@ -292,6 +292,10 @@ void uct_tcp_ep_tx_progress(uct_tcp_ep_t *ep)
         uct_tcp_ep_has_room(ep)) {
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->pending.group);
     }
+    if (ucs_unlikely(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) &&
+        !uct_tcp_ep_rx_over_budget(ep)) {
+        uct_tcp_ep_rx_resume(ep); /* last: it may fail the ep */
+    }
 }
 
 /* Writes what was just queued, from an application call: a broken

@@ -404,6 +404,12 @@ protected:
     /* The rx_partial_msgs file of @a e's one iface in the object tree */
     static std::string rx_partial_msgs(const entity &e)
     {
+        return iface_file(e, "rx_partial_msgs");
+    }
+
+    /* A file of @a e's one iface in the object tree */
+    static std::string iface_file(const entity &e, const std::string &name)
+    {
         std::string dir = "/uct/worker/" +
                           std::to_string(uct_worker_priv(e.worker())->id) +
                           "/iface";
@@ -419,7 +425,7 @@ protected:
             return "no single iface under " + dir;
         }
 
-        std::string path = dir + "/" + ifaces[0] + "/rx_partial_msgs";
+        std::string path = dir + "/" + ifaces[0] + "/" + name;
         ucs_string_buffer_t strb;
         ucs_string_buffer_init(&strb);
         ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
@@ -667,4 +673,118 @@ TEST_F(uct_tcp_hostile, refused_accesses_log_once)
     EXPECT_NE(std::string::npos,
               warns[0].find("(999 similar lines suppressed)"))
             << warns[0];
+}
+
+/* A message left half sent holds a receive buffer only for
+ * UCX_TCP_PEER_TIMEOUT; then the connection is dropped. */
+TEST_F(uct_tcp_hostile, partial_message_times_out)
+{
+    ucs::scoped_setenv timeout("UCX_TCP_PEER_TIMEOUT", "300ms");
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            wire::hdr h = wire::make_hdr(GOOD_AM_ID, 100);
+            ASSERT_TRUE(sock.send_obj(h));
+            ASSERT_TRUE(sock.send_all("0123456789", 10));
+            double start = now_sec();
+            EXPECT_TRUE(wait_closed(sock.fd()))
+                    << "a half-sent message was kept forever";
+            EXPECT_GE(now_sec() - start, 0.25)
+                    << "closed before UCX_TCP_PEER_TIMEOUT";
+        },
+        true, 1, 1);
+}
+
+/*
+ * A peer that asks for acknowledgements and never reads them: after the
+ * reply budget the transport stops reading it (its sends block), holds
+ * a bounded queue, and drops it after UCX_TCP_PEER_TIMEOUT.
+ */
+TEST_F(uct_tcp_hostile, unread_replies_are_bounded_then_dropped)
+{
+    ucs::scoped_setenv timeout("UCX_TCP_PEER_TIMEOUT", "1s");
+    size_t max_queued = 0;
+
+    run([this, &max_queued](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            int small = 4096;
+            setsockopt(sock.fd(), SOL_SOCKET, SO_RCVBUF, &small,
+                       sizeof(small));
+            wire::hdr req = wire::make_hdr(wire::OP_ACK_REQ, 0);
+            std::string burst;
+            for (int i = 0; i < 8192; ++i) {
+                burst.append((const char*)&req, sizeof(req));
+            }
+            /* send until the transport stops taking our bytes */
+            size_t sent = 0;
+            double idle = now_sec();
+            while ((now_sec() - idle) < 0.3) {
+                progress();
+                ssize_t ret = ::send(sock.fd(), burst.data(), burst.size(),
+                                     MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (ret > 0) {
+                    sent += ret;
+                    idle  = now_sec();
+                }
+                max_queued = std::max(max_queued,
+                                      (size_t)std::stoul(iface_file(
+                                              *m_server, "tx_queued_bytes")));
+                ASSERT_LT(sent, 256u * 1024 * 1024)
+                        << "the transport reads a peer that reads nothing";
+            }
+            EXPECT_TRUE(wait_closed(sock.fd(), NULL, 5.0))
+                    << "a peer that never reads was kept";
+        },
+        true, 1, 1);
+    /* two send buffers (128 KiB each), the budget and some slack */
+    EXPECT_GT(max_queued, 0u);
+    EXPECT_LT(max_queued, 2u * 1024 * 1024) << "replies held unbounded";
+}
+
+/* The same flood from a peer that reads its replies, slowly: every
+ * request is answered, in order, nothing is dropped. */
+TEST_F(uct_tcp_hostile, slow_reader_gets_every_reply)
+{
+    run([this](raw_socket &sock) {
+            handshake(sock);
+            if (HasFatalFailure()) {
+                return;
+            }
+            const size_t count = 100000;
+            wire::hdr req      = wire::make_hdr(wire::OP_ACK_REQ, 0);
+            std::string burst;
+            for (size_t i = 0; i < count; ++i) {
+                burst.append((const char*)&req, sizeof(req));
+            }
+            size_t sent = 0, got = 0;
+            double deadline = now_sec() + (30.0 * time_scale());
+            while ((got < count * sizeof(wire::hdr)) &&
+                   (now_sec() < deadline)) {
+                progress();
+                if (sent < burst.size()) {
+                    ssize_t ret = ::send(sock.fd(), burst.data() + sent,
+                                         burst.size() - sent,
+                                         MSG_DONTWAIT | MSG_NOSIGNAL);
+                    sent += (ret > 0) ? ret : 0;
+                }
+                char buf[4096];
+                ssize_t ret = ::recv(sock.fd(), buf, sizeof(buf),
+                                     MSG_DONTWAIT);
+                for (ssize_t i = 0; i < ret; ++i) {
+                    /* every reply is an ACK header: id, 0, 0, 0, 0... */
+                    ASSERT_EQ((got % sizeof(wire::hdr) == 0) ? wire::OP_ACK :
+                                                               0,
+                              (uint8_t)buf[i])
+                            << "at byte " << got;
+                    ++got;
+                }
+            }
+            EXPECT_EQ(count * sizeof(wire::hdr), got);
+        },
+        false, 0, 0);
 }
