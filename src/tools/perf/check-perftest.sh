@@ -92,6 +92,9 @@ run 2 -x self -d memory -l -t no_such_test &&
     { grep -q "^Usage" "$err" || fail "no usage printed"; }
 run 2 $base -t am_lat -s 0 || true
 run 2 $base -t am_lat -p 1234 || true
+run 2 $base -t am_lat -T soon &&
+    { grep -q "invalid -T" "$err" || fail "bad -T not named"; }
+run 0 $base -t am_lat -T 0 && check_rows 1 am_lat
 run 0 -h && { grep -q "^Usage" "$out" || fail "-h prints no usage"; }
 
 # self does not cross processes: client/server mode is refused with a hint

@@ -71,13 +71,18 @@ static void perf_usage(FILE *stream)
         "  -p PORT    out-of-band TCP port of client/server mode "
         "(default %d)\n"
         "  -f csv     print the results as CSV\n"
+        "  -T SECONDS give up when the peer shows no progress for this "
+        "long; 0 waits\n"
+        "             forever (default %d; each side uses its own)\n"
         "  -h         this help\n"
         "\n"
-        "The server runs the test the client asks for. Exit codes: 0 done, "
-        "1 failed,\n2 bad command line or a test the transport cannot "
-        "run.\n",
+        "The server runs the test the client asks for. A peer that fails "
+        "(exits, is\nkilled, resets the connection) or stops progressing "
+        "for -T seconds ends the\nrun with one line on stderr. Exit codes: "
+        "0 done, 1 failed, 2 bad command line\nor a test the transport "
+        "cannot run.\n",
         PERF_DEFAULT_SIZE, PERF_DEFAULT_ITERS, PERF_DEFAULT_WARMUP,
-        PERF_DEFAULT_WINDOW, PERF_DEFAULT_PORT);
+        PERF_DEFAULT_WINDOW, PERF_DEFAULT_PORT, PERF_DEFAULT_TIMEOUT);
 }
 
 static int perf_parse_ulong(const char *str, unsigned long min,
@@ -159,9 +164,10 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     params->warmup    = PERF_DEFAULT_WARMUP;
     params->window    = PERF_DEFAULT_WINDOW;
     params->port      = PERF_DEFAULT_PORT;
+    params->timeout   = PERF_DEFAULT_TIMEOUT;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, "t:D:s:n:w:W:x:d:lp:f:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:D:s:n:w:W:x:d:lp:f:T:h")) != -1) {
         switch (c) {
         case 't':
             for (i = 0; i < PERF_TEST_LAST; ++i) {
@@ -233,6 +239,14 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
             }
             params->csv = 1;
             break;
+        case 'T':
+            if (perf_parse_ulong(optarg, 0, PERF_MAX_TIMEOUT, &value) != 0) {
+                fprintf(stderr, "invalid -T '%s': give whole seconds "
+                        "0..%d, 0 for no limit\n", optarg, PERF_MAX_TIMEOUT);
+                return -1;
+            }
+            params->timeout = (unsigned)value;
+            break;
         case 'h':
             *help = 1;
             return 0;
@@ -275,6 +289,54 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     }
     params->client_server = !params->loopback;
     return 0;
+}
+
+/* "am_lat (8 bytes, warm-up)", or "setup" before the first size */
+static void perf_where(const perf_ctx_t *ctx, char *buf, size_t max)
+{
+    if (ctx->size == 0) {
+        snprintf(buf, max, "setup");
+    } else {
+        snprintf(buf, max, "%s (%zu bytes, %s)",
+                 perf_tests[ctx->params.test].name, ctx->size,
+                 (ctx->phase != NULL) ? ctx->phase : "running");
+    }
+}
+
+/*
+ * The one line a run that lost its peer prints: what we were doing, the
+ * transport, the status and how it showed (@a how, may be NULL). Only
+ * the first failure is reported; what follows from it stays quiet.
+ */
+void perf_report_peer_failure(perf_ctx_t *ctx, ucs_status_t status,
+                              const char *how)
+{
+    char where[128];
+
+    if (ctx->reported) {
+        return;
+    }
+    ctx->reported = 1;
+    perf_where(ctx, where, sizeof(where));
+    fprintf(stderr, "uct_perftest: peer failed during %s over %s/%s: %s%s%s"
+            "%s\n", where, ctx->params.tl_name, ctx->params.dev_name,
+            ucs_status_string(status), (how != NULL) ? " (" : "",
+            (how != NULL) ? how : "", (how != NULL) ? ")" : "");
+}
+
+void perf_report_no_progress(perf_ctx_t *ctx)
+{
+    char where[128];
+
+    if (ctx->reported) {
+        return;
+    }
+    ctx->reported = 1;
+    perf_where(ctx, where, sizeof(where));
+    fprintf(stderr, "uct_perftest: no progress from the peer for %u s "
+            "during %s over %s/%s; is it alive? (-T)\n",
+            ctx->params.timeout, where, ctx->params.tl_name,
+            ctx->params.dev_name);
 }
 
 void perf_print_progress(const perf_ctx_t *ctx, size_t size,
@@ -338,14 +400,14 @@ static int perf_oob_setup(perf_ctx_t *ctx)
         if (ctx->sock < 0) {
             return -1;
         }
-        return perf_oob_recv_params(ctx->sock, &ctx->params);
+        return perf_oob_recv_params(ctx, &ctx->params);
     }
 
     ctx->sock = perf_oob_connect(ctx->params.server, ctx->params.port);
     if (ctx->sock < 0) {
         return -1;
     }
-    return perf_oob_send_params(ctx->sock, &ctx->params);
+    return perf_oob_send_params(ctx, &ctx->params);
 }
 
 /* Opens the local sides and checks the test fits; returns an exit code */
@@ -397,8 +459,8 @@ static int perf_connect(perf_ctx_t *ctx)
             goto out;
         }
     } else {
-        if ((perf_oob_send_blob(ctx->sock, &blobs[0]) != 0) ||
-            (perf_oob_recv_blob(ctx->sock, &peer) != 0) ||
+        if ((perf_oob_send_blob(ctx, &blobs[0]) != 0) ||
+            (perf_oob_recv_blob(ctx, &peer) != 0) ||
             (perf_side_connect(ctx, &ctx->sides[0], &peer) != 0)) {
             goto out;
         }

@@ -13,6 +13,11 @@
  * initiator and one for the responder. A step does a bounded amount of
  * work and never blocks, so the same code runs both sides of a loopback
  * run in one thread and one side of a client/server run.
+ *
+ * A peer that dies or stops ends the run with one line on stderr and
+ * exit code 1: every loop that waits for it watches the interface's
+ * error handler, the status of operations, the out-of-band socket, and
+ * the -T limit on time without progress.
  */
 #ifndef UCT_PERFTEST_H_
 #define UCT_PERFTEST_H_
@@ -32,6 +37,10 @@
 #define PERF_DEFAULT_WINDOW  32U
 #define PERF_DEFAULT_SIZE    8
 #define PERF_BUF_ALIGN       4096
+#define PERF_DEFAULT_TIMEOUT 60    /* -T: seconds without progress */
+#define PERF_MAX_TIMEOUT     86400
+#define PERF_CLOCK_CHECK_MASK 0xffUL /* wait loops read the clock every
+                                        256 passes */
 
 /* Exit codes */
 enum {
@@ -93,6 +102,9 @@ typedef struct {
     int           loopback;
     int           client_server;   /* -p or a server name was given */
     int           csv;
+    unsigned      timeout;         /* -T: seconds without progress from
+                                      the peer before giving up, 0 for
+                                      no limit; each side has its own */
 } perf_params_t;
 
 /* A completion for one operation in flight */
@@ -134,11 +146,16 @@ typedef struct perf_side {
     unsigned            *free_comps;
     unsigned            num_free;
     unsigned            num_comps;
+    unsigned long       completed;   /* completions seen, for -T */
     ucs_status_t        comp_status; /* first failed completion */
+
+    /* Set by the interface's error handler when the endpoint failed */
+    volatile ucs_status_t peer_status;
 } perf_side_t;
 
 /* Progress of one side through one message size */
 typedef struct perf_run {
+    struct perf_ctx *ctx;
     perf_side_t   *side;
     const perf_params_t *params;
     size_t        size;
@@ -164,7 +181,7 @@ typedef struct {
     double        msg_rate;
 } perf_result_t;
 
-typedef struct {
+typedef struct perf_ctx {
     perf_params_t   params;
     uct_component_h component;
     uct_md_h        md;
@@ -175,9 +192,22 @@ typedef struct {
     int             sock;        /* out-of-band socket, -1 in loopback */
     int             is_server;
     int             conn_to_ep;
+
+    /* Where the run is, for the failure report */
+    size_t          size;        /* 0 while setting up */
+    const char      *phase;      /* "warm-up", "measurement", ... */
+    int             reported;    /* the failure line is out */
+
+    /* Out-of-band socket: barrier tokens the peer sent that no barrier
+     * has taken yet, and when we last sent a heartbeat */
+    unsigned        oob_barriers;
+    ucs_time_t      oob_heartbeat;
 } perf_ctx_t;
 
 /* perftest.c */
+void perf_report_peer_failure(perf_ctx_t *ctx, ucs_status_t status,
+                              const char *how);
+void perf_report_no_progress(perf_ctx_t *ctx);
 void perf_print_progress(const perf_ctx_t *ctx, size_t size,
                          unsigned long done, unsigned long total,
                          double elapsed_sec);
@@ -196,13 +226,14 @@ void perf_md_close(perf_ctx_t *ctx);
 /* perftest_oob.c: out-of-band socket */
 int  perf_oob_accept(uint16_t port);
 int  perf_oob_connect(const char *server, uint16_t port);
-int  perf_oob_send(int sock, const void *data, size_t length);
-int  perf_oob_recv(int sock, void *data, size_t length);
-int  perf_oob_send_blob(int sock, const perf_blob_t *blob);
-int  perf_oob_recv_blob(int sock, perf_blob_t *blob);
-int  perf_oob_barrier(int sock, uct_worker_h worker);
-int  perf_oob_send_params(int sock, const perf_params_t *params);
-int  perf_oob_recv_params(int sock, perf_params_t *params);
+int  perf_oob_send(perf_ctx_t *ctx, const void *data, size_t length);
+int  perf_oob_recv(perf_ctx_t *ctx, void *data, size_t length);
+int  perf_oob_send_blob(perf_ctx_t *ctx, const perf_blob_t *blob);
+int  perf_oob_recv_blob(perf_ctx_t *ctx, perf_blob_t *blob);
+int  perf_oob_barrier(perf_ctx_t *ctx);
+int  perf_oob_watch(perf_ctx_t *ctx, ucs_time_t now);
+int  perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params);
+int  perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params);
 
 /* perftest_tests.c: test loops */
 int  perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result);

@@ -2,6 +2,10 @@
  * uct_perftest: the out-of-band TCP socket of client/server mode. It
  * carries the run parameters (client to server), each side's addresses
  * and remote key, and one-byte barriers around every measured size.
+ * While it measures, a side sends a one-byte heartbeat every 250 ms and
+ * takes the peer's, so a peer waiting in a barrier knows it is alive and
+ * either side notices the other's socket closing. Every wait here ends
+ * when the socket closes or after -T seconds without a byte.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -22,6 +26,9 @@
 
 #define PERF_OOB_CONNECT_TIMEOUT 30  /* seconds a client keeps retrying */
 #define PERF_OOB_MAX_BLOB        (1024 * 1024)
+#define PERF_OOB_BARRIER         'b'
+#define PERF_OOB_HEARTBEAT       'h'
+#define PERF_OOB_HEARTBEAT_MSEC  250 /* well below any -T */
 
 /* The run parameters as they travel; fixed-width fields */
 typedef struct {
@@ -34,20 +41,73 @@ typedef struct {
     uint64_t sizes[PERF_MAX_SIZES];
 } perf_wire_params_t;
 
-int perf_oob_send(int sock, const void *data, size_t length)
+/*
+ * The socket failed or closed while the peer should be there: errno @a err
+ * (0 for an orderly close) of @a op. Reports it as the peer's failure.
+ */
+static int perf_oob_failed(perf_ctx_t *ctx, int err, const char *op)
+{
+    ucs_status_t status;
+    char how[128];
+
+    if (err == 0) {
+        status = UCS_ERR_CONNECTION_RESET;
+        snprintf(how, sizeof(how), "the out-of-band connection closed");
+    } else {
+        if ((err == ECONNRESET) || (err == EPIPE)) {
+            status = UCS_ERR_CONNECTION_RESET;
+        } else if (err == ETIMEDOUT) {
+            status = UCS_ERR_ENDPOINT_TIMEOUT;
+        } else {
+            status = UCS_ERR_IO_ERROR;
+        }
+        snprintf(how, sizeof(how), "out-of-band %s: %s", op, strerror(err));
+    }
+    perf_report_peer_failure(ctx, status, how);
+    return -1;
+}
+
+/* poll() on the socket for @a events, at most -T seconds; 1 when ready */
+static int perf_oob_wait(perf_ctx_t *ctx, short events)
+{
+    struct pollfd pfd = {.fd = ctx->sock, .events = events};
+    int timeout_ms    = (ctx->params.timeout > 0) ?
+                        (int)ctx->params.timeout * 1000 : -1;
+    int ret;
+
+    do {
+        ret = poll(&pfd, 1, timeout_ms);
+    } while ((ret < 0) && (errno == EINTR));
+
+    if (ret < 0) {
+        fprintf(stderr, "uct_perftest: poll on the out-of-band socket "
+                "failed: %s\n", strerror(errno));
+        return -1;
+    } else if (ret == 0) {
+        perf_report_no_progress(ctx);
+        return -1;
+    }
+    return 1;
+}
+
+int perf_oob_send(perf_ctx_t *ctx, const void *data, size_t length)
 {
     const char *p = data;
     ssize_t ret;
 
     while (length > 0) {
-        ret = send(sock, p, length, MSG_NOSIGNAL);
+        ret = send(ctx->sock, p, length, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (ret < 0) {
             if (errno == EINTR) {
                 continue;
+            } else if ((errno == EAGAIN) || (errno == EWOULDBLOCK)) {
+                /* The peer does not read: it may be stopped */
+                if (perf_oob_wait(ctx, POLLOUT) < 0) {
+                    return -1;
+                }
+                continue;
             }
-            fprintf(stderr, "out-of-band send failed: %s\n",
-                    strerror(errno));
-            return -1;
+            return perf_oob_failed(ctx, errno, "send");
         }
         p      += ret;
         length -= (size_t)ret;
@@ -55,23 +115,25 @@ int perf_oob_send(int sock, const void *data, size_t length)
     return 0;
 }
 
-int perf_oob_recv(int sock, void *data, size_t length)
+/* Waits for @a length bytes; each arrival restarts the -T clock */
+int perf_oob_recv(perf_ctx_t *ctx, void *data, size_t length)
 {
     char *p = data;
     ssize_t ret;
 
     while (length > 0) {
-        ret = recv(sock, p, length, 0);
-        if (ret == 0) {
-            fprintf(stderr, "the peer closed the out-of-band connection\n");
+        if (perf_oob_wait(ctx, POLLIN) < 0) {
             return -1;
+        }
+        ret = recv(ctx->sock, p, length, MSG_DONTWAIT);
+        if (ret == 0) {
+            return perf_oob_failed(ctx, 0, "receive");
         } else if (ret < 0) {
-            if (errno == EINTR) {
+            if ((errno == EINTR) || (errno == EAGAIN) ||
+                (errno == EWOULDBLOCK)) {
                 continue;
             }
-            fprintf(stderr, "out-of-band receive failed: %s\n",
-                    strerror(errno));
-            return -1;
+            return perf_oob_failed(ctx, errno, "receive");
         }
         p      += ret;
         length -= (size_t)ret;
@@ -190,22 +252,22 @@ int perf_oob_connect(const char *server, uint16_t port)
     return -1;
 }
 
-int perf_oob_send_blob(int sock, const perf_blob_t *blob)
+int perf_oob_send_blob(perf_ctx_t *ctx, const perf_blob_t *blob)
 {
     uint64_t length = blob->length;
 
-    if ((perf_oob_send(sock, &length, sizeof(length)) != 0) ||
-        (perf_oob_send(sock, blob->data, blob->length) != 0)) {
+    if ((perf_oob_send(ctx, &length, sizeof(length)) != 0) ||
+        (perf_oob_send(ctx, blob->data, blob->length) != 0)) {
         return -1;
     }
     return 0;
 }
 
-int perf_oob_recv_blob(int sock, perf_blob_t *blob)
+int perf_oob_recv_blob(perf_ctx_t *ctx, perf_blob_t *blob)
 {
     uint64_t length;
 
-    if (perf_oob_recv(sock, &length, sizeof(length)) != 0) {
+    if (perf_oob_recv(ctx, &length, sizeof(length)) != 0) {
         return -1;
     }
     if (length > PERF_OOB_MAX_BLOB) {
@@ -221,48 +283,123 @@ int perf_oob_recv_blob(int sock, perf_blob_t *blob)
         fprintf(stderr, "out of memory for the peer's address\n");
         return -1;
     }
-    return perf_oob_recv(sock, blob->data, blob->length);
+    return perf_oob_recv(ctx, blob->data, blob->length);
 }
 
 /*
- * Both sides send one byte and wait for the peer's, progressing the
- * worker meanwhile: the peer may need our progress to finish its part.
+ * Takes what the peer sent without waiting: heartbeats, which only show
+ * it is alive, and barrier tokens, which wait in ctx->oob_barriers for
+ * the barrier that takes them. 1 when something arrived, 0 when nothing
+ * did, -1 when the socket closed or failed (reported).
  */
-int perf_oob_barrier(int sock, uct_worker_h worker)
+static int perf_oob_take_tokens(perf_ctx_t *ctx)
 {
-    struct pollfd pfd = {.fd = sock, .events = POLLIN};
-    char token        = 'b';
+    char tokens[64];
+    int arrived = 0;
+    ssize_t ret, i;
+
+    for (;;) {
+        ret = recv(ctx->sock, tokens, sizeof(tokens), MSG_DONTWAIT);
+        if (ret == 0) {
+            return perf_oob_failed(ctx, 0, "receive");
+        } else if (ret < 0) {
+            if (errno == EINTR) {
+                continue;
+            } else if ((errno == EAGAIN) || (errno == EWOULDBLOCK)) {
+                return arrived;
+            }
+            return perf_oob_failed(ctx, errno, "receive");
+        }
+
+        arrived = 1;
+        for (i = 0; i < ret; ++i) {
+            if (tokens[i] == PERF_OOB_BARRIER) {
+                ++ctx->oob_barriers;
+            } else if (tokens[i] != PERF_OOB_HEARTBEAT) {
+                fprintf(stderr, "uct_perftest: out-of-band protocol error: "
+                        "unexpected token 0x%02x; is the peer uct_perftest "
+                        "of the same version?\n", (unsigned char)tokens[i]);
+                return -1;
+            }
+        }
+        if ((size_t)ret < sizeof(tokens)) {
+            return arrived;
+        }
+    }
+}
+
+/*
+ * Both sides send a barrier token and wait for the peer's, progressing
+ * the worker meanwhile: the peer may need our progress to finish its
+ * part. The socket is the sign of life here: it closing fails the
+ * barrier, and so does -T seconds without a token or heartbeat (the
+ * peer sends those while it measures).
+ */
+int perf_oob_barrier(perf_ctx_t *ctx)
+{
+    uct_worker_h worker = ctx->sides[0].worker;
+    ucs_time_t limit    = ucs_time_from_sec(ctx->params.timeout);
+    char token          = PERF_OOB_BARRIER;
+    unsigned long loops = 0;
+    ucs_time_t last;
     int ret;
 
-    if (perf_oob_send(sock, &token, 1) != 0) {
+    if (perf_oob_send(ctx, &token, 1) != 0) {
         return -1;
     }
 
-    for (;;) {
-        ret = poll(&pfd, 1, 0);
-        if (ret > 0) {
-            break;
-        } else if ((ret < 0) && (errno != EINTR)) {
-            fprintf(stderr, "poll on the out-of-band socket failed: %s\n",
-                    strerror(errno));
+    last = ucs_get_time();
+    while (ctx->oob_barriers == 0) {
+        ret = perf_oob_take_tokens(ctx);
+        if (ret < 0) {
             return -1;
+        } else if (ret > 0) {
+            last = ucs_get_time();
+            continue;
         }
+
         if (worker != NULL) {
             uct_worker_progress(worker);
         }
+        if ((ctx->params.timeout > 0) &&
+            ((++loops & PERF_CLOCK_CHECK_MASK) == 0) &&
+            ((ucs_get_time() - last) > limit)) {
+            perf_report_no_progress(ctx);
+            return -1;
+        }
     }
 
-    if (perf_oob_recv(sock, &token, 1) != 0) {
-        return -1;
-    }
-    if (token != 'b') {
-        fprintf(stderr, "out-of-band protocol error: unexpected token\n");
-        return -1;
-    }
+    --ctx->oob_barriers;
     return 0;
 }
 
-int perf_oob_send_params(int sock, const perf_params_t *params)
+/*
+ * Called from the measured loop every time it reads the clock: every
+ * PERF_OOB_HEARTBEAT_MSEC, tells the peer we are alive (it may wait in a
+ * barrier) and notices the peer's socket closing, the fastest sign of
+ * its death on transports that report it late or never.
+ */
+int perf_oob_watch(perf_ctx_t *ctx, ucs_time_t now)
+{
+    char token = PERF_OOB_HEARTBEAT;
+    ssize_t ret;
+
+    if ((now - ctx->oob_heartbeat) <
+        ucs_time_from_msec(PERF_OOB_HEARTBEAT_MSEC)) {
+        return 0;
+    }
+    ctx->oob_heartbeat = now;
+
+    /* A full socket means the peer is not reading; -T will tell */
+    ret = send(ctx->sock, &token, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if ((ret < 0) && (errno != EAGAIN) && (errno != EWOULDBLOCK) &&
+        (errno != EINTR)) {
+        return perf_oob_failed(ctx, errno, "send");
+    }
+    return (perf_oob_take_tokens(ctx) < 0) ? -1 : 0;
+}
+
+int perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params)
 {
     perf_wire_params_t wire;
     unsigned i;
@@ -277,16 +414,16 @@ int perf_oob_send_params(int sock, const perf_params_t *params)
     for (i = 0; i < params->num_sizes; ++i) {
         wire.sizes[i] = params->sizes[i];
     }
-    return perf_oob_send(sock, &wire, sizeof(wire));
+    return perf_oob_send(ctx, &wire, sizeof(wire));
 }
 
 /* The server runs what the client asks for */
-int perf_oob_recv_params(int sock, perf_params_t *params)
+int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params)
 {
     perf_wire_params_t wire;
     unsigned i;
 
-    if (perf_oob_recv(sock, &wire, sizeof(wire)) != 0) {
+    if (perf_oob_recv(ctx, &wire, sizeof(wire)) != 0) {
         return -1;
     }
     if ((wire.test >= PERF_TEST_LAST) || (wire.mode >= PERF_MODE_LAST) ||

@@ -145,6 +145,22 @@ static ucs_status_t perf_am_handler(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+/*
+ * The endpoint to the peer failed (reset, timed out). Only records the
+ * first status: the loop that waits for the peer reports it. May run
+ * from the async thread.
+ */
+static ucs_status_t perf_err_handler(void *arg, uct_ep_h ep,
+                                     ucs_status_t status)
+{
+    perf_side_t *side = arg;
+
+    if (side->peer_status == UCS_OK) {
+        side->peer_status = status;
+    }
+    return UCS_OK;
+}
+
 int perf_side_open(perf_ctx_t *ctx, perf_side_t *side)
 {
     uct_iface_config_t *config;
@@ -171,14 +187,24 @@ int perf_side_open(perf_ctx_t *ctx, perf_side_t *side)
         return perf_fail("uct_md_iface_config_read", status);
     }
 
+    /* The capabilities are known only once the interface is open: the
+     * handler is always given, and transports without
+     * UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE never call it (the other
+     * watches of perf_run_size() cover them) */
     memset(&params, 0, sizeof(params));
     params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
                                   UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ctx->params.tl_name;
     params.mode.device.dev_name = ctx->params.dev_name;
     params.rx_headroom          = 0;
+    params.err_handler          = perf_err_handler;
+    params.err_handler_arg      = side;
+    params.err_handler_flags    = UCT_CB_FLAG_ASYNC;
 
     status = uct_iface_open(ctx->md, side->worker, &params, config,
                             &side->iface);
@@ -337,6 +363,7 @@ static void perf_comp_cb(uct_completion_t *self)
     if ((self->status != UCS_OK) && (side->comp_status == UCS_OK)) {
         side->comp_status = self->status;
     }
+    ++side->completed;
     side->free_comps[side->num_free++] = comp->index;
 }
 
@@ -380,6 +407,7 @@ static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side,
         side->free_comps[i]       = i;
     }
     side->num_free    = side->num_comps;
+    side->completed   = 0;
     side->comp_status = UCS_OK;
     return 0;
 }

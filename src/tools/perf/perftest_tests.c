@@ -18,6 +18,11 @@
  * (zcopy, get_bcopy) take one of WINDOW completion slots, so at most
  * WINDOW of them are in flight. A flush ends the run. The responder of
  * am_bw counts the messages; for RMA it only progresses.
+ *
+ * A failed run ends at once with one line on stderr: a side's endpoint
+ * failed (the error handler), an operation or completion failed, the
+ * out-of-band socket closed, or -T seconds passed without anything from
+ * the peer (perf_run_loop()).
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -28,8 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PERF_PROGRESS_CHECK_MASK 0xffUL  /* read the clock every 256 loops */
 
 /* put_lat marker of iteration @a seq: never 0, differs from the last */
 static inline uint8_t perf_marker(unsigned long seq)
@@ -190,11 +193,64 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
     return status;
 }
 
-static int perf_post_failed(const perf_run_t *run, ucs_status_t status)
+/* What @a run is doing, for the failure report */
+static const char *perf_run_phase(const perf_run_t *run)
 {
-    fprintf(stderr, "%s %s of %zu bytes failed: %s\n",
-            perf_tests[run->params->test].name,
+    unsigned long count;
+
+    if (run->done) {
+        return "waiting for the other side";
+    } else if (run->side->initiator) {
+        if (!perf_tests[run->params->test].is_latency &&
+            (run->posted == run->total)) {
+            return "final flush";
+        }
+        count = run->posted;
+    } else {
+        count = (perf_tests[run->params->test].op == PERF_OP_AM) ?
+                run->side->am_rx : run->received;
+    }
+    return (count <= run->params->warmup) ? "warm-up" : "measurement";
+}
+
+/* Statuses that mean the peer or the connection to it is gone */
+static int perf_status_is_peer_failure(ucs_status_t status)
+{
+    switch (status) {
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_TIMED_OUT:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_CANCELED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * An operation (@a what: "a send", "a completion", "the flush") failed
+ * with @a status. Once the peer is known to have failed, or when the
+ * status says so, it is the peer's failure; anything else is ours.
+ */
+static int perf_op_failed(perf_run_t *run, const char *what,
+                          ucs_status_t status)
+{
+    ucs_status_t peer_status = run->side->peer_status;
+    char how[64];
+
+    run->ctx->phase = perf_run_phase(run);
+    if ((peer_status != UCS_OK) || perf_status_is_peer_failure(status)) {
+        snprintf(how, sizeof(how), "%s failed", what);
+        perf_report_peer_failure(run->ctx, (peer_status != UCS_OK) ?
+                                 peer_status : status, how);
+        return -1;
+    }
+    fprintf(stderr, "uct_perftest: %s %s of %zu bytes over %s/%s: %s "
+            "failed: %s\n", perf_tests[run->params->test].name,
             perf_mode_names[run->params->mode], run->size,
+            run->params->tl_name, run->params->dev_name, what,
             ucs_status_string(status));
     return -1;
 }
@@ -231,7 +287,7 @@ static int perf_lat_send(perf_run_t *run, unsigned long seq)
     } else if (status == UCS_ERR_NO_RESOURCE) {
         return 0;
     }
-    return perf_post_failed(run, status);
+    return perf_op_failed(run, "a send", status);
 }
 
 static int perf_lat_initiator_step(perf_run_t *run)
@@ -306,7 +362,7 @@ static int perf_bw_initiator_step(perf_run_t *run)
     uct_worker_progress(side->worker);
 
     if (side->comp_status != UCS_OK) {
-        return perf_post_failed(run, side->comp_status);
+        return perf_op_failed(run, "a completion", side->comp_status);
     }
 
     if (run->posted < run->total) {
@@ -317,7 +373,7 @@ static int perf_bw_initiator_step(perf_run_t *run)
         if (status == UCS_OK) {
             ++run->posted;
         } else if (status != UCS_ERR_NO_RESOURCE) {
-            return perf_post_failed(run, status);
+            return perf_op_failed(run, "a send", status);
         }
         return 0;
     }
@@ -333,18 +389,15 @@ static int perf_bw_initiator_step(perf_run_t *run)
         } else if (status == UCS_OK) {
             run->flushed = 1;
         } else if (status != UCS_INPROGRESS) {
-            fprintf(stderr, "uct_ep_flush failed: %s\n",
-                    ucs_status_string(status));
-            return -1;
+            return perf_op_failed(run, "the flush", status);
         }
         run->flushing = 1;
     }
 
     if (run->flushed && (side->num_free == side->num_comps)) {
         if (run->flush_comp.status != UCS_OK) {
-            fprintf(stderr, "flush completed with an error: %s\n",
-                    ucs_status_string(run->flush_comp.status));
-            return -1;
+            return perf_op_failed(run, "the flush",
+                                  run->flush_comp.status);
         }
         run->t_end = ucs_get_time();
         run->done  = 1;
@@ -377,6 +430,7 @@ static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side,
                           perf_run_t *run, size_t size)
 {
     memset(run, 0, sizeof(*run));
+    run->ctx    = ctx;
     run->side   = side;
     run->params = &ctx->params;
     run->size   = size;
@@ -425,16 +479,97 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
     }
 }
 
+/* Grows with everything the peer makes happen here: replies, messages,
+ * completions, sends the transport took, the flush */
+static unsigned long perf_run_events(const perf_run_t *run)
+{
+    return run->posted + run->received + run->side->am_rx +
+           run->side->completed + (unsigned long)run->flushed;
+}
+
+/*
+ * Steps every local side until all are done. Ends with the run failed
+ * (reported) when a side's endpoint fails, the out-of-band socket
+ * closes, or nothing happens for -T seconds. Reads the clock only every
+ * PERF_CLOCK_CHECK_MASK + 1 passes.
+ */
+static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
+                         const perf_run_t *initiator)
+{
+    ucs_time_t report_interval = ucs_time_from_sec(1.0);
+    ucs_time_t limit           = ucs_time_from_sec(ctx->params.timeout);
+    unsigned long loops        = 0;
+    unsigned long events, last_events = 0;
+    ucs_time_t t_begin, t_report, t_progress, now;
+    perf_side_t *side;
+    unsigned i, num_done;
+
+    t_begin = t_report = t_progress = ucs_get_time();
+    do {
+        num_done = 0;
+        for (i = 0; i < ctx->num_sides; ++i) {
+            side = runs[i].side;
+            if (runs[i].done) {
+                /* Keep progressing: the other side may need us */
+                uct_worker_progress(side->worker);
+                ++num_done;
+            } else if (perf_step(&runs[i]) != 0) {
+                return -1;
+            }
+            if (ucs_unlikely(side->peer_status != UCS_OK)) {
+                ctx->phase = perf_run_phase(&runs[i]);
+                perf_report_peer_failure(ctx, side->peer_status,
+                                         "the transport reported it");
+                return -1;
+            }
+        }
+
+        if ((++loops & PERF_CLOCK_CHECK_MASK) != 0) {
+            continue;
+        }
+
+        now        = ucs_get_time();
+        ctx->phase = perf_run_phase((initiator != NULL) ? initiator :
+                                                          &runs[0]);
+        events     = 0;
+        for (i = 0; i < ctx->num_sides; ++i) {
+            events += perf_run_events(&runs[i]);
+        }
+        if (events != last_events) {
+            last_events = events;
+            t_progress  = now;
+        } else if ((ctx->params.timeout > 0) &&
+                   ((now - t_progress) > limit)) {
+            perf_report_no_progress(ctx);
+            return -1;
+        }
+
+        if ((ctx->sock >= 0) && (perf_oob_watch(ctx, now) != 0)) {
+            return -1;
+        }
+
+        if ((now - t_report) >= report_interval) {
+            t_report = now;
+            if (initiator != NULL) {
+                perf_print_progress(ctx, runs[0].size, initiator->posted,
+                                    initiator->total,
+                                    ucs_time_to_sec(now - t_begin));
+            }
+        }
+    } while (num_done < ctx->num_sides);
+
+    return 0;
+}
+
 int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
 {
     perf_run_t runs[2];
     perf_run_t *initiator = NULL;
-    ucs_time_t t_begin, t_report, now;
-    ucs_time_t report_interval = ucs_time_from_sec(1.0);
-    unsigned long loops        = 0;
-    unsigned i, num_done;
-    int ret                    = -1;
+    unsigned i;
+    int ret               = -1;
 
+    ctx->size  = size;
+    ctx->phase = "waiting for the peer to start";
     for (i = 0; i < ctx->num_sides; ++i) {
         perf_run_init(ctx, &ctx->sides[i], &runs[i], size);
         if (ctx->sides[i].initiator) {
@@ -453,40 +588,17 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
     }
 
     /* Both sides have cleared their buffers before anyone posts */
-    if ((ctx->sock >= 0) &&
-        (perf_oob_barrier(ctx->sock, ctx->sides[0].worker) != 0)) {
+    if ((ctx->sock >= 0) && (perf_oob_barrier(ctx) != 0)) {
         goto out;
     }
 
-    t_begin = t_report = ucs_get_time();
-    do {
-        num_done = 0;
-        for (i = 0; i < ctx->num_sides; ++i) {
-            if (runs[i].done) {
-                /* Keep progressing: the other side may need us */
-                uct_worker_progress(runs[i].side->worker);
-                ++num_done;
-            } else if (perf_step(&runs[i]) != 0) {
-                goto out;
-            }
-        }
-
-        if ((++loops & PERF_PROGRESS_CHECK_MASK) == 0) {
-            now = ucs_get_time();
-            if ((now - t_report) >= report_interval) {
-                t_report = now;
-                if (initiator != NULL) {
-                    perf_print_progress(ctx, size, initiator->posted,
-                                        initiator->total,
-                                        ucs_time_to_sec(now - t_begin));
-                }
-            }
-        }
-    } while (num_done < ctx->num_sides);
+    if (perf_run_loop(ctx, runs, initiator) != 0) {
+        goto out;
+    }
 
     /* The peer has finished with our buffers and endpoint too */
-    if ((ctx->sock >= 0) &&
-        (perf_oob_barrier(ctx->sock, ctx->sides[0].worker) != 0)) {
+    ctx->phase = "waiting for the peer to finish";
+    if ((ctx->sock >= 0) && (perf_oob_barrier(ctx) != 0)) {
         goto out;
     }
 

@@ -1,0 +1,242 @@
+#!/bin/sh
+#
+# uct_perftest over tcp/lo with a peer that dies or stops, run as a user
+# runs it: a server and a client process, each in the background.
+#   check-peer-failure.sh BUILDDIR
+#  1. the server is SIGKILLed mid-run (am_bw, am_lat, put_lat): the
+#     client exits 1 within 5 s with one "peer failed" line;
+#  2. the client is SIGKILLed (am_bw, am_lat, put_lat, put_bw): the
+#     server exits 1 the same way;
+#  3. the server is SIGSTOPped under a client with -T 2 (am_lat, put_lat,
+#     am_bw): the client exits 1 within 5 s with the -T line; once the
+#     server continues it sees the client gone and exits 1;
+#  4. the client of put_bw is SIGSTOPped under a server with -T 2, which
+#     waits in a barrier meanwhile: the server exits 1 with the -T line;
+#  5. a put_bw run during which the server waits in a barrier for longer
+#     than its -T 1 ends well (the client's heartbeats keep it waiting).
+# Every wait is bounded: a hang fails the check, and whatever is left is
+# killed on exit. Detection times are printed, and judged only against
+# the bounds above.
+
+builddir=${1:?usage: check-peer-failure.sh BUILDDIR}
+perftest="$builddir/src/tools/perf/uct_perftest"
+uct_info="$builddir/src/tools/info/uct_info"
+tl="-x tcp -d lo"
+detect_limit=5    # seconds from the failure to the survivor's exit
+start_limit=15    # seconds for a run to start measuring
+work=$(mktemp -d "${TMPDIR:-/tmp}/perftest-peer.XXXXXX") || exit 1
+pids=""
+failures=0
+
+cleanup() {
+    for pid in $pids; do
+        kill -CONT "$pid" 2>/dev/null
+        kill -KILL "$pid" 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+    echo "FAIL: $*"
+    for f in "$work"/server.err "$work"/client.err; do
+        [ -s "$f" ] && sed "s|^|    $(basename "$f"): |" "$f"
+    done
+    failures=$((failures + 1))
+}
+
+now_ms() {
+    date +%s%3N
+}
+
+# Whether something listens on TCP port $1
+port_listening() {
+    hex=$(printf '%04X' "$1")
+    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+        awk -v p="$hex" '$4 == "0A" { n = split($2, a, ":");
+                                      if (a[n] == p) f = 1 }
+                         END { exit !f }'
+}
+
+# Waits up to $2 seconds for process $1 to end; sets rc to its exit code,
+# or to "hung" after killing it
+wait_exit() {
+    deadline=$(($(now_ms) + $2 * 1000))
+    while kill -0 "$1" 2>/dev/null; do
+        if [ "$(now_ms)" -ge "$deadline" ]; then
+            kill -CONT "$1" 2>/dev/null
+            kill -KILL "$1" 2>/dev/null
+            wait "$1" 2>/dev/null
+            rc=hung
+            return
+        fi
+        sleep 0.05
+    done
+    wait "$1"
+    rc=$?
+}
+
+# Starts a server with options $* on a free port below the ephemeral
+# range; sets server and port once it listens
+start_server() {
+    for attempt in 1 2 3 4 5; do
+        port=$((20000 + ($$ * 13 + attempt * 977 + $(now_ms)) % 12000))
+        port_listening "$port" && continue
+        "$perftest" $tl -p "$port" "$@" >"$work/server.out" \
+            2>"$work/server.err" &
+        server=$!
+        pids="$pids $server"
+        deadline=$(($(now_ms) + 5000))
+        while kill -0 "$server" 2>/dev/null &&
+              [ "$(now_ms)" -lt "$deadline" ]; do
+            port_listening "$port" && return 0
+            sleep 0.05
+        done
+        kill -KILL "$server" 2>/dev/null
+        wait "$server" 2>/dev/null
+    done
+    echo "FAIL: no server could listen (last try port $port)"
+    cat "$work/server.err"
+    exit 1
+}
+
+# Starts the client of the server on $port with options $*; sets client
+start_client() {
+    "$perftest" $tl -p "$port" "$@" 127.0.0.1 >"$work/client.out" \
+        2>"$work/client.err" &
+    client=$!
+    pids="$pids $client"
+}
+
+# Waits until the client reports progress: the run is measuring
+wait_measuring() {
+    deadline=$(($(now_ms) + start_limit * 1000))
+    while ! grep -q " operations, " "$work/client.err"; do
+        if ! kill -0 "$client" 2>/dev/null ||
+           [ "$(now_ms)" -ge "$deadline" ]; then
+            return 1
+        fi
+        sleep 0.05
+    done
+    return 0
+}
+
+# check_survivor NAME PID ERRFILE PATTERN START_MS: PID exits 1 within
+# the limit, and ERRFILE holds exactly one line besides progress reports,
+# matching PATTERN (grep -E)
+check_survivor() {
+    name=$1 pid=$2 errfile=$3 pattern=$4 start=$5
+    wait_exit "$pid" "$detect_limit"
+    elapsed=$(($(now_ms) - start))
+    other=$(grep -v ' operations, [0-9.]* s$' "$errfile")
+    if [ "$rc" != 1 ]; then
+        fail "$name: exit code $rc, expected 1 within $detect_limit s"
+    elif [ "$(printf '%s\n' "$other" | grep -c .)" -ne 1 ]; then
+        fail "$name: expected one error line on stderr"
+    elif ! printf '%s\n' "$other" | grep -Eq "$pattern"; then
+        fail "$name: the error line does not match '$pattern'"
+    else
+        printf 'PASS: %s: exit 1 after %d.%03d s: %s\n' "$name" \
+            $((elapsed / 1000)) $((elapsed % 1000)) "$other"
+        return 0
+    fi
+    return 1
+}
+
+peer_failed="^uct_perftest: peer failed during"
+on_tl="over tcp/lo: "
+no_progress="^uct_perftest: no progress from the peer for 2 s during"
+ask_alive="over tcp/lo; is it alive\\? \\(-T\\)$"
+long_run="-n 100000000 -w 100"
+
+if ! "$uct_info" -d -t tcp 2>/dev/null | grep -q "Device: lo$"; then
+    echo "SKIP: check-peer-failure: no tcp/lo here"
+    exit 0
+fi
+
+# 1. The server dies: the client notices
+for test in am_bw am_lat put_lat; do
+    start_server
+    start_client -t "$test" $long_run
+    if ! wait_measuring; then
+        fail "kill server, $test: the run did not start"
+        continue
+    fi
+    kill -KILL "$server"
+    t0=$(now_ms)
+    wait "$server" 2>/dev/null
+    check_survivor "kill server, $test: client" "$client" \
+        "$work/client.err" "$peer_failed $test .*$on_tl" "$t0"
+done
+
+# 2. The client dies: the server notices (put_bw: in the end barrier)
+for test in am_bw am_lat put_lat put_bw; do
+    start_server
+    start_client -t "$test" $long_run
+    if ! wait_measuring; then
+        fail "kill client, $test: the run did not start"
+        continue
+    fi
+    kill -KILL "$client"
+    t0=$(now_ms)
+    wait "$client" 2>/dev/null
+    check_survivor "kill client, $test: server" "$server" \
+        "$work/server.err" "$peer_failed $test .*$on_tl" "$t0"
+done
+
+# 3. The server stops: -T ends the client; the server, continued, sees
+#    the client gone. am_bw sends 1 KiB messages so that the socket
+#    buffers, which take sends while the server is stopped, fill quickly.
+for args in "am_lat" "put_lat" "am_bw -D bcopy -s 1k"; do
+    test=${args%% *}
+    start_server
+    start_client -T 2 -t $args $long_run
+    if ! wait_measuring; then
+        fail "stop server, $test: the run did not start"
+        continue
+    fi
+    kill -STOP "$server"
+    t0=$(now_ms)
+    check_survivor "stop server, $test: client" "$client" \
+        "$work/client.err" "$no_progress $test .*$ask_alive" "$t0"
+    kill -CONT "$server"
+    t0=$(now_ms)
+    check_survivor "stop server, $test: continued server" "$server" \
+        "$work/server.err" "$peer_failed $test .*$on_tl" "$t0"
+done
+
+# 4. The client of put_bw stops while the server waits in the barrier
+start_server -T 2
+start_client -t put_bw $long_run
+if wait_measuring; then
+    kill -STOP "$client"
+    t0=$(now_ms)
+    check_survivor "stop client, put_bw: server" "$server" \
+        "$work/server.err" "$no_progress put_bw .*$ask_alive" "$t0"
+    kill -KILL "$client"
+    wait "$client" 2>/dev/null
+else
+    fail "stop client, put_bw: the run did not start"
+fi
+
+# 5. A server with -T 1 waits in the barrier while the client measures
+start_server -T 1
+t0=$(now_ms)
+start_client -t put_bw -D zcopy -s 1m -n 1000 -w 10
+wait_exit "$client" 60
+client_rc=$rc
+wait_exit "$server" "$detect_limit"
+elapsed=$(($(now_ms) - t0))
+if [ "$client_rc" != 0 ] || [ "$rc" != 0 ]; then
+    fail "put_bw with a server -T 1: client exit $client_rc, server $rc"
+else
+    printf 'PASS: put_bw with a server -T 1: both exit 0 after %d.%03d s\n' \
+        $((elapsed / 1000)) $((elapsed % 1000))
+fi
+
+if [ "$failures" -ne 0 ]; then
+    echo "check-peer-failure: $failures failure(s)"
+    exit 1
+fi
+echo "check-peer-failure: all passed"
