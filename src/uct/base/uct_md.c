@@ -511,7 +511,8 @@ ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
 
     status = uct_config_read(&bundle, &tl->config, env_prefix, filename);
     if (status != UCS_OK) {
-        ucs_error("failed to read the configuration of transport '%s': %s",
+        /* the parser logged the variable, the value and the syntax */
+        ucs_debug("failed to read the configuration of transport '%s': %s",
                   tl_name, ucs_status_string(status));
         return status;
     }
