@@ -76,6 +76,12 @@ UCX_TCP_SNDBUF=64k run good "$UCT_INFO" -d -t tcp
 expect_rc good 0
 expect_lines good 0 "$(log_level error)"
 
+# unknown module name: one warning with the available modules
+UCX_MODULES=nonexistent run modules "$UCT_INFO" -d
+expect_lines modules 1 "UCX_MODULES=nonexistent: no uct module named \
+'nonexistent'; available uct modules: .*tcp"
+expect_lines modules 1 "$(log_level warn)"
+
 if [ $failures -ne 0 ]; then
     echo "$failures check(s) failed; outputs in $work" >&2
     trap - EXIT
