@@ -76,6 +76,15 @@ UCX_TCP_SNDBUF=64k run good "$UCT_INFO" -d -t tcp
 expect_rc good 0
 expect_lines good 0 "$(log_level error)"
 
+# empty UCX_NET_DEVICES: one warning for all memory domains
+UCX_NET_DEVICES= run netdev "$UCT_INFO" -d
+expect_rc netdev 0
+expect_lines netdev 1 "UCX_NET_DEVICES is empty: no network device is selected"
+expect_lines netdev 1 "$(log_level warn)"
+if grep -q "Transport: tcp" "$work/netdev.out"; then
+    fail "UCX_NET_DEVICES= still lists tcp"
+fi
+
 # unknown module name: one warning with the available modules
 UCX_MODULES=nonexistent run modules "$UCT_INFO" -d
 expect_lines modules 1 "UCX_MODULES=nonexistent: no uct module named \
