@@ -78,8 +78,8 @@ test)
     step "libFuzzer build (clang) and fuzzing, ${FUZZ_TIME:-60}s per harness"
     configure_in "$builds/fuzz" CC=clang CXX=clang++ --enable-fuzz \
         --enable-assertions -q
-    make -C "$builds/fuzz" -j"$jobs" >/dev/null
-    make -C "$builds/fuzz" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
+    # builds the libraries, the modules and the harnesses, then fuzzes
+    make -C "$builds/fuzz" -j"$jobs" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
 
     step "optimized build, install, installcheck, distcheck"
     configure_in "$builds/release" --enable-werror \
