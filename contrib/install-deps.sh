@@ -13,6 +13,7 @@ packages=(
     libfuse3-dev fuse3
     libibverbs-dev rdma-core ibverbs-providers ibverbs-utils perftest
     qemu-system-x86 busybox-static cpio kmod xz-utils
+    clang libclang-rt-14-dev llvm
 )
 
 missing=()

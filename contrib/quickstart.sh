@@ -6,8 +6,11 @@
 #                                debug build (-Werror) + unit tests +
 #                                verbs tests in a Soft-RoCE VM +
 #                                valgrind, ASan/UBSan build + unit tests,
+#                                libFuzzer build (clang) + fuzzing,
 #                                optimized build + install + installcheck +
 #                                distcheck, and the dispatch benchmark
+#
+# FUZZ_TIME sets the seconds of fuzzing per harness (default 60).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +74,12 @@ test)
     configure_in "$builds/asan" --enable-asan --enable-debug --enable-werror -q
     make -C "$builds/asan" -j"$jobs" >/dev/null
     ASAN_OPTIONS=detect_leaks=1 make -C "$builds/asan" check
+
+    step "libFuzzer build (clang) and fuzzing, ${FUZZ_TIME:-60}s per harness"
+    configure_in "$builds/fuzz" CC=clang CXX=clang++ --enable-fuzz \
+        --enable-assertions -q
+    # builds the libraries, the modules and the harnesses, then fuzzes
+    make -C "$builds/fuzz" -j"$jobs" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
 
     step "optimized build, install, installcheck, distcheck"
     configure_in "$builds/release" --enable-werror \

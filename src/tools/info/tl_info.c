@@ -32,7 +32,16 @@ typedef struct {
     ucs_async_context_t *async;
     uct_worker_h        worker;
     unsigned            num_matched;
+    unsigned            num_config_errors; /* reported by the parser */
 } uct_info_ctx_t;
+
+/* The interface configuration of one transport of a memory domain, read
+ * once for all its devices: a bad value is reported once */
+typedef struct {
+    char               tl_name[UCT_TL_NAME_MAX];
+    uct_iface_config_t *config;
+    ucs_status_t       status;
+} uct_info_tl_config_t;
 
 static const uct_info_flag_name_t uct_info_component_flags[] = {
     {UCT_COMPONENT_FLAG_CM,       "connection manager"},
@@ -397,10 +406,31 @@ static const char *uct_info_sys_device_str(ucs_sys_device_t sys_device,
     return buf;
 }
 
-static void uct_info_print_resource(uct_info_ctx_t *ctx, uct_md_h md,
-                                    const uct_tl_resource_desc_t *resource)
+/* The configuration of @a tl_name in @a md, read unless it is cached */
+static const uct_info_tl_config_t *
+uct_info_tl_config_get(uct_info_ctx_t *ctx, uct_md_h md, const char *tl_name,
+                       uct_info_tl_config_t *cache)
 {
-    uct_iface_config_t *iface_config;
+    if ((cache->tl_name[0] != '\0') && !strcmp(cache->tl_name, tl_name)) {
+        return cache;
+    }
+
+    uct_config_release(cache->config);
+    snprintf(cache->tl_name, sizeof(cache->tl_name), "%s", tl_name);
+    cache->config = NULL;
+    cache->status = uct_md_iface_config_read(md, tl_name, NULL, NULL,
+                                             &cache->config);
+    if (cache->status != UCS_OK) {
+        ++ctx->num_config_errors;
+    }
+    return cache;
+}
+
+static void uct_info_print_resource(uct_info_ctx_t *ctx, uct_md_h md,
+                                    const uct_tl_resource_desc_t *resource,
+                                    uct_info_tl_config_t *tl_config)
+{
+    const uct_info_tl_config_t *config;
     uct_iface_params_t params;
     uct_iface_attr_t attr;
     char str[UCT_INFO_STR_MAX];
@@ -416,12 +446,12 @@ static void uct_info_print_resource(uct_info_ctx_t *ctx, uct_md_h md,
     printf("#  System device: %s\n",
            uct_info_sys_device_str(resource->sys_device, str, sizeof(str)));
 
-    status = uct_md_iface_config_read(md, resource->tl_name, NULL, NULL,
-                                      &iface_config);
-    if (status != UCS_OK) {
-        printf("#  " UCT_TL_RESOURCE_DESC_FMT ": cannot read configuration: "
-               "%s\n", UCT_TL_RESOURCE_DESC_ARG(resource),
-               ucs_status_string(status));
+    config = uct_info_tl_config_get(ctx, md, resource->tl_name, tl_config);
+    if (config->status != UCS_OK) {
+        printf("#  " UCT_TL_RESOURCE_DESC_FMT ": not opened: cannot read "
+               "the configuration of %s: %s\n",
+               UCT_TL_RESOURCE_DESC_ARG(resource), resource->tl_name,
+               ucs_status_string(config->status));
         return;
     }
 
@@ -434,8 +464,8 @@ static void uct_info_print_resource(uct_info_ctx_t *ctx, uct_md_h md,
     params.mode.device.dev_name = resource->dev_name;
     params.rx_headroom          = 0;
 
-    status = uct_iface_open(md, ctx->worker, &params, iface_config, &iface);
-    uct_config_release(iface_config);
+    status = uct_iface_open(md, ctx->worker, &params, config->config,
+                            &iface);
     if (status != UCS_OK) {
         printf("#  " UCT_TL_RESOURCE_DESC_FMT ": cannot open: %s\n",
                UCT_TL_RESOURCE_DESC_ARG(resource), ucs_status_string(status));
@@ -515,6 +545,7 @@ static int uct_info_resource_matches(const uct_info_ctx_t *ctx,
 static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
                               const char *md_name)
 {
+    uct_info_tl_config_t tl_config = {"", NULL, UCS_OK};
     uct_tl_resource_desc_t *resources;
     uct_md_config_t *md_config;
     unsigned i, num_resources, num_matched;
@@ -526,6 +557,7 @@ static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
     if (status != UCS_OK) {
         printf("#\n# Memory domain: %s: cannot read configuration: %s\n",
                md_name, ucs_status_string(status));
+        ++ctx->num_config_errors;
         return;
     }
 
@@ -541,6 +573,8 @@ static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
     if (status != UCS_OK) {
         printf("#\n# Memory domain: %s: cannot list transports: %s\n",
                md_name, ucs_status_string(status));
+        /* a bad UCX_NET_DEVICES, reported by the parser */
+        ctx->num_config_errors += (status == UCS_ERR_INVALID_PARAM);
         goto out_close_md;
     }
 
@@ -566,10 +600,11 @@ static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
     }
     for (i = 0; i < num_resources; ++i) {
         if (uct_info_resource_matches(ctx, &resources[i])) {
-            uct_info_print_resource(ctx, md, &resources[i]);
+            uct_info_print_resource(ctx, md, &resources[i], &tl_config);
             ++ctx->num_matched;
         }
     }
+    uct_config_release(tl_config.config);
 
 out_release:
     uct_release_tl_resource_list(resources);
@@ -633,8 +668,9 @@ int uct_info_print_devices(const char *tl_filter)
     ucs_status_t status;
     int ret = 0;
 
-    ctx.tl_filter   = tl_filter;
-    ctx.num_matched = 0;
+    ctx.tl_filter         = tl_filter;
+    ctx.num_matched       = 0;
+    ctx.num_config_errors = 0;
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
                                       &ctx.async);
@@ -672,7 +708,11 @@ int uct_info_print_devices(const char *tl_filter)
         printf("#\n");
     }
 
-    if ((tl_filter != NULL) && (ctx.num_matched == 0)) {
+    if (ctx.num_config_errors > 0) {
+        fprintf(stderr, "uct_info: the configuration is invalid (the error "
+                "above names the variable); fix or unset it\n");
+        ret = 1;
+    } else if ((tl_filter != NULL) && (ctx.num_matched == 0)) {
         fprintf(stderr, "uct_info: transport '%s' not found; run uct_info "
                 "-d to list transports\n", tl_filter);
         ret = 1;

@@ -58,16 +58,25 @@ static void uct_info_load_modules(void)
     }
 }
 
-static void uct_info_print_config(int with_doc)
+/* Returns 0, or 1 when a value is invalid (reported by the parser) */
+static int uct_info_print_config(int with_doc)
 {
     unsigned flags = UCS_CONFIG_PRINT_CONFIG;
+    ucs_status_t status;
 
     if (with_doc) {
         flags |= UCS_CONFIG_PRINT_DOC | UCS_CONFIG_PRINT_HEADER;
     }
 
     uct_info_load_modules();
-    ucs_config_parser_print_all_opts(stdout, NULL, flags, NULL);
+    status = ucs_config_parser_print_all_opts(stdout, NULL, flags, NULL);
+    if (status != UCS_OK) {
+        fprintf(stderr, "uct_info: the configuration is invalid (the error "
+                "above names the variable; its default is printed); fix or "
+                "unset it\n");
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -127,10 +136,10 @@ int main(int argc, char **argv)
         uct_info_print_build_config();
     }
     if (what & (UCT_INFO_CONFIG | UCT_INFO_CONFIG_DOC)) {
-        uct_info_print_config(!!(what & UCT_INFO_CONFIG_DOC));
+        ret |= uct_info_print_config(!!(what & UCT_INFO_CONFIG_DOC));
     }
     if (what & UCT_INFO_DEVICES) {
-        ret = uct_info_print_devices(tl_filter);
+        ret |= uct_info_print_devices(tl_filter);
     }
 
     return ret;

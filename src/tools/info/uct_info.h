@@ -13,8 +13,9 @@ void uct_info_print_build_config(void);
 /**
  * Every component, memory domain and transport resource with its
  * attributes (-d). @a tl_filter, when not NULL, limits the listing to
- * one transport name. Returns 0, or 1 when nothing matched the filter or
- * the components cannot be listed.
+ * one transport name. Returns 0, or 1 when nothing matched the filter,
+ * the components cannot be listed, or a configuration value is invalid
+ * (the parser logged which).
  */
 int uct_info_print_devices(const char *tl_filter);
 

@@ -64,6 +64,7 @@ typedef struct {
     const char              *env_prefix;
     const ucs_config_file_t *files[2]; /* highest priority first */
     int                     ignore_errors;
+    unsigned                num_bad_values; /* reported and ignored */
 } ucs_config_fill_ctx_t;
 
 static struct {
@@ -587,7 +588,7 @@ err_release:
 
 static ucs_status_t ucs_config_apply_sources(void *opts,
                                              const ucs_config_field_t *fields,
-                                             const ucs_config_fill_ctx_t *ctx,
+                                             ucs_config_fill_ctx_t *ctx,
                                              ucs_config_prefixes_t *prefixes)
 {
     char dfl_value[UCS_CONFIG_VALUE_MAX];
@@ -639,17 +640,19 @@ static ucs_status_t ucs_config_apply_sources(void *opts,
                             field->parser.arg);
         ucs_config_report_bad_value(field, status, source.name, source.value,
                                     &source, dfl_value);
+        ++ctx->num_bad_values;
     }
 
     return UCS_OK;
 }
 
-ucs_status_t ucs_config_parser_fill_opts_file(void *opts,
-                                              const ucs_config_field_t *fields,
-                                              const char *env_prefix,
-                                              const char *table_prefix,
-                                              const char *filename,
-                                              int ignore_errors)
+/* ucs_config_parser_fill_opts_file(), counting the values that were
+ * reported and ignored with @a ignore_errors in @a num_bad_values_p */
+static ucs_status_t
+ucs_config_fill_opts_file(void *opts, const ucs_config_field_t *fields,
+                          const char *env_prefix, const char *table_prefix,
+                          const char *filename, int ignore_errors,
+                          unsigned *num_bad_values_p)
 {
     const char *overrides[UCS_CONFIG_MAX_DEPTH];
     ucs_config_file_t extra_file = {NULL, NULL, 0};
@@ -676,9 +679,10 @@ ucs_status_t ucs_config_parser_fill_opts_file(void *opts,
         goto out_release_file;
     }
 
-    ctx.env_prefix    = ucs_config_env_prefix(env_prefix);
-    ctx.files[0]      = (extra_file.path != NULL) ? &extra_file : NULL;
-    ctx.ignore_errors = ignore_errors;
+    ctx.env_prefix     = ucs_config_env_prefix(env_prefix);
+    ctx.files[0]       = (extra_file.path != NULL) ? &extra_file : NULL;
+    ctx.ignore_errors  = ignore_errors;
+    ctx.num_bad_values = 0;
     ucs_config_prefixes_init(&prefixes, table_prefix);
 
     pthread_mutex_lock(&ucs_config_ctx.file_lock);
@@ -688,10 +692,25 @@ ucs_status_t ucs_config_parser_fill_opts_file(void *opts,
     if (status != UCS_OK) {
         ucs_config_parser_release_opts(opts, fields);
     }
+    *num_bad_values_p = ctx.num_bad_values;
 
 out_release_file:
     ucs_config_file_release(&extra_file);
     return status;
+}
+
+ucs_status_t ucs_config_parser_fill_opts_file(void *opts,
+                                              const ucs_config_field_t *fields,
+                                              const char *env_prefix,
+                                              const char *table_prefix,
+                                              const char *filename,
+                                              int ignore_errors)
+{
+    unsigned num_bad_values;
+
+    return ucs_config_fill_opts_file(opts, fields, env_prefix, table_prefix,
+                                     filename, ignore_errors,
+                                     &num_bad_values);
 }
 
 ucs_status_t ucs_config_parser_fill_opts(void *opts,
@@ -925,12 +944,14 @@ void ucs_config_parser_print_opts(FILE *stream, const char *title,
     }
 }
 
-void ucs_config_parser_print_all_opts(FILE *stream, const char *env_prefix,
-                                      unsigned flags,
-                                      const char *filter_prefix)
+ucs_status_t ucs_config_parser_print_all_opts(FILE *stream,
+                                              const char *env_prefix,
+                                              unsigned flags,
+                                              const char *filter_prefix)
 {
     const ucs_config_global_list_entry_t *entry;
-    ucs_status_t status;
+    ucs_status_t status, result = UCS_OK;
+    unsigned num_bad_values;
     void *opts;
 
     pthread_mutex_lock(&ucs_config_ctx.list_lock);
@@ -944,16 +965,23 @@ void ucs_config_parser_print_all_opts(FILE *stream, const char *env_prefix,
         if (opts == NULL) {
             fprintf(stream, "# %s: no memory to read the configuration\n",
                     entry->name);
+            result = UCS_ERR_NO_MEMORY;
             continue;
         }
 
-        status = ucs_config_parser_fill_opts(opts, entry->table, env_prefix,
-                                             entry->prefix, 1);
+        status = ucs_config_fill_opts_file(opts, entry->table, env_prefix,
+                                           entry->prefix, NULL, 1,
+                                           &num_bad_values);
         if (status != UCS_OK) {
             fprintf(stream, "# %s: failed to read the configuration: %s\n",
                     entry->name, ucs_status_string(status));
+            result = status;
             free(opts);
             continue;
+        }
+
+        if ((num_bad_values > 0) && (result == UCS_OK)) {
+            result = UCS_ERR_INVALID_PARAM;
         }
 
         ucs_config_parser_print_opts(stream, entry->name, opts, entry->table,
@@ -962,6 +990,7 @@ void ucs_config_parser_print_all_opts(FILE *stream, const char *env_prefix,
         free(opts);
     }
     pthread_mutex_unlock(&ucs_config_ctx.list_lock);
+    return result;
 }
 
 

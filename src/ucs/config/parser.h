@@ -294,11 +294,16 @@ void ucs_config_parser_print_opts(FILE *stream, const char *title,
 /**
  * Print every registered table with its current values (defaults, file,
  * environment). @a filter_prefix, when not NULL, selects the tables whose
- * prefix starts with it ("TCP_"; "" selects all).
+ * prefix starts with it ("TCP_"; "" selects all). A bad value is reported
+ * (one error line naming the variable, the value and the accepted form)
+ * and its default printed.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM if a value was bad; another error
+ *         if a table could not be read (a comment line says which).
  */
-void ucs_config_parser_print_all_opts(FILE *stream, const char *env_prefix,
-                                      unsigned flags,
-                                      const char *filter_prefix);
+ucs_status_t ucs_config_parser_print_all_opts(FILE *stream,
+                                              const char *env_prefix,
+                                              unsigned flags,
+                                              const char *filter_prefix);
 
 /**
  * Warn once per process about each environment variable that starts with

@@ -121,6 +121,39 @@ static void ucs_config_append(char *buf, size_t max, size_t *len_p,
     }
 }
 
+/*
+ * Print @a value in the largest of @a units (largest factor first) in which
+ * it is a whole number ("1500us"), else with 15 significant digits in the
+ * largest unit it is at least one of ("1.2345us"): the text reads back as
+ * the same value, to the precision of a double.
+ */
+static void ucs_config_write_units(char *buf, size_t max, double value,
+                                   const ucs_config_unit_t *units,
+                                   size_t count, const char *tail)
+{
+    double scaled;
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        scaled = value / units[i].factor;
+        if ((fabs(scaled) >= 1.0) && (fabs(scaled) < 1e15) &&
+            (fabs(scaled - round(scaled)) <= 1e-12 * fabs(scaled))) {
+            snprintf(buf, max, "%.0f%s%s", round(scaled), units[i].suffix,
+                     tail);
+            return;
+        }
+    }
+
+    for (i = 0; i + 1 < count; ++i) {
+        if (fabs(value) >= units[i].factor) {
+            break;
+        }
+    }
+
+    snprintf(buf, max, "%.15g%s%s", value / units[i].factor, units[i].suffix,
+             tail);
+}
+
 static void ucs_config_help_names(char *buf, size_t max, const char *title,
                                   const char *const *names)
 {
@@ -554,7 +587,7 @@ void ucs_config_bitmap_write(char *buf, size_t max, const void *src,
     unsigned i;
 
     buf[0] = '\0';
-    for (i = 0; names[i] != NULL; ++i) {
+    for (i = 0; (names[i] != NULL) && (i < sizeof(value) * 8); ++i) {
         if (value & (1u << i)) {
             ucs_config_append(buf, max, &len, (len == 0) ? "" : ",");
             ucs_config_append(buf, max, &len, names[i]);
@@ -642,7 +675,7 @@ void ucs_config_memunits_write(char *buf, size_t max, const void *src,
 
 void ucs_config_memunits_help(char *buf, size_t max, const void *arg)
 {
-    snprintf(buf, max, "memory units: <number>[b|kb|mb|gb], \"inf\", "
+    snprintf(buf, max, "memory units: <number>[b|kb|mb|gb|tb], \"inf\", "
              "or \"auto\"");
 }
 
@@ -683,31 +716,17 @@ void ucs_config_time_write(char *buf, size_t max, const void *src,
                            const void *arg)
 {
     double value = *(const double*)src;
-    double scaled;
-    size_t i;
 
     if (isinf(value)) {
         snprintf(buf, max, "inf");
-        return;
-    }
-
-    if (value == 0) {
+    } else if (value == 0) {
         snprintf(buf, max, "0");
-        return;
+    } else {
+        /* s, ms, us, ns: the unit-less "" entry is left out */
+        ucs_config_write_units(buf, max, value, ucs_config_time_units + 1,
+                               ucs_static_array_size(ucs_config_time_units) -
+                               1, "");
     }
-
-    /* The largest unit in which the value is a whole number */
-    for (i = 1; i < ucs_static_array_size(ucs_config_time_units); ++i) {
-        scaled = value / ucs_config_time_units[i].factor;
-        if ((fabs(scaled) >= 1.0) &&
-            (fabs(scaled - round(scaled)) < 1e-6 * fabs(scaled))) {
-            snprintf(buf, max, "%.0f%s", round(scaled),
-                     ucs_config_time_units[i].suffix);
-            return;
-        }
-    }
-
-    snprintf(buf, max, "%.15gs", value);
 }
 
 void ucs_config_time_help(char *buf, size_t max, const void *arg)
@@ -765,6 +784,11 @@ ucs_status_t ucs_config_bw_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    /* "1e308TBs" would be infinite, which prints as no bandwidth */
+    if (isinf(value * factor)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     *(double*)dest = value * factor;
     return UCS_OK;
 }
@@ -773,33 +797,16 @@ void ucs_config_bw_write(char *buf, size_t max, const void *src,
                          const void *arg)
 {
     double value = *(const double*)src;
-    double scaled;
-    size_t i;
 
     if (value == UCS_CONFIG_BW_AUTO) {
         snprintf(buf, max, "auto");
         return;
     }
 
-    /* Prefer the largest prefix giving a whole number: 1280MBs */
-    for (i = 0; i < ucs_static_array_size(ucs_config_bw_prefixes); ++i) {
-        scaled = value / ucs_config_bw_prefixes[i].factor;
-        if ((scaled >= 1.0) &&
-            (fabs(scaled - round(scaled)) < 1e-9 * scaled)) {
-            snprintf(buf, max, "%.0f%sBs", round(scaled),
-                     ucs_config_bw_prefixes[i].suffix);
-            return;
-        }
-    }
-
-    for (i = 0; i < ucs_static_array_size(ucs_config_bw_prefixes) - 1; ++i) {
-        if (value >= ucs_config_bw_prefixes[i].factor) {
-            break;
-        }
-    }
-
-    snprintf(buf, max, "%.6g%sBs", value / ucs_config_bw_prefixes[i].factor,
-             ucs_config_bw_prefixes[i].suffix);
+    /* "1280MBs": the largest prefix giving a whole number */
+    ucs_config_write_units(buf, max, value, ucs_config_bw_prefixes,
+                           ucs_static_array_size(ucs_config_bw_prefixes),
+                           "Bs");
 }
 
 void ucs_config_bw_help(char *buf, size_t max, const void *arg)

@@ -12,6 +12,7 @@
 
 #include <ucs/sys/module.h>
 #include <ucs/config/global_opts.h>
+#include <ucs/datastruct/string_buffer.h>
 #include <ucs/debug/log.h>
 
 #include <dirent.h>
@@ -421,6 +422,68 @@ err_close:
     dlclose(handle);
 }
 
+/*
+ * Warn about the names of UCX_MODULES that no module of @a framework on the
+ * search path has: "UCX_MODULES=tpc" would otherwise load nothing, and
+ * "UCX_MODULES=^ibb" everything, without a word.
+ */
+static void ucs_module_check_allow_list(const char *framework,
+                                        const ucs_module_files_t *files)
+{
+    const ucs_config_allow_list_t *list = &ucs_global_opts.modules;
+    ucs_string_buffer_t value, unknown, available;
+    unsigned i, num_unknown = 0;
+
+    if (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW_ALL) {
+        return;
+    }
+
+    ucs_string_buffer_init(&value);
+    ucs_string_buffer_init(&unknown);
+    ucs_string_buffer_init(&available);
+
+    for (i = 0; i < list->array.count; ++i) {
+        ucs_string_buffer_appendf(&value, "%s%s", (i == 0) ? "" : ",",
+                                  list->array.names[i]);
+        if (!ucs_module_files_has(files, list->array.names[i])) {
+            ucs_string_buffer_appendf(&unknown, "%s'%s'",
+                                      (num_unknown == 0) ? "" : ", ",
+                                      list->array.names[i]);
+            ++num_unknown;
+        }
+    }
+
+    if (list->array.count == 0) {
+        if (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) {
+            ucs_warn("UCX_MODULES is empty: no %s module is loaded; unset "
+                     "it or set it to 'all'", framework);
+        }
+        goto out;
+    }
+
+    if (num_unknown == 0) {
+        goto out;
+    }
+
+    for (i = 0; i < files->count; ++i) {
+        ucs_string_buffer_appendf(&available, "%s%s", (i == 0) ? "" : ", ",
+                                  files->files[i].name);
+    }
+    ucs_warn("UCX_MODULES=%s%s: no %s module named %s; available %s "
+             "modules: %s (search path: UCX_MODULE_DIR, then the "
+             "directories next to the library)",
+             (list->mode == UCS_CONFIG_ALLOW_LIST_NEGATE) ? "^" : "",
+             ucs_string_buffer_cstr(&value), framework,
+             ucs_string_buffer_cstr(&unknown), framework,
+             (files->count > 0) ? ucs_string_buffer_cstr(&available) :
+                                  "none");
+
+out:
+    ucs_string_buffer_cleanup(&available);
+    ucs_string_buffer_cleanup(&unknown);
+    ucs_string_buffer_cleanup(&value);
+}
+
 void ucs_modules_load(const char *framework, uint32_t api_version,
                       const void *anchor)
 {
@@ -448,6 +511,7 @@ void ucs_modules_load(const char *framework, uint32_t api_version,
     ucs_module_ctx.frameworks = fw;
 
     ucs_module_find_all(framework, anchor, &files);
+    ucs_module_check_allow_list(framework, &files);
     for (i = 0; i < files.count; ++i) {
         if (!ucs_config_allow_list_is_allowed(&ucs_global_opts.modules,
                                               files.files[i].name)) {

@@ -18,8 +18,9 @@
  *   3. the build tree's module directory, when that library lies in the
  *      build tree;
  *   4. the installed module directory ($libdir/openuct).
- * UCX_MODULES filters by name ("self,tcp", "^ib"). Loaded modules stay
- * loaded until the process exits.
+ * UCX_MODULES filters by name ("self,tcp", "^ib"); a listed name that no
+ * module of the framework has, or an empty value, draws one warning with the
+ * available modules. Loaded modules stay loaded until the process exits.
  */
 #ifndef UCS_SYS_MODULE_H_
 #define UCS_SYS_MODULE_H_

@@ -312,7 +312,8 @@ ucs_status_t uct_md_config_read(uct_component_h component,
     status = uct_config_read(&bundle, &component->md_config, env_prefix,
                              filename);
     if (status != UCS_OK) {
-        ucs_error("failed to read the configuration of memory domain '%s': "
+        /* the parser logged the variable, the value and the syntax */
+        ucs_debug("failed to read the configuration of memory domain '%s': "
                   "%s", component->name, ucs_status_string(status));
         return status;
     }

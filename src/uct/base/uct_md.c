@@ -145,8 +145,9 @@ static ucs_config_field_t uct_net_config_table[] = {
     {"NET_DEVICES", "all",
      "Network devices the transports offer, by the names uct_info -d\n"
      "shows: \"all\", a list such as \"eth0,lo\", or \"^eth1\" for all but\n"
-     "the listed ones. Names are compared whole. Devices that are not\n"
-     "network devices (memory, shared memory) are not affected.",
+     "the listed ones. Names are compared whole; an empty value selects\n"
+     "none. Devices that are not network devices (memory, shared memory)\n"
+     "are not affected.",
      ucs_offsetof(uct_net_config_t, net_devices),
      UCS_CONFIG_TYPE_ALLOW_LIST},
 
@@ -160,6 +161,10 @@ UCS_CONFIG_REGISTER_TABLE(uct_net_config_table, "Network devices", "",
  * devices of every transport (each is checked once per process) */
 static pthread_mutex_t uct_net_checked_lock = PTHREAD_MUTEX_INITIALIZER;
 static ucs_config_names_array_t uct_net_checked;
+
+/* An empty UCX_NET_DEVICES was reported; a query with another value
+ * clears it, so the next empty value is reported again */
+static int uct_net_empty_reported;
 
 /* The filter of one resource query */
 typedef struct uct_net_filter {
@@ -329,6 +334,31 @@ static void uct_net_names_of_component(uct_component_t *component,
 }
 
 /*
+ * "UCX_NET_DEVICES=" allows no network device at all, which is rarely
+ * meant (an unset shell variable, say): say so once while the value stays
+ * empty, whatever the number of memory domains queried.
+ */
+static void uct_net_filter_check_empty(const uct_net_filter_t *filter)
+{
+    const ucs_config_allow_list_t *list = &filter->config.net_devices;
+    int empty, report;
+
+    empty = (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) &&
+            (list->array.count == 0);
+
+    pthread_mutex_lock(&uct_net_checked_lock);
+    report                 = empty && !uct_net_empty_reported;
+    uct_net_empty_reported = empty;
+    pthread_mutex_unlock(&uct_net_checked_lock);
+
+    if (report) {
+        ucs_warn("UCX_NET_DEVICES is empty: no network device is selected; "
+                 "unset it or set it to 'all' (uct_info -d lists the "
+                 "devices)");
+    }
+}
+
+/*
  * A listed name that no device of this memory domain has may belong to
  * another component (an InfiniBand port while tcp is queried), so look at
  * the network devices of every transport; warn about names none has.
@@ -464,6 +494,7 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
         free(devices);
     }
 
+    uct_net_filter_check_empty(&filter);
     uct_net_filter_check_names(&filter);
     uct_net_filter_cleanup(&filter);
     *resources_p     = resources;
@@ -511,7 +542,8 @@ ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
 
     status = uct_config_read(&bundle, &tl->config, env_prefix, filename);
     if (status != UCS_OK) {
-        ucs_error("failed to read the configuration of transport '%s': %s",
+        /* the parser logged the variable, the value and the syntax */
+        ucs_debug("failed to read the configuration of transport '%s': %s",
                   tl_name, ucs_status_string(status));
         return status;
     }

@@ -109,7 +109,7 @@ ucs_config_field_t test_table[] = {
 /* Registered for the whole process with the public macro */
 UCS_CONFIG_REGISTER_TABLE(test_table, "Parser test", "CFGTEST_", test_opts_t)
 
-const char *memunits_help = "memory units: <number>[b|kb|mb|gb], \"inf\", "
+const char *memunits_help = "memory units: <number>[b|kb|mb|gb|tb], \"inf\", "
                             "or \"auto\"";
 
 /* Removes every UCX_CFGTEST_* variable a test may have left behind */
@@ -316,6 +316,29 @@ TEST_F(ucs_config_parser_test, enum_bitmap) {
               "comma-separated list of: alpha|beta|gamma|delta");
 }
 
+/* Found by test/fuzz/fuzz_config: names past the 32 bits of the value were
+ * printed for the bits of their index modulo 32 (an undefined shift). */
+TEST_F(ucs_config_parser_test, bitmap_with_more_names_than_bits) {
+    static const char *names[] = {
+        "n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10",
+        "n11", "n12", "n13", "n14", "n15", "n16", "n17", "n18", "n19", "n20",
+        "n21", "n22", "n23", "n24", "n25", "n26", "n27", "n28", "n29", "n30",
+        "n31", "n32", "n33", NULL
+    };
+    ucs_config_parser_t parser = UCS_CONFIG_TYPE_BITMAP(names);
+    unsigned value             = 0;
+    char buf[256];
+
+    ASSERT_EQ(UCS_OK, parser.read("n0,n1,n31", &value, parser.arg));
+    EXPECT_EQ(0x80000003u, value);
+    parser.write(buf, sizeof(buf), &value, parser.arg);
+    EXPECT_STREQ("n0,n1,n31", buf);
+
+    /* a name past the bits of the value is refused, not wrapped */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, parser.read("n32", &value, parser.arg));
+    EXPECT_EQ(0x80000003u, value);
+}
+
 TEST_F(ucs_config_parser_test, memunits) {
     static const struct {
         const char *value;
@@ -378,6 +401,33 @@ TEST_F(ucs_config_parser_test, time) {
         check_bad("TIME", bad, "time value: <number>[s|ms|us|ns], or "
                                "\"inf\"");
     }
+}
+
+/* Found by test/fuzz/fuzz_config: a time within a millionth of a whole
+ * number of some unit was printed as that number, and read back as
+ * another value. */
+TEST_F(ucs_config_parser_test, time_is_printed_exactly) {
+    check_good("TIME", ".5118446744073709551615ms", "511.844674407371us");
+    EXPECT_NEAR(0.0005118446744073709551615, m_opts.time, 1e-18);
+    check_good("TIME", "1.0000005ms", "1.0000005ms");
+    EXPECT_NEAR(1.0000005e-3, m_opts.time, 1e-18);
+    check_good("TIME", "1e300", "1e+300s");
+    check_good("TIME", "0.25ns", "0.25ns");
+    /* whole numbers still take the largest unit */
+    check_good("TIME", "0.5", "500ms");
+}
+
+TEST_F(ucs_config_parser_test, bandwidth_is_printed_exactly) {
+    static const char *help = "bandwidth: <number>[K|M|G|T]<B|b>[ps|/s] "
+                              "(B bytes, b bits, 1K=1024), or \"auto\"";
+
+    /* used to print 6 digits: "1.23457KBs" */
+    check_good("BW", "1.2345678KBs", "1.2345678KBs");
+    EXPECT_DOUBLE_EQ(1.2345678 * 1024, m_opts.bw);
+    check_good("BW", "0.5", "0.5Bs");
+    check_good("BW", "0", "0Bs");
+    /* used to be accepted as an infinite bandwidth, printed "infTBs" */
+    check_bad("BW", "1e308TBs", help);
 }
 
 TEST_F(ucs_config_parser_test, bandwidth) {

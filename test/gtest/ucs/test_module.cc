@@ -319,3 +319,70 @@ TEST_F(ucs_module_loader, missing_module_dir_warns) {
                                  missing));
     EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfh").c_str()));
 }
+
+TEST_F(ucs_module_loader, unknown_module_name_warns) {
+    std::string dir = mkdir_tmp("mods");
+    install(dir, "good", fw("tfi"), "good");
+    install(dir, "good", fw("tfi"), "other");
+    scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
+    scoped_global_opt modules("MODULES", "nonexistent");
+    ucs::scoped_log_capture capture;
+    size_t start = capture.messages().size();
+
+    ucs_modules_load(fw("tfi").c_str(), test_api_version, NULL);
+    EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfi").c_str()));
+
+    /* one line: the value, the missing name, the available modules */
+    ASSERT_EQ(1u, capture.messages().size() - start);
+    EXPECT_TRUE(capture.contains("UCX_MODULES=nonexistent: no " + fw("tfi") +
+                                 " module named 'nonexistent'; available " +
+                                 fw("tfi") + " modules: good, other"))
+            << capture.messages().back();
+}
+
+TEST_F(ucs_module_loader, unknown_name_in_negation_warns) {
+    std::string dir = mkdir_tmp("mods");
+    install(dir, "good", fw("tfj"), "good");
+    scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
+    scoped_global_opt modules("MODULES", "^good,typo");
+    ucs::scoped_log_capture capture;
+    size_t start = capture.messages().size();
+
+    ucs_modules_load(fw("tfj").c_str(), test_api_version, NULL);
+    EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfj").c_str()));
+    ASSERT_EQ(1u, capture.messages().size() - start);
+    EXPECT_TRUE(capture.contains("UCX_MODULES=^good,typo: no " + fw("tfj") +
+                                 " module named 'typo'; available " +
+                                 fw("tfj") + " modules: good"));
+}
+
+TEST_F(ucs_module_loader, empty_modules_warns) {
+    std::string dir = mkdir_tmp("mods");
+    install(dir, "good", fw("tfk"), "good");
+    scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
+    scoped_global_opt modules("MODULES", "");
+    ucs::scoped_log_capture capture;
+    size_t start = capture.messages().size();
+
+    ucs_modules_load(fw("tfk").c_str(), test_api_version, NULL);
+    EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfk").c_str()));
+    ASSERT_EQ(1u, capture.messages().size() - start);
+    EXPECT_TRUE(capture.contains("UCX_MODULES is empty: no " + fw("tfk") +
+                                 " module is loaded; unset it or set it "
+                                 "to 'all'"));
+}
+
+TEST_F(ucs_module_loader, known_module_names_do_not_warn) {
+    std::string dir = mkdir_tmp("mods");
+    install(dir, "good", fw("tfl"), "good");
+    install(dir, "good", fw("tfl"), "other");
+    scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
+    {
+        /* the fixture fails on any warning */
+        scoped_global_opt modules("MODULES", "other");
+        ucs_modules_load(fw("tfl").c_str(), test_api_version, NULL);
+    }
+    auto list = loaded(fw("tfl"));
+    ASSERT_EQ(1u, list.size());
+    EXPECT_EQ("other", list[0].first);
+}

@@ -452,6 +452,48 @@ TEST_F(net_devices, known_names_do_not_warn)
     EXPECT_EQ(0u, capture.messages().size() - start);
 }
 
+TEST_F(net_devices, empty_selects_nothing_and_warns_once)
+{
+    ucs::scoped_setenv env("UCX_NET_DEVICES", "");
+    ucs::scoped_log_capture capture;
+    size_t start = capture.messages().size();
+
+    /* every memory domain of every component is queried, twice */
+    std::vector<net_resource> resources = query_all_resources();
+    EXPECT_TRUE(net_names(resources).empty());
+    EXPECT_EQ(other_names(m_baseline), other_names(resources));
+    EXPECT_TRUE(net_names(query_all_resources()).empty());
+
+    EXPECT_EQ(1u, capture.messages().size() - start);
+    EXPECT_EQ(1u, count_lines(capture, start,
+                              "UCX_NET_DEVICES is empty: no network device "
+                              "is selected; unset it or set it to 'all'"));
+}
+
+TEST_F(net_devices, empty_warns_again_after_another_value)
+{
+    ucs::scoped_log_capture capture;
+    size_t start = capture.messages().size();
+    {
+        ucs::scoped_setenv env("UCX_NET_DEVICES", "");
+        query_all_resources();
+    }
+    query_all_resources(); /* the default, "all" */
+    {
+        ucs::scoped_setenv env("UCX_NET_DEVICES", "");
+        query_all_resources();
+    }
+    EXPECT_EQ(2u, count_lines(capture, start, "UCX_NET_DEVICES is empty"));
+    EXPECT_EQ(2u, capture.messages().size() - start);
+}
+
+TEST_F(net_devices, negation_of_nothing_selects_all)
+{
+    ucs::scoped_setenv env("UCX_NET_DEVICES", "^");
+    std::vector<net_resource> resources = query_all_resources();
+    EXPECT_EQ(net_names(m_baseline), net_names(resources));
+}
+
 TEST_F(net_devices, bad_value_is_rejected)
 {
     ucs::scoped_setenv env("UCX_NET_DEVICES", "lo,,eth0");
@@ -465,6 +507,9 @@ TEST_F(net_devices, bad_value_is_rejected)
     EXPECT_LE(1u, count_lines(capture, start,
                               "invalid value for UCX_NET_DEVICES: "
                               "'lo,,eth0'"));
+    /* nothing but the parser's line, which says it all */
+    EXPECT_EQ(count_lines(capture, start, "UCX_NET_DEVICES"),
+              capture.messages().size() - start);
 }
 
 TEST_F(net_devices, tcp_lists_active_interfaces)
