@@ -468,6 +468,7 @@ static void uct_tcp_ep_rx_stop(uct_tcp_ep_t *ep)
     ucs_debug("tcp ep %p: %s is over its reply budget (%u bytes queued); "
               "not reading it until they drain", (void*)ep,
               uct_tcp_ep_peer_str(ep, str, sizeof(str)), ep->tx_queued);
+    uct_tcp_ep_defer_stop(ep); /* retry_list is ours now */
     ep->flags     |= UCT_TCP_EP_FLAG_RX_STOPPED;
     ep->retry_time = ucs_get_time() + iface->config.peer_timeout;
     ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
