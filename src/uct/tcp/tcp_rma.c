@@ -140,12 +140,6 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     msg.req.rkey        = rkey;
     iov.iov_base        = &msg;
     iov.iov_len         = sizeof(msg);
-    if (ep->get_budget + uct_tcp_get_reply_cost(op->length) >
-        UCT_TCP_REPLY_BUDGET) {
-        /* the peer would stop reading us: wait for answers first */
-        ucs_mpool_put(op);
-        return UCS_ERR_NO_RESOURCE;
-    }
     status = uct_tcp_ep_sendv(ep, &iov, 1, sizeof(msg));
     if (status != UCS_OK) {
         ucs_mpool_put(op);
@@ -157,15 +151,34 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     return UCS_INPROGRESS;
 }
 
-static uct_tcp_get_op_t *uct_tcp_ep_get_op_alloc(uct_tcp_ep_t *ep)
+/* A GET of @a length bytes that may be posted now, or the status that
+ * refuses it: a failed ep, or the reply budget (the peer would stop
+ * reading us) used up until answers come. */
+static ucs_status_t uct_tcp_ep_get_op_start(uct_tcp_ep_t *ep, size_t length,
+                                            uct_completion_t *comp,
+                                            uct_tcp_get_op_t **op_p)
 {
     uct_tcp_get_op_t *op;
+    ucs_status_t status;
 
+    status = uct_tcp_ep_check_state(ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (ep->get_budget + uct_tcp_get_reply_cost(length) >
+        UCT_TCP_REPLY_BUDGET) {
+        return UCS_ERR_NO_RESOURCE;
+    }
     op = ucs_mpool_get(&uct_tcp_ep_iface(ep)->op_mp);
     if (op == NULL) {
         ucs_error("tcp ep %p: out of memory for a GET", (void*)ep);
+        return UCS_ERR_NO_MEMORY;
     }
-    return op;
+    op->length = length;
+    op->offset = 0;
+    op->comp   = comp;
+    *op_p      = op;
+    return UCS_OK;
 }
 
 ucs_status_t uct_tcp_ep_get_bcopy(uct_ep_h tl_ep,
@@ -183,21 +196,13 @@ ucs_status_t uct_tcp_ep_get_bcopy(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_tcp_ep_check_state(ep);
+    status = uct_tcp_ep_get_op_start(ep, length, comp, &op);
     if (status != UCS_OK) {
         return uct_tcp_ep_get_sent(ep, length, status);
     }
-
-    op = uct_tcp_ep_get_op_alloc(ep);
-    if (op == NULL) {
-        return uct_tcp_ep_get_sent(ep, length, UCS_ERR_NO_MEMORY);
-    }
-    op->length    = length;
-    op->offset    = 0;
     op->unpack_cb = unpack_cb;
     op->arg       = arg;
     op->iovcnt    = 0;
-    op->comp      = comp;
     return uct_tcp_ep_get_sent(ep, length,
                                uct_tcp_ep_get_post(ep, op, remote_addr, rkey));
 }
@@ -223,21 +228,13 @@ ucs_status_t uct_tcp_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_tcp_ep_check_state(ep);
+    status = uct_tcp_ep_get_op_start(ep, length, comp, &op);
     if (status != UCS_OK) {
         return uct_tcp_ep_get_sent(ep, length, status);
     }
-
-    op = uct_tcp_ep_get_op_alloc(ep);
-    if (op == NULL) {
-        return uct_tcp_ep_get_sent(ep, length, UCS_ERR_NO_MEMORY);
-    }
-    op->length    = length;
-    op->offset    = 0;
     op->unpack_cb = NULL;
     op->arg       = NULL;
     op->iovcnt    = iovcnt;
-    op->comp      = comp;
     memcpy(op->iov, iov, sizeof(*iov) * iovcnt);
     if (length == 0) {
         /* nothing to fetch; still ordered after what was sent before */

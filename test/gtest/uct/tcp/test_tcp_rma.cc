@@ -7,6 +7,8 @@
  */
 #include "tcp_test.h"
 
+#include <algorithm>
+
 extern "C" {
 #include <uct/api/uct.h>
 }
@@ -353,4 +355,44 @@ TEST_F(uct_tcp_rma, md_allocated_memory_is_keyed)
 
     uct_rkey_release(m_server->component(), &rkey);
     uct_iface_mem_free(&mem);
+}
+
+/* An initiator keeps its outstanding GETs within what the target will
+ * answer without stopping to read it: past that, UCS_ERR_NO_RESOURCE,
+ * until answers come back. */
+TEST_F(uct_tcp_rma, get_budget_holds_the_initiator_back)
+{
+    connect();
+    const size_t size = 8192;
+    region &r         = make_region(*m_server, size, UCT_MD_MEM_ACCESS_ALL);
+    std::vector<counted_completion*> comps;
+    ucs_status_t status = UCS_OK;
+
+    for (int i = 0; i < 100; ++i) {
+        unpack_arg &ua           = make_unpack_arg();
+        counted_completion &comp = make_comp();
+        status = uct_ep_get_bcopy(m_ep, unpack_to_string, &ua, size,
+                                  r.addr(), r.rkey.rkey, comp);
+        if (status != UCS_INPROGRESS) {
+            break;
+        }
+        comps.push_back(&comp);
+    }
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, status) << ucs_status_string(status);
+    /* 256 KiB of replies of 8 KiB + a header each */
+    EXPECT_EQ(31u, comps.size());
+
+    wait_for([&] {
+                 return std::all_of(comps.begin(), comps.end(),
+                                    [](counted_completion *c) {
+                                        return c->calls > 0;
+                                    });
+             },
+             "every GET");
+    for (counted_completion *c : comps) {
+        EXPECT_EQ(UCS_OK, c->status_at_call);
+    }
+    std::string got;
+    EXPECT_EQ(UCS_OK, get(m_ep, size, r.addr(), r.rkey.rkey, &got));
+    EXPECT_EQ(std::string(size, 'r'), got);
 }
