@@ -5,6 +5,7 @@
 #ifndef UCT_SELF_H_
 #define UCT_SELF_H_
 
+#include <uct/base/uct_desc.h>
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_md.h>
 #include <ucs/datastruct/list.h>
@@ -28,9 +29,9 @@ typedef struct uct_self_iface {
     uct_base_iface_t      super;
     uct_self_iface_addr_t id;          /* address other ifaces connect to */
     size_t                seg_size;
-    size_t                desc_offset; /* obj start to data */
+    uct_rx_desc_layout_t  rx_layout;   /* of the objects of msg_mp */
     ucs_mpool_t           msg_mp;      /* descriptors for bcopy/zcopy */
-    uct_recv_desc_t       release_desc;
+    uct_rx_desc_release_t release;     /* returns them to msg_mp */
     ucs_list_link_t       peers;       /* eps that deliver to this iface */
     ucs_list_link_t       list;        /* in the process-wide iface list */
     int                   event_fd;    /* -1 until event_fd_get */

@@ -36,7 +36,7 @@ static ucs_status_t uct_self_ep_no_desc(uct_self_iface_t *iface)
 /* The data pointer of a descriptor object. */
 static inline void *uct_self_desc_data(uct_self_iface_t *iface, void *obj)
 {
-    return UCS_PTR_BYTE_OFFSET(obj, iface->desc_offset);
+    return uct_rx_desc_payload(&iface->rx_layout, obj);
 }
 
 /* Delivers a descriptor-held message; returns it to the pool unless the

@@ -59,29 +59,16 @@ void uct_self_iface_signal(uct_self_iface_t *iface)
     }
 }
 
-static void uct_self_release_desc(uct_recv_desc_t *self, void *desc)
+static void uct_self_mp_obj_init(uct_iface_h tl_iface, void *obj,
+                                 uct_mem_h memh)
 {
-    /* desc is the start of the user headroom; the pointer to this
-     * uct_recv_desc_t sits right before it, at the object start */
-    ucs_mpool_put(UCS_PTR_BYTE_OFFSET(desc, -(ptrdiff_t)sizeof(void*)));
+    uct_self_iface_t *iface = uct_self_iface(tl_iface);
+
+    /* self has no wire header to overlap the headroom: the release
+     * pointer is stored once, for the object's life */
+    (void)memh;
+    uct_rx_desc_set_release(&iface->rx_layout, obj, &iface->release.super);
 }
-
-static void uct_self_mp_obj_init(ucs_mpool_t *mp, void *obj, void *chunk)
-{
-    uct_self_iface_t *iface = *(uct_self_iface_t**)ucs_mpool_priv(mp);
-
-    /* the pointer sits right before the user headroom, at the object
-     * start, which may be unaligned (any am_align_offset is allowed) */
-    uct_recv_desc_set(UCS_PTR_BYTE_OFFSET(obj, sizeof(void*)),
-                      &iface->release_desc);
-}
-
-static ucs_mpool_ops_t uct_self_mp_ops = {
-    .chunk_alloc   = ucs_mpool_chunk_malloc,
-    .chunk_release = ucs_mpool_chunk_free,
-    .obj_init      = uct_self_mp_obj_init,
-    .obj_cleanup   = NULL
-};
 
 static ucs_status_t uct_self_iface_query(uct_iface_h tl_iface,
                                          uct_iface_attr_t *attr)
@@ -334,7 +321,7 @@ ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
 {
     const uct_self_iface_config_t *config =
             (const uct_self_iface_config_t*)tl_config;
-    ucs_mpool_params_t mp_params;
+    uct_iface_mpool_params_t mp_params;
     uct_self_iface_t *iface;
     ucs_status_t status;
 
@@ -361,28 +348,23 @@ ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
         iface->super.super.ops.ep_am_short = uct_self_ep_am_short_uncounted;
     }
 
-    iface->seg_size        = config->seg_size;
-    iface->event_fd        = -1;
-    iface->release_desc.cb = uct_self_release_desc;
-    /* object: [recv desc pointer][rx headroom][data], data aligned */
-    iface->desc_offset     = sizeof(void*) + iface->super.rx_headroom;
+    iface->seg_size = config->seg_size;
+    iface->event_fd = -1;
     ucs_list_head_init(&iface->peers);
 
-    memset(&mp_params, 0, sizeof(mp_params));
-    mp_params.elem_size       = iface->desc_offset + iface->seg_size;
-    mp_params.alignment       = iface->super.am_alignment;
-    mp_params.align_offset    = iface->desc_offset +
-                                iface->super.am_align_offset;
+    /* object: [recv desc pointer][rx headroom][data], data aligned */
+    uct_rx_desc_layout_init(&iface->super, 0, 0, iface->seg_size,
+                            &iface->rx_layout);
+    uct_rx_desc_release_init(&iface->release, &iface->rx_layout);
+    uct_rx_desc_mpool_params(&iface->rx_layout, &mp_params);
     mp_params.elems_per_chunk = 64;
     mp_params.max_elems       = UINT_MAX;
-    mp_params.priv_size       = sizeof(uct_self_iface_t*);
-    mp_params.ops             = &uct_self_mp_ops;
+    mp_params.obj_init        = uct_self_mp_obj_init;
     mp_params.name            = "self_msg_desc";
-    status = ucs_mpool_init(&iface->msg_mp, &mp_params);
+    status = uct_iface_mpool_init(&iface->super, &iface->msg_mp, &mp_params);
     if (status != UCS_OK) {
         goto err_cleanup_base;
     }
-    *(uct_self_iface_t**)ucs_mpool_priv(&iface->msg_mp) = iface;
 
     pthread_mutex_lock(&uct_self_lock);
     iface->id = ((uint64_t)getpid() << 32) | uct_self_next_id++;

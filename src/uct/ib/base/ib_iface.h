@@ -1,0 +1,321 @@
+/*
+ * The ib interface layer: what every verbs transport (rc_verbs, ud_verbs)
+ * embeds first and shares.
+ *
+ * - Configuration UCX_IB_* (queue lengths, segment size, inline and SGE
+ *   minimums, poll batches, service level, traffic class, path MTU, RoCE
+ *   subnet), embedded in the transports' own tables.
+ * - One send and one receive completion queue, capped at the device's
+ *   max_cqe, and one completion channel for both behind
+ *   uct_iface_event_fd_get(); arming drains and acknowledges the channel,
+ *   arms the send CQ for any completion and the receive CQ for solicited
+ *   ones only, and returns UCS_ERR_BUSY when a completion is already
+ *   waiting (such completions are kept for the next poll, never lost).
+ * - Device addresses (GID, LID, link layer, path MTU), reachability, and
+ *   address handle attributes with the GRH.
+ * - Queue pair helpers: creation on the iface's CQs and the md's PD, the
+ *   inline limit found by trial, state changes with one error line, the
+ *   QP timeout and RNR timer encodings.
+ * - Work-completion status to ucs_status_t.
+ * - The part of iface_query every verbs transport shares.
+ */
+#ifndef UCT_IB_IFACE_H_
+#define UCT_IB_IFACE_H_
+
+#include "ib_md.h"
+
+#include <uct/base/uct_iface.h>
+#include <uct/base/uct_desc.h>
+#include <ucs/debug/log_limit.h>
+
+BEGIN_C_DECLS
+
+/** Completion queue directions. */
+typedef enum uct_ib_dir {
+    UCT_IB_DIR_TX = 0,
+    UCT_IB_DIR_RX = 1,
+    UCT_IB_DIR_LAST
+} uct_ib_dir_t;
+
+/** Largest inline size tried at open (rxe accepts 512, fails at 513). */
+#define UCT_IB_MAX_INLINE_PROBE   512
+
+/** Completions polled and kept by an arm that finds some waiting. */
+#define UCT_IB_WC_STASH_MAX       16
+
+/** PATH_MTU=default: the port's active MTU. */
+#define UCT_IB_PATH_MTU_DEFAULT   0
+
+/** uct_ib_device_addr_t::flags */
+enum {
+    UCT_IB_ADDR_FLAG_ROCE   = UCS_BIT(0), /* Ethernet link layer */
+    UCT_IB_ADDR_FLAG_ROCEV2 = UCS_BIT(1), /* the GID is RoCE v2 */
+    UCT_IB_ADDR_FLAG_IPV4   = UCS_BIT(2)  /* the GID holds ::ffff:a.b.c.d */
+};
+
+/**
+ * The device address of an ib iface, as packed on the wire (unaligned):
+ * enough for the peer to build an address handle and check reachability.
+ */
+typedef struct uct_ib_device_addr {
+    uint8_t  flags;     /* UCT_IB_ADDR_FLAG_* */
+    uint8_t  path_mtu;  /* enum ibv_mtu the sender uses */
+    uint16_t lid;       /* little endian; 0 on RoCE */
+    uint8_t  gid[16];
+} UCS_S_PACKED uct_ib_device_addr_t;
+
+/** Configuration of the ib interface layer (prefix IB_). */
+typedef struct uct_ib_iface_config {
+    uct_iface_config_t super;
+    size_t             seg_size;       /* SEG_SIZE: bcopy and receive
+                                          buffer payload */
+    struct {
+        unsigned       queue_len;      /* TX_QUEUE_LEN: send WQEs */
+        size_t         min_inline;     /* TX_MIN_INLINE: inline asked for */
+        unsigned       min_sge;        /* TX_MIN_SGE: SGEs per send WQE */
+        unsigned       max_poll;       /* TX_MAX_POLL: send CQEs per poll */
+        unsigned       cq_len;         /* TX_CQ_LEN: send CQ entries */
+    } tx;
+    struct {
+        unsigned       queue_len;      /* RX_QUEUE_LEN: receive buffers */
+        unsigned       max_batch;      /* RX_MAX_BATCH: refill batch */
+        unsigned       max_poll;       /* RX_MAX_POLL: receive CQEs/poll */
+    } rx;
+    unsigned           sl;             /* SL */
+    unsigned           traffic_class;  /* TRAFFIC_CLASS */
+    unsigned           hop_limit;      /* HOP_LIMIT */
+    unsigned           path_mtu;       /* PATH_MTU: 0 default, else bytes */
+    int                roce_local_subnet; /* ROCE_LOCAL_SUBNET */
+    unsigned           roce_prefix_len;   /* ROCE_SUBNET_PREFIX_LEN */
+} uct_ib_iface_config_t;
+
+extern ucs_config_field_t uct_ib_iface_config_table[];
+
+/** What a transport asks of the layer at open. */
+typedef struct uct_ib_iface_init_attr {
+    unsigned        tx_cq_len;      /* send CQ entries wanted */
+    unsigned        rx_cq_len;      /* receive CQ entries wanted */
+    enum ibv_qp_type qp_type;       /* for the inline probe */
+    /** Device events of this iface's objects (QP/CQ/SRQ errors, fatal
+     *  device errors), from the async thread; may be NULL. */
+    uct_ib_async_event_cb_t async_event_cb;
+} uct_ib_iface_init_attr_t;
+
+/** The ib interface. */
+typedef struct uct_ib_iface {
+    uct_base_iface_t        super;
+    struct ibv_cq           *cq[UCT_IB_DIR_LAST];
+    struct ibv_comp_channel *comp_channel;
+    uint8_t                 port_num;
+    uct_ib_gid_info_t       gid_info;
+    enum ibv_mtu            path_mtu;    /* min(port active MTU, PATH_MTU) */
+    uint16_t                lid;
+    size_t                  max_inline;  /* accepted by the device */
+    unsigned                cq_len[UCT_IB_DIR_LAST];
+    unsigned                num_cq_events[UCT_IB_DIR_LAST]; /* to ack */
+    uct_ib_async_hook_t     async_hook;
+    ucs_log_limit_t         wc_error_log; /* completion errors */
+
+    /* completions an arm found waiting, handed out by the next poll */
+    struct {
+        unsigned            count;
+        unsigned            head;
+        struct ibv_wc       wc[UCT_IB_WC_STASH_MAX];
+    } stash[UCT_IB_DIR_LAST];
+
+    struct {
+        size_t              seg_size;
+        unsigned            tx_queue_len;
+        unsigned            tx_min_sge;
+        unsigned            tx_max_poll;
+        unsigned            rx_queue_len;
+        unsigned            rx_max_batch;
+        unsigned            rx_max_poll;
+        uint8_t             sl;
+        uint8_t             traffic_class;
+        uint8_t             hop_limit;
+        int                 roce_local_subnet;
+        unsigned            roce_prefix_len;
+    } config;
+} uct_ib_iface_t;
+
+static inline uct_ib_iface_t *uct_ib_iface(uct_iface_h iface)
+{
+    return ucs_container_of(iface, uct_ib_iface_t, super.super);
+}
+
+static inline uct_ib_md_t *uct_ib_iface_md(const uct_ib_iface_t *iface)
+{
+    return uct_ib_md_from(iface->super.md);
+}
+
+static inline uct_ib_device_t *uct_ib_iface_device(const uct_ib_iface_t *iface)
+{
+    return &uct_ib_iface_md(iface)->dev;
+}
+
+/**
+ * Open the layer: the base iface, the port of params' device name
+ * ("<dev>:<port>", which must be a usable port of @a md's device), its
+ * GID and path MTU, the completion channel, the two CQs (each capped at
+ * max_cqe, with a debug line when capped), the inline limit probed with a
+ * throwaway QP of init_attr->qp_type, and the async event hook.
+ * Every failure is one error line with the cause and a hint.
+ */
+ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
+                               const uct_iface_ops_t *ops, uct_md_h md,
+                               uct_worker_h worker,
+                               const uct_iface_params_t *params,
+                               const uct_ib_iface_config_t *config,
+                               const uct_ib_iface_init_attr_t *init_attr);
+
+/** Undo uct_ib_iface_init (the transport destroyed its QPs first). */
+void uct_ib_iface_cleanup(uct_ib_iface_t *iface);
+
+/**
+ * Poll up to @a max completions of direction @a dir into @a wc, those an
+ * arm kept first. Returns the count (0 when none), or a negative status
+ * when ibv_poll_cq fails (logged).
+ */
+int uct_ib_iface_poll_cq_slow(uct_ib_iface_t *iface, uct_ib_dir_t dir,
+                              struct ibv_wc *wc, int max);
+
+static UCS_F_ALWAYS_INLINE int
+uct_ib_iface_poll_cq(uct_ib_iface_t *iface, uct_ib_dir_t dir,
+                     struct ibv_wc *wc, int max)
+{
+    int ret;
+
+    if (ucs_unlikely(iface->stash[dir].count != 0)) {
+        return uct_ib_iface_poll_cq_slow(iface, dir, wc, max);
+    }
+    ret = ibv_poll_cq(iface->cq[dir], max, wc);
+    if (ucs_unlikely(ret < 0)) {
+        return uct_ib_iface_poll_cq_slow(iface, dir, wc, max);
+    }
+    return ret;
+}
+
+/** uct_iface_event_fd_get: the completion channel's fd (non-blocking). */
+ucs_status_t uct_ib_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p);
+
+/**
+ * uct_iface_event_arm: read and acknowledge the channel's events, arm the
+ * send CQ (UCT_EVENT_SEND_COMP) and the receive CQ, solicited only
+ * (UCT_EVENT_RECV, UCT_EVENT_RECV_SIG), then look for completions that
+ * arrived before the arm and keep them. Returns UCS_ERR_BUSY when there are
+ * some (or the transport says it has work, see @a busy), UCS_OK otherwise.
+ */
+ucs_status_t uct_ib_iface_arm(uct_ib_iface_t *iface, unsigned events,
+                              int busy);
+
+/* ------------------------------------------------------------------------
+ * Addresses
+ */
+
+/** uct_iface_get_device_address: a uct_ib_device_addr_t. */
+ucs_status_t uct_ib_iface_get_device_address(uct_iface_h tl_iface,
+                                             uct_device_addr_t *addr);
+
+/**
+ * Whether a peer with device address @a addr can be reached from @a iface:
+ * the same link layer; on InfiniBand the same subnet prefix (or a GID that
+ * needs the GRH); on RoCE the same RoCE version and address family, and
+ * with ROCE_LOCAL_SUBNET=y the same IPv4 subnet of ROCE_SUBNET_PREFIX_LEN
+ * bits. A NULL address is not reachable.
+ */
+int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
+                                   const uct_ib_device_addr_t *addr);
+
+/**
+ * Fill @a ah_attr to reach @a addr from @a iface's port: the LID, the
+ * service level, and the GRH (GID, our GID index, traffic class, hop
+ * limit) whenever the link layer is Ethernet or the peer is on another
+ * subnet.
+ */
+void uct_ib_iface_fill_ah_attr(const uct_ib_iface_t *iface,
+                               const uct_ib_device_addr_t *addr,
+                               struct ibv_ah_attr *ah_attr);
+
+/** Path MTU to use with a peer: the smaller of ours and its own. */
+enum ibv_mtu uct_ib_iface_peer_mtu(const uct_ib_iface_t *iface,
+                                   const uct_ib_device_addr_t *addr);
+
+/** "::ffff:127.0.0.1 lid 0 mtu 4096" into @a buf. */
+const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr,
+                                   char *buf, size_t max);
+
+/* ------------------------------------------------------------------------
+ * Queue pairs
+ */
+
+/**
+ * Create a QP of @a attr->qp_type on the iface's CQs and the md's PD with
+ * the capabilities in @a attr->cap (max_inline_data is set to the iface's
+ * max_inline). Logs one error line with the cause on failure.
+ *
+ * @return UCS_OK; UCS_ERR_NO_RESOURCE when the device or the memory
+ *         limit refused it (the line names ulimit -l and the sizes).
+ */
+ucs_status_t uct_ib_iface_create_qp(uct_ib_iface_t *iface,
+                                    struct ibv_qp_init_attr *attr,
+                                    struct ibv_qp **qp_p);
+
+/**
+ * ibv_modify_qp with one error line naming the QP, the state and the
+ * cause. Returns UCS_OK or UCS_ERR_IO_ERROR (UCS_ERR_INVALID_PARAM when
+ * the device rejected the attributes).
+ */
+ucs_status_t uct_ib_qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                              int mask, const char *what);
+
+/** Move @a qp to INIT on the iface's port (pkey 0, @a access_flags for an
+ *  RC QP, @a qkey for a UD one). */
+ucs_status_t uct_ib_iface_qp_init(uct_ib_iface_t *iface, struct ibv_qp *qp,
+                                  int access_flags, uint32_t qkey);
+
+/** The QP timeout exponent whose 4.096 us * 2^exp covers @a seconds
+ *  (1..31). */
+uint8_t uct_ib_timeout_exp(double seconds);
+
+/** The RNR timer code (1..31, 0 is the longest) of the smallest delay
+ *  >= @a seconds. */
+uint8_t uct_ib_rnr_timer_code(double seconds);
+
+/** The verbs MTU of a byte count 256..4096 (a power of two), or 0 when
+ *  @a bytes is none of those. */
+enum ibv_mtu uct_ib_mtu_from_bytes(size_t bytes);
+
+/* ------------------------------------------------------------------------
+ * Completions and queries
+ */
+
+/**
+ * The ucs_status_t of a failed work completion: retry exceeded ->
+ * UCS_ERR_ENDPOINT_TIMEOUT, RNR retry exceeded -> UCS_ERR_ENDPOINT_TIMEOUT,
+ * remote access/invalid request/operation -> UCS_ERR_CONNECTION_RESET
+ * (the peer refused), local protection/length -> UCS_ERR_INVALID_ADDR
+ * (our buffer or key was bad), flushed -> UCS_ERR_CANCELED, others ->
+ * UCS_ERR_IO_ERROR.
+ */
+ucs_status_t uct_ib_wc_status(enum ibv_wc_status status);
+
+/**
+ * One rate-limited line for a failed completion of @a iface: the status
+ * string, opcode, QP number, vendor error and @a what (e.g. the peer).
+ */
+void uct_ib_iface_log_wc_error(uct_ib_iface_t *iface, const struct ibv_wc *wc,
+                               const char *what);
+
+/**
+ * The part of iface_query every verbs transport shares: base values,
+ * device address length, latency/bandwidth estimates of the port (with
+ * @a overhead seconds per message), priority, the event flags
+ * (UCT_IFACE_FLAG_EVENT_SEND_COMP/RECV/RECV_SIG/FD).
+ */
+void uct_ib_iface_query(uct_ib_iface_t *iface, double overhead,
+                        uct_iface_attr_t *attr);
+
+END_C_DECLS
+
+#endif
