@@ -1,5 +1,5 @@
 /*
- * The ib memory domain, the ib component and the module entry point.
+ * The ib memory domain and the ib component.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -829,7 +829,7 @@ static ucs_status_t uct_ib_query_md_resources(uct_component_t *component,
     return UCS_OK;
 }
 
-static uct_component_t uct_ib_component = {
+uct_component_t uct_ib_component = {
     .name               = UCT_IB_COMPONENT_NAME,
     .query_md_resources = uct_ib_query_md_resources,
     .md_open            = uct_ib_md_open,
@@ -845,10 +845,3 @@ static uct_component_t uct_ib_component = {
     .flags              = 0
 };
 
-static ucs_status_t uct_ib_init(void)
-{
-    uct_component_register(&uct_ib_component);
-    return UCS_OK;
-}
-
-UCT_MODULE_DEFINE(uct_ib_init)

@@ -68,6 +68,9 @@ typedef struct uct_ib_md {
 
 extern ucs_config_field_t uct_ib_md_config_table[];
 
+/** The ib component (ib_md.c); the module adds its transports to it. */
+extern uct_component_t    uct_ib_component;
+
 /** The ib md of a uct md handle. */
 static inline uct_ib_md_t *uct_ib_md_from(uct_md_h md)
 {

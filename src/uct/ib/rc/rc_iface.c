@@ -1,0 +1,932 @@
+/*
+ * rc_verbs interfaces: configuration, the shared receive queue, progress
+ * (receive and send completions, grants, pending), events, flush, query.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "rc.h"
+
+#include <uct/base/uct_vfs.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Configuration: rc_verbs (RC_VERBS_) embeds rc (RC_) embeds ib (IB_)
+ */
+
+static ucs_config_field_t uct_rc_iface_config_table[] = {
+    {"IB_", "", NULL, ucs_offsetof(uct_rc_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_ib_iface_config_table)},
+
+    {"TIMEOUT", "1.0s",
+     "Time a send waits for the peer's acknowledgement before it is sent "
+     "again (rounded up to 4.096 us * 2^N; under emulation use 1 s or more)",
+     ucs_offsetof(uct_rc_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RETRY_COUNT", "7",
+     "Times an unacknowledged send is sent again before the endpoint fails "
+     "with UCS_ERR_ENDPOINT_TIMEOUT (0-7)",
+     ucs_offsetof(uct_rc_iface_config_t, retry_count), UCS_CONFIG_TYPE_UINT},
+
+    {"RNR_TIMEOUT", "1ms",
+     "Delay the peer asks for when its receive queue is empty",
+     ucs_offsetof(uct_rc_iface_config_t, rnr_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RNR_RETRY_COUNT", "7",
+     "Times a send refused for an empty receive queue is retried (7: for "
+     "ever, so a receiver that is slow to refill is waited for)",
+     ucs_offsetof(uct_rc_iface_config_t, rnr_retry_count),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_RD_ATOMIC", "4",
+     "RDMA reads and atomics in flight per endpoint, each way (capped at "
+     "the device's max_qp_rd_atom)",
+     ucs_offsetof(uct_rc_iface_config_t, max_rd_atomic), UCS_CONFIG_TYPE_UINT},
+
+    {"FC_WND_SIZE", "64",
+     "Active messages an endpoint may send before the peer grants more "
+     "(1-32767); the peer grants at half of it",
+     ucs_offsetof(uct_rc_iface_config_t, fc_wnd_size), UCS_CONFIG_TYPE_UINT},
+
+    {NULL}
+};
+
+ucs_config_field_t uct_rc_verbs_iface_config_table[] = {
+    {"RC_", "", NULL, ucs_offsetof(uct_rc_verbs_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_rc_iface_config_table)},
+
+    {"TX_CQ_MODERATION", "64",
+     "Send requests per signaled completion (capped at a quarter of "
+     "TX_QUEUE_LEN); zcopy, GET, atomics and flush are always signaled",
+     ucs_offsetof(uct_rc_verbs_iface_config_t, tx_cq_moderation),
+     UCS_CONFIG_TYPE_UINT},
+
+    {NULL}
+};
+
+/* ------------------------------------------------------------------------
+ * Receive
+ */
+
+/* The fields of a receive descriptor before its payload */
+typedef struct uct_rc_rx_desc {
+    uint32_t lkey;
+    uint32_t reserved;
+} uct_rc_rx_desc_t;
+
+static void uct_rc_rx_obj_init(uct_iface_h tl_iface, void *obj,
+                               uct_mem_h memh)
+{
+    ((uct_rc_rx_desc_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+}
+
+static void uct_rc_tx_obj_init(uct_iface_h tl_iface, void *obj,
+                               uct_mem_h memh)
+{
+    ((uct_rc_op_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+}
+
+/* Posts receive buffers up to the fill target, in batches */
+static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
+{
+    unsigned batch = iface->super.config.rx_max_batch;
+    struct ibv_recv_wr wr[batch], *bad_wr;
+    struct ibv_sge sge[batch];
+    unsigned count, total = 0;
+    void *obj;
+    int ret;
+
+    while (iface->rx.target - iface->rx.posted >= ucs_min(batch, 1)) {
+        count = 0;
+        while ((count < batch) &&
+               (iface->rx.posted + count < iface->rx.target)) {
+            obj = ucs_mpool_get(&iface->rx_mp);
+            if (obj == NULL) {
+                break;
+            }
+            sge[count].addr   = (uintptr_t)uct_rx_desc_recv_buf(
+                                        &iface->rx_layout, obj);
+            sge[count].length = (uint32_t)(iface->rx_layout.hdr_len +
+                                           iface->rx_layout.seg_size);
+            sge[count].lkey   = ((uct_rc_rx_desc_t*)obj)->lkey;
+            wr[count].wr_id   = (uintptr_t)obj;
+            wr[count].sg_list = &sge[count];
+            wr[count].num_sge = 1;
+            wr[count].next    = &wr[count + 1];
+            ++count;
+        }
+        if (count == 0) {
+            break;
+        }
+        wr[count - 1].next = NULL;
+        ret = ibv_post_srq_recv(iface->srq, wr, &bad_wr);
+        if (ret != 0) {
+            ucs_error("rc_verbs iface %s: ibv_post_srq_recv failed: %s",
+                      iface->super.super.dev_name, strerror(ret));
+            /* the ones from bad_wr on were not posted */
+            for (; bad_wr != NULL; bad_wr = bad_wr->next) {
+                ucs_mpool_put((void*)(uintptr_t)bad_wr->wr_id);
+                --count;
+            }
+            iface->rx.posted += count;
+            total            += count;
+            break;
+        }
+        iface->rx.posted += count;
+        total            += count;
+        if (count < batch) {
+            break;
+        }
+    }
+    return total;
+}
+
+/* The SRQ ran low: grow the fill target and arm the limit again */
+static void uct_rc_iface_rx_grow(uct_rc_iface_t *iface)
+{
+    struct ibv_srq_attr attr;
+    int ret;
+
+    iface->rx.low    = 0;
+    iface->rx.target = ucs_min(iface->rx.target * 2,
+                               iface->super.config.rx_queue_len);
+    uct_rc_iface_post_recv(iface);
+
+    memset(&attr, 0, sizeof(attr));
+    attr.srq_limit = iface->rx.target / 4;
+    ret = ibv_modify_srq(iface->srq, &attr, IBV_SRQ_LIMIT);
+    if (ret != 0) {
+        ucs_debug("rc_verbs iface %s: ibv_modify_srq(limit %u) failed: %s",
+                  iface->super.super.dev_name, attr.srq_limit, strerror(ret));
+    }
+}
+
+/* A peer's grant or piggybacked credits */
+static void uct_rc_ep_add_credits(uct_rc_iface_t *iface, uct_rc_ep_t *ep,
+                                  uint16_t credits)
+{
+    int total = ep->fc_credits + (int)credits;
+
+    if (ucs_unlikely(total > (int)iface->config.fc_wnd)) {
+        ucs_warn_limited(&iface->proto_log, "rc_verbs qp 0x%x: peer granted "
+                         "%u credits, more than the window %u; capped",
+                         ep->qp->qp_num, credits, iface->config.fc_wnd);
+        total = (int)iface->config.fc_wnd;
+    }
+    if ((ep->fc_credits <= 0) && (total > 0)) {
+        uct_rc_ep_schedule(iface, ep);
+    }
+    ep->fc_credits = (int16_t)total;
+}
+
+void uct_rc_iface_queue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
+{
+    if (!(ep->flags & UCT_RC_EP_FLAG_GRANT_Q)) {
+        ep->flags |= UCT_RC_EP_FLAG_GRANT_Q;
+        ucs_queue_push(&iface->grant_queue, &ep->grant_elem);
+    }
+}
+
+/* One received message */
+static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
+{
+    void *obj = (void*)(uintptr_t)wc->wr_id;
+    uct_rc_hdr_t *hdr;
+    uct_rc_ep_t *ep;
+    ucs_status_t status;
+    uint16_t credits;
+    uint8_t am_id;
+    void *payload;
+    unsigned length;
+
+    --iface->rx.posted;
+    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            uct_ib_iface_log_wc_error(&iface->super, wc, "receive");
+            if (ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) ==
+                UCS_OK) {
+                uct_rc_ep_set_failed(ep, UCS_ERR_CONNECTION_RESET);
+                uct_rc_ep_check_state(iface, ep);
+            }
+        }
+        ucs_mpool_put(obj);
+        return;
+    }
+
+    hdr = uct_rx_desc_recv_buf(&iface->rx_layout, obj);
+    if (ucs_unlikely((wc->byte_len < sizeof(*hdr)) ||
+                     (ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) !=
+                      UCS_OK) ||
+                     (ep->flags & UCT_RC_EP_FLAG_ZOMBIE))) {
+        if (wc->byte_len < sizeof(*hdr)) {
+            ucs_warn_limited(&iface->proto_log, "rc_verbs iface %s: dropped "
+                             "a %u-byte message from qp 0x%x (shorter than "
+                             "the header)", iface->super.super.dev_name,
+                             wc->byte_len, wc->qp_num);
+        }
+        ucs_mpool_put(obj);
+        return;
+    }
+
+    am_id   = hdr->am_id;
+    memcpy(&credits, &hdr->credits, sizeof(credits));
+    payload = hdr + 1;
+    length  = wc->byte_len - (unsigned)sizeof(*hdr);
+    if (credits != 0) {
+        uct_rc_ep_add_credits(iface, ep, credits);
+    }
+
+    if (am_id == UCT_RC_HDR_GRANT) {
+        ucs_mpool_put(obj);
+        return;
+    }
+    if (ucs_unlikely(am_id >= UCT_AM_ID_MAX)) {
+        ucs_warn_limited(&iface->proto_log, "rc_verbs iface %s: dropped a "
+                         "message with AM id %u from qp 0x%x",
+                         iface->super.super.dev_name, am_id, wc->qp_num);
+        ucs_mpool_put(obj);
+        return;
+    }
+
+    /* the credit goes back once the message is handled */
+    if (++ep->fc_grant >= ep->grant_thresh) {
+        uct_rc_iface_queue_grant(iface, ep);
+    }
+
+    if (ucs_unlikely(iface->super.super.am_tracer != NULL)) {
+        uct_iface_trace_am(&iface->super.super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                           payload, length);
+    }
+    uct_rx_desc_set_release(&iface->rx_layout, obj, &iface->rx_release.super);
+    status = uct_iface_invoke_am(&iface->super.super, am_id, payload, length,
+                                 UCT_CB_PARAM_FLAG_DESC);
+    if (status != UCS_INPROGRESS) {
+        ucs_mpool_put(obj);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Send completions
+ */
+
+static void uct_rc_iface_tx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
+{
+    uint16_t sn = (uint16_t)wc->wr_id;
+    ucs_status_t status;
+    uct_rc_ep_t *ep;
+
+    if (ucs_unlikely(ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) !=
+                     UCS_OK)) {
+        return; /* of an ep already freed */
+    }
+
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        uct_rc_ep_retire(iface, ep, sn, UCS_OK);
+        uct_rc_ep_schedule(iface, ep);
+        return;
+    }
+
+    if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+        status = (ep->flags & UCT_RC_EP_FLAG_FAILED) ?
+                 (ucs_status_t)ep->status : UCS_ERR_CANCELED;
+    } else {
+        status = uct_ib_wc_status(wc->status);
+        if (!(ep->flags & (UCT_RC_EP_FLAG_FAILED | UCT_RC_EP_FLAG_ZOMBIE))) {
+            uct_ib_iface_log_wc_error(&iface->super, wc, "send");
+        }
+        /* the requests before this one were done */
+        uct_rc_ep_retire(iface, ep, (uint16_t)(sn - 1), UCS_OK);
+        uct_rc_ep_set_failed(ep, status);
+        if (ep->flags & UCT_RC_EP_FLAG_ZOMBIE) {
+            status = UCS_ERR_CANCELED;
+        } else {
+            status = (ucs_status_t)ep->status;
+        }
+    }
+    uct_rc_ep_retire(iface, ep, sn, status);
+    uct_rc_ep_check_state(iface, ep);
+}
+
+/* Explicit grants owed to peers */
+static void uct_rc_iface_send_grants(uct_rc_iface_t *iface)
+{
+    uct_rc_ep_t *ep;
+
+    while (!ucs_queue_is_empty(&iface->grant_queue)) {
+        ep = ucs_container_of(iface->grant_queue.head, uct_rc_ep_t,
+                              grant_elem);
+        if (uct_rc_ep_send_grant(iface, ep) != UCS_OK) {
+            break; /* no slot now: again after completions */
+        }
+        ucs_queue_pull_non_empty(&iface->grant_queue);
+        ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_GRANT_Q;
+    }
+}
+
+static ucs_arbiter_cb_result_t
+uct_rc_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+                        ucs_arbiter_elem_t *elem, void *arg)
+{
+    uct_rc_iface_t *iface = arg;
+    uct_rc_ep_t *ep = ucs_container_of(group, uct_rc_ep_t, pending.group);
+    ucs_arbiter_cb_result_t result;
+
+    if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
+        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    }
+    result = uct_pending_group_dispatch_cb(arbiter, group, elem,
+                                           UCT_PENDING_DISPATCH_DESCHED);
+    if ((result == UCS_ARBITER_CB_RESULT_DESCHED_GROUP) &&
+        (iface->cq_available <= 0)) {
+        /* the iface ran out, not the ep: it runs first next time */
+        return UCS_ARBITER_CB_RESULT_STOP;
+    }
+    return result;
+}
+
+/* Device events seen by the async thread */
+static void uct_rc_iface_async_progress(uct_rc_iface_t *iface)
+{
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init_attr;
+    uct_rc_ep_t *ep, *tmp;
+
+    if (iface->fatal) {
+        ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+            uct_rc_ep_set_failed(ep, UCS_ERR_IO_ERROR);
+        }
+    }
+    if (iface->async_qp_error) {
+        iface->async_qp_error = 0;
+        ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+            if ((ibv_query_qp(ep->qp, &attr, IBV_QP_STATE, &init_attr) == 0) &&
+                (attr.qp_state == IBV_QPS_ERR)) {
+                uct_rc_ep_set_failed(ep, UCS_ERR_CONNECTION_RESET);
+            }
+        }
+    }
+}
+
+unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+    struct ibv_wc wc[32];
+    unsigned count = 0;
+    int i, n;
+
+    n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_RX, wc,
+                             (int)ucs_min(iface->super.config.rx_max_poll,
+                                          32));
+    for (i = 0; i < n; ++i) {
+        uct_rc_iface_rx_one(iface, &wc[i]);
+    }
+    count += (n > 0) ? (unsigned)n : 0;
+    if (ucs_unlikely(iface->rx.low)) {
+        uct_rc_iface_rx_grow(iface);
+    }
+    if (iface->rx.target - iface->rx.posted >=
+        iface->super.config.rx_max_batch) {
+        uct_rc_iface_post_recv(iface);
+    }
+
+    n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_TX, wc,
+                             (int)ucs_min(iface->super.config.tx_max_poll,
+                                          32));
+    for (i = 0; i < n; ++i) {
+        uct_rc_iface_tx_one(iface, &wc[i]);
+    }
+    count += (n > 0) ? (unsigned)n : 0;
+
+    if (ucs_unlikely(iface->fatal || iface->async_qp_error)) {
+        uct_rc_iface_async_progress(iface);
+    }
+    if (!ucs_queue_is_empty(&iface->grant_queue)) {
+        uct_rc_iface_send_grants(iface);
+    }
+    if (!ucs_arbiter_is_empty(&iface->arbiter)) {
+        ucs_arbiter_dispatch(&iface->arbiter, 1, uct_rc_iface_pending_cb,
+                             iface);
+    }
+    return count;
+}
+
+static void uct_rc_iface_async_event(void *arg,
+                                     const uct_ib_async_event_t *event)
+{
+    uct_rc_iface_t *iface = arg;
+
+    if ((event->srq != NULL) && (event->srq == iface->srq) &&
+        (event->type == IBV_EVENT_SRQ_LIMIT_REACHED)) {
+        iface->rx.low = 1;
+    } else if (event->status == UCS_ERR_IO_ERROR) {
+        iface->fatal = 1;
+    } else if ((event->qp_num != 0) && (event->status != UCS_OK)) {
+        iface->async_qp_error = 1;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Interface operations
+ */
+
+static ucs_status_t uct_rc_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                                       uct_completion_t *comp)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+    uct_rc_iface_flush_t *flush;
+    unsigned busy = 0;
+    ucs_status_t status;
+    uct_rc_op_t *op;
+    uct_rc_ep_t *ep;
+
+    if (flags & UCT_FLUSH_FLAG_CANCEL) {
+        ucs_error("rc_verbs iface %s: UCT_FLUSH_FLAG_CANCEL is supported on "
+                  "endpoints only", iface->super.super.dev_name);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    /* every busy ep needs a signaled last request (a slot for a marker
+     * when its last one was not signaled) */
+    ucs_list_for_each(ep, &iface->ep_list, list) {
+        if (uct_rc_ep_unretired(ep) == 0) {
+            continue;
+        }
+        ++busy;
+        if ((ep->unsignaled != 0) &&
+            !(ep->flags & UCT_RC_EP_FLAG_FAILED) &&
+            ((ep->tx_available <= 0) || (iface->cq_available <= (int)busy))) {
+            uct_iface_stat_tx_error(&iface->super.super,
+                                    UCS_ERR_NO_RESOURCE);
+            return UCS_ERR_NO_RESOURCE;
+        }
+    }
+    if (busy == 0) {
+        return UCS_OK;
+    }
+
+    flush = calloc(1, sizeof(*flush));
+    if (flush == NULL) {
+        ucs_error("rc_verbs iface %s: failed to allocate a flush request",
+                  iface->super.super.dev_name);
+        return UCS_ERR_NO_MEMORY;
+    }
+    flush->comp      = comp;
+    flush->remaining = 1; /* dropped below, after every ep has its op */
+    flush->status    = UCS_OK;
+
+    ucs_list_for_each(ep, &iface->ep_list, list) {
+        if (uct_rc_ep_unretired(ep) == 0) {
+            continue;
+        }
+        op = ucs_mpool_get(&iface->op_mp);
+        if (op == NULL) {
+            ucs_error("rc_verbs iface %s: out of operation descriptors",
+                      iface->super.super.dev_name);
+            flush->status = UCS_ERR_NO_MEMORY;
+            break;
+        }
+        op->handler       = uct_rc_op_iface_flush_done;
+        op->comp          = NULL;
+        op->u.iface_flush = flush;
+        ++flush->remaining;
+        if ((ep->unsignaled == 0) || (ep->flags & UCT_RC_EP_FLAG_FAILED)) {
+            op->sn = (uint16_t)(ep->tx_sn - 1);
+            ucs_queue_push(&ep->outstanding, &op->queue);
+            continue;
+        }
+        status = uct_rc_ep_post_marker(iface, ep, op);
+        if (status != UCS_OK) {
+            --flush->remaining;
+            ucs_mpool_put(op);
+            flush->status = status;
+        }
+    }
+
+    if (--flush->remaining == 0) {
+        status = flush->status;
+        free(flush);
+        return status;
+    }
+    if (comp == NULL) {
+        flush->comp = NULL;
+    }
+    return UCS_INPROGRESS;
+}
+
+static ucs_status_t uct_rc_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+    uct_rc_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->ep_list, list) {
+        uct_rc_ep_fence(&ep->super.super, flags);
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t uct_rc_iface_event_arm(uct_iface_h tl_iface,
+                                           unsigned events)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+
+    /* work of our own waiting (grants, pending requests that can run)
+     * counts as an event: the caller must progress before sleeping */
+    return uct_ib_iface_arm(&iface->super, events,
+                            !ucs_queue_is_empty(&iface->grant_queue));
+}
+
+static ucs_status_t uct_rc_iface_get_address(uct_iface_h tl_iface,
+                                             uct_iface_addr_t *addr)
+{
+    (void)tl_iface;
+    (void)addr;
+    return UCS_OK;
+}
+
+static int uct_rc_iface_is_reachable(const uct_iface_h tl_iface,
+                                     const uct_device_addr_t *dev_addr,
+                                     const uct_iface_addr_t *iface_addr)
+{
+    (void)iface_addr;
+    return uct_ib_iface_is_reachable_addr(&uct_rc_iface(tl_iface)->super,
+                                          (const uct_ib_device_addr_t*)
+                                          dev_addr);
+}
+
+static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
+                                       uct_iface_attr_t *attr)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+    size_t max_inline     = iface->config.max_inline;
+    size_t seg_size       = iface->config.seg_size;
+    size_t mtu            = uct_ib_mtu_bytes(iface->super.path_mtu);
+    size_t max_msg        = uct_ib_device_port_attr(
+                                    uct_ib_iface_device(&iface->super),
+                                    iface->super.port_num)->max_msg_sz;
+    size_t hdr            = sizeof(uct_rc_hdr_t);
+
+    uct_ib_iface_query(&iface->super, 75e-9, attr);
+
+    attr->cap.flags |= UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                       UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+                       UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
+                       UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
+                       UCT_IFACE_FLAG_PENDING |
+                       UCT_IFACE_FLAG_CONNECT_TO_EP |
+                       UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_EP_CHECK |
+                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                       UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM |
+                       UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF |
+                       UCT_IFACE_FLAG_INTER_NODE;
+
+    attr->cap.am.max_short       = max_inline - hdr - sizeof(uint64_t);
+    attr->cap.am.max_bcopy       = seg_size;
+    attr->cap.am.min_zcopy       = 0;
+    attr->cap.am.max_zcopy       = seg_size;
+    attr->cap.am.max_hdr         = ucs_min(seg_size, UCT_RC_MAX_AM_HDR);
+    attr->cap.am.max_iov         = iface->config.max_iov - 1;
+    attr->cap.am.opt_zcopy_align = 64;
+    attr->cap.am.align_mtu       = mtu;
+
+    attr->cap.put.max_short       = max_inline;
+    attr->cap.put.max_bcopy       = seg_size;
+    attr->cap.put.min_zcopy       = 0;
+    attr->cap.put.max_zcopy       = max_msg;
+    attr->cap.put.max_iov         = iface->config.max_iov;
+    attr->cap.put.opt_zcopy_align = 64;
+    attr->cap.put.align_mtu       = mtu;
+
+    attr->cap.get.max_bcopy       = seg_size;
+    attr->cap.get.min_zcopy       = 0;
+    attr->cap.get.max_zcopy       = max_msg;
+    attr->cap.get.max_iov         = iface->config.max_iov;
+    attr->cap.get.opt_zcopy_align = 64;
+    attr->cap.get.align_mtu       = mtu;
+
+    if (iface->config.atomics) {
+        attr->cap.flags              |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
+        attr->cap.atomic64.op_flags   = UCS_BIT(UCT_ATOMIC_OP_ADD);
+        attr->cap.atomic64.fop_flags  = UCS_BIT(UCT_ATOMIC_OP_ADD) |
+                                        UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+    }
+
+    attr->iface_addr_len = 0;
+    attr->ep_addr_len    = sizeof(uct_rc_ep_addr_t);
+    return UCS_OK;
+}
+
+static void uct_rc_iface_close(uct_iface_h tl_iface)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+    uct_rc_ep_t *ep, *tmp;
+
+    uct_base_iface_progress_disable(tl_iface, UCT_PROGRESS_SEND |
+                                              UCT_PROGRESS_RECV);
+    ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+        if (!(ep->flags & UCT_RC_EP_FLAG_ZOMBIE)) {
+            ucs_debug("rc_verbs iface %s: destroying ep %p left open",
+                      iface->super.super.dev_name, (void*)ep);
+            uct_base_ep_cleanup(&ep->super);
+        }
+        uct_rc_ep_free(iface, ep);
+    }
+    if (ibv_destroy_srq(iface->srq) != 0) {
+        ucs_warn("rc_verbs iface %s: ibv_destroy_srq failed: %m",
+                 iface->super.super.dev_name);
+    }
+    ucs_log_limit_flush(&iface->proto_log, UCS_LOG_LEVEL_WARN,
+                        "rc_verbs: bad messages from peers");
+    ucs_arbiter_cleanup(&iface->arbiter);
+    ucs_hash_cleanup(&iface->eps);
+    ucs_mpool_cleanup(&iface->op_mp, 1);
+    ucs_mpool_cleanup(&iface->tx_mp, 1);
+    ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
+    uct_ib_iface_cleanup(&iface->super);
+    free(iface);
+}
+
+static const uct_iface_ops_t uct_rc_iface_ops = {
+    .ep_put_short           = uct_rc_ep_put_short,
+    .ep_put_bcopy           = uct_rc_ep_put_bcopy,
+    .ep_put_zcopy           = uct_rc_ep_put_zcopy,
+    .ep_get_bcopy           = uct_rc_ep_get_bcopy,
+    .ep_get_zcopy           = uct_rc_ep_get_zcopy,
+    .ep_am_short            = uct_rc_ep_am_short,
+    .ep_am_short_iov        = uct_rc_ep_am_short_iov,
+    .ep_am_bcopy            = uct_rc_ep_am_bcopy,
+    .ep_am_zcopy            = uct_rc_ep_am_zcopy,
+    .ep_atomic_cswap64      = uct_rc_ep_atomic_cswap64,
+    .ep_atomic64_post       = uct_rc_ep_atomic64_post,
+    .ep_atomic64_fetch      = uct_rc_ep_atomic64_fetch,
+    .ep_pending_add         = uct_rc_ep_pending_add,
+    .ep_pending_purge       = uct_rc_ep_pending_purge,
+    .ep_flush               = uct_rc_ep_flush,
+    .ep_fence               = uct_rc_ep_fence,
+    .ep_check               = uct_rc_ep_check,
+    .ep_create              = uct_rc_ep_create,
+    .ep_destroy             = uct_rc_ep_destroy,
+    .ep_get_address         = uct_rc_ep_get_address,
+    .ep_connect_to_ep       = uct_rc_ep_connect_to_ep,
+    .iface_flush            = uct_rc_iface_flush,
+    .iface_fence            = uct_rc_iface_fence,
+    .iface_progress_enable  = uct_base_iface_progress_enable,
+    .iface_progress_disable = uct_base_iface_progress_disable,
+    .iface_progress         = uct_rc_iface_progress,
+    .iface_event_fd_get     = uct_ib_iface_event_fd_get,
+    .iface_event_arm        = uct_rc_iface_event_arm,
+    .iface_close            = uct_rc_iface_close,
+    .iface_query            = uct_rc_iface_query,
+    .iface_get_device_address = uct_ib_iface_get_device_address,
+    .iface_get_address      = uct_rc_iface_get_address,
+    .iface_is_reachable     = uct_rc_iface_is_reachable
+};
+
+/* Checks the configuration against the device; fills iface->config */
+static ucs_status_t
+uct_rc_iface_config_init(uct_rc_iface_t *iface,
+                         const uct_rc_verbs_iface_config_t *config)
+{
+    const uct_rc_iface_config_t *rc = &config->super;
+    const struct ibv_device_attr *dev_attr =
+            &uct_ib_iface_device(&iface->super)->dev_attr;
+    const char *dev = iface->super.super.dev_name;
+    unsigned queue_len = iface->super.config.tx_queue_len;
+
+    if ((rc->fc_wnd_size == 0) || (rc->fc_wnd_size > UCT_RC_FC_WND_MAX)) {
+        ucs_error("UCX_RC_FC_WND_SIZE=%u is out of range; use 1-%u",
+                  rc->fc_wnd_size, UCT_RC_FC_WND_MAX);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (rc->retry_count > 7) {
+        ucs_error("UCX_RC_RETRY_COUNT=%u is out of range; use 0-7",
+                  rc->retry_count);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (rc->rnr_retry_count > 7) {
+        ucs_error("UCX_RC_RNR_RETRY_COUNT=%u is out of range; use 0-7 (7: "
+                  "for ever)", rc->rnr_retry_count);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((queue_len < 4) || (queue_len > 32767) ||
+        (queue_len > (unsigned)dev_attr->max_qp_wr)) {
+        ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use "
+                  "4-%d (2^k-1 sizes use the least memory)", queue_len, dev,
+                  ucs_min(32767, dev_attr->max_qp_wr));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (iface->super.max_inline <
+        sizeof(uct_rc_hdr_t) + sizeof(uint64_t)) {
+        ucs_error("rc_verbs %s: inline data of %zu bytes is too small for "
+                  "short messages; raise UCX_IB_TX_MIN_INLINE", dev,
+                  iface->super.max_inline);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    iface->config.max_inline    = iface->super.max_inline;
+    iface->config.seg_size      = iface->super.config.seg_size;
+    iface->config.tx_queue_len  = queue_len;
+    iface->config.tx_moderation = ucs_max(1, ucs_min(config->tx_cq_moderation,
+                                                     queue_len / 4));
+    iface->config.max_iov       = ucs_min(ucs_max(
+                                          iface->super.config.tx_min_sge, 2),
+                                          ucs_min((unsigned)dev_attr->max_sge,
+                                                  UCT_RC_MAX_IOV));
+    iface->config.max_rd_atomic = ucs_min(ucs_max(rc->max_rd_atomic, 1),
+                                          (unsigned)dev_attr->max_qp_rd_atom);
+    iface->config.fc_wnd        = rc->fc_wnd_size;
+    iface->config.timeout       = uct_ib_timeout_exp(rc->timeout);
+    iface->config.retry_count   = (uint8_t)rc->retry_count;
+    iface->config.rnr_timer     = uct_ib_rnr_timer_code(rc->rnr_timeout);
+    iface->config.rnr_retry     = (uint8_t)rc->rnr_retry_count;
+    iface->config.atomics       = (dev_attr->atomic_cap != IBV_ATOMIC_NONE) &&
+                                  (dev_attr->max_qp_rd_atom > 0);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
+                                      const uct_iface_params_t *params,
+                                      const uct_iface_config_t *tl_config,
+                                      uct_iface_h *iface_p)
+{
+    const uct_rc_verbs_iface_config_t *config =
+            (const uct_rc_verbs_iface_config_t*)tl_config;
+    const uct_ib_iface_config_t *ib_config = &config->super.super;
+    uct_iface_mpool_params_t mp_params;
+    uct_ib_iface_init_attr_t init_attr;
+    struct ibv_srq_init_attr srq_attr;
+    ucs_mpool_params_t op_params;
+    uct_rc_iface_t *iface;
+    ucs_status_t status;
+    int ret;
+
+    iface = calloc(1, sizeof(*iface));
+    if (iface == NULL) {
+        ucs_error("rc_verbs: failed to allocate an interface");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    memset(&init_attr, 0, sizeof(init_attr));
+    init_attr.tx_cq_len      = ib_config->tx.cq_len;
+    init_attr.rx_cq_len      = ib_config->rx.queue_len;
+    init_attr.qp_type        = IBV_QPT_RC;
+    init_attr.async_event_cb = uct_rc_iface_async_event;
+    status = uct_ib_iface_init(&iface->super, &uct_rc_iface_ops, md, worker,
+                               params, ib_config, &init_attr);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    status = uct_rc_iface_config_init(iface, config);
+    if (status != UCS_OK) {
+        goto err_ib_cleanup;
+    }
+    if (!iface->config.atomics) {
+        iface->super.super.super.ops.ep_atomic_cswap64 = NULL;
+        iface->super.super.super.ops.ep_atomic64_post  = NULL;
+        iface->super.super.super.ops.ep_atomic64_fetch = NULL;
+    }
+    iface->cq_available = (int)iface->super.cq_len[UCT_IB_DIR_TX] - 1;
+
+    /* receive descriptors: [lkey][... user headroom | rc header][payload] */
+    uct_rx_desc_layout_init(&iface->super.super, sizeof(uct_rc_rx_desc_t),
+                            sizeof(uct_rc_hdr_t), iface->config.seg_size,
+                            &iface->rx_layout);
+    uct_rx_desc_release_init(&iface->rx_release, &iface->rx_layout);
+    uct_rx_desc_mpool_params(&iface->rx_layout, &mp_params);
+    mp_params.elems_per_chunk = 128;
+    mp_params.max_elems       = 2 * iface->super.config.rx_queue_len;
+    mp_params.obj_init        = uct_rc_rx_obj_init;
+    mp_params.name            = "rc_recv_desc";
+    status = uct_iface_mpool_init(&iface->super.super, &iface->rx_mp,
+                                  &mp_params);
+    if (status != UCS_OK) {
+        goto err_ib_cleanup;
+    }
+
+    /* send descriptors: [op][rc header][data] */
+    memset(&mp_params, 0, sizeof(mp_params));
+    mp_params.elem_size       = sizeof(uct_rc_op_t) + sizeof(uct_rc_hdr_t) +
+                                iface->config.seg_size;
+    mp_params.alignment       = 64;
+    mp_params.align_offset    = sizeof(uct_rc_op_t);
+    mp_params.elems_per_chunk = 64;
+    mp_params.max_elems       = iface->super.cq_len[UCT_IB_DIR_TX];
+    mp_params.obj_init        = uct_rc_tx_obj_init;
+    mp_params.name            = "rc_send_desc";
+    status = uct_iface_mpool_init(&iface->super.super, &iface->tx_mp,
+                                  &mp_params);
+    if (status != UCS_OK) {
+        goto err_rx_mp;
+    }
+
+    ucs_mpool_params_reset(&op_params);
+    op_params.elem_size       = sizeof(uct_rc_op_t);
+    op_params.elems_per_chunk = 128;
+    op_params.max_elems       = 4 * iface->super.cq_len[UCT_IB_DIR_TX];
+    op_params.name            = "rc_op";
+    status = ucs_mpool_init(&iface->op_mp, &op_params);
+    if (status != UCS_OK) {
+        goto err_tx_mp;
+    }
+
+    status = ucs_hash_init(&iface->eps, 64);
+    if (status != UCS_OK) {
+        goto err_op_mp;
+    }
+    ucs_arbiter_init(&iface->arbiter);
+    ucs_list_head_init(&iface->ep_list);
+    ucs_queue_head_init(&iface->grant_queue);
+    ucs_log_limit_init(&iface->proto_log);
+
+    memset(&srq_attr, 0, sizeof(srq_attr));
+    srq_attr.attr.max_wr  = iface->super.config.rx_queue_len;
+    srq_attr.attr.max_sge = 1;
+    iface->srq = ibv_create_srq(uct_ib_iface_md(&iface->super)->pd,
+                                &srq_attr);
+    if (iface->srq == NULL) {
+        ucs_error("rc_verbs %s: ibv_create_srq(%u entries) failed: %m%s",
+                  iface->super.super.dev_name, srq_attr.attr.max_wr,
+                  (errno == ENOMEM) ? "; raise ulimit -l or lower "
+                  "UCX_IB_RX_QUEUE_LEN" : "");
+        status = UCS_ERR_NO_RESOURCE;
+        goto err_hash;
+    }
+
+    iface->rx.target = ucs_min(UCT_RC_RX_INIT_FILL,
+                               iface->super.config.rx_queue_len);
+    if (uct_rc_iface_post_recv(iface) == 0) {
+        ucs_error("rc_verbs %s: could not post any receive buffer",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_srq;
+    }
+    srq_attr.attr.srq_limit = iface->rx.target / 4;
+    ret = ibv_modify_srq(iface->srq, &srq_attr.attr, IBV_SRQ_LIMIT);
+    if (ret != 0) {
+        ucs_debug("rc_verbs %s: no SRQ limit event (%s); the receive queue "
+                  "stays at %u buffers", iface->super.super.dev_name,
+                  strerror(ret), iface->rx.target);
+    }
+
+    *iface_p = &iface->super.super.super;
+    return UCS_OK;
+
+err_srq:
+    ibv_destroy_srq(iface->srq);
+err_hash:
+    ucs_arbiter_cleanup(&iface->arbiter);
+    ucs_hash_cleanup(&iface->eps);
+err_op_mp:
+    ucs_mpool_cleanup(&iface->op_mp, 0);
+err_tx_mp:
+    ucs_mpool_cleanup(&iface->tx_mp, 0);
+err_rx_mp:
+    ucs_mpool_cleanup(&iface->rx_mp, 0);
+err_ib_cleanup:
+    uct_ib_iface_cleanup(&iface->super);
+err_free:
+    free(iface);
+    return status;
+}
+
+static ucs_status_t uct_rc_query_devices(uct_md_h md,
+                                         uct_tl_device_resource_t **devices_p,
+                                         unsigned *num_devices_p)
+{
+    return uct_ib_device_query_ports(&uct_ib_md_from(md)->dev, devices_p,
+                                     num_devices_p);
+}
+
+/* Object tree files of the interface */
+static void uct_rc_iface_vfs_init(uct_iface_h tl_iface)
+{
+    uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
+
+    uct_vfs_add_uint(iface, &iface->rx.posted, sizeof(iface->rx.posted),
+                     "rx_posted");
+    uct_vfs_add_uint(iface, &iface->rx.target, sizeof(iface->rx.target),
+                     "rx_target");
+    uct_vfs_add_uint(iface, &iface->cq_available,
+                     sizeof(iface->cq_available), "tx_cq_available");
+    uct_vfs_add_value(iface, iface->config.max_inline, "max_inline");
+    uct_vfs_add_value(iface, iface->config.tx_queue_len, "tx_queue_len");
+    uct_vfs_add_value(iface, iface->config.fc_wnd, "fc_wnd");
+}
+
+uct_tl_t uct_rc_verbs_tl = {
+    .name           = UCT_RC_VERBS_NAME,
+    .query_devices  = uct_rc_query_devices,
+    .iface_open     = uct_rc_iface_open,
+    .config         = {
+        .name   = "RC verbs transport",
+        .prefix = "RC_VERBS_",
+        .table  = uct_rc_verbs_iface_config_table,
+        .size   = sizeof(uct_rc_verbs_iface_config_t)
+    },
+    .iface_vfs_init = uct_rc_iface_vfs_init,
+    .ep_vfs_init    = uct_rc_ep_vfs_init
+};
