@@ -37,8 +37,13 @@ typedef enum uct_ib_dir {
     UCT_IB_DIR_LAST
 } uct_ib_dir_t;
 
-/** Largest inline size tried at open (rxe accepts 512, fails at 513). */
+/** Largest inline size rxe accepts (513 fails). The probe at open starts
+ *  at TX_MIN_INLINE and halves it on each refusal, so asking more than a
+ *  device takes costs a few throwaway QPs and may end well below it. */
 #define UCT_IB_MAX_INLINE_PROBE   512
+
+/** Largest TX_MIN_INLINE accepted. */
+#define UCT_IB_MAX_INLINE_CONFIG  65536
 
 /** Completions polled and kept by an arm that finds some waiting. */
 #define UCT_IB_WC_STASH_MAX       16
@@ -86,20 +91,34 @@ typedef struct uct_ib_iface_config {
     unsigned           hop_limit;      /* HOP_LIMIT */
     unsigned           path_mtu;       /* PATH_MTU: 0 default, else bytes */
     int                roce_local_subnet; /* ROCE_LOCAL_SUBNET */
-    unsigned           roce_prefix_len;   /* ROCE_SUBNET_PREFIX_LEN */
+    unsigned           roce_prefix_len;   /* ROCE_SUBNET_PREFIX_LEN: bits
+                                             of the IP address compared;
+                                             0 compares none */
 } uct_ib_iface_config_t;
 
 extern ucs_config_field_t uct_ib_iface_config_table[];
 
 /** What a transport asks of the layer at open. */
 typedef struct uct_ib_iface_init_attr {
-    unsigned        tx_cq_len;      /* send CQ entries wanted */
-    unsigned        rx_cq_len;      /* receive CQ entries wanted */
+    unsigned        tx_cq_len;      /* send CQ entries wanted; 0 takes
+                                       TX_CQ_LEN */
+    unsigned        rx_cq_len;      /* receive CQ entries wanted; 0 takes
+                                       RX_QUEUE_LEN */
     enum ibv_qp_type qp_type;       /* for the inline probe */
-    /** Device events of this iface's objects (QP/CQ/SRQ errors, fatal
-     *  device errors), from the async thread; may be NULL. */
+    /** Device events of this iface's objects, from the async thread,
+     *  called with the uct_ib_iface_t as @a arg: errors of its CQs, events
+     *  of its port, and every QP and SRQ event and fatal device error (the
+     *  transport tells its own QPs and SRQs by qp_num / srq). May be
+     *  NULL. */
     uct_ib_async_event_cb_t async_event_cb;
 } uct_ib_iface_init_attr_t;
+
+/** Completions an arm polled: wc[head .. head + count - 1]. */
+typedef struct uct_ib_wc_stash {
+    unsigned      count;
+    unsigned      head;
+    struct ibv_wc wc[UCT_IB_WC_STASH_MAX];
+} uct_ib_wc_stash_t;
 
 /** The ib interface. */
 typedef struct uct_ib_iface {
@@ -114,14 +133,11 @@ typedef struct uct_ib_iface {
     unsigned                cq_len[UCT_IB_DIR_LAST];
     unsigned                num_cq_events[UCT_IB_DIR_LAST]; /* to ack */
     uct_ib_async_hook_t     async_hook;
+    uct_ib_async_event_cb_t async_event_cb; /* init_attr's, or NULL */
     ucs_log_limit_t         wc_error_log; /* completion errors */
 
     /* completions an arm found waiting, handed out by the next poll */
-    struct {
-        unsigned            count;
-        unsigned            head;
-        struct ibv_wc       wc[UCT_IB_WC_STASH_MAX];
-    } stash[UCT_IB_DIR_LAST];
+    uct_ib_wc_stash_t       stash[UCT_IB_DIR_LAST];
 
     struct {
         size_t              seg_size;
@@ -219,10 +235,12 @@ ucs_status_t uct_ib_iface_get_device_address(uct_iface_h tl_iface,
 
 /**
  * Whether a peer with device address @a addr can be reached from @a iface:
- * the same link layer; on InfiniBand the same subnet prefix (or a GID that
- * needs the GRH); on RoCE the same RoCE version and address family, and
- * with ROCE_LOCAL_SUBNET=y the same IPv4 subnet of ROCE_SUBNET_PREFIX_LEN
- * bits. A NULL address is not reachable.
+ * the same link layer; on InfiniBand the same subnet prefix, or else both
+ * GIDs routable (neither on the default link-local subnet fe80::/64), so
+ * the GRH takes the packets through a router; on RoCE the same RoCE
+ * version and address family, and with ROCE_LOCAL_SUBNET=y the same
+ * first ROCE_SUBNET_PREFIX_LEN bits of the IP address (0: any address).
+ * A NULL address is not reachable.
  */
 int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
                                    const uct_ib_device_addr_t *addr);
