@@ -419,13 +419,34 @@ static void uct_rc_iface_async_event(void *arg,
 {
     uct_rc_iface_t *iface = arg;
 
-    if ((event->srq != NULL) && (event->srq == iface->srq) &&
-        (event->type == IBV_EVENT_SRQ_LIMIT_REACHED)) {
-        iface->rx.low = 1;
-    } else if (event->status == UCS_ERR_IO_ERROR) {
+    switch (event->type) {
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+        if (event->srq == iface->srq) {
+            iface->rx.low = 1;
+        }
+        break;
+    case IBV_EVENT_DEVICE_FATAL:
         iface->fatal = 1;
-    } else if ((event->qp_num != 0) && (event->status != UCS_OK)) {
+        break;
+    case IBV_EVENT_CQ_ERR:
+    case IBV_EVENT_SRQ_ERR:
+        /* our CQ overflowed or our SRQ broke: nothing of this iface can
+         * be trusted any more */
+        if ((event->srq == iface->srq) ||
+            (event->cq == iface->super.cq[UCT_IB_DIR_TX]) ||
+            (event->cq == iface->super.cq[UCT_IB_DIR_RX])) {
+            iface->fatal = 1;
+        }
+        break;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+        /* one QP broke (of this iface or another one): progress finds
+         * which by its state */
         iface->async_qp_error = 1;
+        break;
+    default:
+        break;
     }
 }
 
