@@ -47,6 +47,9 @@ BEGIN_C_DECLS
 /** Receive buffers posted when an interface opens. */
 #define UCT_RC_RX_INIT_FILL    256
 
+/** Most receive buffers posted in one call (RX_MAX_BATCH is capped). */
+#define UCT_RC_RX_BATCH_MAX    128
+
 /** Largest flow-control window (the grant field is 16 bits). */
 #define UCT_RC_FC_WND_MAX      32767
 

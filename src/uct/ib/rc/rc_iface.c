@@ -93,14 +93,15 @@ static void uct_rc_tx_obj_init(uct_iface_h tl_iface, void *obj,
 /* Posts receive buffers up to the fill target, in batches */
 static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
 {
-    unsigned batch = iface->super.config.rx_max_batch;
-    struct ibv_recv_wr wr[batch], *bad_wr;
-    struct ibv_sge sge[batch];
+    unsigned batch = ucs_max(1, ucs_min(iface->super.config.rx_max_batch,
+                                        UCT_RC_RX_BATCH_MAX));
+    struct ibv_recv_wr wr[UCT_RC_RX_BATCH_MAX], *bad_wr;
+    struct ibv_sge sge[UCT_RC_RX_BATCH_MAX];
     unsigned count, total = 0;
     void *obj;
     int ret;
 
-    while (iface->rx.target - iface->rx.posted >= ucs_min(batch, 1)) {
+    while (iface->rx.posted < iface->rx.target) {
         count = 0;
         while ((count < batch) &&
                (iface->rx.posted + count < iface->rx.target)) {
@@ -286,6 +287,13 @@ static void uct_rc_iface_tx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
 
     if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
         uct_rc_ep_retire(iface, ep, sn, UCS_OK);
+        if (ucs_unlikely(ep->flags & (UCT_RC_EP_FLAG_FAILED |
+                                      UCT_RC_EP_FLAG_ZOMBIE))) {
+            /* its last request may have completed before the QP failed
+             * or was flushed */
+            uct_rc_ep_check_state(iface, ep);
+            return;
+        }
         uct_rc_ep_schedule(iface, ep);
         return;
     }
@@ -389,7 +397,7 @@ unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
         uct_rc_iface_rx_grow(iface);
     }
     if (iface->rx.target - iface->rx.posted >=
-        iface->super.config.rx_max_batch) {
+        ucs_min(iface->super.config.rx_max_batch, UCT_RC_RX_BATCH_MAX)) {
         uct_rc_iface_post_recv(iface);
     }
 
