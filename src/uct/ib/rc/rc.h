@@ -37,6 +37,8 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/queue.h>
 
+#include <string.h>
+
 BEGIN_C_DECLS
 
 #define UCT_RC_VERBS_NAME      "rc_verbs"
@@ -71,6 +73,60 @@ typedef struct uct_rc_ep_addr {
     uint8_t  psn[3];     /* our first send PSN */
     uint16_t fc_wnd;     /* our window: the peer grants at half of it */
 } UCS_S_PACKED uct_rc_ep_addr_t;
+
+/**
+ * Check the header of a received message of @a length bytes (a peer's
+ * input): long enough, and an AM id that a handler can have or a grant.
+ * Outputs are set only on success.
+ *
+ * @return UCS_OK; UCS_ERR_MESSAGE_TRUNCATED (shorter than the header);
+ *         UCS_ERR_INVALID_PARAM (a bad AM id).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_hdr_unpack(const void *buf, size_t length, uint8_t *am_id_p,
+                  uint16_t *credits_p)
+{
+    const uct_rc_hdr_t *hdr = (const uct_rc_hdr_t*)buf;
+    uint16_t credits;
+
+    if (ucs_unlikely(length < sizeof(*hdr))) {
+        return UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    if (ucs_unlikely((hdr->am_id >= UCT_AM_ID_MAX) &&
+                     (hdr->am_id != UCT_RC_HDR_GRANT))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memcpy(&credits, &hdr->credits, sizeof(credits));
+    *am_id_p   = hdr->am_id;
+    *credits_p = credits;
+    return UCS_OK;
+}
+
+/**
+ * Read and check an endpoint address from a peer: a QP number that can be
+ * a connected QP's (> 1) and a window of 1..UCT_RC_FC_WND_MAX. Outputs are
+ * set only on success; UCS_ERR_INVALID_PARAM otherwise.
+ */
+static inline ucs_status_t uct_rc_ep_addr_unpack(const void *addr,
+                                                 uint32_t *qp_num_p,
+                                                 uint32_t *psn_p,
+                                                 uint16_t *fc_wnd_p)
+{
+    const uct_rc_ep_addr_t *rc_addr = (const uct_rc_ep_addr_t*)addr;
+    const uint8_t *q = rc_addr->qp_num, *p = rc_addr->psn;
+    uint32_t qp_num  = (uint32_t)q[0] | ((uint32_t)q[1] << 8) |
+                       ((uint32_t)q[2] << 16);
+    uint16_t fc_wnd;
+
+    memcpy(&fc_wnd, &rc_addr->fc_wnd, sizeof(fc_wnd));
+    if ((qp_num <= 1) || (fc_wnd == 0) || (fc_wnd > UCT_RC_FC_WND_MAX)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    *qp_num_p = qp_num;
+    *psn_p    = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+    *fc_wnd_p = fc_wnd;
+    return UCS_OK;
+}
 
 /** Configuration (UCX_RC_VERBS_*, UCX_RC_*, UCX_IB_*). */
 typedef struct uct_rc_iface_config {

@@ -363,11 +363,6 @@ ucs_status_t uct_rc_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
     return UCS_OK;
 }
 
-static uint32_t uct_rc_u24(const uint8_t *b)
-{
-    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16);
-}
-
 ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
                                      const uct_device_addr_t *dev_addr,
                                      const uct_ep_addr_t *ep_addr)
@@ -379,7 +374,7 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
     const uct_rc_ep_addr_t *rc_addr     = (const uct_rc_ep_addr_t*)ep_addr;
     struct ibv_qp_attr attr;
     ucs_status_t status;
-    uint32_t dest_qpn;
+    uint32_t dest_qpn, rq_psn;
     uint16_t peer_wnd;
     char buf[128];
 
@@ -394,14 +389,12 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    dest_qpn = uct_rc_u24(rc_addr->qp_num);
-    memcpy(&peer_wnd, &rc_addr->fc_wnd, sizeof(peer_wnd));
-    if ((dest_qpn <= 1) || (peer_wnd == 0) ||
-        (peer_wnd > UCT_RC_FC_WND_MAX)) {
-        ucs_error("rc_verbs ep %p: invalid endpoint address (qp 0x%x, "
-                  "window %u); pass what uct_ep_get_address() of an "
-                  "rc_verbs ep returned", (void*)ep, dest_qpn, peer_wnd);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_rc_ep_addr_unpack(rc_addr, &dest_qpn, &rq_psn, &peer_wnd);
+    if (status != UCS_OK) {
+        ucs_error("rc_verbs ep %p: invalid endpoint address; pass what "
+                  "uct_ep_get_address() of an rc_verbs ep returned",
+                  (void*)ep);
+        return status;
     }
     if (!uct_ib_iface_is_reachable_addr(&iface->super, ib_addr)) {
         ucs_error("rc_verbs ep %p: %s is not reachable from %s (another "
@@ -415,7 +408,7 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
     attr.qp_state           = IBV_QPS_RTR;
     attr.path_mtu           = uct_ib_iface_peer_mtu(&iface->super, ib_addr);
     attr.dest_qp_num        = dest_qpn;
-    attr.rq_psn             = uct_rc_u24(rc_addr->psn);
+    attr.rq_psn             = rq_psn;
     attr.max_dest_rd_atomic = (uint8_t)iface->config.max_rd_atomic;
     attr.min_rnr_timer      = iface->config.rnr_timer;
     uct_ib_iface_fill_ah_attr(&iface->super, ib_addr, &attr.ah_attr);

@@ -218,23 +218,22 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
         return;
     }
 
-    hdr = uct_rx_desc_recv_buf(&iface->rx_layout, obj);
-    if (ucs_unlikely((wc->byte_len < sizeof(*hdr)) ||
+    hdr    = uct_rx_desc_recv_buf(&iface->rx_layout, obj);
+    status = uct_rc_hdr_unpack(hdr, wc->byte_len, &am_id, &credits);
+    if (ucs_unlikely((status != UCS_OK) ||
                      (ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) !=
                       UCS_OK) ||
                      (ep->flags & UCT_RC_EP_FLAG_ZOMBIE))) {
-        if (wc->byte_len < sizeof(*hdr)) {
+        if (status != UCS_OK) {
             ucs_warn_limited(&iface->proto_log, "rc_verbs iface %s: dropped "
-                             "a %u-byte message from qp 0x%x (shorter than "
-                             "the header)", iface->super.super.dev_name,
-                             wc->byte_len, wc->qp_num);
+                             "a %u-byte message from qp 0x%x: %s",
+                             iface->super.super.dev_name, wc->byte_len,
+                             wc->qp_num, ucs_status_string(status));
         }
         ucs_mpool_put(obj);
         return;
     }
 
-    am_id   = hdr->am_id;
-    memcpy(&credits, &hdr->credits, sizeof(credits));
     payload = hdr + 1;
     length  = wc->byte_len - (unsigned)sizeof(*hdr);
     if (credits != 0) {
@@ -245,14 +244,6 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
         ucs_mpool_put(obj);
         return;
     }
-    if (ucs_unlikely(am_id >= UCT_AM_ID_MAX)) {
-        ucs_warn_limited(&iface->proto_log, "rc_verbs iface %s: dropped a "
-                         "message with AM id %u from qp 0x%x",
-                         iface->super.super.dev_name, am_id, wc->qp_num);
-        ucs_mpool_put(obj);
-        return;
-    }
-
     /* the credit goes back once the message is handled */
     if (++ep->fc_grant >= ep->grant_thresh) {
         uct_rc_iface_queue_grant(iface, ep);
