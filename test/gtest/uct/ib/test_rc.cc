@@ -639,6 +639,34 @@ TEST_P(uct_rc, grants_ride_on_reverse_traffic)
  * Shared receive queue
  */
 
+/* The receive queue is refilled from progress even when it is shorter
+ * than RX_MAX_BATCH (the default batch is 64): after 40 messages and no
+ * SRQ limit event (it fires at a quarter of the fill), progress has put
+ * it back near its fill level. */
+TEST_P(uct_rc, srq_refilled_by_progress)
+{
+    const unsigned QUEUE_LEN = 63, N = 40;
+    auto p           = params({{"IB_RX_QUEUE_LEN", std::to_string(QUEUE_LEN)}});
+    entity *receiver = create_entity(p);
+    entity *sender   = create_entity();
+    uct_ep_h ep      = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    am_recorder &rec      = install_recorder(*receiver, AM_ID);
+    uct_rc_iface_t *iface = rc_iface_of(*receiver);
+
+    EXPECT_EQ(QUEUE_LEN, iface->rx.target);
+    EXPECT_EQ(QUEUE_LEN, iface->rx.posted);
+    for (unsigned i = 0; i < N; ++i) {
+        send_short(ep, i);
+    }
+    wait_for([&] { return rec.count() == N; }, "every message");
+    progress_for(50);
+    EXPECT_EQ(iota(N), headers(rec));
+    EXPECT_EQ(QUEUE_LEN, iface->rx.target);
+    EXPECT_GE(iface->rx.posted, iface->rx.target - iface->rx.target / 4)
+            << "the receive queue was not refilled";
+}
+
 void uct_rc::many_senders(unsigned rx_queue_len, bool stall_receiver)
 {
     const unsigned NUM_SENDERS = 8, PER_SENDER = stall_receiver ? 64 : 96;
