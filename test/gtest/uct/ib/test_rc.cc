@@ -24,6 +24,7 @@ extern "C" {
 #include <iostream>
 #include <malloc.h>
 #include <poll.h>
+#include <stdexcept>
 #include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -429,7 +430,11 @@ protected:
         memset(&p, 0, sizeof(p));
         p.field_mask = UCT_EP_PARAM_FIELD_IFACE;
         p.iface      = e.iface();
-        EXPECT_EQ(UCS_OK, uct_ep_create(&p, &ep));
+        ucs_status_t status = uct_ep_create(&p, &ep);
+        if (status != UCS_OK) {
+            throw std::runtime_error(std::string("uct_ep_create: ") +
+                                     ucs_status_string(status));
+        }
         m_raw_eps.push_back(ep);
         return ep;
     }
@@ -465,8 +470,9 @@ protected:
         } while (now_sec() < deadline);
     }
 
-    /* Send am_short @a value on @a ep (retrying on NO_RESOURCE) */
-    void send_short(uct_ep_h ep, uint64_t value)
+    /* Send am_short @a value on @a ep (retrying on NO_RESOURCE); false
+     * (and a failure) when it did not go */
+    bool send_short(uct_ep_h ep, uint64_t value)
     {
         ssize_t ret = retry_no_resource(
                 [&] {
@@ -474,6 +480,7 @@ protected:
                 },
                 "uct_ep_am_short");
         EXPECT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
+        return ret == UCS_OK;
     }
 
     /* Records every am_short header in order: the recorder's messages */
@@ -572,7 +579,7 @@ TEST_P(uct_rc, stalled_receiver_window_and_grants)
     }
     EXPECT_EQ(expected_order, order);
     for (unsigned i = sent + NUM_PENDING; i < TOTAL; ++i) {
-        send_short(ep, i);
+        ASSERT_TRUE(send_short(ep, i));
     }
     wait_for([&] { return rec.count() >= TOTAL; }, "every message");
     wait_for([&] { return rc_ep_of(ep)->fc_credits == (int)WND; },
@@ -608,8 +615,9 @@ TEST_P(uct_rc, grants_ride_on_reverse_traffic)
 
     /* one way */
     for (unsigned i = 0; i < N; ++i) {
-        send_short(ab, i);
-        wait_for([&] { return rb.count() == i + 1; }, "one-way message");
+        ASSERT_TRUE(send_short(ab, i));
+        ASSERT_TRUE(wait_for([&] { return rb.count() == i + 1; },
+                             "one-way message"));
     }
     wait_for([&] { return rc_ep_of(ab)->fc_credits == (int)WND; },
              "one-way credits");
@@ -619,11 +627,11 @@ TEST_P(uct_rc, grants_ride_on_reverse_traffic)
     /* both ways */
     uint16_t base_ab = rc_ep_of(ab)->tx_sn, base_ba = rc_ep_of(ba)->tx_sn;
     for (unsigned i = 0; i < N; ++i) {
-        send_short(ab, N + i);
-        send_short(ba, i);
-        wait_for([&] { return (rb.count() == N + i + 1) &&
-                              (ra.count() == i + 1); },
-                 "two-way messages");
+        ASSERT_TRUE(send_short(ab, N + i));
+        ASSERT_TRUE(send_short(ba, i));
+        ASSERT_TRUE(wait_for([&] { return (rb.count() == N + i + 1) &&
+                                          (ra.count() == i + 1); },
+                             "two-way messages"));
     }
     unsigned grants_ab = (uint16_t)(rc_ep_of(ab)->tx_sn - base_ab) - N;
     unsigned grants_ba = (uint16_t)(rc_ep_of(ba)->tx_sn - base_ba) - N;
@@ -657,7 +665,7 @@ TEST_P(uct_rc, srq_refilled_by_progress)
     EXPECT_EQ(QUEUE_LEN, iface->rx.target);
     EXPECT_EQ(QUEUE_LEN, iface->rx.posted);
     for (unsigned i = 0; i < N; ++i) {
-        send_short(ep, i);
+        ASSERT_TRUE(send_short(ep, i));
     }
     wait_for([&] { return rec.count() == N; }, "every message");
     progress_for(50);
@@ -928,7 +936,7 @@ TEST_P(uct_rc, connect_bad_input)
     am_recorder &rec = install_recorder(*b, AM_ID);
     ASSERT_EQ(UCS_OK, connect(ea, dev_b, addr_b));
     ASSERT_EQ(UCS_OK, connect(eb, a->dev_addr(), addr_a));
-    send_short(ea, 42);
+    ASSERT_TRUE(send_short(ea, 42));
     wait_for([&] { return rec.count() == 1; }, "a message after the refusals");
     EXPECT_EQ(42u, am_header(rec.at(0)));
 }
@@ -983,7 +991,7 @@ TEST_P(uct_rc, connect_to_stale_qp)
               << ucs_status_string(status) << ")" << std::endl;
 
     /* the other ep of the iface */
-    send_short(ac, 5);
+    ASSERT_TRUE(send_short(ac, 5));
     wait_for([&] { return rc_rec.count() == 1; }, "a message on another ep");
     EXPECT_EQ(1u, m_errs.calls.size());
 
@@ -1103,7 +1111,7 @@ TEST_P(uct_rc, peer_process_killed)
         EXPECT_EQ(UCS_OK, c.status);
         flush_ep(*a, ep_busy);
     }
-    send_short(ab, 0);
+    EXPECT_TRUE(send_short(ab, 0));
 
     kill_peer();
     close(sock);
@@ -1122,7 +1130,7 @@ TEST_P(uct_rc, peer_process_killed)
     }
     comps[NUM_PUTS].init(NUM_PUTS, &order);
     EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(ep_busy, 0, &comps[NUM_PUTS].uct));
-    send_short(ab, 1);
+    ASSERT_TRUE(send_short(ab, 1));
 
     wait_for([&] { return m_errs.count(ep_busy) > 0; }, "the error handler",
              60);
@@ -1147,7 +1155,7 @@ TEST_P(uct_rc, peer_process_killed)
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_errs.status(ep_idle));
 
     /* a live peer */
-    send_short(ab, 2);
+    ASSERT_TRUE(send_short(ab, 2));
     wait_for([&] { return rb.count() == 3; }, "messages to the live peer");
     progress_for(100);
     EXPECT_EQ(1u, m_errs.count(ep_busy));
@@ -1190,7 +1198,7 @@ TEST_P(uct_rc, thousand_endpoints)
 
     t0 = now_sec();
     for (unsigned i = 0; i < N; ++i) {
-        send_short(eps[i], i);
+        ASSERT_TRUE(send_short(eps[i], i));
     }
     wait_for([&] { return rec.count() == N; }, "a message on every ep", 60);
     flush_iface(*a);
@@ -1291,7 +1299,7 @@ TEST_P(uct_rc, solicited_event_rule)
                                            << "iteration " << i;
 
         ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, i, NULL, 0));
-        EXPECT_TRUE(fd_readable(rfd, 5000)) << "an AM did not wake the "
+        ASSERT_TRUE(fd_readable(rfd, 5000)) << "an AM did not wake the "
                                             << "receiver, iteration " << i;
         if (i == 0) {
             /* the message waits in the CQ: arming must say so */
