@@ -23,7 +23,7 @@ set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
-: "${RXE_GTEST_FILTER:=uct_ib*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
+: "${RXE_GTEST_FILTER:=uct_ib*:uct_rc*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
 
 if [ "${1:-}" != --guest ]; then
     builddir=$(cd "${1:-.}" && pwd) || exit 1

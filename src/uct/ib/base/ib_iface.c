@@ -106,7 +106,8 @@ ucs_config_field_t uct_ib_iface_config_table[] = {
      ucs_offsetof(uct_ib_iface_config_t, rx.queue_len), UCS_CONFIG_TYPE_UINT},
 
     {"RX_MAX_BATCH", "64",
-     "Receive buffers posted again in one call once consumed.",
+     "Receive buffers posted again in one call once consumed (at most a "
+     "quarter of RX_QUEUE_LEN).",
      ucs_offsetof(uct_ib_iface_config_t, rx.max_batch), UCS_CONFIG_TYPE_UINT},
 
     {"RX_MAX_POLL", "16",
@@ -482,7 +483,11 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
     iface->config.tx_min_sge        = config->tx.min_sge;
     iface->config.tx_max_poll       = config->tx.max_poll;
     iface->config.rx_queue_len      = config->rx.queue_len;
-    iface->config.rx_max_batch      = config->rx.max_batch;
+    /* a batch above a quarter of the queue would let a short queue drain
+     * (to its limit event, or empty) before progress posts it again */
+    iface->config.rx_max_batch      = ucs_max(1, ucs_min(config->rx.max_batch,
+                                                         config->rx.queue_len /
+                                                         4));
     iface->config.rx_max_poll       = config->rx.max_poll;
     iface->config.sl                = (uint8_t)config->sl;
     iface->config.traffic_class     = (uint8_t)config->traffic_class;

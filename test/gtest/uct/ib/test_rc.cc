@@ -1,0 +1,1471 @@
+/*
+ * rc_verbs behaviours the transport-parametrized suites cannot see: flow
+ * control windows and grants, the shared receive queue under many senders,
+ * send completion moderation, bad and stale connection input, a peer
+ * process that dies, a thousand endpoints, the solicited-event rule,
+ * flush with cancel, and receive descriptors kept by the application.
+ *
+ * The tests read the transport's state through the structs of
+ * src/uct/ib/rc/rc.h. They run on the rc_verbs resources only, which exist
+ * on the Soft-RoCE devices of test/rxe/run.sh; elsewhere the suite has no
+ * instances.
+ */
+#include "../uct_test.h"
+
+extern "C" {
+#include <uct/ib/rc/rc.h>
+}
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <malloc.h>
+#include <poll.h>
+#include <stdexcept>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+const uint8_t AM_ID = 7;
+
+double now_sec()
+{
+    return std::chrono::duration<double>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+}
+
+uct_rc_iface_t *rc_iface_of(const uct_test::entity &e)
+{
+    return uct_rc_iface(e.iface());
+}
+
+uct_rc_ep_t *rc_ep_of(uct_ep_h ep)
+{
+    return uct_rc_ep(ep);
+}
+
+/* Objects on a pool's free list */
+unsigned mpool_free_count(const ucs_mpool_t *mp)
+{
+    unsigned count = 0;
+
+    for (ucs_mpool_elem_t *elem = mp->freelist; elem != NULL;
+         elem = elem->next) {
+        ++count;
+    }
+    return count;
+}
+
+/* The 64-bit AM header of a recorded am_short */
+uint64_t am_header(const uct_test::am_recorder::message &msg)
+{
+    uint64_t value = UINT64_MAX;
+
+    if (msg.data.size() >= sizeof(value)) {
+        memcpy(&value, msg.data.data(), sizeof(value));
+    }
+    return value;
+}
+
+/* Error handler calls of an interface */
+struct err_log {
+    std::vector<std::pair<uct_ep_h, ucs_status_t>> calls;
+
+    size_t count(uct_ep_h ep) const
+    {
+        return std::count_if(calls.begin(), calls.end(),
+                             [ep](const std::pair<uct_ep_h, ucs_status_t> &c) {
+                                 return c.first == ep;
+                             });
+    }
+
+    ucs_status_t status(uct_ep_h ep) const
+    {
+        for (const auto &c : calls) {
+            if (c.first == ep) {
+                return c.second;
+            }
+        }
+        return UCS_OK;
+    }
+};
+
+ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status)
+{
+    static_cast<err_log*>(arg)->calls.emplace_back(ep, status);
+    return UCS_OK;
+}
+
+/* A pending request that sends an am_short carrying @a value */
+struct pending_send {
+    uct_pending_req_t     uct; /* keep first */
+    uct_ep_h              ep;
+    uint64_t              value;
+    std::vector<uint64_t> *order;
+};
+
+ucs_status_t pending_send_cb(uct_pending_req_t *self)
+{
+    pending_send *req   = reinterpret_cast<pending_send*>(self);
+    ucs_status_t status = uct_ep_am_short(req->ep, AM_ID, req->value, NULL,
+                                          0);
+    if (status == UCS_OK) {
+        req->order->push_back(req->value);
+    }
+    return status;
+}
+
+/* A completion that records the order completions ran in */
+struct order_comp {
+    uct_completion_t      uct; /* keep first */
+    unsigned              index;
+    unsigned              calls;
+    ucs_status_t          status;
+    std::vector<unsigned> *order;
+
+    void init(unsigned i, std::vector<unsigned> *o)
+    {
+        uct.func   = cb;
+        uct.count  = 1;
+        uct.status = UCS_OK;
+        index      = i;
+        calls      = 0;
+        status     = UCS_OK;
+        order      = o;
+    }
+
+    static void cb(uct_completion_t *self)
+    {
+        order_comp *comp = reinterpret_cast<order_comp*>(self);
+        ++comp->calls;
+        comp->status = self->status;
+        comp->order->push_back(comp->index);
+    }
+};
+
+/* A bcopy message: who sent it and its sequence */
+struct bcopy_msg {
+    uint32_t sender;
+    uint32_t seq;
+    char     fill[96];
+};
+
+size_t pack_bcopy_msg(void *dest, void *arg)
+{
+    memcpy(dest, arg, sizeof(bcopy_msg));
+    return sizeof(bcopy_msg);
+}
+
+struct pattern_arg {
+    uint64_t seed;
+    size_t   length;
+};
+
+size_t pack_pattern(void *dest, void *arg)
+{
+    pattern_arg *p = static_cast<pattern_arg*>(arg);
+    uct_test::mapped_buffer::pattern_fill(dest, p->length, p->seed);
+    return p->length;
+}
+
+/* ------------------------------------------------------------------------
+ * The peer process of uct_rc.peer_process_killed: the test binary started
+ * again with OPENUCT_RC_PEER_FD set runs this from a static constructor
+ * and exits, never reaching the tests. It opens an rc_verbs iface on the
+ * resource named in the environment, connects two endpoints to the
+ * parent's over the socket, and serves until it is killed.
+ */
+
+bool fd_write_blob(int fd, const void *data, uint32_t length)
+{
+    const char *p = static_cast<const char*>(data);
+    std::vector<char> buf(sizeof(length) + length);
+
+    memcpy(buf.data(), &length, sizeof(length));
+    memcpy(buf.data() + sizeof(length), p, length);
+    for (size_t done = 0; done < buf.size();) {
+        ssize_t ret = write(fd, buf.data() + done, buf.size() - done);
+        if (ret <= 0) {
+            return false;
+        }
+        done += (size_t)ret;
+    }
+    return true;
+}
+
+bool fd_read_all(int fd, void *data, size_t length, int timeout_ms)
+{
+    char *p = static_cast<char*>(data);
+
+    for (size_t done = 0; done < length;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, timeout_ms) <= 0) {
+            return false;
+        }
+        ssize_t ret = read(fd, p + done, length - done);
+        if (ret <= 0) {
+            return false;
+        }
+        done += (size_t)ret;
+    }
+    return true;
+}
+
+bool fd_read_blob(int fd, std::vector<char> &out, int timeout_ms)
+{
+    uint32_t length;
+
+    if (!fd_read_all(fd, &length, sizeof(length), timeout_ms) ||
+        (length > 65536)) {
+        return false;
+    }
+    out.resize(std::max<uint32_t>(length, 1));
+    return fd_read_all(fd, out.data(), length, timeout_ms);
+}
+
+uct_component_h peer_find_component(const char *name)
+{
+    uct_component_h *components, found = NULL;
+    unsigned count;
+
+    if (uct_query_components(&components, &count) != UCS_OK) {
+        return NULL;
+    }
+    for (unsigned i = 0; i < count; ++i) {
+        uct_component_attr_t attr;
+        memset(&attr, 0, sizeof(attr));
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
+            !strcmp(attr.name, name)) {
+            found = components[i];
+        }
+    }
+    uct_release_component_list(components);
+    return found;
+}
+
+int peer_process_main(int fd)
+{
+    const char *component_name = getenv("OPENUCT_RC_PEER_COMPONENT");
+    const char *md_name        = getenv("OPENUCT_RC_PEER_MD");
+    const char *dev_name       = getenv("OPENUCT_RC_PEER_DEV");
+    uct_component_h component;
+    uct_md_config_t *md_config;
+    uct_iface_config_t *iface_config;
+    ucs_async_context_t *async;
+    uct_worker_h worker;
+    uct_iface_params_t params;
+    uct_iface_attr_t attr;
+    uct_md_attr_t md_attr;
+    uct_iface_h iface;
+    uct_mem_h memh;
+    uct_md_h md;
+    uct_ep_h eps[2];
+
+    if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
+        return 2;
+    }
+    component = peer_find_component(component_name);
+    if ((component == NULL) ||
+        (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
+        (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
+        (uct_md_query(md, &md_attr) != UCS_OK) ||
+        (ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) !=
+         UCS_OK) ||
+        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) !=
+         UCS_OK) ||
+        (uct_md_iface_config_read(md, UCT_RC_VERBS_NAME, NULL, NULL,
+                                  &iface_config) != UCS_OK)) {
+        return 3;
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                        UCT_IFACE_PARAM_FIELD_DEVICE |
+                        UCT_IFACE_PARAM_FIELD_FEATURES;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = UCT_RC_VERBS_NAME;
+    params.mode.device.dev_name = dev_name;
+    params.features             = UCT_IFACE_FEATURE_AM |
+                                  UCT_IFACE_FEATURE_PUT;
+    if ((uct_iface_open(md, worker, &params, iface_config, &iface) !=
+         UCS_OK) ||
+        (uct_iface_query(iface, &attr) != UCS_OK)) {
+        return 4;
+    }
+    uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    std::vector<char> dev_addr(attr.device_addr_len);
+    std::vector<char> ep_addr[2];
+    uct_iface_get_device_address(iface, (uct_device_addr_t*)dev_addr.data());
+    for (int i = 0; i < 2; ++i) {
+        uct_ep_params_t ep_params;
+        memset(&ep_params, 0, sizeof(ep_params));
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+        ep_params.iface      = iface;
+        ep_addr[i].resize(attr.ep_addr_len);
+        if ((uct_ep_create(&ep_params, &eps[i]) != UCS_OK) ||
+            (uct_ep_get_address(eps[i], (uct_ep_addr_t*)ep_addr[i].data()) !=
+             UCS_OK)) {
+            return 5;
+        }
+    }
+
+    /* a buffer the parent writes to */
+    std::vector<char> rkey(std::max<size_t>(md_attr.rkey_packed_size, 1));
+    static char target[4096];
+    uint64_t target_addr = (uintptr_t)target;
+    if ((uct_md_mem_reg(md, target, sizeof(target), UCT_MD_MEM_ACCESS_ALL,
+                        &memh) != UCS_OK) ||
+        (uct_md_mkey_pack(md, memh, rkey.data()) != UCS_OK)) {
+        return 6;
+    }
+
+    std::vector<char> peer_dev, peer_ep[2];
+    if (!fd_write_blob(fd, dev_addr.data(), (uint32_t)dev_addr.size()) ||
+        !fd_write_blob(fd, ep_addr[0].data(), (uint32_t)ep_addr[0].size()) ||
+        !fd_write_blob(fd, ep_addr[1].data(), (uint32_t)ep_addr[1].size()) ||
+        !fd_write_blob(fd, rkey.data(), (uint32_t)md_attr.rkey_packed_size) ||
+        !fd_write_blob(fd, &target_addr, sizeof(target_addr)) ||
+        !fd_read_blob(fd, peer_dev, 30000) ||
+        !fd_read_blob(fd, peer_ep[0], 30000) ||
+        !fd_read_blob(fd, peer_ep[1], 30000)) {
+        return 7;
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (uct_ep_connect_to_ep(eps[i],
+                                 (const uct_device_addr_t*)peer_dev.data(),
+                                 (const uct_ep_addr_t*)peer_ep[i].data()) !=
+            UCS_OK) {
+            return 8;
+        }
+    }
+    if (!fd_write_blob(fd, "R", 1)) {
+        return 9;
+    }
+
+    /* serve until killed, or until the parent goes away */
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        uct_worker_progress(worker);
+        if (poll(&pfd, 1, 1) > 0) {
+            char c;
+            if (read(fd, &c, 1) <= 0) {
+                return 0;
+            }
+        }
+    }
+}
+
+struct peer_process_hook {
+    peer_process_hook()
+    {
+        const char *fd = getenv("OPENUCT_RC_PEER_FD");
+        if (fd != NULL) {
+            _exit(peer_process_main(atoi(fd)));
+        }
+    }
+} peer_process_hook_instance;
+
+std::vector<resource> rc_verbs_resources()
+{
+    std::vector<resource> out;
+
+    for (const resource &r : uct_test::enum_resources()) {
+        if (r.tl_name == UCT_RC_VERBS_NAME) {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+class uct_rc : public uct_test {
+protected:
+    void TearDown() override
+    {
+        for (uct_ep_h ep : m_raw_eps) {
+            uct_ep_destroy(ep);
+        }
+        m_raw_eps.clear();
+        uct_test::TearDown();
+    }
+
+    entity_params params(
+            const std::vector<std::pair<std::string, std::string>> &config = {},
+            bool err_handler = false)
+    {
+        entity_params p;
+        p.config = config;
+        if (err_handler) {
+            p.err_handler     = err_cb;
+            p.err_handler_arg = &m_errs;
+        }
+        return p;
+    }
+
+    /* The ep that the last connect_to() created on @a e (the peer side) */
+    static uct_ep_h newest_ep(const entity &e)
+    {
+        uct_rc_ep_t *ep = ucs_list_tail(&rc_iface_of(e)->ep_list, uct_rc_ep_t,
+                                        list);
+        return &ep->super.super;
+    }
+
+    /* An ep of @a e not connected to anything, destroyed at the end */
+    uct_ep_h raw_ep(const entity &e)
+    {
+        uct_ep_params_t p;
+        uct_ep_h ep;
+
+        memset(&p, 0, sizeof(p));
+        p.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+        p.iface      = e.iface();
+        ucs_status_t status = uct_ep_create(&p, &ep);
+        if (status != UCS_OK) {
+            throw std::runtime_error(std::string("uct_ep_create: ") +
+                                     ucs_status_string(status));
+        }
+        m_raw_eps.push_back(ep);
+        return ep;
+    }
+
+    void destroy_raw_ep(uct_ep_h ep)
+    {
+        auto it = std::find(m_raw_eps.begin(), m_raw_eps.end(), ep);
+        ASSERT_TRUE(it != m_raw_eps.end());
+        m_raw_eps.erase(it);
+        uct_ep_destroy(ep);
+    }
+
+    static std::vector<char> ep_address(uct_ep_h ep)
+    {
+        std::vector<char> addr(sizeof(uct_rc_ep_addr_t));
+        EXPECT_EQ(UCS_OK, uct_ep_get_address(ep, (uct_ep_addr_t*)addr.data()));
+        return addr;
+    }
+
+    static ucs_status_t connect(uct_ep_h ep, const std::vector<char> &dev,
+                                const std::vector<char> &addr)
+    {
+        return uct_ep_connect_to_ep(ep, (const uct_device_addr_t*)dev.data(),
+                                    (const uct_ep_addr_t*)addr.data());
+    }
+
+    /* Progress @a e alone for @a msec */
+    static void progress_only(entity &e, double msec)
+    {
+        double deadline = now_sec() + msec / 1e3;
+        do {
+            e.progress();
+        } while (now_sec() < deadline);
+    }
+
+    /* Send am_short @a value on @a ep (retrying on NO_RESOURCE); false
+     * (and a failure) when it did not go */
+    bool send_short(uct_ep_h ep, uint64_t value)
+    {
+        ssize_t ret = retry_no_resource(
+                [&] {
+                    return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL, 0);
+                },
+                "uct_ep_am_short");
+        EXPECT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
+        return ret == UCS_OK;
+    }
+
+    /* Records every am_short header in order: the recorder's messages */
+    static std::vector<uint64_t> headers(const am_recorder &rec)
+    {
+        std::vector<uint64_t> out;
+        for (size_t i = 0; i < rec.count(); ++i) {
+            out.push_back(am_header(rec.at(i)));
+        }
+        return out;
+    }
+
+    static std::vector<uint64_t> iota(uint64_t n)
+    {
+        std::vector<uint64_t> out;
+        for (uint64_t i = 0; i < n; ++i) {
+            out.push_back(i);
+        }
+        return out;
+    }
+
+    /* Destroys every ep and closes every iface now (a test that expects
+     * log lines at close, such as the count of suppressed ones) */
+    void close_all()
+    {
+        for (uct_ep_h ep : m_raw_eps) {
+            uct_ep_destroy(ep);
+        }
+        m_raw_eps.clear();
+        reset_entities();
+    }
+
+    void many_senders(unsigned rx_queue_len, bool stall_receiver);
+
+    err_log               m_errs;
+    std::vector<uct_ep_h> m_raw_eps;
+};
+
+/* ------------------------------------------------------------------------
+ * Flow control
+ */
+
+/* A sender whose receiver does not progress stops at exactly its window;
+ * pending requests wait without errors; once the receiver progresses,
+ * every message arrives once and in order, the pending requests run in
+ * order, and the credits come back in explicit grants (the receiver
+ * sends nothing else). */
+TEST_P(uct_rc, stalled_receiver_window_and_grants)
+{
+    const unsigned WND = 8, NUM_PENDING = 4, TOTAL = 32;
+    auto p           = params({{"RC_FC_WND_SIZE", std::to_string(WND)}}, true);
+    entity *receiver = create_entity(p);
+    entity *sender   = create_entity(p);
+    uct_ep_h ep      = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    uct_ep_h reverse_ep = newest_ep(*receiver);
+    am_recorder &rec    = install_recorder(*receiver, AM_ID);
+    am_recorder &back   = install_recorder(*sender, AM_ID);
+
+    /* only the sender progresses */
+    unsigned sent = 0;
+    ucs_status_t status;
+    while ((status = uct_ep_am_short(ep, AM_ID, sent, NULL, 0)) == UCS_OK) {
+        ++sent;
+        sender->progress();
+        ASSERT_LT(sent, 1000u) << "the window never closed";
+    }
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, status) << ucs_status_string(status);
+    EXPECT_EQ(WND, sent);
+    EXPECT_EQ(0, rc_ep_of(ep)->fc_credits);
+
+    /* the messages reached the receiver's device, yet no credit comes
+     * back while it does not progress */
+    progress_only(*sender, 200);
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_am_short(ep, AM_ID, 999, NULL, 0));
+
+    std::vector<uint64_t> order;
+    pending_send reqs[NUM_PENDING];
+    for (unsigned i = 0; i < NUM_PENDING; ++i) {
+        reqs[i].uct.func = pending_send_cb;
+        reqs[i].ep       = ep;
+        reqs[i].value    = sent + i;
+        reqs[i].order    = &order;
+        ASSERT_EQ(UCS_OK, uct_ep_pending_add(ep, &reqs[i].uct, 0));
+    }
+    progress_only(*sender, 50);
+    EXPECT_TRUE(order.empty());
+    EXPECT_EQ(0u, rec.count());
+    EXPECT_TRUE(m_errs.calls.empty());
+
+    /* now the receiver too */
+    wait_for([&] { return order.size() == NUM_PENDING; }, "pending requests");
+    std::vector<uint64_t> expected_order;
+    for (unsigned i = 0; i < NUM_PENDING; ++i) {
+        expected_order.push_back(sent + i);
+    }
+    EXPECT_EQ(expected_order, order);
+    for (unsigned i = sent + NUM_PENDING; i < TOTAL; ++i) {
+        ASSERT_TRUE(send_short(ep, i));
+    }
+    wait_for([&] { return rec.count() >= TOTAL; }, "every message");
+    wait_for([&] { return rc_ep_of(ep)->fc_credits == (int)WND; },
+             "the whole window back");
+    progress_for(50);
+
+    EXPECT_EQ(iota(TOTAL), headers(rec));
+    EXPECT_EQ(0u, back.count()) << "the receiver sent active messages";
+    /* what the receiver posted were the grants: at most one per half
+     * window (one grant hands back what several messages freed when they
+     * are handled in one progress call) */
+    EXPECT_GE(rc_ep_of(reverse_ep)->tx_sn, 1);
+    EXPECT_LE(rc_ep_of(reverse_ep)->tx_sn, TOTAL / (WND / 2));
+    EXPECT_EQ(0, rc_ep_of(reverse_ep)->fc_grant);
+    EXPECT_TRUE(m_errs.calls.empty());
+}
+
+/* Credits owed to a peer ride on the active messages sent to it: with
+ * traffic both ways no explicit grant is sent, while one-way traffic needs
+ * one per half window. Explicit grants are what an ep posts besides its
+ * active messages (no flush here). */
+TEST_P(uct_rc, grants_ride_on_reverse_traffic)
+{
+    const unsigned WND = 8, N = 64;
+    auto p      = params({{"RC_FC_WND_SIZE", std::to_string(WND)}});
+    entity *a   = create_entity(p);
+    entity *b   = create_entity(p);
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    uct_ep_h ba      = newest_ep(*b);
+    am_recorder &ra  = install_recorder(*a, AM_ID);
+    am_recorder &rb  = install_recorder(*b, AM_ID);
+
+    /* one way */
+    for (unsigned i = 0; i < N; ++i) {
+        ASSERT_TRUE(send_short(ab, i));
+        ASSERT_TRUE(wait_for([&] { return rb.count() == i + 1; },
+                             "one-way message"));
+    }
+    wait_for([&] { return rc_ep_of(ab)->fc_credits == (int)WND; },
+             "one-way credits");
+    unsigned one_way_grants = rc_ep_of(ba)->tx_sn;
+    EXPECT_EQ(N / (WND / 2), one_way_grants);
+
+    /* both ways */
+    uint16_t base_ab = rc_ep_of(ab)->tx_sn, base_ba = rc_ep_of(ba)->tx_sn;
+    for (unsigned i = 0; i < N; ++i) {
+        ASSERT_TRUE(send_short(ab, N + i));
+        ASSERT_TRUE(send_short(ba, i));
+        ASSERT_TRUE(wait_for([&] { return (rb.count() == N + i + 1) &&
+                                          (ra.count() == i + 1); },
+                             "two-way messages"));
+    }
+    unsigned grants_ab = (uint16_t)(rc_ep_of(ab)->tx_sn - base_ab) - N;
+    unsigned grants_ba = (uint16_t)(rc_ep_of(ba)->tx_sn - base_ba) - N;
+    std::cout << "[ INFO     ] explicit grants: one way " << one_way_grants
+              << ", two ways " << grants_ab << " + " << grants_ba
+              << std::endl;
+    EXPECT_EQ(0u, grants_ab + grants_ba);
+    EXPECT_EQ(iota(N), headers(ra));
+    EXPECT_EQ(iota(2 * N), headers(rb));
+}
+
+/* ------------------------------------------------------------------------
+ * Shared receive queue
+ */
+
+/* The receive queue is refilled from progress even when it is shorter
+ * than RX_MAX_BATCH (the default batch is 64): after 40 messages and no
+ * SRQ limit event (it fires at a quarter of the fill), progress has put
+ * it back near its fill level. */
+TEST_P(uct_rc, srq_refilled_by_progress)
+{
+    const unsigned QUEUE_LEN = 63, N = 40;
+    auto p           = params({{"IB_RX_QUEUE_LEN", std::to_string(QUEUE_LEN)}});
+    entity *receiver = create_entity(p);
+    entity *sender   = create_entity();
+    uct_ep_h ep      = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    am_recorder &rec      = install_recorder(*receiver, AM_ID);
+    uct_rc_iface_t *iface = rc_iface_of(*receiver);
+
+    EXPECT_EQ(QUEUE_LEN, iface->rx.target);
+    EXPECT_EQ(QUEUE_LEN, iface->rx.posted);
+    for (unsigned i = 0; i < N; ++i) {
+        ASSERT_TRUE(send_short(ep, i));
+    }
+    wait_for([&] { return rec.count() == N; }, "every message");
+    progress_for(50);
+    EXPECT_EQ(iota(N), headers(rec));
+    EXPECT_EQ(QUEUE_LEN, iface->rx.target);
+    EXPECT_GE(iface->rx.posted, iface->rx.target - iface->rx.target / 4)
+            << "the receive queue was not refilled";
+}
+
+void uct_rc::many_senders(unsigned rx_queue_len, bool stall_receiver)
+{
+    const unsigned NUM_SENDERS = 8, PER_SENDER = stall_receiver ? 64 : 96;
+    auto p           = params({{"IB_RX_QUEUE_LEN",
+                                std::to_string(rx_queue_len)}}, true);
+    entity *receiver = create_entity(p);
+    am_recorder &rec = install_recorder(*receiver, AM_ID);
+    uct_rc_iface_t *iface = rc_iface_of(*receiver);
+    std::vector<entity*> senders;
+    std::vector<uct_ep_h> eps;
+    std::vector<unsigned> seq(NUM_SENDERS, 0);
+
+    for (unsigned s = 0; s < NUM_SENDERS; ++s) {
+        senders.push_back(create_entity(params({}, true)));
+        eps.push_back(senders.back()->connect_to(*receiver));
+        ASSERT_TRUE(eps.back() != NULL);
+    }
+    unsigned initial_target = iface->rx.target;
+
+    auto try_send = [&](unsigned s) {
+        bcopy_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        msg.sender = s;
+        msg.seq    = seq[s];
+        ssize_t ret = uct_ep_am_bcopy(eps[s], AM_ID, pack_bcopy_msg, &msg, 0);
+        if (ret >= 0) {
+            ++seq[s];
+            return true;
+        }
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE, ret)
+                << ucs_status_string((ucs_status_t)ret);
+        return false;
+    };
+
+    if (stall_receiver) {
+        /* every sender fills its window while the receiver sleeps: the
+         * queue runs low, the device raises the SRQ limit event */
+        for (unsigned s = 0; s < NUM_SENDERS; ++s) {
+            while ((seq[s] < PER_SENDER) && try_send(s)) {
+            }
+        }
+        double deadline = now_sec() + 20;
+        while (!iface->rx.low && (now_sec() < deadline)) {
+            for (entity *e : senders) {
+                e->progress();
+            }
+        }
+        EXPECT_TRUE(iface->rx.low) << "no SRQ limit event";
+    }
+
+    wait_for([&] {
+        for (unsigned s = 0; s < NUM_SENDERS; ++s) {
+            if (seq[s] < PER_SENDER) {
+                try_send(s);
+            }
+        }
+        return rec.count() == NUM_SENDERS * PER_SENDER;
+    }, "every message", 60);
+    progress_for(50);
+
+    std::vector<uint32_t> next(NUM_SENDERS, 0);
+    EXPECT_EQ(NUM_SENDERS * PER_SENDER, rec.count());
+    for (size_t i = 0; i < rec.count(); ++i) {
+        auto msg = rec.at(i);
+        bcopy_msg m;
+        ASSERT_EQ(sizeof(m), msg.data.size());
+        memcpy(&m, msg.data.data(), sizeof(m));
+        ASSERT_LT(m.sender, NUM_SENDERS);
+        EXPECT_EQ(next[m.sender], m.seq) << "sender " << m.sender;
+        next[m.sender] = m.seq + 1;
+    }
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] receive queue fill " << initial_target
+              << " -> " << iface->rx.target << " (RX_QUEUE_LEN "
+              << rx_queue_len << ")" << std::endl;
+    if (stall_receiver) {
+        EXPECT_GT(iface->rx.target, initial_target)
+                << "the fill level did not grow after the limit event";
+    }
+}
+
+/* Eight senders drain one short SRQ: the device retries while it is
+ * empty (rnr_retry 7), every message arrives once, in order per sender */
+TEST_P(uct_rc, many_senders_one_small_srq)
+{
+    many_senders(63, false);
+}
+
+/* The fill level grows when the SRQ limit event says the queue ran low */
+TEST_P(uct_rc, srq_fill_grows_on_limit_event)
+{
+    many_senders(1024, true);
+}
+
+/* ------------------------------------------------------------------------
+ * Send completions
+ */
+
+/* With one signaled request in 16, signaled completions retire the
+ * requests before them: after a flush every slot, CQ entry and send
+ * descriptor is back, and each zcopy completion ran once, in order */
+TEST_P(uct_rc, moderation_retires_everything)
+{
+    const unsigned MODERATION = 16, N = 300;
+    entity *receiver = create_entity();
+    entity *sender   = create_entity(
+            params({{"TX_CQ_MODERATION",
+                     std::to_string(MODERATION)}}));
+    uct_ep_h ep = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    am_recorder &rec      = install_recorder(*receiver, AM_ID);
+    uct_rc_iface_t *iface = rc_iface_of(*sender);
+    uct_rc_ep_t *rep      = rc_ep_of(ep);
+    std::unique_ptr<mapped_buffer> sbuf_p(new mapped_buffer(256, *sender));
+    std::unique_ptr<mapped_buffer> rbuf_p(new mapped_buffer(256 * N,
+                                                            *receiver));
+    mapped_buffer &sbuf = *sbuf_p, &rbuf = *rbuf_p;
+
+    ASSERT_EQ(MODERATION, iface->config.tx_moderation);
+    int initial_cq       = iface->cq_available;
+    int initial_slots    = rep->tx_available;
+    EXPECT_EQ((int)iface->super.cq_len[UCT_IB_DIR_TX] - 1, initial_cq);
+    EXPECT_EQ((int)iface->config.tx_queue_len - 1, initial_slots);
+
+    std::vector<unsigned> order;
+    std::vector<order_comp> comps(N / 10);
+    unsigned num_am = 0, num_zcopy = 0, max_unsignaled = 0;
+    sbuf.pattern_fill(1);
+    for (unsigned i = 0; i < N; ++i) {
+        ssize_t ret;
+        if (i % 10 == 9) {
+            order_comp &c = comps[num_zcopy];
+            c.init(num_zcopy, &order);
+            uct_iov_t iov = sbuf.iov(0, sbuf.length());
+            ret = retry_no_resource([&] {
+                return (ssize_t)uct_ep_put_zcopy(
+                        ep, &iov, 1, rbuf.addr() + 256 * num_zcopy,
+                        rbuf.rkey(), &c.uct);
+            }, "put_zcopy");
+            EXPECT_EQ(UCS_INPROGRESS, ret);
+            ++num_zcopy;
+        } else {
+            pattern_arg arg = {num_am, 200};
+            ret = retry_no_resource([&] {
+                return uct_ep_am_bcopy(ep, AM_ID, pack_pattern, &arg, 0);
+            }, "am_bcopy");
+            EXPECT_EQ(200, ret);
+            ++num_am;
+        }
+        max_unsignaled = std::max<unsigned>(max_unsignaled, rep->unsignaled);
+    }
+    EXPECT_LT(max_unsignaled, MODERATION);
+
+    flush_ep(*sender, ep);
+    EXPECT_EQ(0u, uct_rc_ep_unretired(rep));
+    EXPECT_TRUE(ucs_queue_is_empty(&rep->outstanding));
+    EXPECT_EQ(initial_slots, rep->tx_available);
+    EXPECT_EQ(initial_cq, iface->cq_available);
+
+    std::vector<unsigned> expected;
+    for (unsigned i = 0; i < num_zcopy; ++i) {
+        expected.push_back(i);
+        EXPECT_EQ(1u, comps[i].calls) << "zcopy " << i;
+        EXPECT_EQ(UCS_OK, comps[i].status) << "zcopy " << i;
+    }
+    EXPECT_EQ(expected, order);
+
+    wait_for([&] { return rec.count() == num_am; }, "every message");
+    for (unsigned i = 0; i < num_am; ++i) {
+        EXPECT_EQ(200u, rec.at(i).data.size());
+        EXPECT_EQ(200u, mapped_buffer::pattern_mismatch(
+                                rec.at(i).data.data(), 200, i))
+                << "message " << i;
+    }
+    for (unsigned i = 0; i < num_zcopy; ++i) {
+        EXPECT_EQ(256u, mapped_buffer::pattern_mismatch(
+                                rbuf.cptr() + 256 * i, 256, 1));
+    }
+
+    /* the send descriptor pool is checked for leaks when the iface
+     * closes: a descriptor not returned is a warning, which fails here */
+    sbuf_p.reset();
+    rbuf_p.reset();
+    reset_entities();
+    EXPECT_EQ(0u, unexpected_count());
+}
+
+/* ------------------------------------------------------------------------
+ * Connection input
+ */
+
+/* Garbage endpoint addresses and a device address of another link layer
+ * are refused with a status and one error line; the ep is untouched and
+ * connects to a real peer afterwards */
+TEST_P(uct_rc, connect_bad_input)
+{
+    entity *a = create_entity();
+    entity *b = create_entity();
+    uct_ep_h ea = raw_ep(*a), eb = raw_ep(*b);
+    std::vector<char> addr_a = ep_address(ea), addr_b = ep_address(eb);
+    const std::vector<char> &dev_b = b->dev_addr();
+    uct_rc_ep_addr_t good;
+    memcpy(&good, addr_b.data(), sizeof(good));
+
+    struct bad_case {
+        const char *what;
+        uint32_t   qpn;
+        uint16_t   wnd;
+    };
+    uint32_t good_qpn = rc_ep_of(eb)->qp->qp_num;
+    const bad_case cases[] = {
+        {"qpn 0, window 0", 0, 0},
+        {"qpn 0", 0, 64},
+        {"qpn 1", 1, 64},
+        {"window 0", good_qpn, 0},
+        {"window above the maximum", good_qpn, UCT_RC_FC_WND_MAX + 1},
+    };
+    for (const bad_case &c : cases) {
+        uct_rc_ep_addr_t bad = good;
+        bad.qp_num[0] = (uint8_t)c.qpn;
+        bad.qp_num[1] = (uint8_t)(c.qpn >> 8);
+        bad.qp_num[2] = (uint8_t)(c.qpn >> 16);
+        memcpy(&bad.fc_wnd, &c.wnd, sizeof(c.wnd));
+
+        ucs::scoped_log_capture cap;
+        size_t before = cap.messages().size();
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  uct_ep_connect_to_ep(ea,
+                                       (const uct_device_addr_t*)dev_b.data(),
+                                       (const uct_ep_addr_t*)&bad))
+                << c.what;
+        EXPECT_EQ(1u, cap.messages().size() - before) << c.what;
+    }
+
+    /* an InfiniBand address (no RoCE flags, a LID) on a RoCE iface */
+    uct_ib_device_addr_t ib_addr;
+    memset(&ib_addr, 0, sizeof(ib_addr));
+    ib_addr.flags    = 0;
+    ib_addr.path_mtu = IBV_MTU_1024;
+    ib_addr.lid      = 7;
+    ib_addr.gid[0]   = 0xfe;
+    ib_addr.gid[1]   = 0x80;
+    ib_addr.gid[15]  = 1;
+    EXPECT_FALSE(uct_iface_is_reachable(a->iface(),
+                                        (const uct_device_addr_t*)&ib_addr,
+                                        NULL));
+    {
+        ucs::scoped_log_capture cap;
+        size_t before = cap.messages().size();
+        EXPECT_EQ(UCS_ERR_UNREACHABLE,
+                  uct_ep_connect_to_ep(ea,
+                                       (const uct_device_addr_t*)&ib_addr,
+                                       (const uct_ep_addr_t*)&good));
+        EXPECT_EQ(1u, cap.messages().size() - before);
+    }
+    EXPECT_FALSE(rc_ep_of(ea)->flags & UCT_RC_EP_FLAG_CONNECTED);
+
+    /* the same ep still connects */
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    ASSERT_EQ(UCS_OK, connect(ea, dev_b, addr_b));
+    ASSERT_EQ(UCS_OK, connect(eb, a->dev_addr(), addr_a));
+    ASSERT_TRUE(send_short(ea, 42));
+    wait_for([&] { return rec.count() == 1; }, "a message after the refusals");
+    EXPECT_EQ(42u, am_header(rec.at(0)));
+}
+
+/* An ep connected to the address of an ep that was destroyed (its QP is
+ * gone) fails: sends end with an error, the error handler runs once with
+ * a peer failure status, and another ep of the iface keeps working.
+ * Timeouts are short: 4.096 us * 2^16 (268 ms) and two retries. */
+TEST_P(uct_rc, connect_to_stale_qp)
+{
+    auto pa     = params({{"RC_TIMEOUT", "0.2s"}, {"RC_RETRY_COUNT", "2"}},
+                         true);
+    entity *a   = create_entity(pa);
+    entity *b   = create_entity();
+    entity *c   = create_entity();
+    uct_ep_h ac = a->connect_to(*c);
+    ASSERT_TRUE(ac != NULL);
+    am_recorder &rc_rec = install_recorder(*c, AM_ID);
+    EXPECT_EQ(16, rc_iface_of(*a)->config.timeout);
+
+    uct_ep_h eb = raw_ep(*b);
+    std::vector<char> stale = ep_address(eb);
+    destroy_raw_ep(eb);
+
+    uct_ep_h ea = raw_ep(*a);
+    ASSERT_EQ(UCS_OK, connect(ea, b->dev_addr(), stale));
+
+    std::unique_ptr<mapped_buffer> sbuf(new mapped_buffer(64, *a));
+    std::vector<unsigned> order;
+    order_comp comp;
+    comp.init(0, &order);
+    uct_iov_t iov = sbuf->iov(0, 64);
+
+    ucs::scoped_log_capture cap;
+    double start = now_sec();
+    EXPECT_EQ(UCS_OK, uct_ep_am_short(ea, AM_ID, 1, NULL, 0));
+    EXPECT_EQ(UCS_INPROGRESS,
+              uct_ep_am_zcopy(ea, AM_ID, NULL, 0, &iov, 1, 0, &comp.uct));
+    wait_for([&] { return m_errs.count(ea) > 0; }, "the error handler", 60);
+    double elapsed = now_sec() - start;
+    progress_for(100);
+
+    EXPECT_EQ(1u, m_errs.count(ea));
+    EXPECT_EQ(1u, m_errs.calls.size());
+    ucs_status_t status = m_errs.status(ea);
+    EXPECT_TRUE((status == UCS_ERR_ENDPOINT_TIMEOUT) ||
+                (status == UCS_ERR_CONNECTION_RESET))
+            << ucs_status_string(status);
+    EXPECT_EQ(1u, comp.calls);
+    EXPECT_NE(UCS_OK, comp.status);
+    std::cout << "[ INFO     ] stale QP detected in " << elapsed << " s ("
+              << ucs_status_string(status) << ")" << std::endl;
+
+    /* the other ep of the iface */
+    ASSERT_TRUE(send_short(ac, 5));
+    wait_for([&] { return rc_rec.count() == 1; }, "a message on another ep");
+    EXPECT_EQ(1u, m_errs.calls.size());
+
+    sbuf.reset();
+    close_all();
+}
+
+/* ------------------------------------------------------------------------
+ * Peer failure
+ */
+
+/* A peer process (this binary started again, see peer_process_main)
+ * connects two eps to ours and is killed with SIGKILL. Our ep with PUTs
+ * and AMs outstanding completes every one with an error and calls the
+ * error handler once with UCS_ERR_ENDPOINT_TIMEOUT; uct_ep_check on the
+ * idle one leads to the handler too; an ep to a live peer keeps working. */
+TEST_P(uct_rc, peer_process_killed)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+
+    auto pa     = params({{"RC_TIMEOUT", "0.2s"}, {"RC_RETRY_COUNT", "2"}},
+                         true);
+    entity *a   = create_entity(pa);
+    entity *b   = create_entity();
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    am_recorder &rb = install_recorder(*b, AM_ID);
+
+    /* the peer process */
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ASSERT_GT(len, 0);
+    exe[len] = '\0';
+    int sv[2];
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    std::vector<std::string> env_strings;
+    for (char **e = environ; *e != NULL; ++e) {
+        env_strings.push_back(*e);
+    }
+    env_strings.push_back("OPENUCT_RC_PEER_FD=" + std::to_string(sv[1]));
+    env_strings.push_back("OPENUCT_RC_PEER_COMPONENT=" + res().component_name);
+    env_strings.push_back("OPENUCT_RC_PEER_MD=" + res().md_name);
+    env_strings.push_back("OPENUCT_RC_PEER_DEV=" + res().dev_name);
+    std::vector<char*> envp;
+    for (std::string &s : env_strings) {
+        envp.push_back(&s[0]);
+    }
+    envp.push_back(NULL);
+    char *argv[] = {exe, NULL};
+
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        close(sv[0]);
+        execve(exe, argv, envp.data());
+        _exit(127);
+    }
+    close(sv[1]);
+    int sock = sv[0];
+    auto kill_peer = [&pid] {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            pid = -1;
+        }
+    };
+
+    std::vector<char> peer_dev, peer_ep[2], peer_rkey, peer_addr, ready;
+    bool ok = fd_read_blob(sock, peer_dev, 30000) &&
+              fd_read_blob(sock, peer_ep[0], 30000) &&
+              fd_read_blob(sock, peer_ep[1], 30000) &&
+              fd_read_blob(sock, peer_rkey, 30000) &&
+              fd_read_blob(sock, peer_addr, 30000);
+    if (!ok) {
+        kill_peer();
+        close(sock);
+        FAIL() << "the peer process did not send its addresses";
+    }
+
+    uct_ep_h ep_busy = raw_ep(*a), ep_idle = raw_ep(*a);
+    std::vector<char> addr_busy = ep_address(ep_busy);
+    std::vector<char> addr_idle = ep_address(ep_idle);
+    ok = fd_write_blob(sock, a->dev_addr().data(),
+                       (uint32_t)a->dev_addr().size()) &&
+         fd_write_blob(sock, addr_busy.data(), (uint32_t)addr_busy.size()) &&
+         fd_write_blob(sock, addr_idle.data(), (uint32_t)addr_idle.size()) &&
+         (connect(ep_busy, peer_dev, peer_ep[0]) == UCS_OK) &&
+         (connect(ep_idle, peer_dev, peer_ep[1]) == UCS_OK) &&
+         fd_read_blob(sock, ready, 30000);
+    if (!ok) {
+        kill_peer();
+        close(sock);
+        FAIL() << "could not connect to the peer process";
+    }
+
+    uct_rkey_bundle_t rkey;
+    uint64_t remote_addr;
+    memcpy(&remote_addr, peer_addr.data(), sizeof(remote_addr));
+    ASSERT_EQ(UCS_OK, uct_rkey_unpack(a->component(), peer_rkey.data(),
+                                      &rkey));
+    std::unique_ptr<mapped_buffer> sbuf(new mapped_buffer(1024, *a));
+    sbuf->pattern_fill(3);
+    uct_iov_t iov = sbuf->iov(0, sbuf->length());
+
+    /* the peer is alive: a PUT and an AM complete */
+    {
+        std::vector<unsigned> order;
+        order_comp c;
+        c.init(0, &order);
+        EXPECT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(ep_busy, &iov, 1,
+                                                   remote_addr, rkey.rkey,
+                                                   &c.uct));
+        EXPECT_EQ(UCS_OK, uct_ep_am_short(ep_busy, AM_ID, 0, NULL, 0));
+        wait_for([&] { return c.calls == 1; }, "a PUT to the live peer");
+        EXPECT_EQ(UCS_OK, c.status);
+        flush_ep(*a, ep_busy);
+    }
+    EXPECT_TRUE(send_short(ab, 0));
+
+    kill_peer();
+    close(sock);
+
+    ucs::scoped_log_capture cap;
+    const unsigned NUM_PUTS = 4;
+    std::vector<unsigned> order;
+    order_comp comps[NUM_PUTS + 1];
+    double start = now_sec();
+    for (unsigned i = 0; i < NUM_PUTS; ++i) {
+        comps[i].init(i, &order);
+        EXPECT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(ep_busy, &iov, 1, remote_addr, rkey.rkey,
+                                   &comps[i].uct));
+        EXPECT_EQ(UCS_OK, uct_ep_am_short(ep_busy, AM_ID, i, NULL, 0));
+    }
+    comps[NUM_PUTS].init(NUM_PUTS, &order);
+    EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(ep_busy, 0, &comps[NUM_PUTS].uct));
+    ASSERT_TRUE(send_short(ab, 1));
+
+    wait_for([&] { return m_errs.count(ep_busy) > 0; }, "the error handler",
+             60);
+    double elapsed = now_sec() - start;
+    for (unsigned i = 0; i <= NUM_PUTS; ++i) {
+        EXPECT_EQ(1u, comps[i].calls) << i;
+        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comps[i].status)
+                << i << ": " << ucs_status_string(comps[i].status);
+    }
+    EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order);
+    EXPECT_EQ(1u, m_errs.count(ep_busy));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_errs.status(ep_busy))
+            << ucs_status_string(m_errs.status(ep_busy));
+    EXPECT_EQ(0u, m_errs.count(ep_idle));
+
+    /* the idle ep learns of it when checked */
+    double check_start = now_sec();
+    EXPECT_EQ(UCS_OK, uct_ep_check(ep_idle, 0, NULL));
+    wait_for([&] { return m_errs.count(ep_idle) > 0; },
+             "the error handler after uct_ep_check", 60);
+    double check_elapsed = now_sec() - check_start;
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_errs.status(ep_idle));
+
+    /* a live peer */
+    ASSERT_TRUE(send_short(ab, 2));
+    wait_for([&] { return rb.count() == 3; }, "messages to the live peer");
+    progress_for(100);
+    EXPECT_EQ(1u, m_errs.count(ep_busy));
+    EXPECT_EQ(1u, m_errs.count(ep_idle));
+    EXPECT_EQ(2u, m_errs.calls.size());
+    EXPECT_EQ(iota(3), headers(rb));
+    std::cout << "[ INFO     ] dead peer: handler after " << elapsed
+              << " s, uct_ep_check to handler " << check_elapsed << " s"
+              << std::endl;
+    uct_rkey_release(a->component(), &rkey);
+    sbuf.reset();
+    close_all(); /* the count of suppressed completion errors */
+}
+
+/* ------------------------------------------------------------------------
+ * Scale
+ */
+
+/* 1000 eps of one iface connected to 1000 eps of another, one message on
+ * each, all delivered; destroy and close are clean. Prints the time of
+ * each step and the heap per ep (send queues of 31 slots: the QP buffers
+ * themselves are the kernel's, not in the heap). */
+TEST_P(uct_rc, thousand_endpoints)
+{
+    const unsigned N = ucs::test_scale(1000);
+    auto p           = params({{"IB_TX_QUEUE_LEN", "31"}});
+    entity *a        = create_entity(p);
+    entity *b        = create_entity(p);
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    std::vector<uct_ep_h> eps;
+
+    size_t heap_before = mallinfo2().uordblks;
+    double t0          = now_sec();
+    for (unsigned i = 0; i < N; ++i) {
+        eps.push_back(a->connect_to(*b));
+        ASSERT_TRUE(eps.back() != NULL) << i;
+    }
+    double t_connect  = now_sec() - t0;
+    size_t heap_after = mallinfo2().uordblks;
+
+    t0 = now_sec();
+    for (unsigned i = 0; i < N; ++i) {
+        ASSERT_TRUE(send_short(eps[i], i));
+    }
+    wait_for([&] { return rec.count() == N; }, "a message on every ep", 60);
+    flush_iface(*a);
+    double t_send = now_sec() - t0;
+
+    std::vector<uint64_t> got = headers(rec);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(iota(N), got);
+    EXPECT_EQ(2 * N, (unsigned)(ucs_hash_size(&rc_iface_of(*a)->eps) +
+                               ucs_hash_size(&rc_iface_of(*b)->eps)));
+
+    t0 = now_sec();
+    a->destroy_eps();
+    b->destroy_eps();
+    double t_destroy = now_sec() - t0;
+    EXPECT_TRUE(ucs_list_is_empty(&rc_iface_of(*a)->ep_list));
+    EXPECT_TRUE(ucs_list_is_empty(&rc_iface_of(*b)->ep_list));
+
+    t0 = now_sec();
+    reset_entities();
+    double t_close = now_sec() - t0;
+    EXPECT_EQ(0u, unexpected_count());
+
+    std::cout << "[ INFO     ] " << N << " ep pairs: connect " << t_connect
+              << " s, send+flush " << t_send << " s, destroy " << t_destroy
+              << " s, close " << t_close << " s; heap per ep pair "
+              << (ssize_t)(heap_after - heap_before) / (ssize_t)N
+              << " bytes" << std::endl;
+}
+
+/* ------------------------------------------------------------------------
+ * Events
+ */
+
+namespace {
+
+/* Whether @a fd becomes readable within @a msec */
+bool fd_readable(int fd, int msec)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    return poll(&pfd, 1, msec) > 0;
+}
+
+} // namespace
+
+/* A receiver armed for UCT_EVENT_RECV wakes for active messages (sent
+ * solicited), not for PUTs that land in its memory; arm says BUSY while a
+ * completion waits. A sender armed for UCT_EVENT_SEND_COMP wakes for a
+ * signaled send, not for an unsignaled one. */
+TEST_P(uct_rc, solicited_event_rule)
+{
+    const unsigned ITERS = 20;
+    entity *receiver = create_entity();
+    entity *sender   = create_entity();
+    uct_ep_h ep      = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    am_recorder &rec = install_recorder(*receiver, AM_ID);
+    mapped_buffer rbuf(sizeof(uint64_t), *receiver);
+    int rfd, sfd;
+    ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(receiver->iface(), &rfd));
+    ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(sender->iface(), &sfd));
+
+    auto arm = [&](entity &e, unsigned events) {
+        double deadline = now_sec() + 10;
+        ucs_status_t status;
+        while ((status = uct_iface_event_arm(e.iface(), events)) ==
+               UCS_ERR_BUSY) {
+            e.progress();
+            if (now_sec() > deadline) {
+                break;
+            }
+        }
+        EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+    };
+    auto sender_flush = [&] {
+        counted_completion comp;
+        ucs_status_t status = uct_ep_flush(ep, 0, comp);
+        double deadline     = now_sec() + 10;
+        if (status == UCS_INPROGRESS) {
+            while ((comp.calls == 0) && (now_sec() < deadline)) {
+                sender->progress();
+            }
+            EXPECT_EQ(1, comp.calls);
+        } else {
+            EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+        }
+    };
+
+    for (unsigned i = 0; i < ITERS; ++i) {
+        arm(*receiver, UCT_EVENT_RECV);
+
+        uint64_t value = 1000 + i;
+        ASSERT_EQ(UCS_OK, uct_ep_put_short(ep, &value, sizeof(value),
+                                           rbuf.addr(), rbuf.rkey()));
+        sender_flush();
+        EXPECT_EQ(value, *(volatile uint64_t*)rbuf.ptr());
+        EXPECT_FALSE(fd_readable(rfd, 50)) << "a PUT woke the receiver, "
+                                           << "iteration " << i;
+
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, i, NULL, 0));
+        ASSERT_TRUE(fd_readable(rfd, 5000)) << "an AM did not wake the "
+                                            << "receiver, iteration " << i;
+        if (i == 0) {
+            /* the message waits in the CQ: arming must say so */
+            EXPECT_EQ(UCS_ERR_BUSY,
+                      uct_iface_event_arm(receiver->iface(), UCT_EVENT_RECV));
+        }
+        wait_for([&] { return rec.count() == i + 1; }, "the message");
+    }
+    EXPECT_EQ(iota(ITERS), headers(rec));
+
+    /* send completions */
+    sender_flush();
+    arm(*sender, UCT_EVENT_SEND_COMP);
+    ASSERT_LT(rc_ep_of(ep)->unsignaled + 1u,
+              rc_iface_of(*sender)->config.tx_moderation);
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, ITERS, NULL, 0));
+    EXPECT_FALSE(fd_readable(sfd, 50)) << "an unsignaled send woke the "
+                                       << "sender";
+    mapped_buffer sbuf(sizeof(uint64_t), *sender);
+    uct_iov_t iov = sbuf.iov(0, sbuf.length());
+    counted_completion comp;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(ep, &iov, 1, rbuf.addr(),
+                                               rbuf.rkey(), comp));
+    EXPECT_TRUE(fd_readable(sfd, 5000)) << "a signaled send did not wake "
+                                        << "the sender";
+    wait_for([&] { return comp.calls == 1; }, "the PUT");
+    wait_for([&] { return rec.count() == ITERS + 1; }, "the last message");
+}
+
+/* ------------------------------------------------------------------------
+ * Flush with cancel
+ */
+
+/* uct_ep_flush(UCT_FLUSH_FLAG_CANCEL) with zcopy operations outstanding:
+ * each completes once, in order, those not done with UCS_ERR_CANCELED; the
+ * error handler is not called. The receiver does not progress and its
+ * receive queue holds 16 buffers, so the active messages after the 16th
+ * (and the PUTs behind them) wait for it (RNR) until canceled. */
+TEST_P(uct_rc, flush_cancel_outstanding_zcopy)
+{
+    const unsigned RX = 16, NUM_AM = 24, NUM_PUT = 4, N = NUM_AM + NUM_PUT;
+    entity *receiver = create_entity(params({{"IB_RX_QUEUE_LEN",
+                                              std::to_string(RX)}}));
+    entity *sender   = create_entity(params({}, true));
+    uct_ep_h ep      = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    am_recorder &rec = install_recorder(*receiver, AM_ID);
+    mapped_buffer sbuf(4096, *sender), rbuf(4096, *receiver);
+    uct_iov_t iov = sbuf.iov(0, 256);
+
+    std::vector<unsigned> order;
+    std::vector<order_comp> comps(N);
+    for (unsigned i = 0; i < N; ++i) {
+        comps[i].init(i, &order);
+        ucs_status_t status;
+        if (i < NUM_AM) {
+            status = uct_ep_am_zcopy(ep, AM_ID, NULL, 0, &iov, 1, 0,
+                                     &comps[i].uct);
+        } else {
+            status = uct_ep_put_zcopy(ep, &iov, 1, rbuf.addr(), rbuf.rkey(),
+                                      &comps[i].uct);
+        }
+        ASSERT_EQ(UCS_INPROGRESS, status) << i;
+    }
+    /* the sender alone: what the receive queue took completes */
+    double deadline = now_sec() + 10;
+    while ((order.size() < RX) && (now_sec() < deadline)) {
+        sender->progress();
+    }
+    progress_only(*sender, 50);
+    EXPECT_EQ(RX, order.size());
+
+    counted_completion flush_comp;
+    ucs_status_t status = uct_ep_flush(ep, UCT_FLUSH_FLAG_CANCEL, flush_comp);
+    ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
+    wait_for([&] { return flush_comp.calls > 0; }, "the flush");
+    progress_for(200);
+
+    unsigned canceled = 0;
+    for (unsigned i = 0; i < N; ++i) {
+        EXPECT_EQ(1u, comps[i].calls) << i;
+        if (comps[i].status == UCS_ERR_CANCELED) {
+            ++canceled;
+        } else {
+            EXPECT_EQ(UCS_OK, comps[i].status) << i;
+            EXPECT_EQ(0u, canceled) << "zcopy " << i << " succeeded after "
+                                    << "an earlier one was canceled";
+        }
+    }
+    std::vector<unsigned> expected;
+    for (unsigned i = 0; i < N; ++i) {
+        expected.push_back(i);
+    }
+    EXPECT_EQ(expected, order);
+    EXPECT_EQ(N - RX, canceled);
+    EXPECT_EQ(1, flush_comp.calls);
+    EXPECT_TRUE(m_errs.calls.empty());
+    EXPECT_EQ(RX, rec.count());
+    std::cout << "[ INFO     ] " << canceled << " of " << N
+              << " zcopy operations canceled; the flush completed with "
+              << ucs_status_string(flush_comp.status_at_call) << std::endl;
+}
+
+/* ------------------------------------------------------------------------
+ * Receive descriptors kept by the application
+ */
+
+/* A handler keeps descriptors (UCS_INPROGRESS) with rx_headroom and a
+ * 4096-byte AM alignment: the payload is page aligned, the headroom is the
+ * application's, the data stays intact until released, and every buffer
+ * returns to the receive pool (more messages pass than the pool holds, so
+ * one that did not return would stall the receiver). */
+TEST_P(uct_rc, kept_descriptors_aligned_and_returned)
+{
+    const size_t HEADROOM = 40, ALIGN = 4096, LENGTH = 1000;
+    const unsigned ROUNDS = 5, PER_ROUND = 48;
+    auto p             = params({{"IB_RX_QUEUE_LEN", "64"}});
+    p.rx_headroom      = HEADROOM;
+    p.set_am_alignment = true;
+    p.am_alignment     = ALIGN;
+    entity *receiver   = create_entity(p);
+    entity *sender     = create_entity();
+    uct_ep_h ep        = sender->connect_to(*receiver);
+    ASSERT_TRUE(ep != NULL);
+    am_recorder &rec = install_recorder(*receiver, AM_ID);
+    rec.keep_descriptors(HEADROOM);
+    uct_rc_iface_t *iface = rc_iface_of(*receiver);
+
+    progress_for(20);
+    unsigned total = mpool_free_count(&iface->rx_mp) + iface->rx.posted;
+    unsigned seq   = 0;
+    for (unsigned r = 0; r < ROUNDS; ++r) {
+        size_t first = rec.count();
+        for (unsigned i = 0; i < PER_ROUND; ++i) {
+            pattern_arg arg = {seq++, LENGTH};
+            EXPECT_EQ((ssize_t)LENGTH, retry_no_resource([&] {
+                return uct_ep_am_bcopy(ep, AM_ID, pack_pattern, &arg, 0);
+            }, "am_bcopy"));
+        }
+        ASSERT_TRUE(wait_for([&] {
+            return rec.count() == first + PER_ROUND;
+        }, "round " + std::to_string(r)));
+        progress_for(20);
+
+        std::vector<void*> kept = rec.kept();
+        ASSERT_EQ(PER_ROUND, kept.size());
+        EXPECT_EQ(total, mpool_free_count(&iface->rx_mp) + iface->rx.posted +
+                         PER_ROUND);
+        for (unsigned i = 0; i < PER_ROUND; ++i) {
+            const char *data = static_cast<const char*>(kept[i]);
+            EXPECT_EQ(0u, (uintptr_t)data % ALIGN) << (void*)data;
+            EXPECT_EQ(LENGTH, mapped_buffer::pattern_mismatch(
+                                      data, LENGTH, first + i))
+                    << "kept message " << first + i << " changed";
+            for (size_t h = 1; h <= HEADROOM; ++h) {
+                ASSERT_EQ((char)0xcc, data[-(ssize_t)h]);
+            }
+        }
+        rec.release_kept();
+        progress_for(20);
+        EXPECT_EQ(total, mpool_free_count(&iface->rx_mp) + iface->rx.posted)
+                << "round " << r;
+    }
+    EXPECT_GT(ROUNDS * PER_ROUND, total);
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(uct_rc);
+INSTANTIATE_TEST_SUITE_P(, uct_rc, testing::ValuesIn(rc_verbs_resources()),
+                         uct_test::resource_name);
