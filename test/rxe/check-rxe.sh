@@ -8,15 +8,18 @@
 #   3. ibv_ud_pingpong           rdma-core's UD ping-pong on rxe_lo
 #   4. ibv_rc_pingpong           rxe_v0 (server) <-> rxe_v1 over the veth pair
 #   5. uct_info -d               our device listing of the same devices
-#   6. gtest (verbs suites)      test/gtest/gtest --gtest_filter=$RXE_GTEST_FILTER
+#   6. gtest (verbs suites)      test/gtest/gtest --gtest_filter=$RXE_GTEST_FILTER,
+#                                the transport suites on rxe_v0 sending from rxe_v1
 #   7. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
 #
 # usage: check-rxe.sh BUILDDIR        (on the host; boots the VM)
 #        check-rxe.sh --guest BUILDDIR (inside the VM; runs the steps)
 #
-# Environment: RXE_GTEST_FILTER, RXE_TIMEOUT (seconds for the whole VM,
-# default 900), RXE_RUN_ARGS (more options for run.sh, e.g. --cache DIR),
-# GTEST_EXTRA_ARGS (more gtest options).
+# Environment: RXE_GTEST_FILTER, RXE_PEER_DEVS (OPENUCT_TEST_PEER_DEVS of
+# the gtest step, default rxe_v0:1=rxe_v1:1), RXE_STEPS (a bash regular
+# expression: only the steps whose name matches run), RXE_TIMEOUT (seconds
+# for the whole VM, default 900), RXE_RUN_ARGS (more options for run.sh,
+# e.g. --cache DIR), GTEST_EXTRA_ARGS (more gtest options).
 # Exit status: 0 all passed, 1 a step failed, 77 the VM could not start.
 
 set -u -o pipefail
@@ -24,6 +27,7 @@ set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 : "${RXE_GTEST_FILTER:=uct_ib*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
+RXE_PEER_DEVS=${RXE_PEER_DEVS-rxe_v0:1=rxe_v1:1}
 
 if [ "${1:-}" != --guest ]; then
     builddir=$(cd "${1:-.}" && pwd) || exit 1
@@ -52,6 +56,9 @@ logdir=$(mktemp -d /tmp/check-rxe.XXXXXX)
 step() {
     local name=$1 limit=$2 t0 rc verdict
     shift 2
+    if [ -n "${RXE_STEPS:-}" ] && ! [[ $name =~ $RXE_STEPS ]]; then
+        return 0
+    fi
     echo
     echo "==== check-rxe: $name"
     t0=$(date +%s)
@@ -103,11 +110,31 @@ pingpong_pair() {
     [ $((after - before)) -ge 1000 ]
 }
 
+# The suites as filtered. With OPENUCT_TEST_PEER_DEVS=$RXE_PEER_DEVS the
+# transport suites on rxe_v0 send from rxe_v1, so their packets cross
+# veth0; a pair within rxe_v0 stays on lo, so veth0's count is the
+# crossing traffic. If uct_am ran on rc_verbs/rxe_v0, it must show.
 gtest_verbs() {
-    local bin=$builddir/test/gtest/gtest
+    local bin=$builddir/test/gtest/gtest before after rc
     [ -x "$bin" ] || { echo "$bin not built"; return 1; }
+    before=$(cat /sys/class/net/veth0/statistics/rx_packets)
     # shellcheck disable=SC2086
-    "$bin" --gtest_filter="$RXE_GTEST_FILTER" ${GTEST_EXTRA_ARGS:-}
+    OPENUCT_TEST_PEER_DEVS=$RXE_PEER_DEVS \
+        "$bin" --gtest_filter="$RXE_GTEST_FILTER" ${GTEST_EXTRA_ARGS:-} |
+        tee "$logdir/gtest.log"
+    rc=${PIPESTATUS[0]}
+    after=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    echo "-- OPENUCT_TEST_PEER_DEVS=$RXE_PEER_DEVS:" \
+         "veth0 received $((after - before)) packets"
+    [ $rc -eq 0 ] || return $rc
+    if [ "$RXE_PEER_DEVS" = rxe_v0:1=rxe_v1:1 ] &&
+       grep -q '^\[       OK \] uct_am\..*/rc_verbs_rxe_v0_1 ' \
+           "$logdir/gtest.log" &&
+       [ $((after - before)) -lt 1000 ]; then
+        echo "the rc_verbs suites on rxe_v0 ran, but fewer than 1000" \
+             "packets crossed veth0"
+        return 1
+    fi
 }
 
 # uct_info -d must list the rxe devices with their port, GID, MTU and
@@ -141,7 +168,7 @@ tcp_netem() {
         { echo "the netem stream did not run"; return 1; }
 }
 
-export builddir srcdir logdir RXE_GTEST_FILTER
+export builddir srcdir logdir RXE_GTEST_FILTER RXE_PEER_DEVS
 export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem
 
 echo "check-rxe: kernel $(uname -r), build tree $builddir"
