@@ -8,22 +8,32 @@
 #   3. ibv_ud_pingpong           rdma-core's UD ping-pong on rxe_lo
 #   4. ibv_rc_pingpong           rxe_v0 (server) <-> rxe_v1 over the veth pair
 #   5. uct_info -d               our device listing of the same devices
-#   6. gtest (verbs suites)      test/gtest/gtest --gtest_filter=$RXE_GTEST_FILTER
-#   7. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
+#   6. gtest (verbs suites)      test/gtest/gtest --gtest_filter=$RXE_GTEST_FILTER,
+#                                the transport suites on rxe_v0 sending from rxe_v1
+#   7. uct_hello_world           server and client over rc_verbs on rxe_lo,
+#                                -i/-b/-z at 11 bytes and at the limit
+#   8. uct_hello_world           the same, server on rxe_v0, client on rxe_v1
+#   9. uct_perftest              loopback over rc_verbs on rxe_lo
+#  10. uct_perftest              client/server on rxe_lo
+#  11. uct_perftest              client/server, rxe_v1 (client) -> rxe_v0
+#  12. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
 #
 # usage: check-rxe.sh BUILDDIR        (on the host; boots the VM)
 #        check-rxe.sh --guest BUILDDIR (inside the VM; runs the steps)
 #
-# Environment: RXE_GTEST_FILTER, RXE_TIMEOUT (seconds for the whole VM,
-# default 900), RXE_RUN_ARGS (more options for run.sh, e.g. --cache DIR),
-# GTEST_EXTRA_ARGS (more gtest options).
+# Environment: RXE_GTEST_FILTER, RXE_PEER_DEVS (OPENUCT_TEST_PEER_DEVS of
+# the gtest step, default rxe_v0:1=rxe_v1:1), RXE_STEPS (a bash regular
+# expression: only the steps whose name matches run), RXE_TIMEOUT (seconds
+# for the whole VM, default 900), RXE_RUN_ARGS (more options for run.sh,
+# e.g. --cache DIR), GTEST_EXTRA_ARGS (more gtest options).
 # Exit status: 0 all passed, 1 a step failed, 77 the VM could not start.
 
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
-: "${RXE_GTEST_FILTER:=uct_ib*:uct_rc*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
+': "${RXE_GTEST_FILTER:=uct_ib*:uct_rc*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
+RXE_PEER_DEVS=${RXE_PEER_DEVS-rxe_v0:1=rxe_v1:1}
 
 if [ "${1:-}" != --guest ]; then
     builddir=$(cd "${1:-.}" && pwd) || exit 1
@@ -52,6 +62,9 @@ logdir=$(mktemp -d /tmp/check-rxe.XXXXXX)
 step() {
     local name=$1 limit=$2 t0 rc verdict
     shift 2
+    if [ -n "${RXE_STEPS:-}" ] && ! [[ $name =~ $RXE_STEPS ]]; then
+        return 0
+    fi
     echo
     echo "==== check-rxe: $name"
     t0=$(date +%s)
@@ -103,11 +116,176 @@ pingpong_pair() {
     [ $((after - before)) -ge 1000 ]
 }
 
+# The suites as filtered. With OPENUCT_TEST_PEER_DEVS=$RXE_PEER_DEVS the
+# transport suites on rxe_v0 send from rxe_v1, so their packets cross
+# veth0; a pair within rxe_v0 stays on lo, so veth0's count is the
+# crossing traffic. If uct_am ran on rc_verbs/rxe_v0, it must show.
 gtest_verbs() {
-    local bin=$builddir/test/gtest/gtest
+    local bin=$builddir/test/gtest/gtest before after rc
     [ -x "$bin" ] || { echo "$bin not built"; return 1; }
+    before=$(cat /sys/class/net/veth0/statistics/rx_packets)
     # shellcheck disable=SC2086
-    "$bin" --gtest_filter="$RXE_GTEST_FILTER" ${GTEST_EXTRA_ARGS:-}
+    OPENUCT_TEST_PEER_DEVS=$RXE_PEER_DEVS \
+        "$bin" --gtest_filter="$RXE_GTEST_FILTER" ${GTEST_EXTRA_ARGS:-} |
+        tee "$logdir/gtest.log"
+    rc=${PIPESTATUS[0]}
+    after=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    echo "-- OPENUCT_TEST_PEER_DEVS=$RXE_PEER_DEVS:" \
+         "veth0 received $((after - before)) packets"
+    [ $rc -eq 0 ] || return $rc
+    if [ "$RXE_PEER_DEVS" = rxe_v0:1=rxe_v1:1 ] &&
+       grep -q '^\[       OK \] uct_am\..*/rc_verbs_rxe_v0_1 ' \
+           "$logdir/gtest.log" &&
+       [ $((after - before)) -lt 1000 ]; then
+        echo "the rc_verbs suites on rxe_v0 ran, but fewer than 1000" \
+             "packets crossed veth0"
+        return 1
+    fi
+}
+
+# A build-tree program itself rather than its libtool wrapper script,
+# whose shell and sed cost about 2 s per start in the emulated guest
+# (LD_LIBRARY_PATH, set below, finds the build's libraries)
+direct() {
+    local real
+    real=$(dirname "$1")/.libs/$(basename "$1")
+    if [ -x "$real" ]; then echo "$real"; else echo "$1"; fi
+}
+
+# The server's port: what it prints once it listens ("... port N"), or
+# empty if it exits or stays silent for 10 s
+server_port() {
+    local log=$1 pid=$2 pattern=$3 port
+    for _ in $(seq 100); do
+        port=$(sed -n "s/$pattern/\\1/p" "$log")
+        [ -n "$port" ] && { echo "$port"; return 0; }
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+# examples/uct_hello_world over rc_verbs, two processes: hello_pair
+# SERVER_DEV CLIENT_DEV SERVER_ADDR. Each of -i, -b and -z with the
+# default text and at the mode's limit (-s max): both exit 0 with nothing
+# on stderr, the client says what it sent and the server prints what it
+# received (it exits 1 if the text is not the one expected).
+hello_pair() {
+    local sdev=$1 cdev=$2 addr=$3 hello flag mode size log spid port src
+    local crc n line failed=0
+    hello=$(direct "$builddir/examples/uct_hello_world")
+    [ -x "$hello" ] || { echo "$hello not built"; return 1; }
+    for flag in -i -b -z; do
+        case $flag in
+        -i) mode=am_short ;;
+        -b) mode=am_bcopy ;;
+        -z) mode=am_zcopy ;;
+        esac
+        for size in 11 max; do
+            log=$logdir/hello$flag-$size
+            timeout 30 "$hello" -t rc_verbs -d "$sdev" -p 0 \
+                >"$log.server" 2>"$log.server.err" &
+            spid=$!
+            port=$(server_port "$log.server" $spid \
+                   '^waiting for a client on port \([0-9]*\)$')
+            crc=255
+            if [ -n "$port" ]; then
+                timeout 30 "$hello" -t rc_verbs -d "$cdev" -p "$port" \
+                    -n "$addr" $flag -s $size \
+                    >"$log.client" 2>"$log.client.err"
+                crc=$?
+            fi
+            wait $spid
+            src=$?
+            n=$(sed -n "s/^sent \([0-9]*\) bytes with $mode over rc_verbs\/$cdev\$/\1/p" \
+                "$log.client" 2>/dev/null)
+            line=$(grep "^received $n bytes: hello world" "$log.server")
+            if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ -n "$n" ] &&
+               [ -n "$line" ] && [ ! -s "$log.server.err" ] &&
+               [ ! -s "$log.client.err" ]; then
+                echo "PASS $mode -s $size, $cdev -> $sdev: $line"
+            else
+                echo "FAIL $mode -s $size, $cdev -> $sdev: server exit" \
+                     "$src, client exit $crc"
+                tail -n 20 "$log".* 2>/dev/null | cat -v
+                failed=1
+            fi
+        done
+    done
+    return $failed
+}
+
+# The same across the veth pair: the packets must have crossed veth0
+hello_pair_veth() {
+    local before after
+    before=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    hello_pair rxe_v0:1 rxe_v1:1 10.78.0.1 || return 1
+    after=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    echo "-- veth0 received $((after - before)) packets"
+    [ $((after - before)) -ge 6 ]
+}
+
+# Passes if $1 holds one result row of test $2 per size in $3 (comma
+# separated), each with a positive latency and bandwidth
+perf_rows_ok() {
+    local out=$1 test=$2 sizes=$3 want rows
+    want=$(echo "$sizes" | tr ',' '\n' | wc -l)
+    rows=$(awk -v t="$test" '$1 == t && $5 > 0 && $7 > 0' "$out" | wc -l)
+    [ "$rows" -eq "$want" ]
+}
+
+# uct_perftest over rc_verbs: perf_rc loopback DEV, or perf_rc pair
+# SERVER_DEV CLIENT_DEV SERVER_ADDR (two processes; the server learns the
+# test from the client). Every run must exit 0 and print its figures.
+perf_rc() {
+    local kind=$1 perf run words test mode sizes args out spid rc src
+    local port=13400 failed=0
+    perf=$(direct "$builddir/src/tools/perf/uct_perftest")
+    [ -x "$perf" ] || { echo "$perf not built"; return 1; }
+    # TEST MODE SIZES
+    for run in "am_lat short 8" "put_lat short 8" "am_bw short 8" \
+               "am_bw bcopy 8,4096" "put_bw zcopy 8,65536" \
+               "get_bw zcopy 8,65536"; do
+        read -r -a words <<<"$run"
+        test=${words[0]} mode=${words[1]} sizes=${words[2]}
+        args=(-t "$test" -D "$mode" -s "$sizes" -n 1000 -w 100)
+        out=$logdir/perf-$kind-$test-$mode
+        if [ "$kind" = loopback ]; then
+            timeout 30 stdbuf -oL "$perf" -x rc_verbs -d "$2" -l "${args[@]}" \
+                >"$out" 2>&1
+            rc=$?
+            src=0
+        else
+            port=$((port + 1))
+            timeout 30 "$perf" -x rc_verbs -d "$2" -p $port \
+                >"$out.server" 2>&1 &
+            spid=$!
+            timeout 30 stdbuf -oL "$perf" -x rc_verbs -d "$3" -p $port \
+                "${args[@]}" "$4" >"$out" 2>&1
+            rc=$?
+            wait $spid
+            src=$?
+        fi
+        grep -v '^#' "$out"
+        if [ $rc -ne 0 ] || [ $src -ne 0 ] ||
+           ! perf_rows_ok "$out" "$test" "$sizes"; then
+            echo "FAIL $test $mode: exit $rc (server $src), or no figures"
+            cat "$out"
+            [ "$kind" = loopback ] || cat "$out.server"
+            failed=1
+        fi
+    done
+    return $failed
+}
+
+# Client/server across the veth pair: the packets must have crossed veth0
+perf_rc_veth() {
+    local before after
+    before=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    perf_rc pair rxe_v0:1 rxe_v1:1 10.78.0.1 || return 1
+    after=$(cat /sys/class/net/veth0/statistics/rx_packets)
+    echo "-- veth0 received $((after - before)) packets"
+    [ $((after - before)) -ge 6000 ]
 }
 
 # uct_info -d must list the rxe devices with their port, GID, MTU and
@@ -141,8 +319,11 @@ tcp_netem() {
         { echo "the netem stream did not run"; return 1; }
 }
 
-export builddir srcdir logdir RXE_GTEST_FILTER
-export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem
+LD_LIBRARY_PATH=$builddir/src/uct/.libs:$builddir/src/ucs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export builddir srcdir logdir RXE_GTEST_FILTER RXE_PEER_DEVS LD_LIBRARY_PATH
+export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem \
+    direct server_port hello_pair hello_pair_veth perf_rows_ok perf_rc \
+    perf_rc_veth
 
 echo "check-rxe: kernel $(uname -r), build tree $builddir"
 step "ibv_devinfo"                 60 ibv_devinfo -v -d rxe_lo
@@ -153,6 +334,12 @@ step "ibv_ud_pingpong (rxe_lo)"   120 \
 step "ibv_rc_pingpong (rxe_v0-v1)" 120 pingpong_pair
 step "uct_info -d"                 60 uct_info_devices
 step "gtest: verbs suites"        600 gtest_verbs
+step "uct_hello_world (rxe_lo)"    120 hello_pair rxe_lo:1 rxe_lo:1 127.0.0.1
+step "uct_hello_world (rxe_v1-v0)" 120 hello_pair_veth
+step "uct_perftest loopback"       120 perf_rc loopback rxe_lo:1
+step "uct_perftest c/s (rxe_lo)"   120 \
+    perf_rc pair rxe_lo:1 rxe_lo:1 127.0.0.1
+step "uct_perftest c/s (rxe_v1-v0)" 120 perf_rc_veth
 step "tcp two_host with netem"    400 tcp_netem
 
 echo

@@ -78,10 +78,14 @@ addr add 10.78.0.1/24 dev veth0
 addr add 10.78.0.2/24 dev veth1
 EOF_IP
     # Two "hosts" on one kernel: traffic between the two addresses must
-    # leave through the veth pair instead of being delivered locally
+    # leave through the veth pair instead of being delivered locally.
+    # A veth drops what does not fit its peer's backlog (1000 packets by
+    # default): rxe answers a 4 MB RDMA read with a 4096-packet burst, and
+    # every drop costs the requester a QP timeout (about 1 s) to retry.
     sysctl -qw net.ipv4.conf.all.accept_local=1 net.ipv4.conf.all.rp_filter=0 \
         net.ipv4.conf.veth0.accept_local=1 net.ipv4.conf.veth0.rp_filter=0 \
-        net.ipv4.conf.veth1.accept_local=1 net.ipv4.conf.veth1.rp_filter=0 ||
+        net.ipv4.conf.veth1.accept_local=1 net.ipv4.conf.veth1.rp_filter=0 \
+        net.core.netdev_max_backlog=16384 ||
         exit 1
     ip -batch - <<EOF_IP || exit 1
 link set veth0 up

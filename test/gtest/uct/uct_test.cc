@@ -218,6 +218,46 @@ uct_test::resource_name(const testing::TestParamInfo<resource> &info)
     return info.param.test_name;
 }
 
+resource uct_test::sender_resource(const resource &r)
+{
+    const char *env = getenv("OPENUCT_TEST_PEER_DEVS");
+    if (env == NULL) {
+        return r;
+    }
+
+    for (const std::string &entry : split(env, ',')) {
+        size_t eq = entry.find('=');
+        if ((eq == std::string::npos) || (eq == 0) ||
+            (eq + 1 == entry.size())) {
+            throw std::runtime_error("OPENUCT_TEST_PEER_DEVS: '" + entry +
+                                     "' is not DEV=PEERDEV");
+        }
+        if (entry.compare(0, eq, r.dev_name) != 0) {
+            continue;
+        }
+
+        std::string peer_dev  = entry.substr(eq + 1);
+        std::string md_prefix = peer_dev.substr(0, peer_dev.find(':'));
+        const resource *found = NULL;
+        for (const resource &c : all_resources()) {
+            if ((c.component_name == r.component_name) &&
+                (c.tl_name == r.tl_name) && (c.dev_name == peer_dev) &&
+                ((found == NULL) || (c.md_name == md_prefix))) {
+                found = &c;
+            }
+        }
+        if (found == NULL) {
+            throw std::runtime_error("OPENUCT_TEST_PEER_DEVS pairs " +
+                                     r.dev_name + " with " + peer_dev +
+                                     ", which has no " + r.component_name +
+                                     "/" + r.tl_name +
+                                     " resource (see uct_info -d)");
+        }
+        return *found;
+    }
+    return r;
+}
+
 uct_component_h uct_test::find_component(const std::string &name)
 {
     uct_component_h *components, found = NULL;
@@ -752,7 +792,13 @@ void uct_test::reset_entities()
 
 uct_test::entity *uct_test::create_entity(const entity_params &params)
 {
-    m_entities.emplace_back(new entity(res(), params));
+    return create_entity(res(), params);
+}
+
+uct_test::entity *uct_test::create_entity(const resource &r,
+                                          const entity_params &params)
+{
+    m_entities.emplace_back(new entity(r, params));
     return m_entities.back().get();
 }
 
@@ -763,12 +809,27 @@ bool uct_test::create_pairs(const entity_params &recv_params, bool loopback)
         return false;
     }
 
-    entity *sender = create_entity();
-    if (sender->is_reachable(*receiver)) {
-        uct_ep_h ep = sender->connect_to(*receiver);
-        if (ep != NULL) {
-            m_pairs.push_back({"two-ifaces", sender, receiver, ep});
+    resource sender_res = sender_resource(res());
+    entity *sender      = create_entity(sender_res, entity_params());
+    if (sender_res.dev_name == res().dev_name) {
+        if (sender->is_reachable(*receiver)) {
+            uct_ep_h ep = sender->connect_to(*receiver);
+            if (ep != NULL) {
+                m_pairs.push_back({"two-ifaces", sender, receiver, ep});
+            }
         }
+    } else {
+        /* Asked for explicitly: not crossing is a failure, not a skip */
+        std::string name = "two-devices (" + sender_res.dev_name + " -> " +
+                           res().dev_name + ")";
+        uct_ep_h ep = sender->is_reachable(*receiver) ?
+                      sender->connect_to(*receiver) : NULL;
+        if (ep == NULL) {
+            throw std::runtime_error(name + ": " + res().tl_name + " on " +
+                                     res().dev_name + " is not reachable "
+                                     "from " + sender_res.dev_name);
+        }
+        m_pairs.push_back({name, sender, receiver, ep});
     }
 
     if (loopback && receiver->is_reachable(*receiver)) {

@@ -7,6 +7,16 @@
  * OPENUCT_TEST_TLS=self,tcp limits the transports (by transport name,
  * "tl/dev", or test name such as "self_memory").
  *
+ * OPENUCT_TEST_PEER_DEVS=DEV=PEERDEV[,DEV=PEERDEV...] sends across two
+ * devices: for a resource on device DEV, the sender of create_pairs()'s
+ * two-interface pair is opened on PEERDEV (same component and transport;
+ * the memory domain that offers it, the one named like the device's
+ * prefix before ':' first) while the receiver stays on DEV. The pair is
+ * then named "two-devices (PEERDEV -> DEV)"; loopback pairs and entities
+ * made with create_entity() keep DEV. A PEERDEV without the transport,
+ * or unreachable from DEV, fails the test. On the rxe VM,
+ * "rxe_v0:1=rxe_v1:1" makes the packets cross the veth pair.
+ *
  * Helpers:
  *  - entity: md + async context + worker + iface (+ endpoints) of one
  *    resource; connects to another entity (or to itself) choosing
@@ -86,6 +96,14 @@ public:
     static const std::vector<resource> &all_resources();
     static std::string
     resource_name(const testing::TestParamInfo<resource> &info);
+
+    /*
+     * The resource the sender of create_pairs() uses for tests on @a r:
+     * @a r itself, or its transport on the device OPENUCT_TEST_PEER_DEVS
+     * pairs with r's device. Throws std::runtime_error if the variable is
+     * malformed or that device does not offer the transport.
+     */
+    static resource sender_resource(const resource &r);
 
     /* Component handle by name (NULL if not loaded). */
     static uct_component_h find_component(const std::string &name);
@@ -278,11 +296,16 @@ protected:
     const resource &res() const { return GetParam(); }
 
     entity *create_entity(const entity_params &params = entity_params());
+    /* An entity on another resource than the test's (see
+     * sender_resource()). */
+    entity *create_entity(const resource &r, const entity_params &params);
 
     /*
      * Builds the test's pairs: a receiver with @a recv_params, and
      *  - "two-ifaces": a separate sender entity, when the receiver is
-     *    reachable from it;
+     *    reachable from it ("two-devices (PEERDEV -> DEV)" when
+     *    OPENUCT_TEST_PEER_DEVS puts the sender on another device; then
+     *    an unreachable receiver is an error);
      *  - "loopback": the receiver sending to itself, when reachable.
      * Skips the test (returns false) if the transport cannot connect.
      */
