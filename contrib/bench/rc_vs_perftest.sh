@@ -378,14 +378,17 @@ fi
 
 # ---------------------------------------------------------------- table
 
+# vals[KEY]: " ROUND:VALUE" per round that recorded it
 declare -A vals
-while read -r _ key _ v; do
-    vals[$key]="${vals[$key]:-} $v"
+while read -r _ key r v; do
+    vals[$key]="${vals[$key]:-} $r:$v"
 done < <(grep '^@val@ ' "$work/out")
 
+# median ROUND:VALUE...: of the numbers; "fail" or "n/a" when none
 median() {
     local v nums=() bad=-
     for v in "$@"; do
+        v=${v#*:}
         case $v in
         fail) bad=fail ;;
         n/a) [ "$bad" = fail ] || bad=n/a ;;
@@ -414,13 +417,32 @@ fmt() {
     fi
 }
 
+# round_ratios BASE_KEY UCT_KEY: " ROUND:RATIO" for every round in which
+# both gave a number
+round_ratios() {
+    local bv uv out=""
+    # shellcheck disable=SC2086
+    for bv in ${vals[$1]:-}; do
+        # shellcheck disable=SC2086
+        for uv in ${vals[$2]:-}; do
+            [ "${uv%%:*}" = "${bv%%:*}" ] || continue
+            if is_number "${bv#*:}" && is_number "${uv#*:}" &&
+                    awk -v b="${bv#*:}" 'BEGIN { exit !(b > 0) }'; then
+                out+=" ${bv%%:*}:$(awk -v u="${uv#*:}" -v b="${bv#*:}" \
+                                    'BEGIN { printf "%.3f", u / b }')"
+            fi
+        done
+    done
+    echo "$out"
+}
+
 n_passed=0
 n_missed=0
 
 # row LABEL BASE_KEY UCT_KEY DECIMALS [OP LIMIT]
 row() {
     local label=$1 bkey=$2 ukey=$3 dec=$4 op=${5:-} limit=${6:-}
-    local base uct ratio=- target=- result=-
+    local base uct ratio=- rratio target=- result=-
     # shellcheck disable=SC2086
     base=$(median ${vals[$bkey]:-})
     # shellcheck disable=SC2086
@@ -429,6 +451,8 @@ row() {
             awk -v b="$base" 'BEGIN { exit !(b > 0) }'; then
         ratio=$(awk -v u="$uct" -v b="$base" 'BEGIN { printf "%.3f", u / b }')
     fi
+    # shellcheck disable=SC2046
+    rratio=$(median $(round_ratios "$bkey" "$ukey"))
     if [ -n "$op" ]; then
         target="$op $limit"
         if [ "$ratio" = - ]; then
@@ -442,8 +466,8 @@ row() {
             n_missed=$((n_missed + 1))
         fi
     fi
-    printf '%-40s %10s %10s %7s %8s  %s\n' "$label" "$(fmt "$base" "$dec")" \
-        "$(fmt "$uct" "$dec")" "$ratio" "$target" "$result"
+    printf '%-38s %10s %10s %7s %7s %8s  %s\n' "$label" "$(fmt "$base" "$dec")" \
+        "$(fmt "$uct" "$dec")" "$ratio" "$(fmt "$rratio" 3)" "$target" "$result"
 }
 
 # rounds_line LABEL KEY DECIMALS
@@ -451,7 +475,7 @@ rounds_line() {
     local v out=""
     # shellcheck disable=SC2086
     for v in ${vals[$2]:-}; do
-        out+=" $(fmt "$v" "$3")"
+        out+=" $(fmt "${v#*:}" "$3")"
     done
     printf '#   %-40s%s\n' "$1" "${out:- -}"
 }
@@ -462,15 +486,16 @@ sed -n 's/^@info@ /# /p' "$work/out"
 echo "# host $(uname -sr), $(nproc) CPUs, load average before the run ${load:-?};" \
     "guest CPUs: server ${cpus%,*}, client ${cpus#*,}; ${elapsed} s in all" \
     "$([ "$quick" -eq 1 ] && echo "(quick)")"
-echo "# median of the rounds; ratio = uct / perftest; latency one-way in usec" \
-    "(get: round trip), rate in msg/s, bandwidth in MiB/s"
+echo "# median of the rounds; ratio = uct / perftest of the medians (the target's" \
+    "figure), r-ratio = median of the rounds' own ratios;"
+echo "# latency one-way in usec (get: round trip), rate in msg/s, bandwidth in MiB/s"
 for path in $paths; do
     echo "#"
     case $path in
     lo)   echo "# rxe_lo (lo, MTU 4096): server and client on rxe_lo" ;;
     pair) echo "# veth pair (MTU 1024): server rxe_v0 (10.78.0.1), client rxe_v1" ;;
     esac
-    printf '%-40s %10s %10s %7s %8s  %s\n' metric perftest uct ratio target result
+    printf '%-38s %10s %10s %7s %7s %8s  %s\n' metric perftest uct ratio r-ratio target result
     row "am_lat short 8 B, typical" "$path:ib_send_lat" "$path:am_lat" 2 "<=" 1.15
     row "put_lat short 8 B, typical" "$path:ib_write_lat" "$path:put_lat" 2 "<=" 1.15
     row "get zcopy 8 B (get_bw -W 1), average" "$path:ib_read_lat.avg" "$path:get_zcopy.avg" 2
@@ -500,7 +525,7 @@ echo "# targets: $n_passed passed, $n_missed missed"
 
 fails=0
 for k in "${!vals[@]}"; do
-    [[ " ${vals[$k]} " == *" fail "* ]] && fails=$((fails + 1))
+    [[ "${vals[$k]} " == *":fail "* ]] && fails=$((fails + 1))
 done
 if [ ${#vals[@]} -eq 0 ]; then
     echo "$prog: nothing was measured (VM exit $rc)" >&2
