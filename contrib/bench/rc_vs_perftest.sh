@@ -1,0 +1,538 @@
+#!/bin/bash
+# rc_verbs against perftest on Soft-RoCE: perftest's ib_* tools and
+# uct_perftest over rc_verbs, interleaved, in one boot of the test VM of
+# test/rxe, on rxe_lo and across the veth pair (rxe_v0 <-> rxe_v1); prints
+# the medians of the rounds, their ratios and the targets.
+#
+#   contrib/bench/rc_vs_perftest.sh [-b BUILDDIR] [-r ROUNDS] [-q] [-c S,C]
+#                                   [-P lo|pair|both] [-o DIR] [-t SEC]
+#
+# See contrib/bench/README.md for what is measured and how to read it.
+set -u -o pipefail
+
+prog=rc_vs_perftest
+self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
+top=$(cd "$(dirname "$self")/../.." && pwd)
+
+# ====================================================================
+# Inside the VM: --guest PERFTEST_BIN LIBDIRS MODDIR ROUNDS QUICK CPUS
+# PATHS BUDGET KEEP. Results go to stdout as "@val@ KEY ROUND VALUE",
+# kept logs as "@log@ NAME LINE"; everything else is progress.
+# ====================================================================
+guest() {
+    local uct_bin=$1 libdirs=$2 moddir=$3 rounds=$4 quick=$5 cpus=$6
+    local paths=$7 budget=$8 keep=$9
+    local server_cpu=${cpus%,*} client_cpu=${cpus#*,}
+    local logs port=18500 failed=0 t0 r path rstart rlen=0
+
+    logs=$(mktemp -d /tmp/$prog.XXXXXX)
+    if [ -n "$libdirs" ]; then
+        export LD_LIBRARY_PATH=$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    fi
+    if [ -n "$moddir" ] && [ -z "${UCX_MODULE_DIR:-}" ]; then
+        export UCX_MODULE_DIR=$moddir
+    fi
+
+    # libibverbs loads every provider its configuration lists; rxe alone
+    # starts each process faster in the emulated guest
+    if [ -z "${IBV_CONFIG_DIR:-}" ] && [ -r /etc/libibverbs.d/rxe.driver ]; then
+        mkdir -p "$logs/ibv.d" && cp /etc/libibverbs.d/rxe.driver "$logs/ibv.d/" &&
+            export IBV_CONFIG_DIR=$logs/ibv.d
+    fi
+    # Read the programs and libraries once, so that the first runs do not
+    # pay for the host's files coming over 9p
+    local d
+    for d in ${libdirs//:/ } $moddir; do
+        cat "$d"/*.so* >/dev/null 2>&1
+    done
+    cat "$uct_bin" "$(command -v ib_send_lat)" >/dev/null 2>&1
+    "$uct_bin" -h >/dev/null 2>&1
+
+    # Run lengths: latency iterations, 8-byte message rate, 64 KiB
+    # bandwidth; warm-up of uct_perftest (perftest's latency tools have
+    # none, its bandwidth tools a few iterations)
+    local n_lat=1000 n_rate=5000 n_bw=200 w_lat=100 w_rate=500 w_bw=20
+    if [ "$quick" -eq 1 ]; then
+        n_lat=300 n_rate=1500 n_bw=60 w_lat=30 w_rate=150 w_bw=10
+    fi
+
+    say() { echo "$prog: $*" >&2; }
+    val() { echo "@val@ $1 $2 $3"; }
+
+    # True when something listens on TCP port $1
+    listening() {
+        awk -v p="$(printf '%04X' "$1")" \
+            '$4 == "0A" { n = split($2, a, ":"); if (a[n] == p) f = 1 }
+             END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+    }
+
+    # pair NAME SERVER_ARGS -- CLIENT_ARGS: server on its CPU, then the
+    # client once the server listens on $port; output in $logs/NAME.{server,
+    # client}; returns the client's exit code, or 1 when the server did
+    # not come up or failed
+    pair() {
+        local name=$1 sargs=() cargs=() spid i crc src t_start
+        shift
+        t_start=$(date +%s%N)
+        while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
+        shift
+        cargs=("$@")
+        port=$((port + 1))
+        sargs=("${sargs[@]//@PORT@/$port}")
+        cargs=("${cargs[@]//@PORT@/$port}")
+        setsid taskset -c "$server_cpu" timeout -k 5 120 stdbuf -oL \
+            "${sargs[@]}" >"$logs/$name.server" 2>&1 &
+        spid=$!
+        for ((i = 0; i < 300; i++)); do
+            listening "$port" && break
+            kill -0 "$spid" 2>/dev/null || break
+            sleep 0.05
+        done
+        if ! listening "$port"; then
+            say "$name: the server did not listen on port $port"
+            kill -TERM -- "-$spid" 2>/dev/null
+            wait "$spid"
+            return 1
+        fi
+        setsid -w taskset -c "$client_cpu" timeout -k 5 90 stdbuf -oL \
+            "${cargs[@]}" >"$logs/$name.client" 2>&1
+        crc=$?
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$spid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -TERM -- "-$spid" 2>/dev/null
+        wait "$spid"
+        src=$?
+        say "  $name: client $crc, server $src," \
+            "$(( ($(date +%s%N) - t_start) / 1000000 )) ms"
+        if [ "$crc" -ne 0 ]; then
+            return "$crc"
+        fi
+        [ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
+    }
+
+    # ib NAME KEY ROUND TOOL DEV_S DEV_C ADDR ARGS...: one perftest run,
+    # its result (latency: typical and average; bandwidth: MiB/s and
+    # msg/s) recorded under KEY. perftest's clock calibration sometimes
+    # fails under emulation (times print as inf): that run is repeated.
+    ib() {
+        local name=$1 key=$2 r=$3 tool=$4 dev_s=$5 dev_c=$6 addr=$7 try line
+        shift 7
+        command -v "$tool" >/dev/null || {
+            say "$tool not found (Debian package perftest)"
+            val "$key" "$r" fail
+            failed=1
+            return
+        }
+        for try in 1 2 3; do
+            line=""
+            if pair "$name" "$tool" -d "$dev_s" -x 1 -F -u 18 -p @PORT@ "$@" \
+                    -- "$tool" -d "$dev_c" -x 1 -F -u 18 -p @PORT@ "$@" "$addr"; then
+                line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logs/$name.client" | head -n1)
+            fi
+            case $line in
+            *inf*|*nan*|"") say "$name: try $try gave no figure" ;;
+            *) break ;;
+            esac
+        done
+        if [ -z "$line" ] || [[ $line == *inf* ]] || [[ $line == *nan* ]]; then
+            say "round $r: $name failed (logs with -o)"
+            val "$key" "$r" fail
+            failed=1
+            return
+        fi
+        case $tool in
+        *_lat)
+            # bytes iters t_min t_max t_typical t_avg ...
+            val "$key" "$r" "$(echo "$line" | awk '{ print $5 }')"
+            val "$key.avg" "$r" "$(echo "$line" | awk '{ print $6 }')" ;;
+        *_bw)
+            # bytes iters bw_peak bw_avg msg_rate[Mpps]
+            val "$key" "$r" "$(echo "$line" | awk '{ print $4 }')"
+            val "$key.rate" "$r" "$(echo "$line" | awk '{ printf "%.0f", $5 * 1e6 }')" ;;
+        esac
+    }
+
+    # uct NAME KEY ROUND DEV_S DEV_C ADDR ARGS...: one uct_perftest run
+    # over rc_verbs; records typical and average latency, MiB/s and msg/s
+    # (KEY, KEY.avg, KEY.bw, KEY.rate); "n/a" when rc_verbs cannot run it
+    uct() {
+        local name=$1 key=$2 r=$3 dev_s=$4 dev_c=$5 addr=$6 rc line
+        shift 6
+        pair "$name" "$uct_bin" -x rc_verbs -d "$dev_s" -p @PORT@ \
+            -- "$uct_bin" -x rc_verbs -d "$dev_c" -p @PORT@ -f csv "$@" "$addr"
+        rc=$?
+        line=$(awk -F, '$1 != "test" && NF >= 8 { print; exit }' \
+               "$logs/$name.client" 2>/dev/null)
+        if [ $rc -eq 2 ]; then
+            say "round $r: rc_verbs cannot run $*: $(tail -n1 "$logs/$name.client")"
+            val "$key" "$r" n/a
+            return
+        elif [ $rc -ne 0 ] || [ -z "$line" ]; then
+            say "round $r: uct_perftest $* failed (exit $rc):" \
+                "$(grep -v ' operations, ' "$logs/$name.client" | tail -n1)"
+            val "$key" "$r" fail
+            failed=1
+            return
+        fi
+        # test,mode,size,iterations,typical,avg,bw,rate
+        val "$key" "$r" "$(echo "$line" | cut -d, -f5)"
+        val "$key.avg" "$r" "$(echo "$line" | cut -d, -f6)"
+        val "$key.bw" "$r" "$(echo "$line" | cut -d, -f7)"
+        val "$key.rate" "$r" "$(echo "$line" | cut -d, -f8)"
+    }
+
+    # One round on one path: each perftest tool next to its uct_perftest
+    # counterpart, which of the two goes first alternating between rounds
+    round() {
+        local r=$1 path=$2 ds dc addr p m
+        case $path in
+        lo)   ds=rxe_lo dc=rxe_lo addr=127.0.0.1 ;;
+        pair) ds=rxe_v0 dc=rxe_v1 addr=10.78.0.1 ;;
+        esac
+        p="$path-r$r"
+        run_ib() {
+            ib "$p-$1" "$path:$1" "$r" "$1" "$ds" "$dc" "$addr" "${@:2}"
+        }
+        run_uct() {
+            uct "$p-$1" "$path:$1" "$r" "$ds:1" "$dc:1" "$addr" "${@:2}"
+        }
+        one() {
+            case $1 in
+            send_lat)  run_ib ib_send_lat -s 8 -n "$n_lat" ;;
+            am_lat)    run_uct am_lat -t am_lat -D short -s 8 -n "$n_lat" -w "$w_lat" ;;
+            write_lat) run_ib ib_write_lat -s 8 -n "$n_lat" ;;
+            put_lat)   run_uct put_lat -t put_lat -D short -s 8 -n "$n_lat" -w "$w_lat" ;;
+            read_lat)  run_ib ib_read_lat -s 8 -n "$n_lat" ;;
+            get)       run_uct get_zcopy -t get_bw -D zcopy -s 8 -W 1 -n "$n_lat" -w "$w_lat" ;;
+            send_bw)   run_ib ib_send_bw -s 8 -n "$n_rate" ;;
+            am_bw)     run_uct am_bw -t am_bw -D short -s 8 -n "$n_rate" -w "$w_rate" ;;
+            write_bw)  run_ib ib_write_bw -s 65536 -n "$n_bw" ;;
+            put_bw)    run_uct put_bw -t put_bw -D zcopy -s 64k -n "$n_bw" -w "$w_bw" ;;
+            esac
+        }
+        for m in send_lat:am_lat write_lat:put_lat read_lat:get \
+                 send_bw:am_bw write_bw:put_bw; do
+            if [ $((r % 2)) -eq 1 ]; then
+                one "${m%:*}"; one "${m#*:}"
+            else
+                one "${m#*:}"; one "${m%:*}"
+            fi
+        done
+    }
+
+    echo "@info@ kernel $(uname -r);" \
+        "rxe_lo $(ibv_devinfo -d rxe_lo | grep -m1 active_mtu | awk '{ print $2 }')," \
+        "rxe_v0 $(ibv_devinfo -d rxe_v0 | grep -m1 active_mtu | awk '{ print $2 }');" \
+        "perftest $({ ib_send_lat --version 2>&1 || true; } | grep -m1 -o '[0-9][0-9.]*' | head -n1)"
+    t0=$(date +%s)
+    for ((r = 1; r <= rounds; r++)); do
+        rstart=$(date +%s)
+        # a round that would end past the budget is not started
+        if [ $r -gt 1 ] && [ $((rstart - t0 + rlen)) -gt "$budget" ]; then
+            say "round $r would end past the ${budget} s budget: stopping" \
+                "after $((r - 1)) round(s)"
+            echo "@info@ rounds $((r - 1)) of $rounds (time budget ${budget} s)"
+            break
+        fi
+        for path in $paths; do
+            say "round $r/$rounds: $path"
+            round "$r" "$path"
+        done
+        rlen=$(($(date +%s) - rstart))
+        say "round $r took ${rlen} s"
+    done
+    echo "@info@ measured in $(($(date +%s) - t0)) s"
+
+    if [ "$keep" -eq 1 ]; then
+        for f in "$logs"/*; do
+            [ -f "$f" ] && sed "s|^|@log@ $(basename "$f") |" "$f"
+        done
+    fi
+    rm -rf "$logs"
+    return $failed
+}
+
+if [ "${1:-}" = --guest ]; then
+    shift
+    guest "$@"
+    exit $?
+fi
+
+# ====================================================================
+# On the host
+# ====================================================================
+usage() {
+    cat <<EOF
+Usage: contrib/bench/rc_vs_perftest.sh [options]
+
+Boots the Soft-RoCE test VM once and runs, in interleaved rounds,
+perftest's ib_send_lat, ib_write_lat, ib_read_lat, ib_send_bw and
+ib_write_bw next to uct_perftest over rc_verbs (am_lat, put_lat, get,
+am_bw, put_bw), on rxe_lo and across the veth pair; prints the medians,
+their ratios and the targets.
+
+  -b BUILDDIR  build tree holding src/tools/perf/uct_perftest (default:
+               build/release in the source tree, \$OPENUCT_BUILD_DIR/release
+               when that is set)
+  -r ROUNDS    rounds (default 3); the table shows the median
+  -q           quick: about a third of the iterations
+  -c S,C       guest CPUs of the server and the client (default 0,1)
+  -P PATHS     lo, pair or both (default both)
+  -o DIR       keep every run's output in DIR
+  -t SEC       time budget of the measurements in the VM (default 240);
+               rounds that would end later are not started
+  -h           this help
+
+Exit code 0 when every run gave a figure, targets met or not; 1 when a
+run failed (its figure is "fail"); 77 when the VM could not start.
+EOF
+}
+
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+
+builddir=""
+rounds=3
+quick=0
+cpus="0,1"
+paths_opt=both
+keep_dir=""
+budget=240
+
+while getopts "b:r:qc:P:o:t:h" opt; do
+    case $opt in
+    b) builddir=$OPTARG ;;
+    r) rounds=$OPTARG ;;
+    q) quick=1 ;;
+    c) cpus=$OPTARG ;;
+    P) paths_opt=$OPTARG ;;
+    o) keep_dir=$OPTARG ;;
+    t) budget=$OPTARG ;;
+    h) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || die "unexpected argument '$1' (see -h)"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "-r wants a positive number, not '$rounds'"
+[[ $budget =~ ^[1-9][0-9]*$ ]] || die "-t wants seconds, not '$budget'"
+[[ $cpus =~ ^[01],[01]$ ]] && [ "${cpus%,*}" != "${cpus#*,}" ] ||
+    die "-c wants the two guest CPUs, 0,1 or 1,0, not '$cpus'"
+case $paths_opt in
+lo) paths=lo ;;
+pair) paths=pair ;;
+both) paths="lo pair" ;;
+*) die "-P wants lo, pair or both, not '$paths_opt'" ;;
+esac
+
+if [ -z "$builddir" ]; then
+    builddir=${OPENUCT_BUILD_DIR:-$top/build}/release
+fi
+builddir=$(cd "$builddir" 2>/dev/null && pwd) ||
+    die "no build tree at $builddir; build one or pass -b BUILDDIR"
+# The libtool wrapper script runs a shell and sed before the program,
+# which costs seconds per run in the emulated VM: run the program itself
+# with the library path the wrapper would set
+uct_bin=$builddir/src/tools/perf/.libs/uct_perftest
+libdirs=$builddir/src/uct/.libs:$builddir/src/ucs/.libs
+if [ ! -x "$uct_bin" ]; then
+    uct_bin=$builddir/src/tools/perf/uct_perftest
+    libdirs=""
+fi
+[ -x "$uct_bin" ] || die "no uct_perftest in $builddir/src/tools/perf; build it first"
+moddir=""
+[ -d "$builddir/modules" ] && moddir=$builddir/modules
+[ -n "$moddir" ] && [ ! -e "$moddir/libuct_ib.so" ] &&
+    die "$moddir has no libuct_ib.so: configure found no libibverbs (install libibverbs-dev, reconfigure)"
+for t in ib_send_lat ib_write_lat ib_read_lat ib_send_bw ib_write_bw; do
+    command -v "$t" >/dev/null ||
+        die "$t is not installed (Debian package perftest; contrib/install-deps.sh)"
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a temporary directory"
+trap 'rm -rf "$work"' EXIT
+
+echo "$prog: uct_perftest $uct_bin; $rounds round(s) on: $paths" >&2
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+start=$(date +%s)
+# The VM's own limit covers boot, set-up and a round past the budget
+bash "$top/test/rxe/run.sh" -t $((budget + 200)) -- \
+    bash "$self" --guest "$uct_bin" "$libdirs" "$moddir" "$rounds" "$quick" \
+    "$cpus" "$paths" "$budget" "$([ -n "$keep_dir" ] && echo 1 || echo 0)" \
+    2>&1 | tee "$work/out" | grep --line-buffered -v '^@\(val\|log\|info\)@' >&2
+rc=${PIPESTATUS[0]}
+elapsed=$(($(date +%s) - start))
+[ $rc -eq 77 ] && { echo "$prog: the VM could not start" >&2; exit 77; }
+[ $rc -eq 124 ] && echo "$prog: the VM ran over its time limit" >&2
+
+if [ -n "$keep_dir" ]; then
+    mkdir -p "$keep_dir" &&
+        awk -v d="$keep_dir" '$1 == "@log@" { f = d "/" $2; sub(/^@log@ [^ ]+ ?/, "");
+                                               print > f }' "$work/out" &&
+        echo "$prog: logs in $keep_dir" >&2
+fi
+
+# ---------------------------------------------------------------- table
+
+# vals[KEY]: " ROUND:VALUE" per round that recorded it
+declare -A vals
+while read -r _ key r v; do
+    vals[$key]="${vals[$key]:-} $r:$v"
+done < <(grep '^@val@ ' "$work/out")
+
+# median ROUND:VALUE...: of the numbers; "fail" or "n/a" when none
+median() {
+    local v nums=() bad=-
+    for v in "$@"; do
+        v=${v#*:}
+        case $v in
+        fail) bad=fail ;;
+        n/a) [ "$bad" = fail ] || bad=n/a ;;
+        *) nums+=("$v") ;;
+        esac
+    done
+    if [ ${#nums[@]} -eq 0 ]; then
+        echo "$bad"
+        return
+    fi
+    printf '%s\n' "${nums[@]}" | sort -g |
+        awk '{ v[NR] = $1 }
+             END { if (NR % 2) print v[(NR + 1) / 2]
+                   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+is_number() {
+    [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]
+}
+
+fmt() {
+    if is_number "$1"; then
+        awk -v x="$1" -v d="$2" 'BEGIN { printf "%.*f", d, x }'
+    else
+        printf '%s' "$1"
+    fi
+}
+
+# round_ratios BASE_KEY UCT_KEY: " ROUND:RATIO" for every round in which
+# both gave a number
+round_ratios() {
+    local bv uv out=""
+    # shellcheck disable=SC2086
+    for bv in ${vals[$1]:-}; do
+        # shellcheck disable=SC2086
+        for uv in ${vals[$2]:-}; do
+            [ "${uv%%:*}" = "${bv%%:*}" ] || continue
+            if is_number "${bv#*:}" && is_number "${uv#*:}" &&
+                    awk -v b="${bv#*:}" 'BEGIN { exit !(b > 0) }'; then
+                out+=" ${bv%%:*}:$(awk -v u="${uv#*:}" -v b="${bv#*:}" \
+                                    'BEGIN { printf "%.3f", u / b }')"
+            fi
+        done
+    done
+    echo "$out"
+}
+
+n_passed=0
+n_missed=0
+
+# row LABEL BASE_KEY UCT_KEY DECIMALS [OP LIMIT]
+row() {
+    local label=$1 bkey=$2 ukey=$3 dec=$4 op=${5:-} limit=${6:-}
+    local base uct ratio=- rratio target=- result=-
+    # shellcheck disable=SC2086
+    base=$(median ${vals[$bkey]:-})
+    # shellcheck disable=SC2086
+    uct=$(median ${vals[$ukey]:-})
+    if is_number "$base" && is_number "$uct" &&
+            awk -v b="$base" 'BEGIN { exit !(b > 0) }'; then
+        ratio=$(awk -v u="$uct" -v b="$base" 'BEGIN { printf "%.3f", u / b }')
+    fi
+    # shellcheck disable=SC2046
+    rratio=$(median $(round_ratios "$bkey" "$ukey"))
+    if [ -n "$op" ]; then
+        target="$op $limit"
+        if [ "$ratio" = - ]; then
+            result=n/a
+        elif awk -v x="$ratio" -v l="$limit" -v op="$op" \
+                'BEGIN { exit !((op == "<=") ? (x <= l) : (x >= l)) }'; then
+            result=PASS
+            n_passed=$((n_passed + 1))
+        else
+            result=MISS
+            n_missed=$((n_missed + 1))
+        fi
+    fi
+    printf '%-38s %10s %10s %7s %7s %8s  %s\n' "$label" "$(fmt "$base" "$dec")" \
+        "$(fmt "$uct" "$dec")" "$ratio" "$(fmt "$rratio" 3)" "$target" "$result"
+}
+
+# rounds_line LABEL KEY DECIMALS
+rounds_line() {
+    local v out=""
+    # shellcheck disable=SC2086
+    for v in ${vals[$2]:-}; do
+        out+=" $(fmt "${v#*:}" "$3")"
+    done
+    printf '#   %-40s%s\n' "$1" "${out:- -}"
+}
+
+echo
+echo "# rc_verbs against perftest on Soft-RoCE (test VM of test/rxe, qemu TCG)"
+sed -n 's/^@info@ /# /p' "$work/out"
+echo "# host $(uname -sr), $(nproc) CPUs, load average before the run ${load:-?};" \
+    "guest CPUs: server ${cpus%,*}, client ${cpus#*,}; ${elapsed} s in all" \
+    "$([ "$quick" -eq 1 ] && echo "(quick)")"
+echo "# median of the rounds; ratio = uct / perftest of the medians (the target's" \
+    "figure), r-ratio = median of the rounds' own ratios;"
+echo "# latency one-way in usec (get: round trip), rate in msg/s, bandwidth in MiB/s"
+for path in $paths; do
+    echo "#"
+    case $path in
+    lo)   echo "# rxe_lo (lo, MTU 4096): server and client on rxe_lo" ;;
+    pair) echo "# veth pair (MTU 1024): server rxe_v0 (10.78.0.1), client rxe_v1" ;;
+    esac
+    printf '%-38s %10s %10s %7s %7s %8s  %s\n' metric perftest uct ratio r-ratio target result
+    row "am_lat short 8 B, typical" "$path:ib_send_lat" "$path:am_lat" 2 "<=" 1.15
+    row "put_lat short 8 B, typical" "$path:ib_write_lat" "$path:put_lat" 2 "<=" 1.15
+    row "get zcopy 8 B (get_bw -W 1), average" "$path:ib_read_lat.avg" "$path:get_zcopy.avg" 2
+    row "am_bw short 8 B, rate" "$path:ib_send_bw.rate" "$path:am_bw.rate" 0 ">=" 0.9
+    row "put_bw zcopy 64 KiB, bandwidth" "$path:ib_write_bw" "$path:put_bw.bw" 1 ">=" 0.9
+done
+echo "#"
+echo "# perftest: ib_send_lat/ib_write_lat t_typical; ib_read_lat t_avg (round trip);"
+echo "#   ib_send_bw 8 B MsgRate; ib_write_bw 64 KiB BW average"
+echo "# per round:"
+for path in $paths; do
+    rounds_line "$path ib_send_lat typical" "$path:ib_send_lat" 2
+    rounds_line "$path am_lat typical" "$path:am_lat" 2
+    rounds_line "$path ib_write_lat typical" "$path:ib_write_lat" 2
+    rounds_line "$path put_lat typical" "$path:put_lat" 2
+    rounds_line "$path ib_read_lat typical" "$path:ib_read_lat" 2
+    rounds_line "$path ib_read_lat average" "$path:ib_read_lat.avg" 2
+    rounds_line "$path get zcopy average" "$path:get_zcopy.avg" 2
+    rounds_line "$path ib_send_lat average" "$path:ib_send_lat.avg" 2
+    rounds_line "$path am_lat average" "$path:am_lat.avg" 2
+    rounds_line "$path ib_send_bw rate" "$path:ib_send_bw.rate" 0
+    rounds_line "$path am_bw rate" "$path:am_bw.rate" 0
+    rounds_line "$path ib_write_bw MiB/s" "$path:ib_write_bw" 1
+    rounds_line "$path put_bw MiB/s" "$path:put_bw.bw" 1
+done
+echo "# targets: $n_passed passed, $n_missed missed"
+
+fails=0
+for k in "${!vals[@]}"; do
+    [[ "${vals[$k]} " == *":fail "* ]] && fails=$((fails + 1))
+done
+if [ ${#vals[@]} -eq 0 ]; then
+    echo "$prog: nothing was measured (VM exit $rc)" >&2
+    exit 1
+fi
+if [ $fails -gt 0 ] || [ $rc -ne 0 ]; then
+    echo "$prog: $fails measurement(s) failed in at least one round (VM exit $rc); -o DIR keeps the logs" >&2
+    exit 1
+fi
+exit 0
