@@ -296,7 +296,8 @@ static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_rc_ep_tx_check(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 {
     if (ucs_unlikely((ep->tx_available <= 0) ||
-                     (iface->cq_available <= 0))) {
+                     (iface->cq_available <= 0) ||
+                     (ep->flags & UCT_RC_EP_FLAG_FAILED))) {
         return uct_rc_ep_tx_busy(iface, ep);
     }
     return UCS_OK;
@@ -307,7 +308,8 @@ static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_rc_ep_am_check(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 {
     if (ucs_unlikely((ep->tx_available <= 0) ||
-                     (iface->cq_available <= 0) || (ep->fc_credits <= 0))) {
+                     (iface->cq_available <= 0) || (ep->fc_credits <= 0) ||
+                     (ep->flags & UCT_RC_EP_FLAG_FAILED))) {
         return uct_rc_ep_tx_busy(iface, ep);
     }
     return UCS_OK;

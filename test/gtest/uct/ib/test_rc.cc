@@ -987,6 +987,10 @@ TEST_P(uct_rc, connect_to_stale_qp)
             << ucs_status_string(status);
     EXPECT_EQ(1u, comp.calls);
     EXPECT_NE(UCS_OK, comp.status);
+
+    /* a failed ep refuses new work with its status, with slots free */
+    EXPECT_EQ(status, uct_ep_am_short(ea, AM_ID, 2, NULL, 0));
+    EXPECT_EQ(status, uct_ep_put_short(ea, &elapsed, sizeof(elapsed), 0, 0));
     std::cout << "[ INFO     ] stale QP detected in " << elapsed << " s ("
               << ucs_status_string(status) << ")" << std::endl;
 
