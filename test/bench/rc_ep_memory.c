@@ -411,11 +411,10 @@ typedef struct {
 
 static size_t mem_index_bytes(mem_ctx_t *ctx)
 {
-    const ucs_hash_t *a = &uct_rc_iface(ctx->a.iface)->eps;
-    const ucs_hash_t *b = &uct_rc_iface(ctx->b.iface)->eps;
+    const uct_rc_ep_table_t *a = &uct_rc_iface(ctx->a.iface)->eps;
+    const uct_rc_ep_table_t *b = &uct_rc_iface(ctx->b.iface)->eps;
 
-    return (a->num_buckets + b->num_buckets) *
-           (sizeof(ucs_hash_bucket_t) + sizeof(uint8_t));
+    return ((size_t)a->mask + 1 + b->mask + 1) * sizeof(*a->slots);
 }
 
 static int mem_round(mem_ctx_t *ctx, mem_round_t *r)

@@ -159,6 +159,10 @@ public:
         /* Destroys an endpoint created by connect_to(). */
         void destroy_ep(uct_ep_h ep);
         void destroy_eps();
+        /* Every ep made on this entity, including those connect_to()
+         * made here for another entity (CONNECT_TO_EP), in creation
+         * order. */
+        const std::vector<uct_ep_h> &eps() const { return m_eps; }
 
         /* Installs an AM handler, SYNC if the iface allows it. */
         ucs_status_t set_am_handler(uint8_t id, uct_am_callback_t cb,

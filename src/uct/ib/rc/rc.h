@@ -191,7 +191,7 @@ enum {
     UCT_RC_EP_FLAG_FAILED     = UCS_BIT(1), /* status holds why */
     UCT_RC_EP_FLAG_ERR_SENT   = UCS_BIT(2), /* handler called */
     UCT_RC_EP_FLAG_FENCE      = UCS_BIT(3), /* fence the next request */
-    UCT_RC_EP_FLAG_GRANT_Q    = UCS_BIT(4), /* in iface->grant_queue */
+    UCT_RC_EP_FLAG_GRANT_Q    = UCS_BIT(4), /* in iface->grants */
     UCT_RC_EP_FLAG_ZOMBIE     = UCS_BIT(5)  /* destroyed, draining */
 };
 
@@ -201,8 +201,6 @@ struct uct_rc_ep {
     struct ibv_qp       *qp;
     ucs_queue_head_t    outstanding;  /* uct_rc_op_t, by sn */
     uct_pending_group_t pending;
-    ucs_list_link_t     list;         /* in iface->ep_list */
-    ucs_queue_elem_t    grant_elem;   /* in iface->grant_queue */
     uint16_t            tx_sn;        /* sn of the next request */
     uint16_t            acked_sn;     /* first request not yet done */
     int16_t             tx_available; /* free slots, the grant's excluded */
@@ -212,8 +210,20 @@ struct uct_rc_ep {
     uint16_t            grant_thresh; /* half the peer's window */
     uint8_t             flags;        /* UCT_RC_EP_FLAG_* */
     int8_t              status;       /* why it failed (ucs_status_t) */
-    uint32_t            psn;          /* our first send PSN */
 };
+
+/**
+ * QP number -> endpoint, every ep of an iface (zombies included): open
+ * addressing with linear probing over a power-of-two array of ep pointers
+ * (the key is the ep's QP number), at most 3/4 full; a removal moves the
+ * entries after it back, so there are no tombstones. 8 bytes a slot: 11
+ * to 21 bytes per ep, with nothing inside the ep.
+ */
+typedef struct uct_rc_ep_table {
+    uct_rc_ep_t **slots;
+    unsigned    mask;   /* slots - 1 */
+    unsigned    count;
+} uct_rc_ep_table_t;
 
 /** The interface. */
 struct uct_rc_iface {
@@ -225,9 +235,13 @@ struct uct_rc_iface {
     ucs_mpool_t           tx_mp;       /* send descriptors (registered) */
     ucs_mpool_t           op_mp;       /* ops without a buffer */
     ucs_arbiter_t         arbiter;     /* pending requests of the eps */
-    ucs_hash_t            eps;         /* qp_num -> uct_rc_ep_t */
-    ucs_list_link_t       ep_list;     /* every ep, zombies included */
-    ucs_queue_head_t      grant_queue; /* eps owing an explicit grant */
+    uct_rc_ep_table_t     eps;         /* every ep, by QP number */
+    struct {
+        uct_rc_ep_t       **eps;       /* owing an explicit grant, FIFO */
+        unsigned          count;
+        unsigned          max;
+    } grants;
+    uint64_t              psn_seed;    /* first PSNs derive from it */
     int                   cq_available; /* send CQ entries left */
     struct {
         unsigned          posted;      /* buffers in the SRQ */
@@ -473,6 +487,48 @@ static inline void uct_rc_ep_schedule(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 
 /** Queue @a ep for an explicit grant. */
 void uct_rc_iface_queue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep);
+
+/** Take @a ep out of the grant queue. */
+void uct_rc_iface_unqueue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep);
+
+/** Add an ep to the table / remove it; add fails only for memory. */
+ucs_status_t uct_rc_ep_table_add(uct_rc_ep_table_t *table, uct_rc_ep_t *ep);
+void uct_rc_ep_table_remove(uct_rc_ep_table_t *table, uct_rc_ep_t *ep);
+
+static UCS_F_ALWAYS_INLINE unsigned
+uct_rc_ep_table_home(const uct_rc_ep_table_t *table, uint32_t qp_num)
+{
+    return (unsigned)ucs_hash_u64(qp_num) & table->mask;
+}
+
+/** The ep of QP @a qp_num, or NULL. */
+static UCS_F_ALWAYS_INLINE uct_rc_ep_t *
+uct_rc_ep_table_find(const uct_rc_ep_table_t *table, uint32_t qp_num)
+{
+    unsigned i = uct_rc_ep_table_home(table, qp_num);
+    uct_rc_ep_t *ep;
+
+    while ((ep = table->slots[i]) != NULL) {
+        if (ep->qp->qp_num == qp_num) {
+            return ep;
+        }
+        i = (i + 1) & table->mask;
+    }
+    return NULL;
+}
+
+/** Walk every ep of the table (the body must not add or remove eps). */
+#define uct_rc_ep_table_for_each(_ep, _i, _table) \
+    for ((_i) = 0; (_i) <= (_table)->mask; ++(_i)) \
+        if (((_ep) = (_table)->slots[_i]) != NULL)
+
+/** The first send PSN of @a ep (24 bits, unpredictable to others). */
+static inline uint32_t uct_rc_ep_psn(const uct_rc_iface_t *iface,
+                                     const uct_rc_ep_t *ep)
+{
+    return (uint32_t)ucs_hash_u64(iface->psn_seed ^ ep->qp->qp_num) &
+           0xffffff;
+}
 
 unsigned uct_rc_iface_progress(uct_iface_h tl_iface);
 

@@ -163,11 +163,8 @@ void uct_rc_ep_free(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
     uct_rc_op_t *op;
     int ret;
 
-    (void)ucs_hash_remove(&iface->eps, ep->qp->qp_num, NULL);
-    ucs_list_del(&ep->list);
-    if (ep->flags & UCT_RC_EP_FLAG_GRANT_Q) {
-        ucs_queue_remove(&iface->grant_queue, &ep->grant_elem);
-    }
+    uct_rc_ep_table_remove(&iface->eps, ep);
+    uct_rc_iface_unqueue_grant(iface, ep);
 
     ret = ibv_destroy_qp(ep->qp);
     if (ret != 0) {
@@ -243,7 +240,6 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     struct ibv_qp_init_attr qp_attr;
     uct_rc_ep_t *ep;
     ucs_status_t status;
-    uint32_t psn;
 
     if (!(params->field_mask & UCT_EP_PARAM_FIELD_IFACE)) {
         ucs_error("rc_verbs: uct_ep_create needs UCT_EP_PARAM_FIELD_IFACE");
@@ -283,22 +279,16 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         goto err_destroy_qp;
     }
 
-    if (ucs_sys_random_bytes(&psn, sizeof(psn)) != UCS_OK) {
-        psn = (uint32_t)ucs_get_time();
-    }
-
-    status = ucs_hash_put(&iface->eps, ep->qp->qp_num, ep);
+    status = uct_rc_ep_table_add(&iface->eps, ep);
     if (status != UCS_OK) {
         ucs_error("rc_verbs: failed to index qp 0x%x", ep->qp->qp_num);
         goto err_destroy_qp;
     }
 
     ep->super.super.iface = params->iface;
-    ep->psn               = psn & 0xffffff;
     ep->tx_available      = 0; /* until connected */
     ucs_queue_head_init(&ep->outstanding);
     uct_pending_group_init(&ep->pending);
-    ucs_list_add_tail(&iface->ep_list, &ep->list);
     uct_base_ep_init(&ep->super, &iface->super.super);
     *ep_p = &ep->super.super;
     return UCS_OK;
@@ -318,10 +308,7 @@ void uct_rc_ep_destroy(uct_ep_h tl_ep)
 
     uct_base_ep_cleanup(&ep->super);
     uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
-    if (ep->flags & UCT_RC_EP_FLAG_GRANT_Q) {
-        ucs_queue_remove(&iface->grant_queue, &ep->grant_elem);
-        ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_GRANT_Q;
-    }
+    uct_rc_iface_unqueue_grant(iface, ep);
 
     if (uct_rc_ep_unretired(ep) == 0) {
         uct_rc_ep_free(iface, ep);
@@ -352,13 +339,14 @@ ucs_status_t uct_rc_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
     uct_rc_iface_t *iface   = uct_rc_ep_iface(ep);
     uct_rc_ep_addr_t *rc_addr = (uct_rc_ep_addr_t*)addr;
     uint32_t qpn            = ep->qp->qp_num;
+    uint32_t psn            = uct_rc_ep_psn(iface, ep);
 
     rc_addr->qp_num[0] = (uint8_t)qpn;
     rc_addr->qp_num[1] = (uint8_t)(qpn >> 8);
     rc_addr->qp_num[2] = (uint8_t)(qpn >> 16);
-    rc_addr->psn[0]    = (uint8_t)ep->psn;
-    rc_addr->psn[1]    = (uint8_t)(ep->psn >> 8);
-    rc_addr->psn[2]    = (uint8_t)(ep->psn >> 16);
+    rc_addr->psn[0]    = (uint8_t)psn;
+    rc_addr->psn[1]    = (uint8_t)(psn >> 8);
+    rc_addr->psn[2]    = (uint8_t)(psn >> 16);
     rc_addr->fc_wnd    = (uint16_t)iface->config.fc_wnd;
     return UCS_OK;
 }
@@ -423,7 +411,7 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state      = IBV_QPS_RTS;
-    attr.sq_psn        = ep->psn;
+    attr.sq_psn        = uct_rc_ep_psn(iface, ep);
     attr.timeout       = iface->config.timeout;
     attr.retry_cnt     = iface->config.retry_count;
     attr.rnr_retry     = iface->config.rnr_retry;

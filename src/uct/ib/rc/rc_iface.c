@@ -9,6 +9,8 @@
 #include "rc.h"
 
 #include <uct/base/uct_vfs.h>
+#include <ucs/sys/sys.h>
+#include <ucs/time/time.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -186,10 +188,123 @@ static void uct_rc_ep_add_credits(uct_rc_iface_t *iface, uct_rc_ep_t *ep,
 
 void uct_rc_iface_queue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 {
-    if (!(ep->flags & UCT_RC_EP_FLAG_GRANT_Q)) {
-        ep->flags |= UCT_RC_EP_FLAG_GRANT_Q;
-        ucs_queue_push(&iface->grant_queue, &ep->grant_elem);
+    unsigned max;
+    void *eps;
+
+    if (ep->flags & UCT_RC_EP_FLAG_GRANT_Q) {
+        return;
     }
+    if (iface->grants.count == iface->grants.max) {
+        /* one slot per ep at most: this grows with the eps that owe */
+        max = ucs_max(16, iface->grants.max * 2);
+        eps = realloc(iface->grants.eps, max * sizeof(*iface->grants.eps));
+        if (eps == NULL) {
+            /* the next delivery on this ep tries again */
+            ucs_error_limited(&iface->proto_log, "rc_verbs iface %s: no "
+                              "memory for the grant queue (%u eps)",
+                              iface->super.super.dev_name, max);
+            return;
+        }
+        iface->grants.eps = eps;
+        iface->grants.max = max;
+    }
+    ep->flags |= UCT_RC_EP_FLAG_GRANT_Q;
+    iface->grants.eps[iface->grants.count++] = ep;
+}
+
+void uct_rc_iface_unqueue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
+{
+    unsigned i;
+
+    if (!(ep->flags & UCT_RC_EP_FLAG_GRANT_Q)) {
+        return;
+    }
+    for (i = 0; i < iface->grants.count; ++i) {
+        if (iface->grants.eps[i] == ep) {
+            memmove(&iface->grants.eps[i], &iface->grants.eps[i + 1],
+                    (iface->grants.count - i - 1) *
+                    sizeof(*iface->grants.eps));
+            --iface->grants.count;
+            break;
+        }
+    }
+    ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_GRANT_Q;
+}
+
+/* ------------------------------------------------------------------------
+ * QP number -> endpoint table (rc.h)
+ */
+
+static ucs_status_t uct_rc_ep_table_init(uct_rc_ep_table_t *table,
+                                         unsigned size)
+{
+    table->slots = calloc(size, sizeof(*table->slots));
+    if (table->slots == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    table->mask  = size - 1;
+    table->count = 0;
+    return UCS_OK;
+}
+
+static void uct_rc_ep_table_put(uct_rc_ep_table_t *table, uct_rc_ep_t *ep)
+{
+    unsigned i = uct_rc_ep_table_home(table, ep->qp->qp_num);
+
+    while (table->slots[i] != NULL) {
+        i = (i + 1) & table->mask;
+    }
+    table->slots[i] = ep;
+    ++table->count;
+}
+
+ucs_status_t uct_rc_ep_table_add(uct_rc_ep_table_t *table, uct_rc_ep_t *ep)
+{
+    uct_rc_ep_table_t bigger;
+    unsigned i;
+
+    if ((table->count + 1) * 4 > (table->mask + 1) * 3) {
+        if (uct_rc_ep_table_init(&bigger, (table->mask + 1) * 2) !=
+            UCS_OK) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        for (i = 0; i <= table->mask; ++i) {
+            if (table->slots[i] != NULL) {
+                uct_rc_ep_table_put(&bigger, table->slots[i]);
+            }
+        }
+        free(table->slots);
+        *table = bigger;
+    }
+    uct_rc_ep_table_put(table, ep);
+    return UCS_OK;
+}
+
+void uct_rc_ep_table_remove(uct_rc_ep_table_t *table, uct_rc_ep_t *ep)
+{
+    unsigned i = uct_rc_ep_table_home(table, ep->qp->qp_num);
+    unsigned j, home;
+
+    while (table->slots[i] != ep) {
+        if (table->slots[i] == NULL) {
+            return; /* not in the table */
+        }
+        i = (i + 1) & table->mask;
+    }
+
+    /* move back the entries after the hole that may fill it: those whose
+     * home is not between the hole and their slot */
+    table->slots[i] = NULL;
+    for (j = (i + 1) & table->mask; table->slots[j] != NULL;
+         j = (j + 1) & table->mask) {
+        home = uct_rc_ep_table_home(table, table->slots[j]->qp->qp_num);
+        if (((j - home) & table->mask) >= ((j - i) & table->mask)) {
+            table->slots[i] = table->slots[j];
+            table->slots[j] = NULL;
+            i               = j;
+        }
+    }
+    --table->count;
 }
 
 /* One received message */
@@ -208,8 +323,8 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
         if (wc->status != IBV_WC_WR_FLUSH_ERR) {
             uct_ib_iface_log_wc_error(&iface->super, wc, "receive");
-            if (ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) ==
-                UCS_OK) {
+            ep = uct_rc_ep_table_find(&iface->eps, wc->qp_num);
+            if (ep != NULL) {
                 uct_rc_ep_set_failed(ep, UCS_ERR_CONNECTION_RESET);
                 uct_rc_ep_check_state(iface, ep);
             }
@@ -220,9 +335,8 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
 
     hdr    = uct_rx_desc_recv_buf(&iface->rx_layout, obj);
     status = uct_rc_hdr_unpack(hdr, wc->byte_len, &am_id, &credits);
-    if (ucs_unlikely((status != UCS_OK) ||
-                     (ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) !=
-                      UCS_OK) ||
+    ep     = uct_rc_ep_table_find(&iface->eps, wc->qp_num);
+    if (ucs_unlikely((status != UCS_OK) || (ep == NULL) ||
                      (ep->flags & UCT_RC_EP_FLAG_ZOMBIE))) {
         if (status != UCS_OK) {
             ucs_warn_limited(&iface->proto_log, "rc_verbs iface %s: dropped "
@@ -271,8 +385,8 @@ static void uct_rc_iface_tx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
     ucs_status_t status;
     uct_rc_ep_t *ep;
 
-    if (ucs_unlikely(ucs_hash_get(&iface->eps, wc->qp_num, (void**)&ep) !=
-                     UCS_OK)) {
+    ep = uct_rc_ep_table_find(&iface->eps, wc->qp_num);
+    if (ucs_unlikely(ep == NULL)) {
         return; /* of an ep already freed */
     }
 
@@ -310,19 +424,24 @@ static void uct_rc_iface_tx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
     uct_rc_ep_check_state(iface, ep);
 }
 
-/* Explicit grants owed to peers */
+/* Explicit grants owed to peers, in the order they were owed */
 static void uct_rc_iface_send_grants(uct_rc_iface_t *iface)
 {
+    unsigned done = 0;
     uct_rc_ep_t *ep;
 
-    while (!ucs_queue_is_empty(&iface->grant_queue)) {
-        ep = ucs_container_of(iface->grant_queue.head, uct_rc_ep_t,
-                              grant_elem);
+    while (done < iface->grants.count) {
+        ep = iface->grants.eps[done];
         if (uct_rc_ep_send_grant(iface, ep) != UCS_OK) {
             break; /* no slot now: again after completions */
         }
-        ucs_queue_pull_non_empty(&iface->grant_queue);
         ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_GRANT_Q;
+        ++done;
+    }
+    if (done != 0) {
+        memmove(iface->grants.eps, &iface->grants.eps[done],
+                (iface->grants.count - done) * sizeof(*iface->grants.eps));
+        iface->grants.count -= done;
     }
 }
 
@@ -352,16 +471,17 @@ static void uct_rc_iface_async_progress(uct_rc_iface_t *iface)
 {
     struct ibv_qp_attr attr;
     struct ibv_qp_init_attr init_attr;
-    uct_rc_ep_t *ep, *tmp;
+    uct_rc_ep_t *ep;
+    unsigned i;
 
     if (iface->fatal) {
-        ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+        uct_rc_ep_table_for_each(ep, i, &iface->eps) {
             uct_rc_ep_set_failed(ep, UCS_ERR_IO_ERROR);
         }
     }
     if (iface->async_qp_error) {
         iface->async_qp_error = 0;
-        ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+        uct_rc_ep_table_for_each(ep, i, &iface->eps) {
             if ((ibv_query_qp(ep->qp, &attr, IBV_QP_STATE, &init_attr) == 0) &&
                 (attr.qp_state == IBV_QPS_ERR)) {
                 uct_rc_ep_set_failed(ep, UCS_ERR_CONNECTION_RESET);
@@ -403,7 +523,7 @@ unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
     if (ucs_unlikely(iface->fatal || iface->async_qp_error)) {
         uct_rc_iface_async_progress(iface);
     }
-    if (!ucs_queue_is_empty(&iface->grant_queue)) {
+    if (iface->grants.count != 0) {
         uct_rc_iface_send_grants(iface);
     }
     if (!ucs_arbiter_is_empty(&iface->arbiter)) {
@@ -458,7 +578,7 @@ static ucs_status_t uct_rc_iface_flush(uct_iface_h tl_iface, unsigned flags,
 {
     uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
     uct_rc_iface_flush_t *flush;
-    unsigned busy = 0;
+    unsigned i, busy = 0;
     ucs_status_t status;
     uct_rc_op_t *op;
     uct_rc_ep_t *ep;
@@ -471,7 +591,7 @@ static ucs_status_t uct_rc_iface_flush(uct_iface_h tl_iface, unsigned flags,
 
     /* every busy ep needs a signaled last request (a slot for a marker
      * when its last one was not signaled) */
-    ucs_list_for_each(ep, &iface->ep_list, list) {
+    uct_rc_ep_table_for_each(ep, i, &iface->eps) {
         if (uct_rc_ep_unretired(ep) == 0) {
             continue;
         }
@@ -498,7 +618,7 @@ static ucs_status_t uct_rc_iface_flush(uct_iface_h tl_iface, unsigned flags,
     flush->remaining = 1; /* dropped below, after every ep has its op */
     flush->status    = UCS_OK;
 
-    ucs_list_for_each(ep, &iface->ep_list, list) {
+    uct_rc_ep_table_for_each(ep, i, &iface->eps) {
         if (uct_rc_ep_unretired(ep) == 0) {
             continue;
         }
@@ -541,8 +661,9 @@ static ucs_status_t uct_rc_iface_fence(uct_iface_h tl_iface, unsigned flags)
 {
     uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
     uct_rc_ep_t *ep;
+    unsigned i;
 
-    ucs_list_for_each(ep, &iface->ep_list, list) {
+    uct_rc_ep_table_for_each(ep, i, &iface->eps) {
         uct_rc_ep_fence(&ep->super.super, flags);
     }
     return UCS_OK;
@@ -556,7 +677,7 @@ static ucs_status_t uct_rc_iface_event_arm(uct_iface_h tl_iface,
     /* work of our own waiting (grants, pending requests that can run)
      * counts as an event: the caller must progress before sleeping */
     return uct_ib_iface_arm(&iface->super, events,
-                            !ucs_queue_is_empty(&iface->grant_queue));
+                            iface->grants.count != 0);
 }
 
 static ucs_status_t uct_rc_iface_get_address(uct_iface_h tl_iface,
@@ -639,14 +760,27 @@ static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
+static uct_rc_ep_t *uct_rc_iface_first_ep(uct_rc_iface_t *iface)
+{
+    uct_rc_ep_t *ep;
+    unsigned i;
+
+    uct_rc_ep_table_for_each(ep, i, &iface->eps) {
+        return ep;
+    }
+    return NULL;
+}
+
 static void uct_rc_iface_close(uct_iface_h tl_iface)
 {
     uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
-    uct_rc_ep_t *ep, *tmp;
+    uct_rc_ep_t *ep;
 
     uct_base_iface_progress_disable(tl_iface, UCT_PROGRESS_SEND |
                                               UCT_PROGRESS_RECV);
-    ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+    /* freeing an ep moves others in the table: take the first left */
+    while (iface->eps.count != 0) {
+        ep = uct_rc_iface_first_ep(iface);
         if (!(ep->flags & UCT_RC_EP_FLAG_ZOMBIE)) {
             ucs_debug("rc_verbs iface %s: destroying ep %p left open",
                       iface->super.super.dev_name, (void*)ep);
@@ -661,7 +795,8 @@ static void uct_rc_iface_close(uct_iface_h tl_iface)
     ucs_log_limit_flush(&iface->proto_log, UCS_LOG_LEVEL_WARN,
                         "rc_verbs: bad messages from peers");
     ucs_arbiter_cleanup(&iface->arbiter);
-    ucs_hash_cleanup(&iface->eps);
+    free(iface->eps.slots);
+    free(iface->grants.eps);
     ucs_mpool_cleanup(&iface->op_mp, 1);
     ucs_mpool_cleanup(&iface->tx_mp, 1);
     ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
@@ -853,13 +988,15 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_tx_mp;
     }
 
-    status = ucs_hash_init(&iface->eps, 64);
+    status = uct_rc_ep_table_init(&iface->eps, 64);
     if (status != UCS_OK) {
         goto err_op_mp;
     }
+    if (ucs_sys_random_bytes(&iface->psn_seed, sizeof(iface->psn_seed)) !=
+        UCS_OK) {
+        iface->psn_seed = ucs_get_time() ^ (uintptr_t)iface;
+    }
     ucs_arbiter_init(&iface->arbiter);
-    ucs_list_head_init(&iface->ep_list);
-    ucs_queue_head_init(&iface->grant_queue);
     ucs_log_limit_init(&iface->proto_log);
 
     memset(&srq_attr, 0, sizeof(srq_attr));
@@ -899,7 +1036,7 @@ err_srq:
     ibv_destroy_srq(iface->srq);
 err_hash:
     ucs_arbiter_cleanup(&iface->arbiter);
-    ucs_hash_cleanup(&iface->eps);
+    free(iface->eps.slots);
 err_op_mp:
     ucs_mpool_cleanup(&iface->op_mp, 0);
 err_tx_mp:

@@ -416,9 +416,7 @@ protected:
     /* The ep that the last connect_to() created on @a e (the peer side) */
     static uct_ep_h newest_ep(const entity &e)
     {
-        uct_rc_ep_t *ep = ucs_list_tail(&rc_iface_of(e)->ep_list, uct_rc_ep_t,
-                                        list);
-        return &ep->super.super;
+        return e.eps().back();
     }
 
     /* An ep of @a e not connected to anything, destroyed at the end */
@@ -1211,15 +1209,34 @@ TEST_P(uct_rc, thousand_endpoints)
     std::vector<uint64_t> got = headers(rec);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(iota(N), got);
-    EXPECT_EQ(2 * N, (unsigned)(ucs_hash_size(&rc_iface_of(*a)->eps) +
-                               ucs_hash_size(&rc_iface_of(*b)->eps)));
+    EXPECT_EQ(2 * N, rc_iface_of(*a)->eps.count + rc_iface_of(*b)->eps.count);
+    /* every ep is found by its QP number */
+    for (const entity *e : {a, b}) {
+        for (uct_ep_h ep : e->eps()) {
+            uct_rc_ep_t *rc_ep = ucs_container_of(ep, uct_rc_ep_t, super.super);
+            EXPECT_EQ(rc_ep, uct_rc_ep_table_find(&rc_iface_of(*e)->eps,
+                                                  rc_ep->qp->qp_num));
+        }
+    }
 
+    /* removing every other ep keeps the rest findable (a removal moves
+     * the entries after it back) */
+    std::vector<uct_ep_h> a_eps = a->eps();
     t0 = now_sec();
+    for (size_t k = 0; k < a_eps.size(); k += 2) {
+        a->destroy_ep(a_eps[k]);
+    }
+    EXPECT_EQ(a_eps.size() / 2, (size_t)rc_iface_of(*a)->eps.count);
+    for (uct_ep_h ep : a->eps()) {
+        uct_rc_ep_t *rc_ep = ucs_container_of(ep, uct_rc_ep_t, super.super);
+        EXPECT_EQ(rc_ep, uct_rc_ep_table_find(&rc_iface_of(*a)->eps,
+                                              rc_ep->qp->qp_num));
+    }
     a->destroy_eps();
     b->destroy_eps();
     double t_destroy = now_sec() - t0;
-    EXPECT_TRUE(ucs_list_is_empty(&rc_iface_of(*a)->ep_list));
-    EXPECT_TRUE(ucs_list_is_empty(&rc_iface_of(*b)->ep_list));
+    EXPECT_EQ(0u, rc_iface_of(*a)->eps.count);
+    EXPECT_EQ(0u, rc_iface_of(*b)->eps.count);
 
     t0 = now_sec();
     reset_entities();
