@@ -32,7 +32,7 @@ set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
-': "${RXE_GTEST_FILTER:=uct_ib*:uct_rc*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
+: "${RXE_GTEST_FILTER:=uct_ib*:uct_rc*:*rc_verbs*:*ud_verbs*:*ib_md*:*rcache*}"
 RXE_PEER_DEVS=${RXE_PEER_DEVS-rxe_v0:1=rxe_v1:1}
 
 if [ "${1:-}" != --guest ]; then
