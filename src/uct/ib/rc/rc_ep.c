@@ -117,13 +117,55 @@ ucs_status_t uct_rc_ep_post_failed(uct_rc_ep_t *ep, int ret)
     return UCS_ERR_IO_ERROR;
 }
 
+/*
+ * On a QP just moved to the error state: requests the device had already
+ * completed without a signal will never complete again, so post a
+ * signaled empty write, which the QP flushes at once; its completion
+ * retires them all. Without a slot or a CQ entry, the signaled request
+ * already in flight does that.
+ */
+static void uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface,
+                                        uct_rc_ep_t *ep)
+{
+    struct ibv_send_wr wr, *bad_wr;
+    int ret;
+
+    if ((ep->unsignaled == 0) || (uct_rc_ep_unretired(ep) == 0) ||
+        (ep->tx_available < 0) || (iface->cq_available <= 0)) {
+        return;
+    }
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id      = ep->tx_sn;
+    wr.opcode     = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ret = ibv_post_send(ep->qp, &wr, &bad_wr);
+    if (ret != 0) {
+        ucs_debug("rc_verbs ep %p: no flush marker on the failed qp 0x%x: "
+                  "%s", (void*)ep, ep->qp->qp_num, strerror(ret));
+        return;
+    }
+    ep->unsignaled = 0;
+    ++ep->tx_sn;
+    --ep->tx_available;
+    --iface->cq_available;
+}
+
+/* Moves the QP to the error state, where every request still queued
+ * completes with a flush error (and those done without a signal are
+ * retired by a marker) */
 static ucs_status_t uct_rc_ep_qp_to_err(uct_rc_ep_t *ep)
 {
     struct ibv_qp_attr attr;
+    ucs_status_t status;
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_ERR;
-    return uct_ib_qp_modify(ep->qp, &attr, IBV_QP_STATE, "ERR");
+    status = uct_ib_qp_modify(ep->qp, &attr, IBV_QP_STATE, "ERR");
+    if (status == UCS_OK) {
+        uct_rc_ep_post_flush_marker(uct_rc_ep_iface(ep), ep);
+    }
+    return status;
 }
 
 void uct_rc_ep_set_failed(uct_rc_ep_t *ep, ucs_status_t status)

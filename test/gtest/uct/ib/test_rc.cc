@@ -1005,6 +1005,39 @@ TEST_P(uct_rc, connect_to_stale_qp)
  * Peer failure
  */
 
+/* A fatal event of the device (here injected through the device layer, as
+ * its async thread would deliver it) fails every ep of the ifaces on it:
+ * outstanding work completes with an error, the handler runs once per ep
+ * with UCS_ERR_IO_ERROR, new sends are refused; nothing aborts. */
+TEST_P(uct_rc, device_fatal_event_fails_the_eps)
+{
+    entity *a   = create_entity(params({}, true));
+    entity *c   = create_entity();
+    uct_ep_h ac = a->connect_to(*c);
+    ASSERT_TRUE(ac != NULL);
+    am_recorder &rec = install_recorder(*c, AM_ID);
+    ASSERT_TRUE(send_short(ac, 1));
+    wait_for([&] { return rec.count() == 1; }, "a message before the event");
+
+    uct_ib_async_event_t event;
+    memset(&event, 0, sizeof(event));
+    event.type   = IBV_EVENT_DEVICE_FATAL;
+    event.status = UCS_ERR_IO_ERROR;
+    {
+        ucs::scoped_log_capture cap;
+        uct_ib_device_handle_async_event(
+                uct_ib_iface_device(&rc_iface_of(*a)->super), &event);
+        wait_for([&] { return m_errs.count(ac) > 0; }, "the error handler");
+        progress_for(50);
+    }
+
+    EXPECT_EQ(1u, m_errs.count(ac));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, m_errs.status(ac));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, uct_ep_am_short(ac, AM_ID, 2, NULL, 0));
+    EXPECT_EQ(1u, rec.count());
+    close_all();
+}
+
 /* A peer process (this binary started again, see peer_process_main)
  * connects two eps to ours and is killed with SIGKILL. Our ep with PUTs
  * and AMs outstanding completes every one with an error and calls the
