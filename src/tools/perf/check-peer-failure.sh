@@ -83,6 +83,7 @@ start_server() {
     for attempt in 1 2 3 4 5; do
         port=$((20000 + ($$ * 13 + attempt * 977 + $(now_ms)) % 12000))
         port_listening "$port" && continue
+        rm -f "$work/server.out" "$work/server.err"
         "$perftest" $tl -p "$port" "$@" >"$work/server.out" \
             2>"$work/server.err" &
         server=$!
@@ -101,8 +102,11 @@ start_server() {
     exit 1
 }
 
-# Starts the client of the server on $port with options $*; sets client
+# Starts the client of the server on $port with options $*; sets client.
+# The old output goes first: the background shell truncates it only when it
+# gets to run, and a reader must not see the last client's progress lines.
 start_client() {
+    rm -f "$work/client.out" "$work/client.err"
     "$perftest" $tl -p "$port" "$@" 127.0.0.1 >"$work/client.out" \
         2>"$work/client.err" &
     client=$!
@@ -112,7 +116,7 @@ start_client() {
 # Waits until the client reports progress: the run is measuring
 wait_measuring() {
     deadline=$(($(now_ms) + start_limit * 1000))
-    while ! grep -q " operations, " "$work/client.err"; do
+    while ! grep -q " operations, " "$work/client.err" 2>/dev/null; do
         if ! kill -0 "$client" 2>/dev/null ||
            [ "$(now_ms)" -ge "$deadline" ]; then
             return 1
