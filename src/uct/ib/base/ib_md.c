@@ -1,6 +1,10 @@
 /*
  * The ib memory domain and the ib component.
  */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
+#endif
+
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
@@ -13,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -105,6 +110,165 @@ static ucs_status_t uct_ib_md_fork_init(ucs_ternary_auto_value_t mode)
 }
 
 /* ------------------------------------------------------------------------
+ * The table of live memory regions (see ib_md.h)
+ */
+
+static void uct_ib_md_write_lock(uct_ib_md_t *md)
+{
+    int ret = pthread_rwlock_wrlock(&md->lock);
+
+    if (ret != 0) {
+        /* EDEADLK: this thread already holds the lock as a writer */
+        ucs_fatal("%s: pthread_rwlock_wrlock() failed: %s", md->dev.name,
+                  strerror(ret));
+    }
+}
+
+static void uct_ib_md_unlock(uct_ib_md_t *md)
+{
+    pthread_rwlock_unlock(&md->lock);
+}
+
+/* Whether one more entry makes ucs_hash_put() rebuild @a table (the rule
+ * hash.h states: used plus removed buckets above 3/4 of the table) */
+static int uct_ib_md_table_full(const ucs_hash_t *table)
+{
+    return (table->count + table->num_removed + 1) * 4 >
+           table->num_buckets * 3;
+}
+
+/*
+ * Enters @a mr in the table with @a memh as its value, and fills @a memh
+ * (left untouched on failure). A rebuild inside ucs_hash_put() would free
+ * the old buckets with the write lock held, and a free() can make the
+ * registration cache deregister a region in this very thread, which would
+ * then wait for the lock forever. So a full table is replaced by a larger
+ * one allocated without the lock, and the old one is freed after the lock
+ * is released. Nothing is logged here.
+ */
+static ucs_status_t uct_ib_md_table_insert(uct_ib_md_t *md,
+                                           struct ibv_mr *mr, int access,
+                                           unsigned memh_flags,
+                                           uct_ib_mem_t *memh)
+{
+    int have_larger = 0;
+    int have_old    = 0;
+    size_t capacity = 0;
+    ucs_hash_t larger, old;
+    ucs_hash_iter_t iter;
+    ucs_status_t status;
+    uint64_t key;
+    void *value;
+
+    uct_ib_md_write_lock(md);
+    while (uct_ib_md_table_full(&md->regions)) {
+        if (have_larger && (md->regions.count < capacity)) {
+            /* the entries and the new one fit in @a larger: no rebuild */
+            ucs_hash_for_each(key, value, iter, &md->regions) {
+                status = ucs_hash_put(&larger, key, value);
+                ucs_assert(status == UCS_OK);
+            }
+            old         = md->regions;
+            md->regions = larger;
+            have_larger = 0;
+            have_old    = 1;
+            break;
+        }
+
+        /* room for twice the entries; others may register meanwhile */
+        capacity = (md->regions.count + 1) * 2;
+        uct_ib_md_unlock(md);
+        if (have_larger) {
+            ucs_hash_cleanup(&larger);
+            have_larger = 0;
+        }
+        status = ucs_hash_init(&larger, capacity);
+        if (status != UCS_OK) {
+            return status;
+        }
+        have_larger = 1;
+        uct_ib_md_write_lock(md);
+    }
+
+    status = ucs_hash_put(&md->regions, mr->rkey, memh);
+    if (status == UCS_OK) {
+        /* under the lock: an access sees the handle complete */
+        memh->mr     = mr;
+        memh->lkey   = mr->lkey;
+        memh->rkey   = mr->rkey;
+        memh->flags  = memh_flags;
+        memh->access = access;
+    }
+    uct_ib_md_unlock(md);
+
+    if (have_larger) {
+        ucs_hash_cleanup(&larger); /* another registration grew the table */
+    }
+    if (have_old) {
+        ucs_hash_cleanup(&old);
+    }
+    return status;
+}
+
+/* Takes @a memh out of the table: once this returns, no access is granted
+ * with its rkey, and none granted before is still copying. 0 if the table
+ * does not hold it (a bug) */
+static int uct_ib_md_table_remove(uct_ib_md_t *md, const uct_ib_mem_t *memh)
+{
+    void *found = NULL;
+
+    uct_ib_md_write_lock(md);
+    if ((ucs_hash_get(&md->regions, memh->rkey, &found) == UCS_OK) &&
+        (found == memh)) {
+        ucs_hash_remove(&md->regions, memh->rkey, NULL);
+    } else {
+        found = NULL;
+    }
+    uct_ib_md_unlock(md);
+    return found != NULL;
+}
+
+static ucs_status_t uct_ib_md_table_init(uct_ib_md_t *md, const char *md_name)
+{
+    pthread_rwlockattr_t attr;
+    ucs_status_t status;
+    int ret;
+
+    ret = pthread_rwlockattr_init(&attr);
+    if (ret == 0) {
+#ifdef __GLIBC__
+        /* a waiting writer stops new readers (see ib_md.h) */
+        pthread_rwlockattr_setkind_np(
+                &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+        ret = pthread_rwlock_init(&md->lock, &attr);
+        pthread_rwlockattr_destroy(&attr);
+    }
+    if (ret != 0) {
+        ucs_error("%s: pthread_rwlock_init() failed: %s", md_name,
+                  strerror(ret));
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    status = ucs_hash_init(&md->regions, 0);
+    if (status != UCS_OK) {
+        pthread_rwlock_destroy(&md->lock); /* the table logged why */
+        return status;
+    }
+    return UCS_OK;
+}
+
+static void uct_ib_md_table_cleanup(uct_ib_md_t *md)
+{
+    if (ucs_hash_size(&md->regions) != 0) {
+        ucs_debug("%s: %zu memory regions still registered at close",
+                  md->dev.name, ucs_hash_size(&md->regions));
+    }
+    ucs_hash_cleanup(&md->regions);
+    pthread_rwlock_destroy(&md->lock);
+}
+
+/* ------------------------------------------------------------------------
  * Registration
  */
 
@@ -176,14 +340,19 @@ static int uct_ib_md_reg_errno(void *address, size_t length)
     return err;
 }
 
-/* ibv_reg_mr(); the error is logged unless @a silent */
+/*
+ * ibv_reg_mr(), and the region entered in the md's table with @a memh,
+ * which is filled (flags @a memh_flags) on success only. A failed
+ * registration is logged unless @a silent; a failed table insert always.
+ */
 static ucs_status_t uct_ib_md_reg_mr(uct_ib_md_t *md, void *address,
                                      size_t length, int access, int silent,
-                                     struct ibv_mr **mr_p)
+                                     unsigned memh_flags, uct_ib_mem_t *memh)
 {
     const char *hint;
     ucs_status_t status;
     struct ibv_mr *mr;
+    int ret;
 
     mr = ibv_reg_mr(md->pd, address, length, access);
     if (mr == NULL) {
@@ -196,19 +365,46 @@ static ucs_status_t uct_ib_md_reg_mr(uct_ib_md_t *md, void *address,
         return status;
     }
 
+    status = uct_ib_md_table_insert(md, mr, access, memh_flags, memh);
+    if (status != UCS_OK) {
+        ucs_error("%s: cannot enter the memory region %p length %zu rkey "
+                  "0x%x in the table of remote access checks: %s; the "
+                  "registration is undone", md->dev.name, address, length,
+                  mr->rkey, ucs_status_string(status));
+        ret = ibv_dereg_mr(mr);
+        if (ret != 0) {
+            ucs_debug("%s: ibv_dereg_mr(%p) failed: %s", md->dev.name,
+                      address, strerror(ret));
+        }
+        return status;
+    }
+
     __atomic_fetch_add(&md->num_reg, 1, __ATOMIC_RELAXED);
     ucs_trace("%s: registered %p..%p access 0x%x lkey 0x%x rkey 0x%x",
               md->dev.name, address, (char*)address + length, access,
               mr->lkey, mr->rkey);
-    *mr_p = mr;
     return UCS_OK;
 }
 
-static ucs_status_t uct_ib_md_dereg_mr(uct_ib_md_t *md, struct ibv_mr *mr)
+/*
+ * Takes the region of @a memh out of the md's table, then ibv_dereg_mr().
+ * When the latter fails the memory stays registered but no longer
+ * accessible through uct_ib_md_access_begin().
+ */
+static ucs_status_t uct_ib_md_dereg_mr(uct_ib_md_t *md, uct_ib_mem_t *memh)
 {
-    void *address = mr->addr;
-    size_t length = mr->length;
+    struct ibv_mr *mr = memh->mr;
+    void *address     = mr->addr;
+    size_t length     = mr->length;
     int ret;
+
+    if (!uct_ib_md_table_remove(md, memh)) {
+        /* deregistered all the same: the device must let the memory go */
+        ucs_error("%s: memory region %p length %zu rkey 0x%x is not in the "
+                  "md's table: registered with another md, or its "
+                  "deregistration failed before", md->dev.name, address,
+                  length, memh->rkey);
+    }
 
     ret = ibv_dereg_mr(mr);
     if (ret != 0) {
@@ -222,22 +418,12 @@ static ucs_status_t uct_ib_md_dereg_mr(uct_ib_md_t *md, struct ibv_mr *mr)
     return UCS_OK;
 }
 
-static void uct_ib_mem_set_mr(uct_ib_mem_t *memh, struct ibv_mr *mr,
-                              unsigned flags)
-{
-    memh->mr    = mr;
-    memh->lkey  = mr->lkey;
-    memh->rkey  = mr->rkey;
-    memh->flags = flags;
-}
-
 static ucs_status_t uct_ib_md_mem_reg_direct(uct_ib_md_t *md, void *address,
                                              size_t length, unsigned flags,
                                              uct_mem_h *memh_p)
 {
     uct_ib_mem_t *memh;
     ucs_status_t status;
-    struct ibv_mr *mr;
 
     memh = calloc(1, sizeof(*memh));
     if (memh == NULL) {
@@ -247,13 +433,12 @@ static ucs_status_t uct_ib_md_mem_reg_direct(uct_ib_md_t *md, void *address,
 
     status = uct_ib_md_reg_mr(md, address, length,
                               uct_ib_md_access_flags(flags),
-                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, &mr);
+                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, 0, memh);
     if (status != UCS_OK) {
         free(memh);
         return status;
     }
 
-    uct_ib_mem_set_mr(memh, mr, 0);
     *memh_p = memh;
     return UCS_OK;
 }
@@ -295,19 +480,12 @@ static ucs_status_t uct_ib_rcache_mem_reg(void *context, ucs_rcache_t *rcache,
     uct_ib_rcache_region_t *region = (uct_ib_rcache_region_t*)rregion;
     const unsigned *flags          = arg;
     uct_ib_md_t *md                = context;
-    ucs_status_t status;
-    struct ibv_mr *mr;
 
-    status = uct_ib_md_reg_mr(md, (void*)rregion->start,
-                              rregion->end - rregion->start,
-                              uct_ib_md_prot_access(rregion->prot),
-                              *flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, &mr);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    uct_ib_mem_set_mr(&region->memh, mr, UCT_IB_MEM_FLAG_RCACHE);
-    return UCS_OK;
+    return uct_ib_md_reg_mr(md, (void*)rregion->start,
+                            rregion->end - rregion->start,
+                            uct_ib_md_prot_access(rregion->prot),
+                            *flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                            UCT_IB_MEM_FLAG_RCACHE, &region->memh);
 }
 
 static void uct_ib_rcache_mem_dereg(void *context, ucs_rcache_t *rcache,
@@ -315,7 +493,7 @@ static void uct_ib_rcache_mem_dereg(void *context, ucs_rcache_t *rcache,
 {
     uct_ib_rcache_region_t *region = (uct_ib_rcache_region_t*)rregion;
 
-    uct_ib_md_dereg_mr(context, region->memh.mr);
+    uct_ib_md_dereg_mr(context, &region->memh);
 }
 
 static const ucs_rcache_ops_t uct_ib_rcache_ops = {
@@ -411,7 +589,7 @@ static ucs_status_t uct_ib_md_mem_dereg(uct_md_h uct_md, uct_mem_h uct_memh)
         return UCS_OK;
     }
 
-    status = uct_ib_md_dereg_mr(md, memh->mr);
+    status = uct_ib_md_dereg_mr(md, memh);
     if (status != UCS_OK) {
         return status;
     }
@@ -435,7 +613,6 @@ static ucs_status_t uct_ib_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
     uct_ib_md_t *md = uct_ib_md_from(uct_md);
     uct_ib_mem_t *memh;
     ucs_status_t status;
-    struct ibv_mr *mr;
     size_t length;
     void *address;
 
@@ -472,12 +649,12 @@ static ucs_status_t uct_ib_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
 
     status = uct_ib_md_reg_mr(md, address, length,
                               uct_ib_md_access_flags(flags),
-                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, &mr);
+                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                              UCT_IB_MEM_FLAG_ALLOC, memh);
     if (status != UCS_OK) {
         goto err_munmap;
     }
 
-    uct_ib_mem_set_mr(memh, mr, UCT_IB_MEM_FLAG_ALLOC);
     memh->alloc_length = length;
     ucs_debug("%s: allocated %zu bytes at %p for '%s'", md->dev.name, length,
               address, alloc_name);
@@ -507,7 +684,7 @@ static ucs_status_t uct_ib_md_mem_free(uct_md_h uct_md, uct_mem_h uct_memh)
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = uct_ib_md_dereg_mr(md, memh->mr);
+    status = uct_ib_md_dereg_mr(md, memh);
     if (status != UCS_OK) {
         return status;
     }
@@ -658,8 +835,9 @@ static void uct_ib_md_close(uct_md_h uct_md)
     uct_ib_md_t *md = uct_ib_md_from(uct_md);
 
     if (md->rcache != NULL) {
-        uct_ib_md_rcache_cleanup(md);
+        uct_ib_md_rcache_cleanup(md); /* deregisters the cache's regions */
     }
+    uct_ib_md_table_cleanup(md);
     if (ibv_dealloc_pd(md->pd) != 0) {
         ucs_warn("%s: ibv_dealloc_pd() failed: %m; memory regions are still "
                  "registered", md->dev.name);
@@ -745,9 +923,14 @@ static ucs_status_t uct_ib_md_open(uct_component_t *component,
     md->reg_cost  = ucs_linear_func_make(UCT_IB_MD_REG_COST_OVERHEAD,
                                          UCT_IB_MD_REG_COST_GROWTH);
 
-    status = uct_ib_md_open_device(md, md_name, config->async_events);
+    status = uct_ib_md_table_init(md, md_name);
     if (status != UCS_OK) {
         goto err_free;
+    }
+
+    status = uct_ib_md_open_device(md, md_name, config->async_events);
+    if (status != UCS_OK) {
+        goto err_cleanup_table;
     }
 
     md->pd = ibv_alloc_pd(md->dev.ibv_context);
@@ -781,6 +964,9 @@ err_dealloc_pd:
     ibv_dealloc_pd(md->pd);
 err_cleanup_dev:
     uct_ib_device_cleanup(&md->dev);
+err_cleanup_table:
+    ucs_hash_cleanup(&md->regions);
+    pthread_rwlock_destroy(&md->lock);
 err_free:
     free(md);
     return status;
