@@ -226,7 +226,7 @@ hello_pair_veth() {
 }
 
 # Passes if $1 holds one result row of test $2 per size in $3 (comma
-# separated), each with a positive latency and bandwidth
+# separated), each with a positive latency and message rate
 perf_rows_ok() {
     local out=$1 test=$2 sizes=$3 want rows
     want=$(echo "$sizes" | tr ',' '\n' | wc -l)
