@@ -1,0 +1,677 @@
+/*
+ * ud_verbs: one unreliable-datagram queue pair per interface; reliability,
+ * ordering and connections are ours.
+ *
+ * Packets. Every packet starts with uct_ud_hdr_t: the receiver's endpoint
+ * id, a type (an AM id, PUT, a connection request or reply, an
+ * acknowledgement), this packet's sequence number and a cumulative
+ * acknowledgement of the reverse direction. Data packets (AM, PUT) are
+ * numbered per endpoint and direction; connection packets and pure
+ * acknowledgements are not numbered.
+ *
+ * Reliability. A sender keeps each data packet in a send descriptor from
+ * the interface's registered pool, queued on the endpoint in sequence
+ * order, until an acknowledgement covers it; it may have TX_WINDOW
+ * packets unacknowledged. The receiver accepts only the next packet in
+ * sequence (go-back-N): a duplicate is dropped and acknowledged again, a
+ * packet after a gap is dropped and answered by a NAK (an acknowledgement
+ * saying what is missing), which makes the sender resend at once. Without
+ * any answer, the sender resends everything unacknowledged after
+ * RESEND_TIMEOUT, doubling the wait each time, and gives up after TIMEOUT
+ * without an acknowledgement: the endpoint fails with
+ * UCS_ERR_ENDPOINT_TIMEOUT.
+ *
+ * Acknowledgements ride on every packet. A sender whose window is half
+ * used asks for one (ACK_REQ, sent solicited so that it wakes a receiver
+ * that sleeps); otherwise the receiver answers with a pure
+ * acknowledgement at the end of a progress call once a quarter of the
+ * peer's window waits, or from the interface timer.
+ *
+ * Connections. CONNECT_TO_EP: both sides know each other's endpoint id and
+ * QP from the endpoint addresses, and packets flow at once. CONNECT_TO_IFACE:
+ * the endpoint sends a connection request (CREQ) carrying its id, its
+ * device address, a connection number and the target interface's secret
+ * (from its address), repeated by the timer until a reply (CREP) names the
+ * peer's endpoint id; until then sends return UCS_ERR_NO_RESOURCE. The
+ * target matches the request to its endpoint for the same peer interface
+ * and connection number, or creates an internal one; the n-th endpoint
+ * either side creates towards the other gets connection number n, so two
+ * sides that connect at once end up with one endpoint pair. A request
+ * without the right secret is dropped.
+ *
+ * Threads. An interface timer on the worker's async context resends,
+ * acknowledges and detects dead peers, and a handler on the completion
+ * channel (the receive CQ armed for solicited completions) takes packets
+ * that ask for an acknowledgement: a process that does not call progress
+ * still acknowledges and resends. Data taken there is queued for the next
+ * progress call, which delivers it in order. Progress and every operation
+ * hold the async context's lock.
+ */
+#ifndef UCT_IB_UD_H_
+#define UCT_IB_UD_H_
+
+#include <uct/ib/base/ib_iface.h>
+#include <uct/base/uct_pending.h>
+#include <ucs/async/async.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/datastruct/queue.h>
+
+#include <string.h>
+
+BEGIN_C_DECLS
+
+#define UCT_UD_VERBS_NAME      "ud_verbs"
+
+/** The Q_Key of every ud_verbs QP. */
+#define UCT_UD_QKEY            0x1ee7a330u
+
+/** Bytes in front of every UD receive: the GRH, or on RoCE v2 with IPv4
+ *  20 undefined bytes and the IPv4 header. */
+#define UCT_UD_GRH_LEN         40
+
+/** Endpoint ids are 24 bits; this one means "none" (a CREQ's target). */
+#define UCT_UD_EP_ID_NONE      0xffffffu
+#define UCT_UD_EP_ID_MAX       0xfffffeu
+
+/** Largest TX_WINDOW: sequence comparisons need it below 2^15. */
+#define UCT_UD_TX_WINDOW_MAX   16384
+
+/** User buffers of an AM zcopy (the header is one more SGE). */
+#define UCT_UD_MAX_ZCOPY_IOV   3
+
+/** Largest user header of an AM zcopy. */
+#define UCT_UD_MAX_AM_HDR      128
+
+/** Packet types (uct_ud_hdr_t::type, low 6 bits); AM ids are 0..31. */
+enum {
+    UCT_UD_PKT_PUT   = 32, /* uct_ud_put_hdr_t, data */
+    UCT_UD_PKT_CREQ  = 33, /* uct_ud_creq_t, to UCT_UD_EP_ID_NONE */
+    UCT_UD_PKT_CREP  = 34, /* uct_ud_crep_t */
+    UCT_UD_PKT_ACK   = 35, /* nothing: the header's ack_psn */
+    UCT_UD_PKT_NAK   = 36, /* an ACK from a receiver that saw a gap */
+    UCT_UD_PKT_LAST  = 37,
+    UCT_UD_PKT_TYPE_MASK      = 0x3f,
+    UCT_UD_PKT_FLAG_DENIED    = 0x40, /* a PUT of the peer's was refused */
+    UCT_UD_PKT_FLAG_ACK_REQ   = 0x80  /* answer with an ACK now */
+};
+
+/** The header of every packet (little endian, unaligned). */
+typedef struct uct_ud_hdr {
+    uint8_t  dest_id[3]; /* receiver's ep id, UCT_UD_EP_ID_NONE for CREQ */
+    uint8_t  type;       /* UCT_UD_PKT_* | UCT_UD_PKT_FLAG_* */
+    uint16_t psn;        /* of this packet (data only) */
+    uint16_t ack_psn;    /* every data packet up to it arrived */
+} UCS_S_PACKED uct_ud_hdr_t;
+
+/** After the header of a PUT: where the data goes. */
+typedef struct uct_ud_put_hdr {
+    uint64_t address;
+    uint32_t rkey;
+} UCS_S_PACKED uct_ud_put_hdr_t;
+
+/** An interface address: the QP and the secret a CREQ must present. */
+typedef struct uct_ud_iface_addr {
+    uint8_t  qp_num[3];
+    uint64_t secret;
+} UCS_S_PACKED uct_ud_iface_addr_t;
+
+/** An endpoint address: the interface's and the endpoint id. */
+typedef struct uct_ud_ep_addr {
+    uct_ud_iface_addr_t iface;
+    uint8_t             ep_id[3];
+} UCS_S_PACKED uct_ud_ep_addr_t;
+
+/** A connection request (after the header). */
+typedef struct uct_ud_creq {
+    uint64_t             secret;    /* the target iface's */
+    uint8_t              src_id[3]; /* the requesting ep */
+    uint8_t              reserved;
+    uint32_t             conn_sn;
+    uct_ib_device_addr_t dev_addr;  /* the requester's */
+} UCS_S_PACKED uct_ud_creq_t;
+
+/** A connection reply (after the header, whose dest_id is the
+ *  requester's ep). */
+typedef struct uct_ud_crep {
+    uint8_t  src_id[3];  /* the replying ep */
+    uint8_t  reserved;
+    uint32_t conn_sn;    /* of the request */
+} UCS_S_PACKED uct_ud_crep_t;
+
+static inline uint32_t uct_ud_u24_get(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+}
+
+static inline void uct_ud_u24_set(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+}
+
+/** Whether sequence @a a is before @a b (16-bit wrap-around). */
+static inline int uct_ud_psn_lt(uint16_t a, uint16_t b)
+{
+    return (int16_t)(a - b) < 0;
+}
+
+static inline int uct_ud_psn_le(uint16_t a, uint16_t b)
+{
+    return (int16_t)(a - b) <= 0;
+}
+
+/**
+ * What a received packet's first bytes say, checked (a peer's input):
+ * @a buf holds @a length bytes after the 40-byte GRH area.
+ */
+typedef struct uct_ud_pkt_info {
+    uint32_t dest_id;
+    uint8_t  type;      /* without flags */
+    uint8_t  flags;     /* UCT_UD_PKT_FLAG_* */
+    uint16_t psn;
+    uint16_t ack_psn;
+    uint32_t hdr_len;   /* header and the type's fixed part */
+} uct_ud_pkt_info_t;
+
+/**
+ * Parse and check a packet: long enough for its type's fixed part, a known
+ * type, CREQ exactly to UCT_UD_EP_ID_NONE and nothing else to it.
+ * @return UCS_OK; UCS_ERR_MESSAGE_TRUNCATED; UCS_ERR_INVALID_PARAM.
+ */
+static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
+                                            uct_ud_pkt_info_t *info)
+{
+    const uct_ud_hdr_t *hdr = (const uct_ud_hdr_t*)buf;
+    uint8_t type;
+    size_t fixed;
+
+    if (length < sizeof(*hdr)) {
+        return UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    type = hdr->type & UCT_UD_PKT_TYPE_MASK;
+    switch (type) {
+    case UCT_UD_PKT_PUT:
+        fixed = sizeof(uct_ud_put_hdr_t);
+        break;
+    case UCT_UD_PKT_CREQ:
+        fixed = sizeof(uct_ud_creq_t);
+        break;
+    case UCT_UD_PKT_CREP:
+        fixed = sizeof(uct_ud_crep_t);
+        break;
+    case UCT_UD_PKT_ACK:
+    case UCT_UD_PKT_NAK:
+        fixed = 0;
+        break;
+    default:
+        if (type >= UCT_AM_ID_MAX) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        fixed = 0;
+        break;
+    }
+    if (length < sizeof(*hdr) + fixed) {
+        return UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    info->dest_id = uct_ud_u24_get(hdr->dest_id);
+    if ((type == UCT_UD_PKT_CREQ) != (info->dest_id == UCT_UD_EP_ID_NONE)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    info->type  = type;
+    info->flags = hdr->type & (uint8_t)~UCT_UD_PKT_TYPE_MASK;
+    memcpy(&info->psn, &hdr->psn, sizeof(info->psn));
+    memcpy(&info->ack_psn, &hdr->ack_psn, sizeof(info->ack_psn));
+    info->hdr_len = (uint32_t)(sizeof(*hdr) + fixed);
+    return UCS_OK;
+}
+
+/**
+ * The source and destination GIDs of a received datagram's 40-byte GRH
+ * area. With @a ipv4 (our GID is RoCE v2 IPv4-mapped), the last 20 bytes
+ * are an IPv4 header and the first 20 are undefined; otherwise the area is
+ * an IPv6/IB GRH. UCS_ERR_INVALID_PARAM when the version does not match.
+ */
+static inline ucs_status_t uct_ud_grh_gids(const uint8_t *grh, int ipv4,
+                                           uint8_t *sgid, uint8_t *dgid)
+{
+    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          0xff, 0xff};
+
+    if (ipv4) {
+        if ((grh[20] >> 4) != 4) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        memcpy(sgid, v4_prefix, 12);
+        memcpy(sgid + 12, grh + 32, 4);
+        memcpy(dgid, v4_prefix, 12);
+        memcpy(dgid + 12, grh + 36, 4);
+        return UCS_OK;
+    }
+    if ((grh[0] >> 4) != 6) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memcpy(sgid, grh + 8, 16);
+    memcpy(dgid, grh + 24, 16);
+    return UCS_OK;
+}
+
+/** Configuration (UCX_UD_VERBS_*, UCX_UD_*, UCX_IB_*). */
+typedef struct uct_ud_iface_config {
+    uct_ib_iface_config_t super;
+    double                timeout;       /* TIMEOUT: peer silence, s */
+    double                resend_timeout;/* RESEND_TIMEOUT: first wait */
+    double                timer_tick;    /* TIMER_TICK: sweep period */
+    unsigned              tx_window;     /* TX_WINDOW */
+} uct_ud_iface_config_t;
+
+typedef struct uct_ud_verbs_iface_config {
+    uct_ud_iface_config_t super;
+} uct_ud_verbs_iface_config_t;
+
+typedef struct uct_ud_iface uct_ud_iface_t;
+typedef struct uct_ud_ep    uct_ud_ep_t;
+
+/** uct_ud_send_desc_t::flags */
+enum {
+    UCT_UD_DESC_FLAG_MARKER = UCS_BIT(0), /* no packet: a flush waits */
+    UCT_UD_DESC_FLAG_INLINE = UCS_BIT(1), /* posted inline: no WQE wait */
+    UCT_UD_DESC_FLAG_ZCOPY  = UCS_BIT(2), /* user buffers follow */
+    UCT_UD_DESC_FLAG_IFLUSH = UCS_BIT(3)  /* comp is an iface flush's */
+};
+
+/** A user buffer of an AM zcopy, kept for resends. */
+typedef struct uct_ud_zcopy_iov {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} uct_ud_zcopy_iov_t;
+
+/**
+ * A send descriptor: a packet kept until acknowledged (then until its
+ * last work request completed), or a flush marker. Then the packet:
+ * header and data, registered (lkey).
+ */
+typedef struct uct_ud_send_desc {
+    ucs_queue_elem_t   queue;     /* ep's unacked, or iface's deferred */
+    uct_completion_t   *comp;     /* may be NULL */
+    uint32_t           wqe_sn;    /* iface send sn of the last post */
+    uint32_t           lkey;
+    uint16_t           psn;       /* markers: the last packet's before */
+    uint16_t           length;    /* bytes of the packet in the buffer */
+    uint8_t            flags;     /* UCT_UD_DESC_FLAG_* */
+    uint8_t            iovcnt;    /* zcopy */
+    int8_t             status;    /* async_comps: of the completion */
+    uct_ud_zcopy_iov_t iov[UCT_UD_MAX_ZCOPY_IOV];
+} uct_ud_send_desc_t;
+
+static inline uct_ud_hdr_t *uct_ud_desc_hdr(uct_ud_send_desc_t *desc)
+{
+    return (uct_ud_hdr_t*)(desc + 1);
+}
+
+/** An address handle shared by every ep to one remote port. */
+typedef struct uct_ud_ah {
+    struct uct_ud_ah *next;      /* in its hash bucket */
+    struct ibv_ah    *ah;
+    uint8_t          gid[16];
+    uint16_t         lid;
+    uint8_t          path_mtu;   /* enum ibv_mtu of the pair */
+    /* connection numbers given out per remote QP (CONNECT_TO_IFACE) */
+    unsigned         num_peers;
+    struct {
+        uint32_t     qp_num;
+        uint32_t     next_conn_sn;
+    }                *peers;
+    unsigned         num_secrets;
+    uint64_t         *secrets;   /* of peers[i]'s iface, for CREQs */
+} uct_ud_ah_t;
+
+/** uct_ud_ep_t::flags */
+enum {
+    UCT_UD_EP_FLAG_CONNECTED = UCS_BIT(0), /* dest_id known */
+    UCT_UD_EP_FLAG_CREQ      = UCS_BIT(1), /* waiting for a CREP */
+    UCT_UD_EP_FLAG_PRIVATE   = UCS_BIT(2), /* created by a peer's CREQ */
+    UCT_UD_EP_FLAG_FAILED    = UCS_BIT(3), /* status holds why */
+    UCT_UD_EP_FLAG_ERR_SENT  = UCS_BIT(4), /* handler called */
+    UCT_UD_EP_FLAG_ACK_Q     = UCS_BIT(5), /* in iface->acks */
+    UCT_UD_EP_FLAG_ACTIVE    = UCS_BIT(6), /* in iface->active */
+    UCT_UD_EP_FLAG_IN_CONN   = UCS_BIT(7)  /* in the connection table */
+};
+
+/** uct_ud_ep_t::rx_flags */
+enum {
+    UCT_UD_EP_RX_ACK_NOW  = UCS_BIT(0), /* the peer asked for an ACK */
+    UCT_UD_EP_RX_NAK      = UCS_BIT(1), /* a gap: answer with a NAK */
+    UCT_UD_EP_RX_NAK_SENT = UCS_BIT(2), /* for rx.expected */
+    UCT_UD_EP_RX_DENIED   = UCS_BIT(3), /* tell the peer: PUT refused */
+    UCT_UD_EP_TX_DENIED   = UCS_BIT(4), /* the peer refused our PUT */
+    UCT_UD_EP_TX_FAST_RESENT = UCS_BIT(5), /* resent on a NAK since the
+                                             last acknowledgement */
+    UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6) /* since the last
+                                             acknowledgement */
+};
+
+/** An endpoint. */
+struct uct_ud_ep {
+    uct_base_ep_t       super;
+    uct_ud_ah_t         *ah;          /* NULL until connected */
+    ucs_queue_head_t    unacked;      /* uct_ud_send_desc_t, by psn */
+    uct_pending_group_t pending;
+    ucs_list_link_t     active;       /* in iface->active */
+    uct_ud_ep_t         *conn_next;   /* in the connection table */
+    ucs_time_t          ack_time;     /* last progress of our window */
+    ucs_time_t          resend_time;  /* next resend of everything */
+    uint32_t            id;
+    uint32_t            dest_id;
+    uint32_t            dest_qpn;
+    uint32_t            conn_sn;
+    struct {
+        uint16_t        psn;          /* of the next packet */
+        uint16_t        acked;        /* every packet up to it acked */
+        uint16_t        resend;       /* next to resend (== psn: none) */
+        uint8_t         backoff;      /* resends without an answer */
+    } tx;
+    struct {
+        uint16_t        expected;     /* next psn to accept */
+        uint16_t        acked;        /* last ack_psn we sent */
+    } rx;
+    uint8_t             flags;        /* UCT_UD_EP_FLAG_* */
+    uint8_t             rx_flags;     /* UCT_UD_EP_RX_* */
+    int8_t              status;       /* why it failed */
+};
+
+/** Receive descriptor fields before the GRH area. */
+typedef struct uct_ud_rx_desc {
+    ucs_queue_elem_t queue;   /* iface->async_rx */
+    uint32_t         lkey;
+    uint32_t         length;  /* async_rx: payload bytes */
+    uint32_t         ep_id;   /* async_rx: of the ep */
+    uint8_t          type;    /* async_rx: AM id or PUT */
+    uint8_t          hdr_len; /* async_rx: header and fixed part */
+} uct_ud_rx_desc_t;
+
+/** The interface. */
+struct uct_ud_iface {
+    uct_ib_iface_t        super;
+    struct ibv_qp         *qp;
+    uint64_t              secret;
+    ucs_async_context_t   *async;       /* the worker's, or own_async */
+    ucs_async_context_t   *own_async;
+    int                   timer_id;     /* -1: none */
+    int                   channel_handler; /* the channel fd is watched */
+    uct_rx_desc_layout_t  rx_layout;
+    uct_rx_desc_release_t rx_release;
+    ucs_mpool_t           rx_mp;
+    ucs_mpool_t           tx_mp;        /* packets (registered) */
+    ucs_mpool_t           marker_mp;    /* flush markers */
+    ucs_arbiter_t         arbiter;
+    struct {
+        unsigned          posted;
+        unsigned          target;
+    } rx;
+    struct {
+        int               available;    /* send queue slots */
+        uint32_t          sn;           /* of the next work request */
+        uint32_t          completed;    /* every request before it done */
+        unsigned          unsignaled;
+        ucs_queue_head_t  deferred;     /* acked, last WQE not done */
+    } tx;
+    struct {
+        uct_ud_ep_t       **slots;      /* by ep id, NULL when free */
+        unsigned          size;
+        unsigned          count;
+        unsigned          next;         /* where the id search starts */
+        unsigned          used;         /* ids below were given out */
+    } eps;
+    struct {
+        uct_ud_ah_t       **buckets;
+        unsigned          mask;
+        unsigned          count;
+    } ahs;
+    struct {
+        uct_ud_ep_t       **buckets;    /* chained by ep->conn_next */
+        unsigned          mask;
+        unsigned          count;
+    } conns;
+    ucs_list_link_t       active;       /* eps the timer looks at */
+    struct {
+        uct_ud_ep_t       **eps;        /* owing an ACK */
+        unsigned          count;
+        unsigned          max;
+    } acks;
+    ucs_queue_head_t      async_rx;     /* taken by the async handler */
+    ucs_queue_head_t      async_comps;  /* acked there, comp to call */
+    volatile int          async_fatal;  /* device failed (async) */
+    int                   timeouts_due; /* the timer saw a dead peer */
+    ucs_log_limit_t       proto_log;    /* bad packets from peers */
+    struct {
+        uint64_t          rx_dropped;   /* not accepted, any reason */
+        uint64_t          rx_dup;       /* duplicates */
+        uint64_t          rx_stale;     /* for eps destroyed here */
+        uint64_t          rx_ooo;       /* after a gap */
+        uint64_t          tx_resent;    /* packets sent again */
+        uint64_t          put_denied;   /* PUTs refused by the key check */
+        uint64_t          creq_denied;  /* CREQs without the secret */
+    } stats;
+    struct {
+        size_t            max_inline;
+        size_t            seg_size;     /* largest packet payload */
+        unsigned          tx_queue_len;
+        unsigned          tx_moderation;
+        unsigned          tx_window;
+        unsigned          ack_thresh;   /* a pure ACK after this many */
+        ucs_time_t        timeout;
+        ucs_time_t        resend_timeout;
+        ucs_time_t        timer_tick;
+        unsigned          max_iov;      /* SGEs of a send */
+        int               ipv4;         /* our GID is IPv4-mapped */
+    } config;
+};
+
+extern uct_tl_t           uct_ud_verbs_tl;
+extern ucs_config_field_t uct_ud_verbs_iface_config_table[];
+
+static inline uct_ud_iface_t *uct_ud_iface(uct_iface_h iface)
+{
+    return ucs_container_of(iface, uct_ud_iface_t, super.super.super);
+}
+
+static inline uct_ud_ep_t *uct_ud_ep(uct_ep_h ep)
+{
+    return ucs_container_of(ep, uct_ud_ep_t, super.super);
+}
+
+static inline uct_ud_iface_t *uct_ud_ep_iface(const uct_ud_ep_t *ep)
+{
+    return uct_ud_iface(ep->super.super.iface);
+}
+
+static inline void uct_ud_enter(uct_ud_iface_t *iface)
+{
+    ucs_async_block(iface->async);
+}
+
+static inline void uct_ud_leave(uct_ud_iface_t *iface)
+{
+    ucs_async_unblock(iface->async);
+}
+
+/** The ep of id @a id, or NULL. */
+static inline uct_ud_ep_t *uct_ud_iface_ep(const uct_ud_iface_t *iface,
+                                           uint32_t id)
+{
+    return (id < iface->eps.size) ? iface->eps.slots[id] : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Interface (ud_iface.c)
+ */
+unsigned uct_ud_iface_progress(uct_iface_h tl_iface);
+
+/** Queue @a ep to send a pure ACK (or NAK) at the end of progress. */
+void uct_ud_iface_queue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Take @a ep out of the ACK queue. */
+void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Give @a ep an id; UCS_ERR_NO_MEMORY/NO_RESOURCE when none is left. */
+ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+void uct_ud_iface_remove_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** The shared address handle of a peer port (created on first use). */
+ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
+                                 const uct_ib_device_addr_t *addr,
+                                 uct_ud_ah_t **ah_p);
+
+/** The next connection number towards remote QP @a qp_num of @a ah. */
+ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t *conn_sn_p);
+
+/** The connection table: (ah, dest_qpn, conn_sn) -> ep. */
+ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
+                                    const uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t conn_sn);
+
+/** Post one packet: @a sge[0..num_sge-1] to @a ep's peer (or @a ah and
+ *  @a qpn when ep is NULL). @a inl: send inline. Returns the status. */
+ucs_status_t uct_ud_iface_post(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
+                               uint32_t qpn, struct ibv_sge *sge,
+                               int num_sge, int inl, int solicited,
+                               int signal);
+
+/** Free a descriptor whose packet is acknowledged (or abandoned), now or
+ *  once its last work request completed. */
+void uct_ud_iface_desc_done(uct_ud_iface_t *iface, uct_ud_send_desc_t *desc);
+
+/* ------------------------------------------------------------------------
+ * Endpoints (ud_ep.c)
+ */
+ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
+void uct_ud_ep_destroy(uct_ep_h tl_ep);
+ucs_status_t uct_ud_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr);
+ucs_status_t uct_ud_ep_connect_to_ep(uct_ep_h tl_ep,
+                                     const uct_device_addr_t *dev_addr,
+                                     const uct_ep_addr_t *ep_addr);
+ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                             uct_completion_t *comp);
+ucs_status_t uct_ud_ep_fence(uct_ep_h tl_ep, unsigned flags);
+ucs_status_t uct_ud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                   unsigned flags);
+void uct_ud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+                             void *arg);
+
+/** A new ep of @a iface (not yet connected, no id). */
+ucs_status_t uct_ud_ep_alloc(uct_ud_iface_t *iface, uct_ud_ep_t **ep_p);
+
+/** Free @a ep: its descriptors, its id, its table entries. */
+void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** A received packet for @a ep (checked, in sequence or not). */
+void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                  const uct_ud_pkt_info_t *info, void *obj, void *packet,
+                  unsigned length, int async);
+
+/** Deliver a data packet taken in sequence (AM handler or PUT). Returns
+ *  nonzero when the handler kept the descriptor. */
+int uct_ud_ep_deliver(uct_ud_iface_t *iface, uct_ud_ep_t *ep, uint8_t type,
+                      void *obj, void *packet, unsigned hdr_len,
+                      unsigned length);
+
+/** A CREQ from a peer (secret already checked by the caller). */
+void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
+                          const uct_ud_creq_t *creq, const uint8_t *sgid);
+
+/** Send a pure ACK (or NAK) now; UCS_ERR_NO_RESOURCE when no slot. */
+ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Send @a ep's CREQ (again). */
+ucs_status_t uct_ud_ep_send_creq(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** The timer's look at @a ep: resends, dead peer, CREQ. */
+void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now);
+
+/** Resend unacknowledged packets from ep->tx.resend while slots last. */
+void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Mark @a ep failed: every queued operation completes with @a status,
+ *  the handler is called once (not for @a silent failures). */
+void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                          ucs_status_t status, int silent);
+
+/** Object tree files of an endpoint. */
+void uct_ud_ep_vfs_init(uct_ep_h tl_ep);
+
+/** Add @a ep to / take it from the timer's list. */
+void uct_ud_ep_activate(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Whether @a ep can send a packet now. */
+static UCS_F_ALWAYS_INLINE int uct_ud_ep_can_send(const uct_ud_iface_t *iface,
+                                                  const uct_ud_ep_t *ep)
+{
+    return ((ep->flags & (UCT_UD_EP_FLAG_CONNECTED |
+                          UCT_UD_EP_FLAG_FAILED)) ==
+            UCT_UD_EP_FLAG_CONNECTED) &&
+           ((uint16_t)(ep->tx.psn - ep->tx.acked - 1) <
+            iface->config.tx_window) &&
+           (iface->tx.available > 1) && (ep->tx.resend == ep->tx.psn);
+}
+
+/** Schedule @a ep's pending requests. */
+static inline void uct_ud_ep_schedule(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if (!ucs_arbiter_group_is_empty(&ep->pending.group)) {
+        ucs_arbiter_group_schedule(&iface->arbiter, &ep->pending.group);
+    }
+}
+
+/** Fill the header of a packet of @a ep, piggybacking our ACK. */
+static UCS_F_ALWAYS_INLINE void
+uct_ud_ep_fill_hdr(uct_ud_iface_t *iface, uct_ud_ep_t *ep, uct_ud_hdr_t *hdr,
+                   uint8_t type, uint16_t psn)
+{
+    uint16_t ack_psn = (uint16_t)(ep->rx.expected - 1);
+
+    uct_ud_u24_set(hdr->dest_id, ep->dest_id);
+    if (ucs_unlikely(ep->rx_flags & UCT_UD_EP_RX_DENIED)) {
+        type         |= UCT_UD_PKT_FLAG_DENIED;
+        ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_DENIED;
+    }
+    hdr->type = type;
+    memcpy(&hdr->psn, &psn, sizeof(psn));
+    memcpy(&hdr->ack_psn, &ack_psn, sizeof(ack_psn));
+    ep->rx.acked = ack_psn;
+    if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_ACK_Q)) {
+        uct_ud_iface_unqueue_ack(iface, ep);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Send operations (ud_tx.c)
+ */
+ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                const void *payload, unsigned length);
+ucs_status_t uct_ud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                    const uct_iov_t *iov, size_t iovcnt);
+ssize_t uct_ud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                           uct_pack_callback_t pack_cb, void *arg,
+                           unsigned flags);
+ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                const void *header, unsigned header_length,
+                                const uct_iov_t *iov, size_t iovcnt,
+                                unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_ud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                 unsigned length, uint64_t remote_addr,
+                                 uct_rkey_t rkey);
+ssize_t uct_ud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                            void *arg, uint64_t remote_addr, uct_rkey_t rkey);
+
+/** Post the packet of @a desc (first send or resend). */
+ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                 uct_ud_send_desc_t *desc, int resend);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,983 @@
+/*
+ * ud_verbs endpoints: life cycle, connection requests and replies,
+ * acknowledgements, resends, failure, flush and pending.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ud.h"
+
+#include <uct/base/uct_vfs.h>
+#include <ucs/time/time.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest wait between two resends of the same packets */
+#define UCT_UD_MAX_RESEND_WAIT_SEC 1.0
+
+ucs_status_t uct_ud_ep_alloc(uct_ud_iface_t *iface, uct_ud_ep_t **ep_p)
+{
+    ucs_status_t status;
+    uct_ud_ep_t *ep;
+
+    ep = calloc(1, sizeof(*ep));
+    if (ep == NULL) {
+        ucs_error("ud_verbs iface %s: no memory for an endpoint",
+                  iface->super.super.dev_name);
+        return UCS_ERR_NO_MEMORY;
+    }
+    ep->super.super.iface = &iface->super.super.super;
+    ucs_queue_head_init(&ep->unacked);
+    uct_pending_group_init(&ep->pending);
+    ucs_list_head_init(&ep->active);
+    ep->dest_id     = UCT_UD_EP_ID_NONE;
+    ep->tx.psn      = 1;
+    ep->tx.acked    = 0;
+    ep->tx.resend   = 1;
+    ep->rx.expected = 1;
+    ep->rx.acked    = 0;
+    status = uct_ud_iface_add_ep(iface, ep);
+    if (status != UCS_OK) {
+        free(ep);
+        return status;
+    }
+    uct_base_ep_init(&ep->super, &iface->super.super);
+    *ep_p = ep;
+    return UCS_OK;
+}
+
+void uct_ud_ep_activate(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if (!(ep->flags & UCT_UD_EP_FLAG_ACTIVE)) {
+        ucs_list_add_tail(&iface->active, &ep->active);
+        ep->flags |= UCT_UD_EP_FLAG_ACTIVE;
+    }
+}
+
+static void uct_ud_ep_deactivate(uct_ud_ep_t *ep)
+{
+    if (ep->flags & UCT_UD_EP_FLAG_ACTIVE) {
+        ucs_list_del(&ep->active);
+        ep->flags &= (uint8_t)~UCT_UD_EP_FLAG_ACTIVE;
+    }
+}
+
+void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_send_desc_t *desc;
+
+    uct_ud_ep_deactivate(ep);
+    uct_ud_iface_unqueue_ack(iface, ep);
+    uct_ud_iface_conn_remove(iface, ep);
+    uct_ud_iface_remove_ep(iface, ep);
+    while (!ucs_queue_is_empty(&ep->unacked)) {
+        desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
+                                             uct_ud_send_desc_t, queue);
+        uct_ud_iface_desc_done(iface, desc);
+    }
+    uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
+    uct_pending_group_cleanup(&ep->pending);
+    free(ep);
+}
+
+/* ------------------------------------------------------------------------
+ * Control packets: CREQ, CREP, ACK, NAK
+ */
+
+/* Posts a control packet of @a length bytes at @a buf (inline when it
+ * fits, else from a descriptor) */
+static ucs_status_t uct_ud_iface_send_ctl(uct_ud_iface_t *iface,
+                                          uct_ud_ah_t *ah, uint32_t qpn,
+                                          const void *buf, size_t length,
+                                          int solicited)
+{
+    uct_ud_send_desc_t *desc = NULL;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    if (iface->tx.available <= 0) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    if (length <= iface->config.max_inline) {
+        sge.addr = (uintptr_t)buf;
+        sge.lkey = 0;
+    } else {
+        desc = ucs_mpool_get(&iface->tx_mp);
+        if (desc == NULL) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        memcpy(uct_ud_desc_hdr(desc), buf, length);
+        desc->flags  = 0;
+        desc->wqe_sn = iface->tx.sn;
+        sge.addr     = (uintptr_t)uct_ud_desc_hdr(desc);
+        sge.lkey     = desc->lkey;
+    }
+    sge.length = (uint32_t)length;
+    status = uct_ud_iface_post(iface, ah, qpn, &sge, 1, desc == NULL,
+                               solicited, desc != NULL);
+    if (desc != NULL) {
+        if (status == UCS_OK) {
+            uct_ud_iface_desc_done(iface, desc);
+        } else {
+            ucs_mpool_put(desc);
+        }
+    }
+    return status;
+}
+
+/* The secret of the iface at (ah, qpn), kept with its connection
+ * numbers */
+static uint64_t *uct_ud_ah_peer_secret(uct_ud_ah_t *ah, uint32_t qpn);
+
+ucs_status_t uct_ud_ep_send_creq(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    struct {
+        uct_ud_hdr_t  hdr;
+        uct_ud_creq_t creq;
+    } UCS_S_PACKED pkt;
+    uint64_t *secret = uct_ud_ah_peer_secret(ep->ah, ep->dest_qpn);
+    uint16_t zero = 0;
+
+    memset(&pkt, 0, sizeof(pkt));
+    uct_ud_u24_set(pkt.hdr.dest_id, UCT_UD_EP_ID_NONE);
+    pkt.hdr.type = UCT_UD_PKT_CREQ;
+    memcpy(&pkt.hdr.psn, &zero, sizeof(zero));
+    memcpy(&pkt.hdr.ack_psn, &zero, sizeof(zero));
+    if (secret != NULL) {
+        memcpy(&pkt.creq.secret, secret, sizeof(*secret));
+    }
+    uct_ud_u24_set(pkt.creq.src_id, ep->id);
+    memcpy(&pkt.creq.conn_sn, &ep->conn_sn, sizeof(ep->conn_sn));
+    (void)uct_ib_iface_get_device_address(&iface->super.super.super,
+                                          (uct_device_addr_t*)
+                                          &pkt.creq.dev_addr);
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
+                                 sizeof(pkt), 1);
+}
+
+static ucs_status_t uct_ud_ep_send_crep(uct_ud_iface_t *iface,
+                                        uct_ud_ep_t *ep)
+{
+    struct {
+        uct_ud_hdr_t  hdr;
+        uct_ud_crep_t crep;
+    } UCS_S_PACKED pkt;
+    uint16_t ack_psn = (uint16_t)(ep->rx.expected - 1), zero = 0;
+
+    memset(&pkt, 0, sizeof(pkt));
+    uct_ud_u24_set(pkt.hdr.dest_id, ep->dest_id);
+    pkt.hdr.type = UCT_UD_PKT_CREP;
+    memcpy(&pkt.hdr.psn, &zero, sizeof(zero));
+    memcpy(&pkt.hdr.ack_psn, &ack_psn, sizeof(ack_psn));
+    uct_ud_u24_set(pkt.crep.src_id, ep->id);
+    memcpy(&pkt.crep.conn_sn, &ep->conn_sn, sizeof(ep->conn_sn));
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
+                                 sizeof(pkt), 1);
+}
+
+ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uint8_t type = (ep->rx_flags & UCT_UD_EP_RX_NAK) ? UCT_UD_PKT_NAK :
+                                                        UCT_UD_PKT_ACK;
+    uct_ud_hdr_t hdr;
+    ucs_status_t status;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) || (ep->ah == NULL)) {
+        uct_ud_iface_unqueue_ack(iface, ep);
+        return UCS_OK;
+    }
+    if (iface->tx.available <= 0) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    uct_ud_ep_fill_hdr(iface, ep, &hdr, type, 0);
+    status = uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr,
+                                   sizeof(hdr), 0);
+    if (status == UCS_OK) {
+        ep->rx_flags &= (uint8_t)~(UCT_UD_EP_RX_ACK_NOW | UCT_UD_EP_RX_NAK);
+    }
+    return status;
+}
+
+/* A pure ACK that asks the peer for its own ACK (flush) */
+static void uct_ud_ep_send_ack_req(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_hdr_t hdr;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
+        (iface->tx.available <= 1)) {
+        return;
+    }
+    uct_ud_ep_fill_hdr(iface, ep, &hdr,
+                       UCT_UD_PKT_ACK | UCT_UD_PKT_FLAG_ACK_REQ, 0);
+    (void)uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr,
+                                sizeof(hdr), 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Connection establishment
+ */
+
+/* Secrets live in a parallel array of the ah's peers (same index) */
+static uint64_t *uct_ud_ah_peer_secret(uct_ud_ah_t *ah, uint32_t qpn)
+{
+    unsigned i;
+
+    for (i = 0; i < ah->num_peers; ++i) {
+        if (ah->peers[i].qp_num == qpn) {
+            return (ah->secrets != NULL) ? &ah->secrets[i] : NULL;
+        }
+    }
+    return NULL;
+}
+
+static ucs_status_t uct_ud_ah_set_secret(uct_ud_ah_t *ah, uint32_t qpn,
+                                         uint64_t secret)
+{
+    uint64_t *secrets;
+    unsigned i;
+
+    for (i = 0; i < ah->num_peers; ++i) {
+        if (ah->peers[i].qp_num == qpn) {
+            break;
+        }
+    }
+    if (i == ah->num_peers) {
+        return UCS_ERR_NO_ELEM;
+    }
+    if (ah->num_secrets < ah->num_peers) {
+        secrets = realloc(ah->secrets, ah->num_peers * sizeof(*secrets));
+        if (secrets == NULL) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        memset(secrets + ah->num_secrets, 0,
+               (ah->num_peers - ah->num_secrets) * sizeof(*secrets));
+        ah->secrets     = secrets;
+        ah->num_secrets = ah->num_peers;
+    }
+    ah->secrets[i] = secret;
+    return UCS_OK;
+}
+
+static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                    uint32_t dest_id)
+{
+    ep->dest_id  = dest_id;
+    ep->flags   |= UCT_UD_EP_FLAG_CONNECTED;
+    ep->flags   &= (uint8_t)~UCT_UD_EP_FLAG_CREQ;
+    uct_ud_ep_schedule(iface, ep);
+}
+
+ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(params->iface);
+    const uct_ud_iface_addr_t *iface_addr;
+    uct_ud_ep_t *ep, *existing;
+    uint32_t qpn, conn_sn;
+    ucs_status_t status;
+    uint64_t secret;
+    uct_ud_ah_t *ah;
+
+    uct_ud_enter(iface);
+    if (!(params->field_mask & UCT_EP_PARAM_FIELD_IFACE_ADDR)) {
+        /* CONNECT_TO_EP: connected by uct_ep_connect_to_ep() */
+        status = uct_ud_ep_alloc(iface, &ep);
+        if (status == UCS_OK) {
+            *ep_p = &ep->super.super;
+        }
+        goto out;
+    }
+
+    if (!(params->field_mask & UCT_EP_PARAM_FIELD_DEV_ADDR) ||
+        (params->dev_addr == NULL) || (params->iface_addr == NULL)) {
+        ucs_error("ud_verbs iface %s: connecting to an interface needs its "
+                  "device and interface addresses",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+    if (!uct_ib_iface_is_reachable_addr(&iface->super,
+                                        (const uct_ib_device_addr_t*)
+                                        params->dev_addr)) {
+        ucs_error("ud_verbs iface %s: the peer's device address is not "
+                  "reachable from here (another fabric or subnet)",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_UNREACHABLE;
+        goto out;
+    }
+    iface_addr = (const uct_ud_iface_addr_t*)params->iface_addr;
+    qpn        = uct_ud_u24_get(iface_addr->qp_num);
+    memcpy(&secret, &iface_addr->secret, sizeof(secret));
+    if (qpn <= 1) {
+        ucs_error("ud_verbs iface %s: the interface address names QP %u, "
+                  "which cannot be a ud_verbs QP",
+                  iface->super.super.dev_name, qpn);
+        status = UCS_ERR_INVALID_PARAM;
+        goto out;
+    }
+
+    status = uct_ud_iface_get_ah(iface, (const uct_ib_device_addr_t*)
+                                 params->dev_addr, &ah);
+    if (status != UCS_OK) {
+        goto out;
+    }
+    status = uct_ud_ah_next_conn_sn(ah, qpn, &conn_sn);
+    if (status == UCS_OK) {
+        status = uct_ud_ah_set_secret(ah, qpn, secret);
+    }
+    if (status != UCS_OK) {
+        ucs_error("ud_verbs iface %s: no memory for a connection",
+                  iface->super.super.dev_name);
+        goto out;
+    }
+
+    /* the peer may have connected first: its request made the ep */
+    existing = uct_ud_iface_conn_find(iface, ah, qpn, conn_sn);
+    if ((existing != NULL) && (existing->flags & UCT_UD_EP_FLAG_PRIVATE)) {
+        existing->flags &= (uint8_t)~UCT_UD_EP_FLAG_PRIVATE;
+        *ep_p = &existing->super.super;
+        goto out;
+    }
+
+    status = uct_ud_ep_alloc(iface, &ep);
+    if (status != UCS_OK) {
+        goto out;
+    }
+    ep->ah       = ah;
+    ep->dest_qpn = qpn;
+    ep->conn_sn  = conn_sn;
+    uct_ud_iface_conn_add(iface, ep);
+    ep->flags       |= UCT_UD_EP_FLAG_CREQ;
+    ep->ack_time     = ucs_get_time();
+    ep->resend_time  = ep->ack_time + iface->config.resend_timeout;
+    uct_ud_ep_activate(iface, ep);
+    (void)uct_ud_ep_send_creq(iface, ep); /* the timer repeats it */
+    *ep_p = &ep->super.super;
+
+out:
+    uct_ud_leave(iface);
+    return status;
+}
+
+void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
+                          const uct_ud_creq_t *creq, const uint8_t *sgid)
+{
+    uint32_t src_id = uct_ud_u24_get(creq->src_id);
+    uint32_t conn_sn;
+    ucs_status_t status;
+    uct_ud_ah_t *ah;
+    uct_ud_ep_t *ep;
+
+    (void)sgid;
+    memcpy(&conn_sn, &creq->conn_sn, sizeof(conn_sn));
+    if ((src_id > UCT_UD_EP_ID_MAX) ||
+        !uct_ib_iface_is_reachable_addr(&iface->super, &creq->dev_addr)) {
+        ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+                         "malformed connection request from qp 0x%x",
+                         iface->super.super.dev_name, wc->src_qp);
+        ++iface->stats.rx_dropped;
+        return;
+    }
+
+    status = uct_ud_iface_get_ah(iface, &creq->dev_addr, &ah);
+    if (status != UCS_OK) {
+        return;
+    }
+    ep = uct_ud_iface_conn_find(iface, ah, wc->src_qp, conn_sn);
+    if (ep == NULL) {
+        status = uct_ud_ep_alloc(iface, &ep);
+        if (status != UCS_OK) {
+            return;
+        }
+        ep->flags    |= UCT_UD_EP_FLAG_PRIVATE;
+        ep->ah        = ah;
+        ep->dest_qpn  = wc->src_qp;
+        ep->conn_sn   = conn_sn;
+        uct_ud_iface_conn_add(iface, ep);
+    }
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        uct_ud_ep_set_connected(iface, ep, src_id);
+    } else if (ep->dest_id != src_id) {
+        ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+                         "connection request from qp 0x%x for ep %u, which "
+                         "is connected to ep %u", iface->super.super.dev_name,
+                         wc->src_qp, src_id, ep->dest_id);
+        ++iface->stats.rx_dropped;
+        return;
+    }
+    (void)uct_ud_ep_send_crep(iface, ep); /* lost: the peer asks again */
+}
+
+static void uct_ud_ep_rx_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                              const void *packet)
+{
+    const uct_ud_crep_t *crep = (const uct_ud_crep_t*)
+                                ((const uct_ud_hdr_t*)packet + 1);
+    uint32_t src_id = uct_ud_u24_get(crep->src_id);
+    uint32_t conn_sn;
+
+    memcpy(&conn_sn, &crep->conn_sn, sizeof(conn_sn));
+    if (!(ep->flags & UCT_UD_EP_FLAG_IN_CONN) || (conn_sn != ep->conn_sn) ||
+        (src_id > UCT_UD_EP_ID_MAX)) {
+        ++iface->stats.rx_dropped;
+        return;
+    }
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        uct_ud_ep_set_connected(iface, ep, src_id);
+        if (ucs_queue_is_empty(&ep->unacked)) {
+            uct_ud_ep_deactivate(ep);
+        }
+    }
+}
+
+ucs_status_t uct_ud_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
+{
+    uct_ud_ep_t *ep        = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface  = uct_ud_ep_iface(ep);
+    uct_ud_ep_addr_t *ud   = (uct_ud_ep_addr_t*)addr;
+
+    uct_ud_u24_set(ud->iface.qp_num, iface->qp->qp_num);
+    memcpy(&ud->iface.secret, &iface->secret, sizeof(iface->secret));
+    uct_ud_u24_set(ud->ep_id, ep->id);
+    return UCS_OK;
+}
+
+ucs_status_t uct_ud_ep_connect_to_ep(uct_ep_h tl_ep,
+                                     const uct_device_addr_t *dev_addr,
+                                     const uct_ep_addr_t *ep_addr)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    const uct_ud_ep_addr_t *ud = (const uct_ud_ep_addr_t*)ep_addr;
+    uint32_t qpn, dest_id;
+    ucs_status_t status;
+    uct_ud_ah_t *ah;
+
+    if ((dev_addr == NULL) || (ep_addr == NULL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    qpn     = uct_ud_u24_get(ud->iface.qp_num);
+    dest_id = uct_ud_u24_get(ud->ep_id);
+    if ((qpn <= 1) || (dest_id > UCT_UD_EP_ID_MAX)) {
+        ucs_error("ud_verbs iface %s: invalid endpoint address (QP %u, "
+                  "ep %u)", iface->super.super.dev_name, qpn, dest_id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!uct_ib_iface_is_reachable_addr(&iface->super,
+                                        (const uct_ib_device_addr_t*)
+                                        dev_addr)) {
+        ucs_error("ud_verbs iface %s: the peer's device address is not "
+                  "reachable from here (another fabric or subnet)",
+                  iface->super.super.dev_name);
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    uct_ud_enter(iface);
+    if (ep->flags & (UCT_UD_EP_FLAG_CONNECTED | UCT_UD_EP_FLAG_CREQ)) {
+        ucs_error("ud_verbs iface %s: ep %u is already connected",
+                  iface->super.super.dev_name, ep->id);
+        status = UCS_ERR_ALREADY_EXISTS;
+        goto out;
+    }
+    status = uct_ud_iface_get_ah(iface, (const uct_ib_device_addr_t*)
+                                 dev_addr, &ah);
+    if (status != UCS_OK) {
+        goto out;
+    }
+    ep->ah       = ah;
+    ep->dest_qpn = qpn;
+    uct_ud_ep_set_connected(iface, ep, dest_id);
+out:
+    uct_ud_leave(iface);
+    return status;
+}
+
+/* ------------------------------------------------------------------------
+ * Acknowledgements and resends
+ */
+
+/* Retires every packet up to @a ack_psn */
+static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                  uint16_t ack_psn, int async)
+{
+    uct_ud_send_desc_t *desc;
+    ucs_status_t status;
+
+    /* no news, or an ACK of packets never sent (ignored) */
+    if (!uct_ud_psn_lt(ep->tx.acked, ack_psn) ||
+        !uct_ud_psn_lt(ack_psn, ep->tx.psn)) {
+        return;
+    }
+    ep->tx.acked = ack_psn;
+    if (uct_ud_psn_lt(ep->tx.resend, (uint16_t)(ack_psn + 1))) {
+        ep->tx.resend = (uint16_t)(ack_psn + 1);
+    }
+    ep->rx_flags   &= (uint8_t)~(UCT_UD_EP_TX_FAST_RESENT |
+                                 UCT_UD_EP_TX_ACK_REQ_SENT);
+    ep->tx.backoff  = 0;
+    ep->ack_time    = ucs_get_time();
+    ep->resend_time = ep->ack_time + iface->config.resend_timeout;
+
+    while (!ucs_queue_is_empty(&ep->unacked)) {
+        desc = ucs_queue_head_elem_non_empty(&ep->unacked,
+                                             uct_ud_send_desc_t, queue);
+        if (!uct_ud_psn_le(desc->psn, ack_psn)) {
+            break;
+        }
+        ucs_queue_pull_non_empty(&ep->unacked);
+        if (desc->comp == NULL) {
+            uct_ud_iface_desc_done(iface, desc);
+            continue;
+        }
+        status = UCS_OK;
+        if ((desc->flags & UCT_UD_DESC_FLAG_MARKER) &&
+            (ep->rx_flags & UCT_UD_EP_TX_DENIED)) {
+            ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;
+            status        = UCS_ERR_INVALID_ADDR;
+        }
+        if (async) {
+            /* completions run from progress */
+            desc->status = (int8_t)status;
+            ucs_queue_push(&iface->async_comps, &desc->queue);
+        } else {
+            uct_invoke_completion(desc->comp, status);
+            uct_ud_iface_desc_done(iface, desc);
+        }
+    }
+    uct_ud_ep_schedule(iface, ep);
+}
+
+ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                 uct_ud_send_desc_t *desc, int resend)
+{
+    struct ibv_sge sge[UCT_UD_MAX_ZCOPY_IOV + 1];
+    uct_ud_hdr_t *hdr = uct_ud_desc_hdr(desc);
+    uint16_t ack_psn;
+    int inl, n = 1;
+    unsigned i;
+    uint8_t type;
+
+    if (resend) {
+        /* fresh acknowledgement, and ask for one back */
+        ack_psn      = (uint16_t)(ep->rx.expected - 1);
+        memcpy(&hdr->ack_psn, &ack_psn, sizeof(ack_psn));
+        ep->rx.acked = ack_psn;
+        type         = hdr->type | UCT_UD_PKT_FLAG_ACK_REQ;
+        hdr->type    = type;
+        uct_ud_iface_unqueue_ack(iface, ep);
+    }
+    sge[0].addr   = (uintptr_t)hdr;
+    sge[0].length = desc->length;
+    sge[0].lkey   = desc->lkey;
+    for (i = 0; i < desc->iovcnt; ++i) {
+        sge[n].addr   = desc->iov[i].addr;
+        sge[n].length = desc->iov[i].length;
+        sge[n].lkey   = desc->iov[i].lkey;
+        ++n;
+    }
+    inl = (desc->iovcnt == 0) && (desc->length <= iface->config.max_inline);
+    if (inl) {
+        desc->flags |= UCT_UD_DESC_FLAG_INLINE;
+    } else {
+        desc->flags  &= (uint8_t)~UCT_UD_DESC_FLAG_INLINE;
+        desc->wqe_sn  = iface->tx.sn;
+    }
+    return uct_ud_iface_post(iface, ep->ah, ep->dest_qpn, sge, n, inl,
+                             hdr->type & UCT_UD_PKT_FLAG_ACK_REQ, !inl);
+}
+
+void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_send_desc_t *desc;
+
+    ucs_queue_for_each(desc, &ep->unacked, queue) {
+        if ((desc->flags & UCT_UD_DESC_FLAG_MARKER) ||
+            uct_ud_psn_lt(desc->psn, ep->tx.resend)) {
+            continue;
+        }
+        if (iface->tx.available <= 1) {
+            return; /* continued when slots come back */
+        }
+        if (uct_ud_ep_post_desc(iface, ep, desc, 1) != UCS_OK) {
+            return;
+        }
+        ++iface->stats.tx_resent;
+        uct_iface_stat_tx_retry(&iface->super.super);
+        ep->tx.resend = (uint16_t)(desc->psn + 1);
+    }
+    ep->tx.resend = ep->tx.psn;
+}
+
+void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
+{
+    ucs_time_t wait;
+
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        uct_ud_ep_deactivate(ep);
+        return;
+    }
+    if ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
+        !ucs_queue_is_empty(&ep->unacked)) {
+        if (now - ep->ack_time > iface->config.timeout) {
+            iface->timeouts_due = 1; /* failed from progress */
+            return;
+        }
+    } else {
+        uct_ud_ep_deactivate(ep);
+        return;
+    }
+    if ((int64_t)(now - ep->resend_time) < 0) {
+        return;
+    }
+
+    if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
+        (void)uct_ud_ep_send_creq(iface, ep);
+    } else {
+        ep->tx.resend = (uint16_t)(ep->tx.acked + 1);
+        uct_ud_ep_resend(iface, ep);
+    }
+    wait = iface->config.resend_timeout << ucs_min(ep->tx.backoff, 16);
+    wait = ucs_min(wait, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
+    ep->resend_time = now + wait;
+    if (ep->tx.backoff < 16) {
+        ++ep->tx.backoff;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Receive
+ */
+
+int uct_ud_ep_deliver(uct_ud_iface_t *iface, uct_ud_ep_t *ep, uint8_t type,
+                      void *obj, void *packet, unsigned hdr_len,
+                      unsigned length)
+{
+    void *payload        = (uint8_t*)packet + hdr_len;
+    unsigned data_len    = length - hdr_len;
+    uct_ud_put_hdr_t put;
+    ucs_status_t status;
+    uct_ib_md_t *md;
+
+    if (ucs_likely(type < UCT_AM_ID_MAX)) {
+        if (ucs_unlikely(iface->super.super.am_tracer != NULL)) {
+            uct_iface_trace_am(&iface->super.super, UCT_AM_TRACE_TYPE_RECV,
+                               type, payload, data_len);
+        }
+        uct_rx_desc_set_release(&iface->rx_layout, obj,
+                                &iface->rx_release.super);
+        status = uct_iface_invoke_am(&iface->super.super, type, payload,
+                                     data_len, UCT_CB_PARAM_FLAG_DESC);
+        return status == UCS_INPROGRESS;
+    }
+
+    /* a PUT: only into a live region of our md that grants remote writes */
+    memcpy(&put, (uct_ud_hdr_t*)packet + 1, sizeof(put));
+    md = uct_ib_iface_md(&iface->super);
+    if (uct_ib_md_access_begin(md, put.rkey, put.address, data_len,
+                               IBV_ACCESS_REMOTE_WRITE) == UCS_OK) {
+        memcpy((void*)(uintptr_t)put.address, payload, data_len);
+        uct_ib_md_access_end(md);
+        return 0;
+    }
+    ++iface->stats.put_denied;
+    ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: refused a "
+                     "%u-byte PUT to 0x%" PRIx64 " with key 0x%x from qp "
+                     "0x%x: no such registered region with remote write "
+                     "access", iface->super.super.dev_name, data_len,
+                     put.address, put.rkey, ep->dest_qpn);
+    ep->rx_flags |= UCT_UD_EP_RX_DENIED | UCT_UD_EP_RX_ACK_NOW;
+    uct_ud_iface_queue_ack(iface, ep);
+    return 0;
+}
+
+void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                  const uct_ud_pkt_info_t *info, void *obj, void *packet,
+                  unsigned length, int async)
+{
+    uct_ud_rx_desc_t *rdesc;
+
+    if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_FAILED)) {
+        ucs_mpool_put(obj);
+        return;
+    }
+    if (info->flags & UCT_UD_PKT_FLAG_DENIED) {
+        ep->rx_flags |= UCT_UD_EP_TX_DENIED;
+    }
+    if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
+        uct_ud_ep_process_ack(iface, ep, info->ack_psn, async);
+    }
+
+    switch (info->type) {
+    case UCT_UD_PKT_CREP:
+        uct_ud_ep_rx_crep(iface, ep, packet);
+        goto out_put;
+    case UCT_UD_PKT_NAK:
+        if (!(ep->rx_flags & UCT_UD_EP_TX_FAST_RESENT) &&
+            !ucs_queue_is_empty(&ep->unacked)) {
+            ep->rx_flags  |= UCT_UD_EP_TX_FAST_RESENT;
+            ep->tx.resend  = (uint16_t)(ep->tx.acked + 1);
+            uct_ud_ep_resend(iface, ep);
+        }
+        /* fall through */
+    case UCT_UD_PKT_ACK:
+        if (info->flags & UCT_UD_PKT_FLAG_ACK_REQ) {
+            ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
+            uct_ud_iface_queue_ack(iface, ep);
+        }
+        goto out_put;
+    default:
+        break;
+    }
+
+    if (ucs_unlikely(!(ep->flags & UCT_UD_EP_FLAG_CONNECTED))) {
+        /* CONNECT_TO_EP before our side connected: the peer resends */
+        ++iface->stats.rx_dropped;
+        goto out_put;
+    }
+    if (ucs_unlikely(info->psn != ep->rx.expected)) {
+        if (uct_ud_psn_lt(info->psn, ep->rx.expected)) {
+            ++iface->stats.rx_dup;
+            ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
+        } else {
+            ++iface->stats.rx_ooo;
+            if (!(ep->rx_flags & UCT_UD_EP_RX_NAK_SENT)) {
+                ep->rx_flags |= UCT_UD_EP_RX_NAK | UCT_UD_EP_RX_NAK_SENT;
+            }
+        }
+        uct_ud_iface_queue_ack(iface, ep);
+        goto out_put;
+    }
+
+    ++ep->rx.expected;
+    ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_NAK_SENT;
+    if (info->flags & UCT_UD_PKT_FLAG_ACK_REQ) {
+        ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
+    }
+    uct_ud_iface_queue_ack(iface, ep);
+
+    if (async) {
+        rdesc          = obj;
+        rdesc->ep_id   = ep->id;
+        rdesc->type    = info->type;
+        rdesc->hdr_len = (uint8_t)info->hdr_len;
+        rdesc->length  = length;
+        ucs_queue_push(&iface->async_rx, &rdesc->queue);
+        return;
+    }
+    if (uct_ud_ep_deliver(iface, ep, info->type, obj, packet, info->hdr_len,
+                          length)) {
+        return; /* kept by the handler */
+    }
+out_put:
+    ucs_mpool_put(obj);
+}
+
+/* ------------------------------------------------------------------------
+ * Failure, flush, pending
+ */
+
+void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                          ucs_status_t status, int silent)
+{
+    uct_ud_send_desc_t *desc;
+
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        return;
+    }
+    ep->flags  |= UCT_UD_EP_FLAG_FAILED;
+    ep->flags  &= (uint8_t)~UCT_UD_EP_FLAG_CREQ;
+    ep->status  = (int8_t)status;
+    uct_ud_ep_deactivate(ep);
+    uct_ud_iface_unqueue_ack(iface, ep);
+    while (!ucs_queue_is_empty(&ep->unacked)) {
+        desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
+                                             uct_ud_send_desc_t, queue);
+        if (desc->comp != NULL) {
+            uct_invoke_completion(desc->comp, status);
+        }
+        uct_ud_iface_desc_done(iface, desc);
+    }
+    if (silent || (ep->flags & UCT_UD_EP_FLAG_PRIVATE)) {
+        ep->flags |= UCT_UD_EP_FLAG_ERR_SENT;
+        return;
+    }
+    ep->flags |= UCT_UD_EP_FLAG_ERR_SENT;
+    uct_iface_stat_peer_failure(&iface->super.super);
+    /* the handler may destroy the ep */
+    uct_iface_handle_ep_err(&iface->super.super.super, &ep->super.super,
+                            status);
+}
+
+void uct_ud_ep_destroy(uct_ep_h tl_ep)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+
+    uct_ud_enter(iface);
+    uct_base_ep_cleanup(&ep->super);
+    uct_ud_ep_free(iface, ep);
+    uct_ud_leave(iface);
+}
+
+ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                             uct_completion_t *comp)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    uct_ud_send_desc_t *marker;
+    ucs_status_t status;
+
+    uct_ud_enter(iface);
+    if (flags & UCT_FLUSH_FLAG_CANCEL) {
+        /* everything unacknowledged completes with UCS_ERR_CANCELED; the
+         * ep cannot send any more (no error handler call) */
+        uct_ud_ep_set_failed(iface, ep, UCS_ERR_CANCELED, 1);
+    }
+    if (ucs_queue_is_empty(&ep->unacked)) {
+        status = UCS_OK;
+        if (ep->rx_flags & UCT_UD_EP_TX_DENIED) {
+            ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;
+            status        = UCS_ERR_INVALID_ADDR;
+        }
+        goto out;
+    }
+    if (ucs_unlikely(ep->tx.resend != ep->tx.psn)) {
+        uct_ud_ep_resend(iface, ep);
+    }
+    if (comp != NULL) {
+        marker = ucs_mpool_get(&iface->marker_mp);
+        if (marker == NULL) {
+            status = UCS_ERR_NO_RESOURCE;
+            goto out;
+        }
+        marker->flags  = UCT_UD_DESC_FLAG_MARKER;
+        marker->comp   = comp;
+        marker->psn    = (uint16_t)(ep->tx.psn - 1);
+        marker->iovcnt = 0;
+        ucs_queue_push(&ep->unacked, &marker->queue);
+    }
+    uct_ud_ep_send_ack_req(iface, ep);
+    status = UCS_INPROGRESS;
+out:
+    uct_ud_leave(iface);
+    return status;
+}
+
+ucs_status_t uct_ud_ep_fence(uct_ep_h tl_ep, unsigned flags)
+{
+    (void)tl_ep;
+    (void)flags;
+    return UCS_OK; /* the peer applies packets in order */
+}
+
+ucs_status_t uct_ud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                   unsigned flags)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    ucs_status_t status;
+
+    (void)flags;
+    uct_ud_enter(iface);
+    if (uct_ud_ep_can_send(iface, ep) &&
+        ucs_arbiter_group_is_empty(&ep->pending.group)) {
+        status = UCS_ERR_BUSY;
+    } else {
+        uct_pending_group_push(&iface->arbiter, &ep->pending, req);
+        status = UCS_OK;
+    }
+    uct_ud_leave(iface);
+    return status;
+}
+
+void uct_ud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+                             void *arg)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+
+    uct_ud_enter(iface);
+    uct_pending_group_purge(&iface->arbiter, &ep->pending, cb, arg);
+    uct_ud_leave(iface);
+}
+
+/* ------------------------------------------------------------------------
+ * Object tree
+ */
+
+static void uct_ud_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
+                                     void *arg_ptr, uint64_t arg_u64)
+{
+    uct_ud_ep_t *ep = obj;
+
+    (void)arg_ptr;
+    (void)arg_u64;
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        ucs_string_buffer_appendf(strb, "failed\n");
+    } else if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
+        ucs_string_buffer_appendf(strb, "connected\n");
+    } else if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
+        ucs_string_buffer_appendf(strb, "connecting\n");
+    } else {
+        ucs_string_buffer_appendf(strb, "created\n");
+    }
+}
+
+static void uct_ud_ep_vfs_show_last_error(void *obj,
+                                          ucs_string_buffer_t *strb,
+                                          void *arg_ptr, uint64_t arg_u64)
+{
+    uct_ud_ep_t *ep = obj;
+
+    (void)arg_ptr;
+    (void)arg_u64;
+    uct_vfs_append_status(strb, (ep->flags & UCT_UD_EP_FLAG_FAILED) ?
+                                (ucs_status_t)ep->status : UCS_OK);
+}
+
+static void uct_ud_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
+                                    void *arg_ptr, uint64_t arg_u64)
+{
+    uct_ud_ep_t *ep = obj;
+    union ibv_gid gid;
+    char str[64];
+
+    (void)arg_ptr;
+    (void)arg_u64;
+    if (ep->ah == NULL) {
+        ucs_string_buffer_appendf(strb, "none\n");
+        return;
+    }
+    memcpy(gid.raw, ep->ah->gid, sizeof(gid.raw));
+    ucs_string_buffer_appendf(strb, "qp 0x%x ep %u gid %s\n", ep->dest_qpn,
+                              ep->dest_id, uct_ib_gid_str(&gid, str,
+                                                          sizeof(str)));
+}
+
+static void uct_ud_ep_vfs_show_tx_queue(void *obj, ucs_string_buffer_t *strb,
+                                        void *arg_ptr, uint64_t arg_u64)
+{
+    uct_ud_ep_t *ep = obj;
+
+    (void)arg_ptr;
+    (void)arg_u64;
+    ucs_string_buffer_appendf(strb, "unacked %u\nto_resend %u\n",
+                              (uint16_t)(ep->tx.psn - ep->tx.acked - 1),
+                              (uint16_t)(ep->tx.psn - ep->tx.resend));
+}
+
+void uct_ud_ep_vfs_init(uct_ep_h tl_ep)
+{
+    uct_ud_ep_t *ep = uct_ud_ep(tl_ep);
+
+    uct_vfs_add_value(ep, ep->id, "ep_id");
+    uct_vfs_add_file(ep, uct_ud_ep_vfs_show_peer, NULL, 0, "peer");
+    uct_vfs_add_file(ep, uct_ud_ep_vfs_show_state, NULL, 0, "state");
+    uct_vfs_add_file(ep, uct_ud_ep_vfs_show_tx_queue, NULL, 0, "tx_queue");
+    uct_vfs_add_uint(ep, &ep->pending.count, sizeof(ep->pending.count),
+                     "pending");
+    uct_vfs_add_file(ep, uct_ud_ep_vfs_show_last_error, NULL, 0,
+                     "last_error");
+}

@@ -1,0 +1,1501 @@
+/*
+ * ud_verbs interfaces: configuration, the UD QP and its receive queue,
+ * the tables (ep ids, address handles, connections), receive and send
+ * completions, the async timer and channel handler, flush, query.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ud.h"
+
+#include <uct/base/uct_vfs.h>
+#include <uct/base/uct_worker.h>
+#include <ucs/sys/sys.h>
+#include <ucs/time/time.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Configuration: ud_verbs (UD_VERBS_) embeds ud (UD_) embeds ib (IB_)
+ */
+
+static ucs_config_field_t uct_ud_iface_config_table[] = {
+    {"IB_", "", NULL, ucs_offsetof(uct_ud_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_ib_iface_config_table)},
+
+    {"TIMEOUT", "30s",
+     "Time without any acknowledgement from a peer that has unacknowledged "
+     "data before its endpoint fails with UCS_ERR_ENDPOINT_TIMEOUT",
+     ucs_offsetof(uct_ud_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RESEND_TIMEOUT", "20ms",
+     "Wait for an acknowledgement before unacknowledged packets are sent "
+     "again; it doubles with each resend that gets no answer (up to 1 s)",
+     ucs_offsetof(uct_ud_iface_config_t, resend_timeout),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"TIMER_TICK", "10ms",
+     "Period of the interface timer that resends, acknowledges and finds "
+     "dead peers, also while the process does not call progress",
+     ucs_offsetof(uct_ud_iface_config_t, timer_tick), UCS_CONFIG_TYPE_TIME},
+
+    {"TX_WINDOW", "256",
+     "Packets an endpoint may have unacknowledged (1-16384)",
+     ucs_offsetof(uct_ud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
+
+    {NULL}
+};
+
+ucs_config_field_t uct_ud_verbs_iface_config_table[] = {
+    {"UD_", "", NULL, ucs_offsetof(uct_ud_verbs_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_ud_iface_config_table)},
+
+    {NULL}
+};
+
+/* ------------------------------------------------------------------------
+ * Pools and the receive queue
+ */
+
+static void uct_ud_rx_obj_init(uct_iface_h tl_iface, void *obj,
+                               uct_mem_h memh)
+{
+    ((uct_ud_rx_desc_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+}
+
+static void uct_ud_tx_obj_init(uct_iface_h tl_iface, void *obj,
+                               uct_mem_h memh)
+{
+    ((uct_ud_send_desc_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+}
+
+#define UCT_UD_RX_BATCH_MAX 64
+
+/* Posts receive buffers up to the fill target */
+static unsigned uct_ud_iface_post_recv(uct_ud_iface_t *iface)
+{
+    unsigned batch = ucs_max(1, ucs_min(iface->super.config.rx_max_batch,
+                                        UCT_UD_RX_BATCH_MAX));
+    struct ibv_recv_wr wr[UCT_UD_RX_BATCH_MAX], *bad_wr;
+    struct ibv_sge sge[UCT_UD_RX_BATCH_MAX];
+    unsigned count, total = 0;
+    void *obj;
+    int ret;
+
+    while (iface->rx.posted < iface->rx.target) {
+        count = 0;
+        while ((count < batch) &&
+               (iface->rx.posted + count < iface->rx.target)) {
+            obj = ucs_mpool_get(&iface->rx_mp);
+            if (obj == NULL) {
+                break;
+            }
+            sge[count].addr   = (uintptr_t)uct_rx_desc_recv_buf(
+                                        &iface->rx_layout, obj);
+            sge[count].length = (uint32_t)(iface->rx_layout.hdr_len +
+                                           iface->rx_layout.seg_size);
+            sge[count].lkey   = ((uct_ud_rx_desc_t*)obj)->lkey;
+            wr[count].wr_id   = (uintptr_t)obj;
+            wr[count].sg_list = &sge[count];
+            wr[count].num_sge = 1;
+            wr[count].next    = &wr[count + 1];
+            ++count;
+        }
+        if (count == 0) {
+            break;
+        }
+        wr[count - 1].next = NULL;
+        ret = ibv_post_recv(iface->qp, wr, &bad_wr);
+        if (ret != 0) {
+            ucs_error("ud_verbs iface %s: ibv_post_recv failed: %s",
+                      iface->super.super.dev_name, strerror(ret));
+            for (; bad_wr != NULL; bad_wr = bad_wr->next) {
+                ucs_mpool_put((void*)(uintptr_t)bad_wr->wr_id);
+                --count;
+            }
+            iface->rx.posted += count;
+            total            += count;
+            break;
+        }
+        iface->rx.posted += count;
+        total            += count;
+        if (count < batch) {
+            break;
+        }
+    }
+    return total;
+}
+
+/* ------------------------------------------------------------------------
+ * Endpoint ids
+ */
+
+ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned size, i, id;
+    uct_ud_ep_t **slots;
+
+    if (iface->eps.count >= iface->eps.size / 2) {
+        /* grow while at most half full, so a free id is found quickly */
+        size = ucs_max(64, iface->eps.size * 2);
+        if (size > UCT_UD_EP_ID_MAX + 1) {
+            size = UCT_UD_EP_ID_MAX + 1;
+        }
+        if (iface->eps.count >= size) {
+            ucs_error("ud_verbs iface %s: all %u endpoint ids are in use; "
+                      "destroy endpoints or open another interface",
+                      iface->super.super.dev_name, size);
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (size != iface->eps.size) {
+            slots = realloc(iface->eps.slots, size * sizeof(*slots));
+            if (slots == NULL) {
+                ucs_error("ud_verbs iface %s: no memory for %u endpoint "
+                          "ids", iface->super.super.dev_name, size);
+                return UCS_ERR_NO_MEMORY;
+            }
+            memset(slots + iface->eps.size, 0,
+                   (size - iface->eps.size) * sizeof(*slots));
+            iface->eps.slots = slots;
+            iface->eps.size  = size;
+        }
+    }
+
+    /* ids are not reused at once: a late packet of a destroyed ep must not
+     * reach a new one */
+    for (i = 0; i < iface->eps.size; ++i) {
+        id = (iface->eps.next + i) % iface->eps.size;
+        if (iface->eps.slots[id] == NULL) {
+            iface->eps.slots[id] = ep;
+            iface->eps.next      = (id + 1) % iface->eps.size;
+            ++iface->eps.count;
+            iface->eps.used = ucs_max(iface->eps.used, id + 1);
+            ep->id = id;
+            return UCS_OK;
+        }
+    }
+    return UCS_ERR_NO_RESOURCE; /* not reached: at most half full */
+}
+
+void uct_ud_iface_remove_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if ((ep->id < iface->eps.size) && (iface->eps.slots[ep->id] == ep)) {
+        iface->eps.slots[ep->id] = NULL;
+        --iface->eps.count;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Address handles: one per remote port, shared
+ */
+
+static unsigned uct_ud_ah_hash(const uint8_t *gid, uint16_t lid)
+{
+    uint64_t a, b;
+
+    memcpy(&a, gid, sizeof(a));
+    memcpy(&b, gid + 8, sizeof(b));
+    return (unsigned)ucs_hash_u64(a ^ ucs_hash_u64(b ^ lid));
+}
+
+static ucs_status_t uct_ud_iface_ah_grow(uct_ud_iface_t *iface)
+{
+    unsigned size = (iface->ahs.mask + 1) * 2, i, b;
+    uct_ud_ah_t **buckets, *ah, *next;
+
+    buckets = calloc(size, sizeof(*buckets));
+    if (buckets == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i <= iface->ahs.mask; ++i) {
+        for (ah = iface->ahs.buckets[i]; ah != NULL; ah = next) {
+            next        = ah->next;
+            b           = uct_ud_ah_hash(ah->gid, ah->lid) & (size - 1);
+            ah->next    = buckets[b];
+            buckets[b]  = ah;
+        }
+    }
+    free(iface->ahs.buckets);
+    iface->ahs.buckets = buckets;
+    iface->ahs.mask    = size - 1;
+    return UCS_OK;
+}
+
+ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
+                                 const uct_ib_device_addr_t *addr,
+                                 uct_ud_ah_t **ah_p)
+{
+    uint16_t lid;
+    unsigned b;
+    uct_ud_ah_t *ah;
+    struct ibv_ah_attr ah_attr;
+
+    memcpy(&lid, &addr->lid, sizeof(lid));
+    b = uct_ud_ah_hash(addr->gid, lid) & iface->ahs.mask;
+    for (ah = iface->ahs.buckets[b]; ah != NULL; ah = ah->next) {
+        if ((ah->lid == lid) && !memcmp(ah->gid, addr->gid, 16)) {
+            *ah_p = ah;
+            return UCS_OK;
+        }
+    }
+
+    if ((iface->ahs.count >= iface->ahs.mask + 1) &&
+        (uct_ud_iface_ah_grow(iface) == UCS_OK)) {
+        b = uct_ud_ah_hash(addr->gid, lid) & iface->ahs.mask;
+    }
+
+    ah = calloc(1, sizeof(*ah));
+    if (ah == NULL) {
+        ucs_error("ud_verbs iface %s: no memory for an address handle",
+                  iface->super.super.dev_name);
+        return UCS_ERR_NO_MEMORY;
+    }
+    uct_ib_iface_fill_ah_attr(&iface->super, addr, &ah_attr);
+    ah->ah = ibv_create_ah(uct_ib_iface_md(&iface->super)->pd, &ah_attr);
+    if (ah->ah == NULL) {
+        ucs_error("ud_verbs iface %s: ibv_create_ah failed: %m; the "
+                  "device may be out of address handles (max_ah)",
+                  iface->super.super.dev_name);
+        free(ah);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    memcpy(ah->gid, addr->gid, 16);
+    ah->lid      = lid;
+    ah->path_mtu = (uint8_t)uct_ib_iface_peer_mtu(&iface->super, addr);
+    ah->next     = iface->ahs.buckets[b];
+    iface->ahs.buckets[b] = ah;
+    ++iface->ahs.count;
+    *ah_p = ah;
+    return UCS_OK;
+}
+
+ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t *conn_sn_p)
+{
+    void *peers;
+    unsigned i;
+
+    for (i = 0; i < ah->num_peers; ++i) {
+        if (ah->peers[i].qp_num == qp_num) {
+            *conn_sn_p = ah->peers[i].next_conn_sn++;
+            return UCS_OK;
+        }
+    }
+    peers = realloc(ah->peers, (ah->num_peers + 1) * sizeof(*ah->peers));
+    if (peers == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ah->peers = peers;
+    ah->peers[ah->num_peers].qp_num       = qp_num;
+    ah->peers[ah->num_peers].next_conn_sn = 1;
+    ++ah->num_peers;
+    *conn_sn_p = 0;
+    return UCS_OK;
+}
+
+static void uct_ud_iface_ahs_cleanup(uct_ud_iface_t *iface)
+{
+    uct_ud_ah_t *ah, *next;
+    unsigned i;
+
+    for (i = 0; i <= iface->ahs.mask; ++i) {
+        for (ah = iface->ahs.buckets[i]; ah != NULL; ah = next) {
+            next = ah->next;
+            if (ibv_destroy_ah(ah->ah) != 0) {
+                ucs_warn("ud_verbs iface %s: ibv_destroy_ah failed: %m",
+                         iface->super.super.dev_name);
+            }
+            free(ah->peers);
+            free(ah->secrets);
+            free(ah);
+        }
+    }
+    free(iface->ahs.buckets);
+}
+
+/* ------------------------------------------------------------------------
+ * Connections: (address handle, remote QP, connection number) -> ep
+ */
+
+static unsigned uct_ud_conn_hash(const uct_ud_ah_t *ah, uint32_t qp_num,
+                                 uint32_t conn_sn)
+{
+    return (unsigned)ucs_hash_u64((uintptr_t)ah ^
+                                  ucs_hash_u64(((uint64_t)qp_num << 32) |
+                                               conn_sn));
+}
+
+uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
+                                    const uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t conn_sn)
+{
+    uct_ud_ep_t *ep;
+
+    ep = iface->conns.buckets[uct_ud_conn_hash(ah, qp_num, conn_sn) &
+                              iface->conns.mask];
+    for (; ep != NULL; ep = ep->conn_next) {
+        if ((ep->ah == ah) && (ep->dest_qpn == qp_num) &&
+            (ep->conn_sn == conn_sn)) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
+ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned size, i, b;
+    uct_ud_ep_t **buckets, *e, *next;
+
+    if (iface->conns.count >= iface->conns.mask + 1) {
+        size    = (iface->conns.mask + 1) * 2;
+        buckets = calloc(size, sizeof(*buckets));
+        if (buckets != NULL) {
+            for (i = 0; i <= iface->conns.mask; ++i) {
+                for (e = iface->conns.buckets[i]; e != NULL; e = next) {
+                    next         = e->conn_next;
+                    b            = uct_ud_conn_hash(e->ah, e->dest_qpn,
+                                                    e->conn_sn) & (size - 1);
+                    e->conn_next = buckets[b];
+                    buckets[b]   = e;
+                }
+            }
+            free(iface->conns.buckets);
+            iface->conns.buckets = buckets;
+            iface->conns.mask    = size - 1;
+        }
+    }
+    b = uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) &
+        iface->conns.mask;
+    ep->conn_next            = iface->conns.buckets[b];
+    iface->conns.buckets[b]  = ep;
+    ++iface->conns.count;
+    ep->flags |= UCT_UD_EP_FLAG_IN_CONN;
+    return UCS_OK;
+}
+
+void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_ep_t **pp;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_IN_CONN)) {
+        return;
+    }
+    pp = &iface->conns.buckets[uct_ud_conn_hash(ep->ah, ep->dest_qpn,
+                                                ep->conn_sn) &
+                               iface->conns.mask];
+    for (; *pp != NULL; pp = &(*pp)->conn_next) {
+        if (*pp == ep) {
+            *pp = ep->conn_next;
+            --iface->conns.count;
+            break;
+        }
+    }
+    ep->flags &= (uint8_t)~UCT_UD_EP_FLAG_IN_CONN;
+}
+
+/* ------------------------------------------------------------------------
+ * Acknowledgements owed
+ */
+
+void uct_ud_iface_queue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned max;
+    uct_ud_ep_t **eps;
+
+    if (ep->flags & UCT_UD_EP_FLAG_ACK_Q) {
+        return;
+    }
+    if (iface->acks.count == iface->acks.max) {
+        max = ucs_max(16, iface->acks.max * 2);
+        eps = realloc(iface->acks.eps, max * sizeof(*eps));
+        if (eps == NULL) {
+            return; /* the timer acknowledges it later */
+        }
+        iface->acks.eps = eps;
+        iface->acks.max = max;
+    }
+    iface->acks.eps[iface->acks.count++] = ep;
+    ep->flags |= UCT_UD_EP_FLAG_ACK_Q;
+}
+
+void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned i;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_ACK_Q)) {
+        return;
+    }
+    for (i = iface->acks.count; i-- > 0;) {
+        if (iface->acks.eps[i] == ep) {
+            iface->acks.eps[i] = iface->acks.eps[--iface->acks.count];
+            break;
+        }
+    }
+    ep->flags &= (uint8_t)~UCT_UD_EP_FLAG_ACK_Q;
+}
+
+/* Sends the ACKs owed: @a all, or only those the peer waits for */
+static void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all)
+{
+    unsigned i = 0;
+    uct_ud_ep_t *ep;
+    uint16_t waiting;
+
+    while (i < iface->acks.count) {
+        ep      = iface->acks.eps[i];
+        waiting = (uint16_t)(ep->rx.expected - 1 - ep->rx.acked);
+        if (!all && !(ep->rx_flags & (UCT_UD_EP_RX_ACK_NOW |
+                                      UCT_UD_EP_RX_NAK)) &&
+            (waiting < iface->config.ack_thresh)) {
+            ++i;
+            continue;
+        }
+        if (uct_ud_ep_send_ack(iface, ep) != UCS_OK) {
+            return; /* no send slot: later */
+        }
+        /* sending removed it from the array (last one moved here) */
+        if ((i < iface->acks.count) && (iface->acks.eps[i] == ep)) {
+            uct_ud_iface_unqueue_ack(iface, ep);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Posting
+ */
+
+ucs_status_t uct_ud_iface_post(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
+                               uint32_t qpn, struct ibv_sge *sge,
+                               int num_sge, int inl, int solicited,
+                               int signal)
+{
+    struct ibv_send_wr wr, *bad_wr;
+    int ret;
+
+    wr.next              = NULL;
+    wr.wr_id             = iface->tx.sn;
+    wr.sg_list           = sge;
+    wr.num_sge           = num_sge;
+    wr.opcode            = IBV_WR_SEND;
+    wr.send_flags        = (inl ? IBV_SEND_INLINE : 0) |
+                           (solicited ? IBV_SEND_SOLICITED : 0);
+    wr.wr.ud.ah          = ah->ah;
+    wr.wr.ud.remote_qpn  = qpn;
+    wr.wr.ud.remote_qkey = UCT_UD_QKEY;
+    if (signal || (++iface->tx.unsignaled >= iface->config.tx_moderation) ||
+        (iface->tx.available <= (int)iface->config.tx_moderation)) {
+        wr.send_flags        |= IBV_SEND_SIGNALED;
+        iface->tx.unsignaled  = 0;
+    }
+
+    ret = ibv_post_send(iface->qp, &wr, &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        ucs_error("ud_verbs iface %s: ibv_post_send failed: %s",
+                  iface->super.super.dev_name, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    ++iface->tx.sn;
+    --iface->tx.available;
+    return UCS_OK;
+}
+
+void uct_ud_iface_desc_done(uct_ud_iface_t *iface, uct_ud_send_desc_t *desc)
+{
+    if ((desc->flags & (UCT_UD_DESC_FLAG_INLINE | UCT_UD_DESC_FLAG_MARKER)) ||
+        ((int32_t)(desc->wqe_sn - iface->tx.completed) < 0)) {
+        ucs_mpool_put(desc);
+        return;
+    }
+    /* the device may still read it */
+    ucs_queue_push(&iface->tx.deferred, &desc->queue);
+}
+
+/* Frees deferred descriptors whose last request completed */
+static void uct_ud_iface_release_deferred(uct_ud_iface_t *iface)
+{
+    uct_ud_send_desc_t *desc;
+    ucs_queue_iter_t iter;
+
+    ucs_queue_for_each_safe(desc, iter, &iface->tx.deferred, queue) {
+        if ((int32_t)(desc->wqe_sn - iface->tx.completed) < 0) {
+            ucs_queue_del_iter(&iface->tx.deferred, iter);
+            ucs_mpool_put(desc);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Receive
+ */
+
+/* Why a packet was dropped, once per cause and second */
+static void uct_ud_iface_drop(uct_ud_iface_t *iface, const struct ibv_wc *wc,
+                              const char *why)
+{
+    ++iface->stats.rx_dropped;
+    ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+                     "%u-byte packet from qp 0x%x: %s",
+                     iface->super.super.dev_name, wc->byte_len, wc->src_qp,
+                     why);
+}
+
+/* A CREQ: check the secret, then connect */
+static void uct_ud_iface_rx_creq_check(uct_ud_iface_t *iface,
+                                       const struct ibv_wc *wc,
+                                       const void *packet,
+                                       const uint8_t *sgid)
+{
+    const uct_ud_creq_t *creq = (const uct_ud_creq_t*)
+                                ((const uct_ud_hdr_t*)packet + 1);
+    uint64_t secret;
+
+    memcpy(&secret, &creq->secret, sizeof(secret));
+    if (secret != iface->secret) {
+        ++iface->stats.creq_denied;
+        uct_ud_iface_drop(iface, wc, "a connection request without this "
+                          "interface's secret");
+        return;
+    }
+    if ((sgid != NULL) && memcmp(sgid, creq->dev_addr.gid, 16)) {
+        uct_ud_iface_drop(iface, wc, "a connection request whose address "
+                          "is not its source");
+        return;
+    }
+    uct_ud_iface_rx_creq(iface, wc, creq, sgid);
+}
+
+/* One received datagram; @a async: from the async context */
+static void uct_ud_iface_rx_one(uct_ud_iface_t *iface, struct ibv_wc *wc,
+                                int async)
+{
+    void *obj = (void*)(uintptr_t)wc->wr_id;
+    uint8_t sgid[16], dgid[16];
+    const uint8_t *src_gid = NULL;
+    uct_ud_pkt_info_t info;
+    ucs_status_t status;
+    uct_ud_ep_t *ep;
+    uint8_t *grh;
+    void *packet;
+    unsigned length;
+
+    --iface->rx.posted;
+    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            uct_ib_iface_log_wc_error(&iface->super, wc, "receive");
+        }
+        ucs_mpool_put(obj);
+        return;
+    }
+
+    grh    = uct_rx_desc_recv_buf(&iface->rx_layout, obj);
+    packet = grh + UCT_UD_GRH_LEN;
+    if (ucs_unlikely(wc->byte_len < UCT_UD_GRH_LEN)) {
+        uct_ud_iface_drop(iface, wc, "shorter than the GRH");
+        goto out_put;
+    }
+    length = wc->byte_len - UCT_UD_GRH_LEN;
+
+    if (wc->wc_flags & IBV_WC_GRH) {
+        if ((uct_ud_grh_gids(grh, iface->config.ipv4, sgid, dgid) !=
+             UCS_OK) ||
+            memcmp(dgid, iface->super.gid_info.gid.raw, 16)) {
+            uct_ud_iface_drop(iface, wc, "not addressed to this GID");
+            goto out_put;
+        }
+        src_gid = sgid;
+    }
+
+    status = uct_ud_pkt_parse(packet, length, &info);
+    if (ucs_unlikely(status != UCS_OK)) {
+        uct_ud_iface_drop(iface, wc, ucs_status_string(status));
+        goto out_put;
+    }
+
+    if (ucs_unlikely(info.type == UCT_UD_PKT_CREQ)) {
+        uct_ud_iface_rx_creq_check(iface, wc, packet, src_gid);
+        goto out_put;
+    }
+
+    ep = uct_ud_iface_ep(iface, info.dest_id);
+    if (ucs_unlikely(ep == NULL)) {
+        if (info.dest_id < iface->eps.used) {
+            /* a late packet of an ep destroyed here: the peer's resends
+             * and acknowledgements stop when it gives up */
+            ++iface->stats.rx_dropped;
+            ++iface->stats.rx_stale;
+        } else {
+            uct_ud_iface_drop(iface, wc, "no such endpoint");
+        }
+        goto out_put;
+    }
+    /* only the peer the ep is connected to may talk to it */
+    if (ucs_unlikely((ep->ah == NULL) || (wc->src_qp != ep->dest_qpn) ||
+                     ((src_gid != NULL) ?
+                      (memcmp(src_gid, ep->ah->gid, 16) != 0) :
+                      (wc->slid != ep->ah->lid)))) {
+        uct_ud_iface_drop(iface, wc, "not from the endpoint's peer");
+        goto out_put;
+    }
+
+    uct_ud_ep_rx(iface, ep, &info, obj, packet, length, async);
+    return;
+
+out_put:
+    ucs_mpool_put(obj);
+}
+
+/* Delivers what the async context took, in order */
+static unsigned uct_ud_iface_dispatch_async_rx(uct_ud_iface_t *iface)
+{
+    unsigned count = 0;
+    uct_ud_rx_desc_t *rdesc;
+    uct_ud_ep_t *ep;
+    void *packet;
+
+    while (!ucs_queue_is_empty(&iface->async_rx)) {
+        rdesc  = ucs_queue_pull_elem_non_empty(&iface->async_rx,
+                                               uct_ud_rx_desc_t, queue);
+        ep     = uct_ud_iface_ep(iface, rdesc->ep_id);
+        packet = (uint8_t*)uct_rx_desc_recv_buf(&iface->rx_layout, rdesc) +
+                 UCT_UD_GRH_LEN;
+        if ((ep == NULL) || (ep->flags & UCT_UD_EP_FLAG_FAILED) ||
+            !uct_ud_ep_deliver(iface, ep, rdesc->type, rdesc, packet,
+                               rdesc->hdr_len, rdesc->length)) {
+            ucs_mpool_put(rdesc);
+        }
+        ++count;
+    }
+    return count;
+}
+
+/* Send completions: every request up to the signaled one is done */
+static unsigned uct_ud_iface_poll_tx(uct_ud_iface_t *iface)
+{
+    struct ibv_wc wc[16];
+    int i, n;
+
+    n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_TX, wc,
+                             (int)ucs_min(iface->super.config.tx_max_poll,
+                                          16));
+    for (i = 0; i < n; ++i) {
+        if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
+            uct_ib_iface_log_wc_error(&iface->super, &wc[i], "send");
+        }
+        iface->tx.available += (int)((uint32_t)wc[i].wr_id + 1 -
+                                     iface->tx.completed);
+        iface->tx.completed  = (uint32_t)wc[i].wr_id + 1;
+    }
+    if (n > 0) {
+        if (!ucs_queue_is_empty(&iface->tx.deferred)) {
+            uct_ud_iface_release_deferred(iface);
+        }
+        return (unsigned)n;
+    }
+    return 0;
+}
+
+static unsigned uct_ud_iface_poll_rx(uct_ud_iface_t *iface, int async)
+{
+    struct ibv_wc wc[32];
+    int i, n;
+
+    n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_RX, wc,
+                             (int)ucs_min(iface->super.config.rx_max_poll,
+                                          32));
+    for (i = 0; i < n; ++i) {
+        uct_ud_iface_rx_one(iface, &wc[i], async);
+    }
+    if (iface->rx.target - iface->rx.posted >=
+        ucs_min(iface->super.config.rx_max_batch, UCT_UD_RX_BATCH_MAX)) {
+        uct_ud_iface_post_recv(iface);
+    }
+    return (n > 0) ? (unsigned)n : 0;
+}
+
+static ucs_arbiter_cb_result_t
+uct_ud_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+                        ucs_arbiter_elem_t *elem, void *arg)
+{
+    uct_ud_iface_t *iface = arg;
+    uct_ud_ep_t *ep = ucs_container_of(group, uct_ud_ep_t, pending.group);
+    ucs_arbiter_cb_result_t result;
+
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    }
+    result = uct_pending_group_dispatch_cb(arbiter, group, elem,
+                                           UCT_PENDING_DISPATCH_DESCHED);
+    if ((result == UCS_ARBITER_CB_RESULT_DESCHED_GROUP) &&
+        (iface->tx.available <= 1)) {
+        return UCS_ARBITER_CB_RESULT_STOP;
+    }
+    return result;
+}
+
+/* The first ep whose peer stopped answering, or NULL */
+static uct_ud_ep_t *uct_ud_iface_timed_out_ep(uct_ud_iface_t *iface,
+                                              ucs_time_t now)
+{
+    uct_ud_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->active, active) {
+        if (!(ep->flags & UCT_UD_EP_FLAG_FAILED) &&
+            ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
+             !ucs_queue_is_empty(&ep->unacked)) &&
+            (now - ep->ack_time > iface->config.timeout)) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
+/* Fails the eps whose peers stopped answering; a handler may destroy any
+ * ep, so the walk starts again after each */
+static void uct_ud_iface_check_timeouts(uct_ud_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+    uct_ud_ep_t *ep;
+
+    iface->timeouts_due = 0;
+    while ((ep = uct_ud_iface_timed_out_ep(iface, now)) != NULL) {
+        uct_ud_ep_set_failed(iface, ep, UCS_ERR_ENDPOINT_TIMEOUT, 0);
+    }
+}
+
+/* Completions of packets acknowledged in the async context */
+static void uct_ud_iface_dispatch_async_comps(uct_ud_iface_t *iface)
+{
+    uct_ud_send_desc_t *desc;
+
+    while (!ucs_queue_is_empty(&iface->async_comps)) {
+        desc = ucs_queue_pull_elem_non_empty(&iface->async_comps,
+                                             uct_ud_send_desc_t, queue);
+        uct_invoke_completion(desc->comp, (ucs_status_t)desc->status);
+        uct_ud_iface_desc_done(iface, desc);
+    }
+}
+
+/* Work of the progress thread only: completions, handlers, failures */
+static void uct_ud_iface_progress_slow(uct_ud_iface_t *iface)
+{
+    uct_ud_ep_t *ep;
+    unsigned i;
+
+    if (!ucs_queue_is_empty(&iface->async_comps)) {
+        uct_ud_iface_dispatch_async_comps(iface);
+    }
+    if (iface->async_fatal) {
+        iface->async_fatal = 0;
+        for (i = 0; i < iface->eps.size; ++i) {
+            ep = iface->eps.slots[i];
+            if (ep != NULL) {
+                uct_ud_ep_set_failed(iface, ep, UCS_ERR_IO_ERROR, 0);
+            }
+        }
+    }
+    if (iface->timeouts_due) {
+        uct_ud_iface_check_timeouts(iface);
+    }
+}
+
+unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
+    unsigned count = 0;
+
+    uct_ud_enter(iface);
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->async_rx))) {
+        count += uct_ud_iface_dispatch_async_rx(iface);
+    }
+    count += uct_ud_iface_poll_rx(iface, 0);
+    count += uct_ud_iface_poll_tx(iface);
+    if (iface->acks.count != 0) {
+        uct_ud_iface_send_acks(iface, 0);
+    }
+    if (!ucs_arbiter_is_empty(&iface->arbiter)) {
+        ucs_arbiter_dispatch(&iface->arbiter, 1, uct_ud_iface_pending_cb,
+                             iface);
+    }
+    if (ucs_unlikely(iface->async_fatal || iface->timeouts_due ||
+                     !ucs_queue_is_empty(&iface->async_comps))) {
+        /* what the async context found: user callbacks run here */
+        uct_ud_iface_progress_slow(iface);
+    }
+    uct_ud_leave(iface);
+    ucs_async_check_miss(iface->async);
+    return count;
+}
+
+/* ------------------------------------------------------------------------
+ * Async: the timer and the completion channel
+ */
+
+/* Takes packets, resends, acknowledges; never calls user callbacks */
+static void uct_ud_iface_async_work(uct_ud_iface_t *iface, int timer)
+{
+    ucs_time_t now;
+    uct_ud_ep_t *ep, *tmp;
+
+    uct_ud_iface_poll_rx(iface, 1);
+    uct_ud_iface_poll_tx(iface);
+    if (timer) {
+        now = ucs_get_time();
+        ucs_list_for_each_safe(ep, tmp, &iface->active, active) {
+            uct_ud_ep_timer(iface, ep, now);
+        }
+    }
+    if (iface->acks.count != 0) {
+        uct_ud_iface_send_acks(iface, timer);
+    }
+}
+
+static void uct_ud_iface_timer_cb(int id, ucs_event_set_types_t events,
+                                  void *arg)
+{
+    uct_ud_iface_async_work(arg, 1);
+}
+
+static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
+                                    void *arg)
+{
+    uct_ud_iface_t *iface = arg;
+    struct ibv_cq *cq;
+    void *cq_context;
+    int ret;
+
+    while (ibv_get_cq_event(iface->super.comp_channel, &cq,
+                            &cq_context) == 0) {
+        ibv_ack_cq_events(cq, 1);
+    }
+    ret = ibv_req_notify_cq(iface->super.cq[UCT_IB_DIR_RX], 1);
+    if (ret != 0) {
+        ucs_debug("ud_verbs iface %s: ibv_req_notify_cq failed: %s",
+                  iface->super.super.dev_name, strerror(ret));
+    }
+    uct_ud_iface_async_work(iface, 0);
+}
+
+static void uct_ud_iface_async_event(void *arg,
+                                     const uct_ib_async_event_t *event)
+{
+    uct_ud_iface_t *iface = arg;
+
+    switch (event->type) {
+    case IBV_EVENT_DEVICE_FATAL:
+        iface->async_fatal = 1;
+        break;
+    case IBV_EVENT_CQ_ERR:
+        if ((event->cq == iface->super.cq[UCT_IB_DIR_TX]) ||
+            (event->cq == iface->super.cq[UCT_IB_DIR_RX])) {
+            iface->async_fatal = 1;
+        }
+        break;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+        if ((event->qp_num == iface->qp->qp_num)) {
+            iface->async_fatal = 1;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Interface operations
+ */
+
+/* An iface flush with a completion: one count per ep that waits */
+typedef struct uct_ud_iface_flush {
+    uct_completion_t super;
+    uct_completion_t *user;
+} uct_ud_iface_flush_t;
+
+static void uct_ud_iface_flush_done(uct_completion_t *self)
+{
+    uct_ud_iface_flush_t *flush = ucs_container_of(self,
+                                                   uct_ud_iface_flush_t,
+                                                   super);
+
+    uct_invoke_completion(flush->user, self->status);
+    free(flush);
+}
+
+static ucs_status_t uct_ud_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                                       uct_completion_t *comp)
+{
+    uct_ud_iface_t *iface       = uct_ud_iface(tl_iface);
+    uct_ud_iface_flush_t *flush = NULL;
+    ucs_status_t status, ret = UCS_OK;
+    uct_ud_ep_t *ep;
+    unsigned i;
+
+    if (comp != NULL) {
+        flush = malloc(sizeof(*flush));
+        if (flush == NULL) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        flush->super.func   = uct_ud_iface_flush_done;
+        flush->super.count  = 1; /* dropped at the end */
+        flush->super.status = UCS_OK;
+        flush->user         = comp;
+    }
+
+    uct_ud_enter(iface);
+    for (i = 0; i < iface->eps.size; ++i) {
+        ep = iface->eps.slots[i];
+        if ((ep == NULL) || ucs_queue_is_empty(&ep->unacked)) {
+            continue;
+        }
+        if (flush != NULL) {
+            ++flush->super.count;
+        }
+        status = uct_ud_ep_flush(&ep->super.super, flags,
+                                 (flush != NULL) ? &flush->super : NULL);
+        if (status == UCS_INPROGRESS) {
+            ret = UCS_INPROGRESS;
+            continue;
+        }
+        if (flush != NULL) {
+            --flush->super.count;
+        }
+        if ((status != UCS_OK) && (ret == UCS_OK)) {
+            ret = status;
+        }
+    }
+    uct_ud_leave(iface);
+
+    if (flush != NULL) {
+        if (ret == UCS_INPROGRESS) {
+            /* the eps' markers finish it */
+            uct_invoke_completion(&flush->super, UCS_OK);
+        } else {
+            free(flush);
+        }
+    }
+    return ret;
+}
+
+static ucs_status_t uct_ud_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    (void)tl_iface;
+    (void)flags;
+    return UCS_OK; /* packets of an ep are applied in order */
+}
+
+static ucs_status_t uct_ud_iface_get_address(uct_iface_h tl_iface,
+                                             uct_iface_addr_t *addr)
+{
+    uct_ud_iface_t *iface        = uct_ud_iface(tl_iface);
+    uct_ud_iface_addr_t *ud_addr = (uct_ud_iface_addr_t*)addr;
+
+    uct_ud_u24_set(ud_addr->qp_num, iface->qp->qp_num);
+    memcpy(&ud_addr->secret, &iface->secret, sizeof(iface->secret));
+    return UCS_OK;
+}
+
+static int uct_ud_iface_is_reachable(const uct_iface_h tl_iface,
+                                     const uct_device_addr_t *dev_addr,
+                                     const uct_iface_addr_t *iface_addr)
+{
+    (void)iface_addr;
+    return uct_ib_iface_is_reachable_addr(&uct_ud_iface(tl_iface)->super,
+                                          (const uct_ib_device_addr_t*)
+                                          dev_addr);
+}
+
+static ucs_status_t uct_ud_iface_query(uct_iface_h tl_iface,
+                                       uct_iface_attr_t *attr)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
+    size_t hdr            = sizeof(uct_ud_hdr_t);
+    size_t seg            = iface->config.seg_size;
+    size_t mtu            = uct_ib_mtu_bytes(iface->super.path_mtu);
+
+    uct_ib_iface_query(&iface->super, 200e-9, attr);
+    attr->cap.flags &= ~(UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                         UCT_IFACE_FLAG_EVENT_RECV |
+                         UCT_IFACE_FLAG_EVENT_RECV_SIG |
+                         UCT_IFACE_FLAG_EVENT_FD);
+    attr->cap.event_flags = 0;
+
+    attr->cap.flags |= UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                       UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+                       UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PENDING |
+                       UCT_IFACE_FLAG_CONNECT_TO_EP |
+                       UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                       UCT_IFACE_FLAG_CB_SYNC |
+                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                       UCT_IFACE_FLAG_INTER_NODE;
+
+    attr->cap.am.max_short       = ucs_min(iface->config.max_inline, seg) -
+                                   hdr - sizeof(uint64_t);
+    attr->cap.am.max_bcopy       = seg - hdr;
+    attr->cap.am.min_zcopy       = 0;
+    attr->cap.am.max_zcopy       = seg - hdr;
+    attr->cap.am.max_hdr         = ucs_min(seg - hdr, UCT_UD_MAX_AM_HDR);
+    attr->cap.am.max_iov         = iface->config.max_iov - 1;
+    attr->cap.am.opt_zcopy_align = 64;
+    attr->cap.am.align_mtu       = mtu;
+
+    attr->cap.put.max_short      = seg - hdr - sizeof(uct_ud_put_hdr_t);
+    attr->cap.put.max_bcopy      = seg - hdr - sizeof(uct_ud_put_hdr_t);
+    attr->cap.put.align_mtu      = mtu;
+
+    attr->iface_addr_len = sizeof(uct_ud_iface_addr_t);
+    attr->ep_addr_len    = sizeof(uct_ud_ep_addr_t);
+    return UCS_OK;
+}
+
+static void uct_ud_iface_close(uct_iface_h tl_iface)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
+    uct_ud_send_desc_t *desc;
+    uct_ud_ep_t *ep;
+    unsigned i;
+
+    uct_base_iface_progress_disable(tl_iface, UCT_PROGRESS_SEND |
+                                              UCT_PROGRESS_RECV);
+    if (iface->timer_id >= 0) {
+        ucs_async_remove_handler(iface->timer_id, 1);
+    }
+    if (iface->channel_handler) {
+        ucs_async_remove_handler(iface->super.comp_channel->fd, 1);
+    }
+
+    uct_ud_enter(iface);
+    for (i = 0; i < iface->eps.size; ++i) {
+        ep = iface->eps.slots[i];
+        if (ep == NULL) {
+            continue;
+        }
+        if (!(ep->flags & UCT_UD_EP_FLAG_PRIVATE)) {
+            ucs_debug("ud_verbs iface %s: destroying ep %p left open",
+                      iface->super.super.dev_name, (void*)ep);
+        }
+        uct_base_ep_cleanup(&ep->super);
+        uct_ud_ep_free(iface, ep);
+    }
+    while (!ucs_queue_is_empty(&iface->async_rx)) {
+        ucs_mpool_put(ucs_queue_pull_elem_non_empty(&iface->async_rx,
+                                                    uct_ud_rx_desc_t,
+                                                    queue));
+    }
+    uct_ud_leave(iface);
+
+    if (ibv_destroy_qp(iface->qp) != 0) {
+        ucs_warn("ud_verbs iface %s: ibv_destroy_qp failed: %m",
+                 iface->super.super.dev_name);
+    }
+    /* the QP is gone: nothing reads the descriptors any more */
+    while (!ucs_queue_is_empty(&iface->tx.deferred)) {
+        desc = ucs_queue_pull_elem_non_empty(&iface->tx.deferred,
+                                             uct_ud_send_desc_t, queue);
+        ucs_mpool_put(desc);
+    }
+    ucs_log_limit_flush(&iface->proto_log, UCS_LOG_LEVEL_WARN,
+                        "ud_verbs: bad packets from peers");
+    uct_ud_iface_ahs_cleanup(iface);
+    ucs_arbiter_cleanup(&iface->arbiter);
+    free(iface->eps.slots);
+    free(iface->conns.buckets);
+    free(iface->acks.eps);
+    ucs_mpool_cleanup(&iface->marker_mp, 1);
+    ucs_mpool_cleanup(&iface->tx_mp, 1);
+    ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
+    uct_ib_iface_cleanup(&iface->super);
+    if (iface->own_async != NULL) {
+        ucs_async_context_destroy(iface->own_async);
+    }
+    free(iface);
+}
+
+static const uct_iface_ops_t uct_ud_iface_ops = {
+    .ep_put_short           = uct_ud_ep_put_short,
+    .ep_put_bcopy           = uct_ud_ep_put_bcopy,
+    .ep_am_short            = uct_ud_ep_am_short,
+    .ep_am_short_iov        = uct_ud_ep_am_short_iov,
+    .ep_am_bcopy            = uct_ud_ep_am_bcopy,
+    .ep_am_zcopy            = uct_ud_ep_am_zcopy,
+    .ep_pending_add         = uct_ud_ep_pending_add,
+    .ep_pending_purge       = uct_ud_ep_pending_purge,
+    .ep_flush               = uct_ud_ep_flush,
+    .ep_fence               = uct_ud_ep_fence,
+    .ep_create              = uct_ud_ep_create,
+    .ep_destroy             = uct_ud_ep_destroy,
+    .ep_get_address         = uct_ud_ep_get_address,
+    .ep_connect_to_ep       = uct_ud_ep_connect_to_ep,
+    .iface_flush            = uct_ud_iface_flush,
+    .iface_fence            = uct_ud_iface_fence,
+    .iface_progress_enable  = uct_base_iface_progress_enable,
+    .iface_progress_disable = uct_base_iface_progress_disable,
+    .iface_progress         = uct_ud_iface_progress,
+    .iface_close            = uct_ud_iface_close,
+    .iface_query            = uct_ud_iface_query,
+    .iface_get_device_address = uct_ib_iface_get_device_address,
+    .iface_get_address      = uct_ud_iface_get_address,
+    .iface_is_reachable     = uct_ud_iface_is_reachable
+};
+
+/* Checks the configuration against the device; fills iface->config */
+static ucs_status_t
+uct_ud_iface_config_init(uct_ud_iface_t *iface,
+                         const uct_ud_iface_config_t *config)
+{
+    const struct ibv_device_attr *dev_attr =
+            &uct_ib_iface_device(&iface->super)->dev_attr;
+    const char *dev = iface->super.super.dev_name;
+    unsigned queue_len = iface->super.config.tx_queue_len;
+    size_t mtu = uct_ib_mtu_bytes(iface->super.path_mtu);
+
+    if ((config->tx_window == 0) ||
+        (config->tx_window > UCT_UD_TX_WINDOW_MAX)) {
+        ucs_error("UCX_UD_TX_WINDOW=%u is out of range; use 1-%u",
+                  config->tx_window, UCT_UD_TX_WINDOW_MAX);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((queue_len < 16) || (queue_len > 32767) ||
+        (queue_len > (unsigned)dev_attr->max_qp_wr)) {
+        ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use "
+                  "16-%d", queue_len, dev,
+                  ucs_min(32767, dev_attr->max_qp_wr));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->timeout > 0) || !(config->resend_timeout > 0) ||
+        !(config->timer_tick > 0)) {
+        ucs_error("ud_verbs %s: UCX_UD_TIMEOUT, RESEND_TIMEOUT and "
+                  "TIMER_TICK must be positive times", dev);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (iface->super.max_inline <
+        sizeof(uct_ud_hdr_t) + sizeof(uint64_t)) {
+        ucs_error("ud_verbs %s: inline data of %zu bytes is too small for "
+                  "short messages; raise UCX_IB_TX_MIN_INLINE", dev,
+                  iface->super.max_inline);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* a datagram carries at most one MTU */
+    iface->config.seg_size       = ucs_min(iface->super.config.seg_size,
+                                           mtu);
+    iface->config.max_inline     = iface->super.max_inline;
+    iface->config.tx_queue_len   = queue_len;
+    iface->config.tx_moderation  = ucs_max(1, ucs_min(64, queue_len / 4));
+    iface->config.tx_window      = config->tx_window;
+    iface->config.ack_thresh     = ucs_max(1, config->tx_window / 4);
+    iface->config.timeout        = ucs_time_from_sec(config->timeout);
+    iface->config.resend_timeout = ucs_time_from_sec(config->resend_timeout);
+    iface->config.timer_tick     = ucs_time_from_sec(config->timer_tick);
+    iface->config.max_iov        = ucs_min(UCT_UD_MAX_ZCOPY_IOV + 1,
+                                           (unsigned)dev_attr->max_sge);
+    iface->config.ipv4           = (iface->super.gid_info.roce_version ==
+                                    UCT_IB_ROCE_V2) &&
+                                   (iface->super.gid_info.af == AF_INET);
+    return UCS_OK;
+}
+
+/* The UD QP, moved to RTS */
+static ucs_status_t uct_ud_iface_create_qp(uct_ud_iface_t *iface)
+{
+    struct ibv_qp_init_attr qp_attr;
+    struct ibv_qp_attr attr;
+    ucs_status_t status;
+
+    memset(&qp_attr, 0, sizeof(qp_attr));
+    qp_attr.qp_type          = IBV_QPT_UD;
+    qp_attr.send_cq          = iface->super.cq[UCT_IB_DIR_TX];
+    qp_attr.recv_cq          = iface->super.cq[UCT_IB_DIR_RX];
+    qp_attr.cap.max_send_wr  = iface->config.tx_queue_len;
+    qp_attr.cap.max_recv_wr  = iface->super.config.rx_queue_len;
+    qp_attr.cap.max_send_sge = iface->config.max_iov;
+    qp_attr.cap.max_recv_sge = 1;
+    qp_attr.sq_sig_all       = 0;
+    status = uct_ib_iface_create_qp(&iface->super, &qp_attr, &iface->qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_ib_iface_qp_init(&iface->super, iface->qp, 0, UCT_UD_QKEY);
+    if (status != UCS_OK) {
+        goto err;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RTR;
+    status = uct_ib_qp_modify(iface->qp, &attr, IBV_QP_STATE, "RTR");
+    if (status != UCS_OK) {
+        goto err;
+    }
+    attr.qp_state = IBV_QPS_RTS;
+    attr.sq_psn   = 0;
+    status = uct_ib_qp_modify(iface->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN,
+                              "RTS");
+    if (status != UCS_OK) {
+        goto err;
+    }
+    return UCS_OK;
+
+err:
+    ibv_destroy_qp(iface->qp);
+    return status;
+}
+
+/* The timer and the channel handler on the worker's async context */
+static ucs_status_t uct_ud_iface_async_init(uct_ud_iface_t *iface,
+                                           uct_worker_h worker)
+{
+    ucs_async_context_t *async = uct_worker_priv(worker)->async;
+    ucs_status_t status;
+    int ret;
+
+    if (async == NULL) {
+        status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                          &iface->own_async);
+        if (status != UCS_OK) {
+            return status;
+        }
+        async = iface->own_async;
+    }
+    iface->async = async;
+
+    status = ucs_async_add_timer(async->mode, iface->config.timer_tick,
+                                 uct_ud_iface_timer_cb, iface, async,
+                                 &iface->timer_id);
+    if (status != UCS_OK) {
+        ucs_error("ud_verbs %s: could not add the interface timer: %s",
+                  iface->super.super.dev_name, ucs_status_string(status));
+        iface->timer_id = -1;
+        return status;
+    }
+
+    ret = ibv_req_notify_cq(iface->super.cq[UCT_IB_DIR_RX], 1);
+    if (ret != 0) {
+        ucs_error("ud_verbs %s: ibv_req_notify_cq failed: %s",
+                  iface->super.super.dev_name, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    status = ucs_async_set_event_handler(async->mode,
+                                         iface->super.comp_channel->fd,
+                                         UCS_EVENT_SET_EVREAD,
+                                         uct_ud_iface_channel_cb, iface,
+                                         async);
+    if (status != UCS_OK) {
+        ucs_error("ud_verbs %s: could not watch the completion channel: "
+                  "%s", iface->super.super.dev_name,
+                  ucs_status_string(status));
+        return status;
+    }
+    iface->channel_handler = 1;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
+                                      const uct_iface_params_t *params,
+                                      const uct_iface_config_t *tl_config,
+                                      uct_iface_h *iface_p)
+{
+    const uct_ud_verbs_iface_config_t *config =
+            (const uct_ud_verbs_iface_config_t*)tl_config;
+    const uct_ib_iface_config_t *ib_config = &config->super.super;
+    uct_iface_mpool_params_t mp_params;
+    uct_ib_iface_init_attr_t init_attr;
+    ucs_mpool_params_t marker_params;
+    uct_ud_iface_t *iface;
+    ucs_status_t status;
+
+    iface = calloc(1, sizeof(*iface));
+    if (iface == NULL) {
+        ucs_error("ud_verbs: failed to allocate an interface");
+        return UCS_ERR_NO_MEMORY;
+    }
+    iface->timer_id = -1;
+
+    memset(&init_attr, 0, sizeof(init_attr));
+    init_attr.tx_cq_len      = ib_config->tx.queue_len;
+    init_attr.rx_cq_len      = ib_config->rx.queue_len;
+    init_attr.qp_type        = IBV_QPT_UD;
+    init_attr.async_event_cb = uct_ud_iface_async_event;
+    status = uct_ib_iface_init(&iface->super, &uct_ud_iface_ops, md, worker,
+                               params, ib_config, &init_attr);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    status = uct_ud_iface_config_init(iface, &config->super);
+    if (status != UCS_OK) {
+        goto err_ib_cleanup;
+    }
+    iface->tx.available = (int)ucs_min(iface->config.tx_queue_len,
+                                       iface->super.cq_len[UCT_IB_DIR_TX]) -
+                          1;
+
+    /* receive: [rx desc ... headroom | GRH area | ud header][payload] */
+    uct_rx_desc_layout_init(&iface->super.super, sizeof(uct_ud_rx_desc_t),
+                            UCT_UD_GRH_LEN + sizeof(uct_ud_hdr_t),
+                            iface->config.seg_size - sizeof(uct_ud_hdr_t),
+                            &iface->rx_layout);
+    uct_rx_desc_release_init(&iface->rx_release, &iface->rx_layout);
+    uct_rx_desc_mpool_params(&iface->rx_layout, &mp_params);
+    mp_params.elems_per_chunk = 128;
+    mp_params.max_elems       = 2 * iface->super.config.rx_queue_len;
+    mp_params.obj_init        = uct_ud_rx_obj_init;
+    mp_params.name            = "ud_recv_desc";
+    status = uct_iface_mpool_init(&iface->super.super, &iface->rx_mp,
+                                  &mp_params);
+    if (status != UCS_OK) {
+        goto err_ib_cleanup;
+    }
+
+    /* send: [desc][ud header][data] */
+    memset(&mp_params, 0, sizeof(mp_params));
+    mp_params.elem_size       = sizeof(uct_ud_send_desc_t) +
+                                iface->config.seg_size;
+    mp_params.alignment       = 64;
+    mp_params.align_offset    = sizeof(uct_ud_send_desc_t);
+    mp_params.elems_per_chunk = 128;
+    mp_params.max_elems       = UINT_MAX;
+    mp_params.obj_init        = uct_ud_tx_obj_init;
+    mp_params.name            = "ud_send_desc";
+    status = uct_iface_mpool_init(&iface->super.super, &iface->tx_mp,
+                                  &mp_params);
+    if (status != UCS_OK) {
+        goto err_rx_mp;
+    }
+
+    ucs_mpool_params_reset(&marker_params);
+    marker_params.elem_size       = sizeof(uct_ud_send_desc_t);
+    marker_params.elems_per_chunk = 64;
+    marker_params.name            = "ud_flush_marker";
+    status = ucs_mpool_init(&iface->marker_mp, &marker_params);
+    if (status != UCS_OK) {
+        goto err_tx_mp;
+    }
+
+    iface->ahs.buckets = calloc(16, sizeof(*iface->ahs.buckets));
+    iface->conns.buckets = calloc(64, sizeof(*iface->conns.buckets));
+    if ((iface->ahs.buckets == NULL) || (iface->conns.buckets == NULL)) {
+        ucs_error("ud_verbs %s: no memory for the interface tables",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_tables;
+    }
+    iface->ahs.mask   = 15;
+    iface->conns.mask = 63;
+    ucs_list_head_init(&iface->active);
+    ucs_queue_head_init(&iface->async_rx);
+    ucs_queue_head_init(&iface->async_comps);
+    ucs_queue_head_init(&iface->tx.deferred);
+    ucs_arbiter_init(&iface->arbiter);
+    ucs_log_limit_init(&iface->proto_log);
+    if (ucs_sys_random_bytes(&iface->secret, sizeof(iface->secret)) !=
+        UCS_OK) {
+        ucs_error("ud_verbs %s: no random bytes for the interface secret",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_IO_ERROR;
+        goto err_tables;
+    }
+
+    status = uct_ud_iface_create_qp(iface);
+    if (status != UCS_OK) {
+        goto err_tables;
+    }
+
+    iface->rx.target = iface->super.config.rx_queue_len;
+    if (uct_ud_iface_post_recv(iface) == 0) {
+        ucs_error("ud_verbs %s: could not post any receive buffer",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_qp;
+    }
+
+    status = uct_ud_iface_async_init(iface, worker);
+    if (status != UCS_OK) {
+        goto err_async;
+    }
+
+    *iface_p = &iface->super.super.super;
+    return UCS_OK;
+
+err_async:
+    if (iface->channel_handler) {
+        ucs_async_remove_handler(iface->super.comp_channel->fd, 1);
+    }
+    if (iface->timer_id >= 0) {
+        ucs_async_remove_handler(iface->timer_id, 1);
+    }
+    if (iface->own_async != NULL) {
+        ucs_async_context_destroy(iface->own_async);
+    }
+err_qp:
+    ibv_destroy_qp(iface->qp);
+err_tables:
+    ucs_arbiter_cleanup(&iface->arbiter);
+    free(iface->ahs.buckets);
+    free(iface->conns.buckets);
+    ucs_mpool_cleanup(&iface->marker_mp, 0);
+err_tx_mp:
+    ucs_mpool_cleanup(&iface->tx_mp, 0);
+err_rx_mp:
+    ucs_mpool_cleanup(&iface->rx_mp, 0);
+err_ib_cleanup:
+    uct_ib_iface_cleanup(&iface->super);
+err_free:
+    free(iface);
+    return status;
+}
+
+static ucs_status_t uct_ud_query_devices(uct_md_h md,
+                                         uct_tl_device_resource_t **devices_p,
+                                         unsigned *num_devices_p)
+{
+    return uct_ib_device_query_ports(&uct_ib_md_from(md)->dev, devices_p,
+                                     num_devices_p);
+}
+
+/* Object tree files of the interface */
+static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
+
+    uct_vfs_add_uint(iface, &iface->rx.posted, sizeof(iface->rx.posted),
+                     "rx_posted");
+    uct_vfs_add_uint(iface, &iface->eps.count, sizeof(iface->eps.count),
+                     "endpoints");
+    uct_vfs_add_uint(iface, &iface->ahs.count, sizeof(iface->ahs.count),
+                     "address_handles");
+    uct_vfs_add_uint(iface, &iface->stats.rx_dropped,
+                     sizeof(iface->stats.rx_dropped), "rx_dropped");
+    uct_vfs_add_uint(iface, &iface->stats.rx_stale,
+                     sizeof(iface->stats.rx_stale), "rx_stale");
+    uct_vfs_add_uint(iface, &iface->stats.rx_dup,
+                     sizeof(iface->stats.rx_dup), "rx_duplicates");
+    uct_vfs_add_uint(iface, &iface->stats.rx_ooo,
+                     sizeof(iface->stats.rx_ooo), "rx_out_of_order");
+    uct_vfs_add_uint(iface, &iface->stats.tx_resent,
+                     sizeof(iface->stats.tx_resent), "tx_resent");
+    uct_vfs_add_uint(iface, &iface->stats.put_denied,
+                     sizeof(iface->stats.put_denied), "put_denied");
+    uct_vfs_add_uint(iface, &iface->stats.creq_denied,
+                     sizeof(iface->stats.creq_denied), "creq_denied");
+    uct_vfs_add_value(iface, iface->config.max_inline, "max_inline");
+    uct_vfs_add_value(iface, iface->config.tx_window, "tx_window");
+}
+
+uct_tl_t uct_ud_verbs_tl = {
+    .name           = UCT_UD_VERBS_NAME,
+    .query_devices  = uct_ud_query_devices,
+    .iface_open     = uct_ud_iface_open,
+    .config         = {
+        .name   = "UD verbs transport",
+        .prefix = "UD_VERBS_",
+        .table  = uct_ud_verbs_iface_config_table,
+        .size   = sizeof(uct_ud_verbs_iface_config_t)
+    },
+    .iface_vfs_init = uct_ud_iface_vfs_init,
+    .ep_vfs_init    = uct_ud_ep_vfs_init
+};

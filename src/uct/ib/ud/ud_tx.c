@@ -1,0 +1,381 @@
+/*
+ * ud_verbs send operations: active messages and PUTs. Each takes a send
+ * descriptor, builds the packet in it, numbers it and posts it; the
+ * descriptor stays on the endpoint until the peer acknowledges it.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ud.h"
+
+#include <ucs/time/time.h>
+
+#include <string.h>
+
+/* Why @a ep cannot send now: its failure, or UCS_ERR_NO_RESOURCE */
+static ucs_status_t uct_ud_ep_tx_busy(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        return (ucs_status_t)ep->status;
+    }
+    if ((ep->tx.resend != ep->tx.psn) && (iface->tx.available > 1)) {
+        uct_ud_ep_resend(iface, ep);
+    }
+    uct_iface_stat_tx_error(&iface->super.super, UCS_ERR_NO_RESOURCE);
+    return UCS_ERR_NO_RESOURCE;
+}
+
+/* A descriptor for a new packet of @a ep, or NULL with the status */
+static UCS_F_ALWAYS_INLINE uct_ud_send_desc_t *
+uct_ud_ep_tx_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                  ucs_status_t *status_p)
+{
+    uct_ud_send_desc_t *desc;
+
+    if (ucs_unlikely(!uct_ud_ep_can_send(iface, ep))) {
+        *status_p = uct_ud_ep_tx_busy(iface, ep);
+        return NULL;
+    }
+    desc = ucs_mpool_get(&iface->tx_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        uct_iface_stat_tx_error(&iface->super.super, UCS_ERR_NO_RESOURCE);
+        *status_p = UCS_ERR_NO_RESOURCE;
+        return NULL;
+    }
+    desc->comp   = NULL;
+    desc->flags  = 0;
+    desc->iovcnt = 0;
+    return desc;
+}
+
+/* Numbers the packet in @a desc (@a length bytes with the header), posts
+ * it and keeps it until acknowledged */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                   uct_ud_send_desc_t *desc, uint8_t type, size_t length)
+{
+    uint16_t psn = ep->tx.psn;
+    ucs_status_t status;
+    ucs_time_t now;
+
+    /* half the window used: ask for an acknowledgement, once */
+    if (((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2) &&
+        !(ep->rx_flags & UCT_UD_EP_TX_ACK_REQ_SENT)) {
+        type         |= UCT_UD_PKT_FLAG_ACK_REQ;
+        ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
+    }
+    uct_ud_ep_fill_hdr(iface, ep, uct_ud_desc_hdr(desc), type, psn);
+    desc->psn    = psn;
+    desc->length = (uint16_t)length;
+    status       = uct_ud_ep_post_desc(iface, ep, desc, 0);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put(desc);
+        return status;
+    }
+    if (ucs_queue_is_empty(&ep->unacked)) {
+        now             = ucs_get_time();
+        ep->ack_time    = now;
+        ep->resend_time = now + iface->config.resend_timeout;
+        ep->tx.backoff  = 0;
+        uct_ud_ep_activate(iface, ep);
+    }
+    ucs_queue_push(&ep->unacked, &desc->queue);
+    ep->tx.psn    = (uint16_t)(psn + 1);
+    ep->tx.resend = ep->tx.psn;
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE void
+uct_ud_ep_am_sent(uct_ud_iface_t *iface, uint8_t id, const void *data,
+                  size_t length)
+{
+    uct_iface_stat_am_tx(&iface->super.super, id, length);
+    if (ucs_unlikely(iface->super.super.am_tracer != NULL)) {
+        uct_iface_trace_am(&iface->super.super, UCT_AM_TRACE_TYPE_SEND, id,
+                           data, length);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Active messages
+ */
+
+ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                const void *payload, unsigned length)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    uct_ud_send_desc_t *desc;
+    ucs_status_t status;
+    uint8_t *data;
+
+    status = uct_iface_check_am_id(&iface->super.super, id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_iface_check_length(&iface->super.super, "am_short",
+                                    length,
+                                    ucs_min(iface->config.max_inline,
+                                            iface->config.seg_size) -
+                                    sizeof(uct_ud_hdr_t) - sizeof(header));
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    uct_ud_enter(iface);
+    desc = uct_ud_ep_tx_desc(iface, ep, &status);
+    if (ucs_likely(desc != NULL)) {
+        data = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
+        memcpy(data, &header, sizeof(header));
+        memcpy(data + sizeof(header), payload, length);
+        status = uct_ud_ep_send_new(iface, ep, desc, id,
+                                    sizeof(uct_ud_hdr_t) + sizeof(header) +
+                                    length);
+        if (status == UCS_OK) {
+            uct_ud_ep_am_sent(iface, id, data, sizeof(header) + length);
+        }
+    }
+    uct_ud_leave(iface);
+    return status;
+}
+
+ucs_status_t uct_ud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                    const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    size_t max = ucs_min(iface->config.max_inline, iface->config.seg_size) -
+                 sizeof(uct_ud_hdr_t) - sizeof(uint64_t);
+    size_t length;
+    uct_ud_send_desc_t *desc;
+    ucs_status_t status;
+    uint8_t *data;
+
+    status = uct_iface_check_am_id(&iface->super.super, id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    length = uct_iov_total_length(iov, iovcnt);
+    status = uct_iface_check_length(&iface->super.super, "am_short_iov",
+                                    length, max);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    uct_ud_enter(iface);
+    desc = uct_ud_ep_tx_desc(iface, ep, &status);
+    if (ucs_likely(desc != NULL)) {
+        data = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
+        uct_iov_to_buffer(iov, iovcnt, data);
+        status = uct_ud_ep_send_new(iface, ep, desc, id,
+                                    sizeof(uct_ud_hdr_t) + length);
+        if (status == UCS_OK) {
+            uct_ud_ep_am_sent(iface, id, data, length);
+        }
+    }
+    uct_ud_leave(iface);
+    return status;
+}
+
+ssize_t uct_ud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                           uct_pack_callback_t pack_cb, void *arg,
+                           unsigned flags)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    size_t max            = iface->config.seg_size - sizeof(uct_ud_hdr_t);
+    uct_ud_send_desc_t *desc;
+    ucs_status_t status;
+    uint8_t *data;
+    size_t length;
+
+    (void)flags;
+    status = uct_iface_check_am_id(&iface->super.super, id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    uct_ud_enter(iface);
+    desc = uct_ud_ep_tx_desc(iface, ep, &status);
+    if (ucs_unlikely(desc == NULL)) {
+        uct_ud_leave(iface);
+        return status;
+    }
+    data   = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
+    length = pack_cb(data, arg);
+    if (ucs_unlikely(length > max)) {
+        ucs_mpool_put(desc);
+        uct_ud_leave(iface);
+        return uct_iface_invalid_length(&iface->super.super, "am_bcopy",
+                                        length, max);
+    }
+    status = uct_ud_ep_send_new(iface, ep, desc, id,
+                                sizeof(uct_ud_hdr_t) + length);
+    if (status == UCS_OK) {
+        uct_ud_ep_am_sent(iface, id, data, length);
+    }
+    uct_ud_leave(iface);
+    return (status == UCS_OK) ? (ssize_t)length : status;
+}
+
+ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                const void *header, unsigned header_length,
+                                const uct_iov_t *iov, size_t iovcnt,
+                                unsigned flags, uct_completion_t *comp)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    size_t max            = iface->config.seg_size - sizeof(uct_ud_hdr_t);
+    const uct_ib_mem_t *memh;
+    uct_ud_send_desc_t *desc;
+    size_t i, c, total;
+    ucs_status_t status;
+    unsigned n;
+
+    (void)flags;
+    status = uct_iface_check_am_id(&iface->super.super, id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_iface_check_iovcnt(&iface->super.super, "am_zcopy", iovcnt,
+                                    iface->config.max_iov - 1);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_iface_check_length(&iface->super.super, "am_zcopy header",
+                                    header_length, UCT_UD_MAX_AM_HDR);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    total  = header_length + uct_iov_total_length(iov, iovcnt);
+    status = uct_iface_check_length(&iface->super.super, "am_zcopy", total,
+                                    max);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    uct_ud_enter(iface);
+    desc = uct_ud_ep_tx_desc(iface, ep, &status);
+    if (ucs_unlikely(desc == NULL)) {
+        goto out;
+    }
+    /* the user buffers are sent in place, and again on a resend: they
+     * stay the user's until the completion */
+    n = 0;
+    for (i = 0; i < iovcnt; ++i) {
+        if ((iov[i].length == 0) || (iov[i].count == 0)) {
+            continue;
+        }
+        memh = iov[i].memh;
+        for (c = 0; c < iov[i].count; ++c) {
+            if (n == iface->config.max_iov - 1) {
+                ucs_mpool_put(desc);
+                ucs_diag("ud_verbs %s: am_zcopy: the iov needs more than %u "
+                         "SGEs; pass fewer entries per call",
+                         iface->super.super.dev_name,
+                         iface->config.max_iov - 1);
+                status = UCS_ERR_UNSUPPORTED;
+                goto out;
+            }
+            desc->iov[n].addr   = (uintptr_t)iov[i].buffer +
+                                  (c * ((iov[i].count > 1) ?
+                                        iov[i].stride : 0));
+            desc->iov[n].length = (uint32_t)iov[i].length;
+            desc->iov[n].lkey   = (memh != NULL) ? memh->lkey : 0;
+            ++n;
+        }
+    }
+    desc->iovcnt = (uint8_t)n;
+    desc->flags  = (n != 0) ? UCT_UD_DESC_FLAG_ZCOPY : 0;
+    desc->comp   = comp;
+    memcpy(uct_ud_desc_hdr(desc) + 1, header, header_length);
+    status = uct_ud_ep_send_new(iface, ep, desc, id,
+                                sizeof(uct_ud_hdr_t) + header_length);
+    if (status == UCS_OK) {
+        uct_iface_stat_am_tx(&iface->super.super, id, total);
+        status = UCS_INPROGRESS;
+    }
+out:
+    uct_ud_leave(iface);
+    return status;
+}
+
+/* ------------------------------------------------------------------------
+ * PUT, carried as a message and checked by the receiver's md
+ */
+
+static UCS_F_ALWAYS_INLINE uint8_t *
+uct_ud_put_fill(uct_ud_send_desc_t *desc, uint64_t remote_addr,
+                uct_rkey_t rkey)
+{
+    uct_ud_put_hdr_t put;
+
+    put.address = remote_addr;
+    put.rkey    = uct_ib_md_direct_rkey(rkey);
+    memcpy(uct_ud_desc_hdr(desc) + 1, &put, sizeof(put));
+    return (uint8_t*)(uct_ud_desc_hdr(desc) + 1) + sizeof(put);
+}
+
+ucs_status_t uct_ud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                 unsigned length, uint64_t remote_addr,
+                                 uct_rkey_t rkey)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    size_t hdrs = sizeof(uct_ud_hdr_t) + sizeof(uct_ud_put_hdr_t);
+    uct_ud_send_desc_t *desc;
+    ucs_status_t status;
+
+    status = uct_iface_check_length(&iface->super.super, "put_short",
+                                    length, iface->config.seg_size - hdrs);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    uct_ud_enter(iface);
+    desc = uct_ud_ep_tx_desc(iface, ep, &status);
+    if (ucs_likely(desc != NULL)) {
+        memcpy(uct_ud_put_fill(desc, remote_addr, rkey), buffer, length);
+        status = uct_ud_ep_send_new(iface, ep, desc, UCT_UD_PKT_PUT,
+                                    hdrs + length);
+        if (status == UCS_OK) {
+            uct_iface_stat_put(&iface->super.super, length);
+        }
+    }
+    uct_ud_leave(iface);
+    return status;
+}
+
+ssize_t uct_ud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                            void *arg, uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    size_t hdrs = sizeof(uct_ud_hdr_t) + sizeof(uct_ud_put_hdr_t);
+    size_t max  = iface->config.seg_size - hdrs;
+    uct_ud_send_desc_t *desc;
+    ucs_status_t status;
+    size_t length;
+
+    uct_ud_enter(iface);
+    desc = uct_ud_ep_tx_desc(iface, ep, &status);
+    if (ucs_unlikely(desc == NULL)) {
+        uct_ud_leave(iface);
+        return status;
+    }
+    length = pack_cb(uct_ud_put_fill(desc, remote_addr, rkey), arg);
+    if (ucs_unlikely(length > max)) {
+        ucs_mpool_put(desc);
+        uct_ud_leave(iface);
+        return uct_iface_invalid_length(&iface->super.super, "put_bcopy",
+                                        length, max);
+    }
+    status = uct_ud_ep_send_new(iface, ep, desc, UCT_UD_PKT_PUT,
+                                hdrs + length);
+    if (status == UCS_OK) {
+        uct_iface_stat_put(&iface->super.super, length);
+    }
+    uct_ud_leave(iface);
+    return (status == UCS_OK) ? (ssize_t)length : status;
+}
