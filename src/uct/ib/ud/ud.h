@@ -444,6 +444,7 @@ struct uct_ud_iface {
     ucs_queue_head_t      async_comps;  /* acked there, comp to call */
     volatile int          async_fatal;  /* device failed (async) */
     int                   timeouts_due; /* the timer saw a dead peer */
+    int                   resend_blocked; /* a resend ran out of slots */
     ucs_log_limit_t       proto_log;    /* bad packets from peers */
     struct {
         uint64_t          rx_dropped;   /* not accepted, any reason */

@@ -597,10 +597,10 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             uct_ud_psn_lt(desc->psn, ep->tx.resend)) {
             continue;
         }
-        if (iface->tx.available <= 1) {
-            return; /* continued when slots come back */
-        }
-        if (uct_ud_ep_post_desc(iface, ep, desc, 1) != UCS_OK) {
+        if ((iface->tx.available <= 1) ||
+            (uct_ud_ep_post_desc(iface, ep, desc, 1) != UCS_OK)) {
+            /* continued by progress when send slots come back */
+            iface->resend_blocked = 1;
             return;
         }
         ++iface->stats.tx_resent;
@@ -608,6 +608,7 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         ep->tx.resend = (uint16_t)(desc->psn + 1);
     }
     ep->tx.resend = ep->tx.psn;
+    uct_ud_ep_schedule(iface, ep); /* new sends may go again */
 }
 
 void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)

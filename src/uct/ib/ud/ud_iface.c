@@ -780,6 +780,23 @@ static void uct_ud_iface_dispatch_async_comps(uct_ud_iface_t *iface)
     }
 }
 
+/* Continues the resends that stopped for lack of send slots */
+static void uct_ud_iface_resume_resends(uct_ud_iface_t *iface)
+{
+    uct_ud_ep_t *ep;
+
+    iface->resend_blocked = 0;
+    ucs_list_for_each(ep, &iface->active, active) {
+        if (iface->tx.available <= 1) {
+            iface->resend_blocked = 1;
+            return;
+        }
+        if (ep->tx.resend != ep->tx.psn) {
+            uct_ud_ep_resend(iface, ep);
+        }
+    }
+}
+
 /* Work of the progress thread only: completions, handlers, failures */
 static void uct_ud_iface_progress_slow(uct_ud_iface_t *iface)
 {
@@ -814,6 +831,9 @@ unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
     }
     count += uct_ud_iface_poll_rx(iface, 0);
     count += uct_ud_iface_poll_tx(iface);
+    if (ucs_unlikely(iface->resend_blocked)) {
+        uct_ud_iface_resume_resends(iface);
+    }
     if (iface->acks.count != 0) {
         uct_ud_iface_send_acks(iface, 0);
     }
@@ -843,6 +863,9 @@ static void uct_ud_iface_async_work(uct_ud_iface_t *iface, int timer)
 
     uct_ud_iface_poll_rx(iface, 1);
     uct_ud_iface_poll_tx(iface);
+    if (iface->resend_blocked) {
+        uct_ud_iface_resume_resends(iface);
+    }
     if (timer) {
         now = ucs_get_time();
         ucs_list_for_each_safe(ep, tmp, &iface->active, active) {
