@@ -567,8 +567,9 @@ ucs_status_t uct_rc_ep_check(uct_ep_h tl_ep, unsigned flags,
     (void)comp;
     if ((ep->flags & UCT_RC_EP_FLAG_FAILED) ||
         !(ep->flags & UCT_RC_EP_FLAG_CONNECTED) ||
-        (uct_rc_ep_unretired(ep) != 0)) {
-        /* failed already, or requests in flight will find out */
+        ((uct_rc_ep_unretired(ep) != 0) && (ep->unsignaled == 0))) {
+        /* failed already, or a signaled request in flight will find out
+         * (unsignaled ones may all be done, and then nothing would) */
         return UCS_OK;
     }
     /* a signaled empty write: a dead peer makes it fail (retry exceeded)

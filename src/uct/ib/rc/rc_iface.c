@@ -29,9 +29,10 @@ static ucs_config_field_t uct_rc_iface_config_table[] = {
      "again (rounded up to 4.096 us * 2^N; under emulation use 1 s or more)",
      ucs_offsetof(uct_rc_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
-    {"RETRY_COUNT", "7",
+    {"RETRY_COUNT", "6",
      "Times an unacknowledged send is sent again before the endpoint fails "
-     "with UCS_ERR_ENDPOINT_TIMEOUT (0-7)",
+     "with UCS_ERR_ENDPOINT_TIMEOUT (0-7; Soft-RoCE takes 7 as for ever, "
+     "so a dead peer would never be reported)",
      ucs_offsetof(uct_rc_iface_config_t, retry_count), UCS_CONFIG_TYPE_UINT},
 
     {"RNR_TIMEOUT", "1ms",

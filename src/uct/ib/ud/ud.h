@@ -32,7 +32,8 @@
  * the endpoint sends a connection request (CREQ) carrying its id, its
  * device address, a connection number and the target interface's secret
  * (from its address), repeated by the timer until a reply (CREP) names the
- * peer's endpoint id; until then sends return UCS_ERR_NO_RESOURCE. The
+ * peer's endpoint id; packets sent meanwhile are numbered and kept, and
+ * go out when the reply arrives. The
  * target matches the request to its endpoint for the same peer interface
  * and connection number, or creates an internal one; the n-th endpoint
  * either side creates towards the other gets connection number n, so two
@@ -445,6 +446,8 @@ struct uct_ud_iface {
     volatile int          async_fatal;  /* device failed (async) */
     int                   timeouts_due; /* the timer saw a dead peer */
     int                   resend_blocked; /* a resend ran out of slots */
+    int                   event_fd;     /* the user's (eventfd), or -1 */
+    unsigned              armed;        /* UCT_EVENT_* the user waits for */
     ucs_log_limit_t       proto_log;    /* bad packets from peers */
     struct {
         uint64_t          rx_dropped;   /* not accepted, any reason */
@@ -612,12 +615,15 @@ void uct_ud_ep_activate(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 static UCS_F_ALWAYS_INLINE int uct_ud_ep_can_send(const uct_ud_iface_t *iface,
                                                   const uct_ud_ep_t *ep)
 {
-    return ((ep->flags & (UCT_UD_EP_FLAG_CONNECTED |
-                          UCT_UD_EP_FLAG_FAILED)) ==
-            UCT_UD_EP_FLAG_CONNECTED) &&
+    /* an ep waiting for its CREP keeps packets until it has one */
+    return !(ep->flags & UCT_UD_EP_FLAG_FAILED) &&
+           ((ep->flags & (UCT_UD_EP_FLAG_CONNECTED | UCT_UD_EP_FLAG_CREQ)) !=
+            0) &&
            ((uint16_t)(ep->tx.psn - ep->tx.acked - 1) <
             iface->config.tx_window) &&
-           (iface->tx.available > 1) && (ep->tx.resend == ep->tx.psn);
+           (iface->tx.available > 1) &&
+           ((ep->tx.resend == ep->tx.psn) ||
+            !(ep->flags & UCT_UD_EP_FLAG_CONNECTED));
 }
 
 /** Schedule @a ep's pending requests. */

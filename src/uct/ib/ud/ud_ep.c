@@ -267,6 +267,10 @@ static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ep->dest_id  = dest_id;
     ep->flags   |= UCT_UD_EP_FLAG_CONNECTED;
     ep->flags   &= (uint8_t)~UCT_UD_EP_FLAG_CREQ;
+    if (ep->tx.resend != ep->tx.psn) {
+        /* what was sent while connecting goes out now */
+        uct_ud_ep_resend(iface, ep);
+    }
     uct_ud_ep_schedule(iface, ep);
 }
 
@@ -559,6 +563,7 @@ ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     unsigned i;
     uint8_t type;
 
+    uct_ud_u24_set(hdr->dest_id, ep->dest_id); /* unknown before a CREP */
     if (resend) {
         /* fresh acknowledgement, and ask for one back */
         ack_psn      = (uint16_t)(ep->rx.expected - 1);
@@ -591,6 +596,10 @@ ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_send_desc_t *desc;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        return; /* kept until the CREP */
+    }
 
     ucs_queue_for_each(desc, &ep->unacked, queue) {
         if ((desc->flags & UCT_UD_DESC_FLAG_MARKER) ||

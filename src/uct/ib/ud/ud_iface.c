@@ -15,6 +15,8 @@
 #include <ucs/time/time.h>
 
 #include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -877,10 +879,43 @@ static void uct_ud_iface_async_work(uct_ud_iface_t *iface, int timer)
     }
 }
 
+/* What the user armed for is waiting: wake the event fd once */
+static void uct_ud_iface_check_user_event(uct_ud_iface_t *iface)
+{
+    uint64_t one = 1;
+
+    if ((iface->armed == 0) ||
+        !(((iface->armed & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG)) &&
+           !ucs_queue_is_empty(&iface->async_rx)) ||
+          ((iface->armed & UCT_EVENT_SEND_COMP) &&
+           !ucs_queue_is_empty(&iface->async_comps)))) {
+        return;
+    }
+    iface->armed = 0;
+    if (write(iface->event_fd, &one, sizeof(one)) < 0) {
+        ucs_debug("ud_verbs iface %s: writing the event fd failed: %m",
+                  iface->super.super.dev_name);
+    }
+}
+
+/* Arms the receive CQ: any completion while the user waits, else only
+ * solicited ones (packets that ask for an acknowledgement) */
+static void uct_ud_iface_arm_rx_cq(uct_ud_iface_t *iface)
+{
+    int ret = ibv_req_notify_cq(iface->super.cq[UCT_IB_DIR_RX],
+                                iface->armed == 0);
+
+    if (ret != 0) {
+        ucs_debug("ud_verbs iface %s: ibv_req_notify_cq failed: %s",
+                  iface->super.super.dev_name, strerror(ret));
+    }
+}
+
 static void uct_ud_iface_timer_cb(int id, ucs_event_set_types_t events,
                                   void *arg)
 {
     uct_ud_iface_async_work(arg, 1);
+    uct_ud_iface_check_user_event(arg);
 }
 
 static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
@@ -889,18 +924,57 @@ static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
     uct_ud_iface_t *iface = arg;
     struct ibv_cq *cq;
     void *cq_context;
-    int ret;
 
     while (ibv_get_cq_event(iface->super.comp_channel, &cq,
                             &cq_context) == 0) {
         ibv_ack_cq_events(cq, 1);
     }
-    ret = ibv_req_notify_cq(iface->super.cq[UCT_IB_DIR_RX], 1);
-    if (ret != 0) {
-        ucs_debug("ud_verbs iface %s: ibv_req_notify_cq failed: %s",
-                  iface->super.super.dev_name, strerror(ret));
+    uct_ud_iface_async_work(iface, 0);
+    uct_ud_iface_check_user_event(iface);
+    uct_ud_iface_arm_rx_cq(iface);
+}
+
+static ucs_status_t uct_ud_iface_event_fd_get(uct_iface_h tl_iface,
+                                              int *fd_p)
+{
+    *fd_p = uct_ud_iface(tl_iface)->event_fd;
+    return UCS_OK;
+}
+
+/*
+ * The completion channel belongs to the async handler, so the user's fd
+ * is an eventfd that the handler writes when what the user armed for has
+ * been taken (a message, or a completion). Arming takes what arrived,
+ * and says UCS_ERR_BUSY when something is waiting for progress.
+ */
+static ucs_status_t uct_ud_iface_event_arm(uct_iface_h tl_iface,
+                                           unsigned events)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
+    ucs_status_t status   = UCS_OK;
+    uint64_t value;
+
+    uct_ud_enter(iface);
+    while (read(iface->event_fd, &value, sizeof(value)) > 0) {
     }
     uct_ud_iface_async_work(iface, 0);
+    if (iface->acks.count != 0) {
+        uct_ud_iface_send_acks(iface, 1); /* nobody may wait for them */
+    }
+    if (!ucs_queue_is_empty(&iface->async_rx) ||
+        !ucs_queue_is_empty(&iface->async_comps) ||
+        (iface->acks.count != 0) || iface->timeouts_due) {
+        status = UCS_ERR_BUSY;
+    } else {
+        iface->armed = events & (UCT_EVENT_SEND_COMP | UCT_EVENT_RECV |
+                                 UCT_EVENT_RECV_SIG);
+        uct_ud_iface_arm_rx_cq(iface);
+        /* a packet between the poll and the arm raised no event */
+        uct_ud_iface_async_work(iface, 0);
+        uct_ud_iface_check_user_event(iface);
+    }
+    uct_ud_leave(iface);
+    return status;
 }
 
 static void uct_ud_iface_async_event(void *arg,
@@ -1042,11 +1116,6 @@ static ucs_status_t uct_ud_iface_query(uct_iface_h tl_iface,
     size_t mtu            = uct_ib_mtu_bytes(iface->super.path_mtu);
 
     uct_ib_iface_query(&iface->super, 200e-9, attr);
-    attr->cap.flags &= ~(UCT_IFACE_FLAG_EVENT_SEND_COMP |
-                         UCT_IFACE_FLAG_EVENT_RECV |
-                         UCT_IFACE_FLAG_EVENT_RECV_SIG |
-                         UCT_IFACE_FLAG_EVENT_FD);
-    attr->cap.event_flags = 0;
 
     attr->cap.flags |= UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
                        UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
@@ -1136,6 +1205,7 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
     if (iface->own_async != NULL) {
         ucs_async_context_destroy(iface->own_async);
     }
+    close(iface->event_fd);
     free(iface);
 }
 
@@ -1159,6 +1229,8 @@ static const uct_iface_ops_t uct_ud_iface_ops = {
     .iface_progress_enable  = uct_base_iface_progress_enable,
     .iface_progress_disable = uct_base_iface_progress_disable,
     .iface_progress         = uct_ud_iface_progress,
+    .iface_event_fd_get     = uct_ud_iface_event_fd_get,
+    .iface_event_arm        = uct_ud_iface_event_arm,
     .iface_close            = uct_ud_iface_close,
     .iface_query            = uct_ud_iface_query,
     .iface_get_device_address = uct_ib_iface_get_device_address,
@@ -1337,6 +1409,12 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_MEMORY;
     }
     iface->timer_id = -1;
+    iface->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (iface->event_fd < 0) {
+        ucs_error("ud_verbs: eventfd() failed: %m; raise ulimit -n");
+        free(iface);
+        return UCS_ERR_IO_ERROR;
+    }
 
     memset(&init_attr, 0, sizeof(init_attr));
     init_attr.tx_cq_len      = ib_config->tx.queue_len;
@@ -1468,6 +1546,7 @@ err_rx_mp:
 err_ib_cleanup:
     uct_ib_iface_cleanup(&iface->super);
 err_free:
+    close(iface->event_fd);
     free(iface);
     return status;
 }

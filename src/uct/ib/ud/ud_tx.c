@@ -68,10 +68,15 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_ep_fill_hdr(iface, ep, uct_ud_desc_hdr(desc), type, psn);
     desc->psn    = psn;
     desc->length = (uint16_t)length;
-    status       = uct_ud_ep_post_desc(iface, ep, desc, 0);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(desc);
-        return status;
+    if (ucs_likely(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        status = uct_ud_ep_post_desc(iface, ep, desc, 0);
+        if (ucs_unlikely(status != UCS_OK)) {
+            ucs_mpool_put(desc);
+            return status;
+        }
+    } else {
+        /* kept for the CREP: nothing reads it before */
+        desc->flags |= UCT_UD_DESC_FLAG_INLINE;
     }
     if (ucs_queue_is_empty(&ep->unacked)) {
         now             = ucs_get_time();
@@ -81,8 +86,10 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         uct_ud_ep_activate(iface, ep);
     }
     ucs_queue_push(&ep->unacked, &desc->queue);
-    ep->tx.psn    = (uint16_t)(psn + 1);
-    ep->tx.resend = ep->tx.psn;
+    ep->tx.psn = (uint16_t)(psn + 1);
+    if (ucs_likely(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        ep->tx.resend = ep->tx.psn;
+    }
     return UCS_OK;
 }
 
