@@ -4,7 +4,7 @@
 # by default they are looked up relative to the current directory, which
 # is test/tcp of the build tree.
 
-: "${STREAM_CHECK:=./tcp_stream_check}"
+: "${STREAM_CHECK:=../stress/uct_stream_check}"
 : "${UCT_INFO:=../../src/tools/info/uct_info}"
 
 # Peer failure status strings (src/ucs/type/status.c)
