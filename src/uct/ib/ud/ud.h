@@ -89,7 +89,9 @@ enum {
     UCT_UD_PKT_CREQ  = 33, /* uct_ud_creq_t, to UCT_UD_EP_ID_NONE */
     UCT_UD_PKT_CREP  = 34, /* uct_ud_crep_t */
     UCT_UD_PKT_ACK   = 35, /* nothing: the header's ack_psn */
-    UCT_UD_PKT_NAK   = 36, /* an ACK from a receiver that saw a gap */
+    UCT_UD_PKT_NAK   = 36, /* an ACK from a receiver with a gap: then a
+                              64-bit map of the packets after the first
+                              missing one that it holds */
     UCT_UD_PKT_LAST  = 37,
     UCT_UD_PKT_TYPE_MASK      = 0x3f,
     UCT_UD_PKT_FLAG_DENIED    = 0x40, /* a PUT of the peer's was refused */
@@ -202,8 +204,10 @@ static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
         fixed = sizeof(uct_ud_crep_t);
         break;
     case UCT_UD_PKT_ACK:
-    case UCT_UD_PKT_NAK:
         fixed = 0;
+        break;
+    case UCT_UD_PKT_NAK:
+        fixed = sizeof(uint64_t); /* which packets after the gap arrived */
         break;
     default:
         if (type >= UCT_AM_ID_MAX) {
@@ -343,12 +347,10 @@ enum {
 /** uct_ud_ep_t::rx_flags */
 enum {
     UCT_UD_EP_RX_ACK_NOW  = UCS_BIT(0), /* the peer asked for an ACK */
-    UCT_UD_EP_RX_NAK      = UCS_BIT(1), /* a gap: answer with a NAK */
-    UCT_UD_EP_RX_NAK_SENT = UCS_BIT(2), /* for rx.expected */
+    UCT_UD_EP_RX_NAK      = UCS_BIT(1), /* packets held after a gap: the
+                                           timer sends a NAK */
     UCT_UD_EP_RX_DENIED   = UCS_BIT(3), /* tell the peer: PUT refused */
     UCT_UD_EP_TX_DENIED   = UCS_BIT(4), /* the peer refused our PUT */
-    UCT_UD_EP_TX_FAST_RESENT = UCS_BIT(5), /* resent on a NAK since the
-                                             last acknowledgement */
     UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6) /* since the last
                                              acknowledgement */
 };
@@ -376,6 +378,7 @@ struct uct_ud_ep {
     struct {
         uint16_t        expected;     /* next psn to accept */
         uint16_t        acked;        /* last ack_psn we sent */
+        uint16_t        ooo;          /* packets held after a gap */
     } rx;
     uint8_t             flags;        /* UCT_UD_EP_FLAG_* */
     uint8_t             rx_flags;     /* UCT_UD_EP_RX_* */
@@ -387,9 +390,10 @@ typedef struct uct_ud_rx_desc {
     ucs_queue_elem_t queue;   /* iface->async_rx */
     uint32_t         lkey;
     uint32_t         length;  /* async_rx: payload bytes */
-    uint32_t         ep_id;   /* async_rx: of the ep */
-    uint8_t          type;    /* async_rx: AM id or PUT */
-    uint8_t          hdr_len; /* async_rx: header and fixed part */
+    uint32_t         ep_id;   /* async_rx, ooo: of the ep */
+    uint16_t         psn;     /* ooo: of the packet */
+    uint8_t          type;    /* async_rx, ooo: AM id or PUT */
+    uint8_t          hdr_len; /* async_rx, ooo: header and fixed part */
 } uct_ud_rx_desc_t;
 
 /** The interface. */
@@ -442,6 +446,12 @@ struct uct_ud_iface {
         unsigned          max;
     } acks;
     ucs_queue_head_t      async_rx;     /* taken by the async handler */
+    struct {
+        uct_ud_rx_desc_t  **slots;      /* (ep id, psn) -> packet held */
+        unsigned          mask;         /*   after a gap; open addressing */
+        unsigned          count;
+        unsigned          max;          /* held at most (rx buffers) */
+    } ooo;
     ucs_queue_head_t      async_comps;  /* acked there, comp to call */
     volatile int          async_fatal;  /* device failed (async) */
     int                   timeouts_due; /* the timer saw a dead peer */
@@ -604,6 +614,16 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
  *  the handler is called once (not for @a silent failures). */
 void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                           ucs_status_t status, int silent);
+
+/** Packets held after a gap: add (UCS_ERR_NO_RESOURCE when full or held
+ *  already), take the one of (ep, psn) out, drop all of an ep. */
+ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
+                                  uct_ud_rx_desc_t *rdesc);
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
+                                        uint32_t ep_id, uint16_t psn);
+int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
+                         uint16_t psn);
+void uct_ud_iface_ooo_drop_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /** Object tree files of an endpoint. */
 void uct_ud_ep_vfs_init(uct_ep_h tl_ep);

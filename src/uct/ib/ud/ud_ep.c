@@ -72,6 +72,7 @@ void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
     uct_ud_iface_conn_remove(iface, ep);
+    uct_ud_iface_ooo_drop_ep(iface, ep);
     uct_ud_iface_remove_ep(iface, ep);
     while (!ucs_queue_is_empty(&ep->unacked)) {
         desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
@@ -178,11 +179,28 @@ static ucs_status_t uct_ud_ep_send_crep(uct_ud_iface_t *iface,
                                  sizeof(pkt), 1);
 }
 
+/* Which of the 64 packets after the first missing one are held */
+static uint64_t uct_ud_ep_held_map(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uint64_t map = 0;
+    unsigned i;
+
+    for (i = 0; (i < 64) && (ep->rx.ooo != 0); ++i) {
+        if (uct_ud_iface_ooo_has(iface, ep->id,
+                                 (uint16_t)(ep->rx.expected + 1 + i))) {
+            map |= UCS_BIT(i);
+        }
+    }
+    return map;
+}
+
 ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
-    uint8_t type = (ep->rx_flags & UCT_UD_EP_RX_NAK) ? UCT_UD_PKT_NAK :
-                                                        UCT_UD_PKT_ACK;
-    uct_ud_hdr_t hdr;
+    int nak = (ep->rx_flags & UCT_UD_EP_RX_NAK) && (ep->rx.ooo != 0);
+    struct {
+        uct_ud_hdr_t hdr;
+        uint64_t     map;
+    } UCS_S_PACKED pkt;
     ucs_status_t status;
 
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) || (ep->ah == NULL)) {
@@ -192,9 +210,13 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     if (iface->tx.available <= 0) {
         return UCS_ERR_NO_RESOURCE;
     }
-    uct_ud_ep_fill_hdr(iface, ep, &hdr, type, 0);
-    status = uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr,
-                                   sizeof(hdr), 0);
+    if (nak) {
+        pkt.map = uct_ud_ep_held_map(iface, ep);
+    }
+    uct_ud_ep_fill_hdr(iface, ep, &pkt.hdr,
+                       nak ? UCT_UD_PKT_NAK : UCT_UD_PKT_ACK, 0);
+    status = uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
+                                   nak ? sizeof(pkt) : sizeof(pkt.hdr), 0);
     if (status == UCS_OK) {
         ep->rx_flags &= (uint8_t)~(UCT_UD_EP_RX_ACK_NOW | UCT_UD_EP_RX_NAK);
     }
@@ -518,8 +540,7 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     if (uct_ud_psn_lt(ep->tx.resend, (uint16_t)(ack_psn + 1))) {
         ep->tx.resend = (uint16_t)(ack_psn + 1);
     }
-    ep->rx_flags   &= (uint8_t)~(UCT_UD_EP_TX_FAST_RESENT |
-                                 UCT_UD_EP_TX_ACK_REQ_SENT);
+    ep->rx_flags   &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
     ep->tx.backoff  = 0;
     ep->ack_time    = ucs_get_time();
     ep->resend_time = ep->ack_time + iface->config.resend_timeout;
@@ -620,6 +641,41 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     uct_ud_ep_schedule(iface, ep); /* new sends may go again */
 }
 
+/* A NAK: resend the first packet the peer misses, and those of the next
+ * 64 its map says it does not hold either */
+static void uct_ud_ep_resend_missing(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                     const void *packet)
+{
+    uint16_t first = (uint16_t)(ep->tx.acked + 1);
+    uct_ud_send_desc_t *desc;
+    uint16_t offset;
+    uint64_t map;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
+        (ep->tx.resend != ep->tx.psn)) {
+        return; /* a full resend is going on */
+    }
+    memcpy(&map, (const uct_ud_hdr_t*)packet + 1, sizeof(map));
+    ucs_queue_for_each(desc, &ep->unacked, queue) {
+        if (desc->flags & UCT_UD_DESC_FLAG_MARKER) {
+            continue;
+        }
+        offset = (uint16_t)(desc->psn - first);
+        if (offset > 64) {
+            break;
+        }
+        if ((offset != 0) && (map & UCS_BIT(offset - 1))) {
+            continue; /* the peer holds it */
+        }
+        if ((iface->tx.available <= 1) ||
+            (uct_ud_ep_post_desc(iface, ep, desc, 1) != UCS_OK)) {
+            break; /* the timer resends the rest */
+        }
+        ++iface->stats.tx_resent;
+        uct_iface_stat_tx_retry(&iface->super.super);
+    }
+}
+
 void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
 {
     ucs_time_t wait;
@@ -707,6 +763,7 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                   unsigned length, int async)
 {
     uct_ud_rx_desc_t *rdesc;
+    uint32_t ep_id;
 
     if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_FAILED)) {
         ucs_mpool_put(obj);
@@ -724,12 +781,7 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         uct_ud_ep_rx_crep(iface, ep, packet);
         goto out_put;
     case UCT_UD_PKT_NAK:
-        if (!(ep->rx_flags & UCT_UD_EP_TX_FAST_RESENT) &&
-            !ucs_queue_is_empty(&ep->unacked)) {
-            ep->rx_flags  |= UCT_UD_EP_TX_FAST_RESENT;
-            ep->tx.resend  = (uint16_t)(ep->tx.acked + 1);
-            uct_ud_ep_resend(iface, ep);
-        }
+        uct_ud_ep_resend_missing(iface, ep, packet);
         /* fall through */
     case UCT_UD_PKT_ACK:
         if (info->flags & UCT_UD_PKT_FLAG_ACK_REQ) {
@@ -746,40 +798,67 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         ++iface->stats.rx_dropped;
         goto out_put;
     }
+    rdesc          = obj;
+    rdesc->ep_id   = ep->id;
+    rdesc->psn     = info->psn;
+    rdesc->type    = info->type;
+    rdesc->hdr_len = (uint8_t)info->hdr_len;
+    rdesc->length  = length;
+    if (info->flags & UCT_UD_PKT_FLAG_ACK_REQ) {
+        ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
+    }
+
     if (ucs_unlikely(info->psn != ep->rx.expected)) {
         if (uct_ud_psn_lt(info->psn, ep->rx.expected)) {
             ++iface->stats.rx_dup;
             ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
-        } else {
+        } else if (((uint16_t)(info->psn - ep->rx.expected) <
+                    UCT_UD_TX_WINDOW_MAX) &&
+                   (uct_ud_iface_ooo_add(iface, rdesc) == UCS_OK)) {
+            /* held until the gap before it fills */
             ++iface->stats.rx_ooo;
-            if (!(ep->rx_flags & UCT_UD_EP_RX_NAK_SENT)) {
-                ep->rx_flags |= UCT_UD_EP_RX_NAK | UCT_UD_EP_RX_NAK_SENT;
-            }
+            ++ep->rx.ooo;
+            ep->rx_flags |= UCT_UD_EP_RX_NAK;
+            uct_ud_iface_queue_ack(iface, ep);
+            return;
+        } else {
+            ++iface->stats.rx_dropped; /* held already, or too many */
         }
         uct_ud_iface_queue_ack(iface, ep);
         goto out_put;
     }
 
-    ++ep->rx.expected;
-    ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_NAK_SENT;
-    if (info->flags & UCT_UD_PKT_FLAG_ACK_REQ) {
-        ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
-    }
     uct_ud_iface_queue_ack(iface, ep);
+    ep_id = ep->id;
+    for (;;) {
+        ++ep->rx.expected;
+        if (async) {
+            ucs_queue_push(&iface->async_rx, &rdesc->queue);
+        } else if (!uct_ud_ep_deliver(iface, ep, rdesc->type, rdesc,
+                                      (uint8_t*)uct_rx_desc_recv_buf(
+                                              &iface->rx_layout, rdesc) +
+                                      UCT_UD_GRH_LEN, rdesc->hdr_len,
+                                      rdesc->length)) {
+            ucs_mpool_put(rdesc);
+        }
+        /* the handler may have destroyed the ep: look it up again */
+        if (uct_ud_iface_ep(iface, ep_id) != ep) {
+            return;
+        }
+        if (ep->rx.ooo == 0) {
+            break;
+        }
+        rdesc = uct_ud_iface_ooo_take(iface, ep->id, ep->rx.expected);
+        if (rdesc == NULL) {
+            break;
+        }
+        --ep->rx.ooo;
+    }
+    if (ep->rx.ooo == 0) {
+        ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_NAK;
+    }
+    return;
 
-    if (async) {
-        rdesc          = obj;
-        rdesc->ep_id   = ep->id;
-        rdesc->type    = info->type;
-        rdesc->hdr_len = (uint8_t)info->hdr_len;
-        rdesc->length  = length;
-        ucs_queue_push(&iface->async_rx, &rdesc->queue);
-        return;
-    }
-    if (uct_ud_ep_deliver(iface, ep, info->type, obj, packet, info->hdr_len,
-                          length)) {
-        return; /* kept by the handler */
-    }
 out_put:
     ucs_mpool_put(obj);
 }
@@ -801,6 +880,7 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ep->status  = (int8_t)status;
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
+    uct_ud_iface_ooo_drop_ep(iface, ep);
     while (!ucs_queue_is_empty(&ep->unacked)) {
         desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
                                              uct_ud_send_desc_t, queue);

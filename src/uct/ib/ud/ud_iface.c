@@ -401,6 +401,114 @@ void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 }
 
 /* ------------------------------------------------------------------------
+ * Packets held after a gap: open addressing over (ep id, psn), removals
+ * shift the entries after them back (no tombstones)
+ */
+
+static UCS_F_ALWAYS_INLINE unsigned
+uct_ud_ooo_home(const uct_ud_iface_t *iface, uint32_t ep_id, uint16_t psn)
+{
+    return (unsigned)ucs_hash_u64(((uint64_t)ep_id << 16) | psn) &
+           iface->ooo.mask;
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_ud_ooo_find(const uct_ud_iface_t *iface, uint32_t ep_id, uint16_t psn)
+{
+    unsigned i = uct_ud_ooo_home(iface, ep_id, psn);
+    uct_ud_rx_desc_t *r;
+
+    while ((r = iface->ooo.slots[i]) != NULL) {
+        if ((r->ep_id == ep_id) && (r->psn == psn)) {
+            return (int)i;
+        }
+        i = (i + 1) & iface->ooo.mask;
+    }
+    return -1;
+}
+
+int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
+                         uint16_t psn)
+{
+    return (iface->ooo.count != 0) && (uct_ud_ooo_find(iface, ep_id, psn) >= 0);
+}
+
+ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
+                                  uct_ud_rx_desc_t *rdesc)
+{
+    unsigned i;
+
+    if ((iface->ooo.count >= iface->ooo.max) ||
+        (uct_ud_ooo_find(iface, rdesc->ep_id, rdesc->psn) >= 0)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    i = uct_ud_ooo_home(iface, rdesc->ep_id, rdesc->psn);
+    while (iface->ooo.slots[i] != NULL) {
+        i = (i + 1) & iface->ooo.mask;
+    }
+    iface->ooo.slots[i] = rdesc;
+    ++iface->ooo.count;
+    return UCS_OK;
+}
+
+static void uct_ud_ooo_remove_at(uct_ud_iface_t *iface, unsigned i)
+{
+    unsigned j = i, home;
+
+    iface->ooo.slots[i] = NULL;
+    for (;;) {
+        j = (j + 1) & iface->ooo.mask;
+        if (iface->ooo.slots[j] == NULL) {
+            break;
+        }
+        home = uct_ud_ooo_home(iface, iface->ooo.slots[j]->ep_id,
+                               iface->ooo.slots[j]->psn);
+        if (((j - home) & iface->ooo.mask) >= ((j - i) & iface->ooo.mask)) {
+            iface->ooo.slots[i] = iface->ooo.slots[j];
+            iface->ooo.slots[j] = NULL;
+            i                   = j;
+        }
+    }
+    --iface->ooo.count;
+}
+
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
+                                        uint32_t ep_id, uint16_t psn)
+{
+    uct_ud_rx_desc_t *rdesc;
+    int i;
+
+    if (iface->ooo.count == 0) {
+        return NULL;
+    }
+    i = uct_ud_ooo_find(iface, ep_id, psn);
+    if (i < 0) {
+        return NULL;
+    }
+    rdesc = iface->ooo.slots[i];
+    uct_ud_ooo_remove_at(iface, (unsigned)i);
+    return rdesc;
+}
+
+void uct_ud_iface_ooo_drop_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_rx_desc_t *rdesc;
+    unsigned i = 0;
+
+    while ((ep->rx.ooo != 0) && (i <= iface->ooo.mask)) {
+        rdesc = iface->ooo.slots[i];
+        if ((rdesc != NULL) && (rdesc->ep_id == ep->id)) {
+            uct_ud_ooo_remove_at(iface, i); /* another may move here */
+            ucs_mpool_put(rdesc);
+            --ep->rx.ooo;
+            continue;
+        }
+        ++i;
+    }
+    ep->rx.ooo = 0;
+}
+
+/* ------------------------------------------------------------------------
  * Acknowledgements owed
  */
 
@@ -451,8 +559,9 @@ static void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all)
     while (i < iface->acks.count) {
         ep      = iface->acks.eps[i];
         waiting = (uint16_t)(ep->rx.expected - 1 - ep->rx.acked);
-        if (!all && !(ep->rx_flags & (UCT_UD_EP_RX_ACK_NOW |
-                                      UCT_UD_EP_RX_NAK)) &&
+        /* a NAK waits for the timer: reordered packets fill most gaps
+         * before it */
+        if (!all && !(ep->rx_flags & UCT_UD_EP_RX_ACK_NOW) &&
             (waiting < iface->config.ack_thresh)) {
             ++i;
             continue;
@@ -1198,6 +1307,7 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
     free(iface->eps.slots);
     free(iface->conns.buckets);
     free(iface->acks.eps);
+    free(iface->ooo.slots);
     ucs_mpool_cleanup(&iface->marker_mp, 1);
     ucs_mpool_cleanup(&iface->tx_mp, 1);
     ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
@@ -1487,6 +1597,19 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     }
     iface->ahs.mask   = 15;
     iface->conns.mask = 63;
+    iface->ooo.max    = iface->super.config.rx_queue_len / 2;
+    iface->ooo.mask   = 1;
+    while (iface->ooo.mask < 2 * iface->ooo.max + 1) {
+        iface->ooo.mask = (iface->ooo.mask << 1) | 1; /* at most half full */
+    }
+    iface->ooo.slots  = calloc(iface->ooo.mask + 1,
+                               sizeof(*iface->ooo.slots));
+    if (iface->ooo.slots == NULL) {
+        ucs_error("ud_verbs %s: no memory for the reorder table",
+                  iface->super.super.dev_name);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_tables;
+    }
     ucs_list_head_init(&iface->active);
     ucs_queue_head_init(&iface->async_rx);
     ucs_queue_head_init(&iface->async_comps);
@@ -1536,6 +1659,7 @@ err_qp:
     ibv_destroy_qp(iface->qp);
 err_tables:
     ucs_arbiter_cleanup(&iface->arbiter);
+    free(iface->ooo.slots);
     free(iface->ahs.buckets);
     free(iface->conns.buckets);
     ucs_mpool_cleanup(&iface->marker_mp, 0);
@@ -1578,6 +1702,8 @@ static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)
                      sizeof(iface->stats.rx_dup), "rx_duplicates");
     uct_vfs_add_uint(iface, &iface->stats.rx_ooo,
                      sizeof(iface->stats.rx_ooo), "rx_out_of_order");
+    uct_vfs_add_uint(iface, &iface->ooo.count, sizeof(iface->ooo.count),
+                     "rx_held_after_gap");
     uct_vfs_add_uint(iface, &iface->stats.tx_resent,
                      sizeof(iface->stats.tx_resent), "tx_resent");
     uct_vfs_add_uint(iface, &iface->stats.put_denied,
