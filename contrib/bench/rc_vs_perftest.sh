@@ -1,11 +1,14 @@
 #!/bin/bash
-# rc_verbs against perftest on Soft-RoCE: perftest's ib_* tools and
-# uct_perftest over rc_verbs, interleaved, in one boot of the test VM of
+# rc_verbs (and ud_verbs) against perftest on Soft-RoCE: perftest's ib_*
+# tools and uct_perftest over rc_verbs, and with -x over ud_verbs against
+# the tools' UD mode (-c UD), interleaved, in one boot of the test VM of
 # test/rxe, on rxe_lo and across the veth pair (rxe_v0 <-> rxe_v1); prints
-# the medians of the rounds, their ratios and the targets.
+# the medians of the rounds, their ratios and the targets, and rc_verbs
+# and ud_verbs side by side.
 #
 #   contrib/bench/rc_vs_perftest.sh [-b BUILDDIR] [-r ROUNDS] [-q] [-c S,C]
-#                                   [-P lo|pair|both] [-o DIR] [-t SEC]
+#                                   [-P lo|pair|both] [-x TLS] [-o DIR]
+#                                   [-t SEC]
 #
 # See contrib/bench/README.md for what is measured and how to read it.
 set -u -o pipefail
@@ -16,12 +19,12 @@ top=$(cd "$(dirname "$self")/../.." && pwd)
 
 # ====================================================================
 # Inside the VM: --guest PERFTEST_BIN LIBDIRS MODDIR ROUNDS QUICK CPUS
-# PATHS BUDGET KEEP. Results go to stdout as "@val@ KEY ROUND VALUE",
+# PATHS BUDGET KEEP TLS. Results go to stdout as "@val@ KEY ROUND VALUE",
 # kept logs as "@log@ NAME LINE"; everything else is progress.
 # ====================================================================
 guest() {
     local uct_bin=$1 libdirs=$2 moddir=$3 rounds=$4 quick=$5 cpus=$6
-    local paths=$7 budget=$8 keep=$9
+    local paths=$7 budget=$8 keep=$9 tls=${10}
     local server_cpu=${cpus%,*} client_cpu=${cpus#*,}
     local logs port=18500 failed=0 t0 r path rstart rlen=0
 
@@ -154,19 +157,19 @@ guest() {
         esac
     }
 
-    # uct NAME KEY ROUND DEV_S DEV_C ADDR ARGS...: one uct_perftest run
-    # over rc_verbs; records typical and average latency, MiB/s and msg/s
-    # (KEY, KEY.avg, KEY.bw, KEY.rate); "n/a" when rc_verbs cannot run it
+    # uct NAME KEY ROUND TL DEV_S DEV_C ADDR ARGS...: one uct_perftest run
+    # over TL; records typical and average latency, MiB/s and msg/s
+    # (KEY, KEY.avg, KEY.bw, KEY.rate); "n/a" when TL cannot run it
     uct() {
-        local name=$1 key=$2 r=$3 dev_s=$4 dev_c=$5 addr=$6 rc line
-        shift 6
-        pair "$name" "$uct_bin" -x rc_verbs -d "$dev_s" -p @PORT@ \
-            -- "$uct_bin" -x rc_verbs -d "$dev_c" -p @PORT@ -f csv "$@" "$addr"
+        local name=$1 key=$2 r=$3 tl=$4 dev_s=$5 dev_c=$6 addr=$7 rc line
+        shift 7
+        pair "$name" "$uct_bin" -x "$tl" -d "$dev_s" -p @PORT@ \
+            -- "$uct_bin" -x "$tl" -d "$dev_c" -p @PORT@ -f csv "$@" "$addr"
         rc=$?
         line=$(awk -F, '$1 != "test" && NF >= 8 { print; exit }' \
                "$logs/$name.client" 2>/dev/null)
         if [ $rc -eq 2 ]; then
-            say "round $r: rc_verbs cannot run $*: $(tail -n1 "$logs/$name.client")"
+            say "round $r: $tl cannot run $*: $(tail -n1 "$logs/$name.client")"
             val "$key" "$r" n/a
             return
         elif [ $rc -ne 0 ] || [ -z "$line" ]; then
@@ -184,9 +187,11 @@ guest() {
     }
 
     # One round on one path: each perftest tool next to its uct_perftest
-    # counterpart, which of the two goes first alternating between rounds
+    # counterpart, which of the two goes first alternating between rounds;
+    # rc_verbs against the tools' RC mode, ud_verbs against their UD mode
+    # (keys "PATH:ud:...")
     round() {
-        local r=$1 path=$2 ds dc addr p m
+        local r=$1 path=$2 ds dc addr p m pairs=""
         case $path in
         lo)   ds=rxe_lo dc=rxe_lo addr=127.0.0.1 ;;
         pair) ds=rxe_v0 dc=rxe_v1 addr=10.78.0.1 ;;
@@ -196,7 +201,16 @@ guest() {
             ib "$p-$1" "$path:$1" "$r" "$1" "$ds" "$dc" "$addr" "${@:2}"
         }
         run_uct() {
-            uct "$p-$1" "$path:$1" "$r" "$ds:1" "$dc:1" "$addr" "${@:2}"
+            uct "$p-$1" "$path:$1" "$r" rc_verbs "$ds:1" "$dc:1" "$addr" \
+                "${@:2}"
+        }
+        run_ib_ud() {
+            ib "$p-ud-$1" "$path:ud:$1" "$r" "$1" "$ds" "$dc" "$addr" \
+                -c UD "${@:2}"
+        }
+        run_uct_ud() {
+            uct "$p-ud-$1" "$path:ud:$1" "$r" ud_verbs "$ds:1" "$dc:1" \
+                "$addr" "${@:2}"
         }
         one() {
             case $1 in
@@ -210,10 +224,19 @@ guest() {
             am_bw)     run_uct am_bw -t am_bw -D short -s 8 -n "$n_rate" -w "$w_rate" ;;
             write_bw)  run_ib ib_write_bw -s 65536 -n "$n_bw" ;;
             put_bw)    run_uct put_bw -t put_bw -D zcopy -s 64k -n "$n_bw" -w "$w_bw" ;;
+            ud_send_lat) run_ib_ud ib_send_lat -s 8 -n "$n_lat" ;;
+            ud_am_lat) run_uct_ud am_lat -t am_lat -D short -s 8 -n "$n_lat" -w "$w_lat" ;;
+            ud_send_bw) run_ib_ud ib_send_bw -s 8 -n "$n_rate" ;;
+            ud_am_bw)  run_uct_ud am_bw -t am_bw -D short -s 8 -n "$n_rate" -w "$w_rate" ;;
             esac
         }
-        for m in send_lat:am_lat write_lat:put_lat read_lat:get \
-                 send_bw:am_bw write_bw:put_bw; do
+        [[ ,$tls, == *,rc_verbs,* ]] &&
+            pairs+=" send_lat:am_lat write_lat:put_lat read_lat:get"
+        [[ ,$tls, == *,ud_verbs,* ]] &&
+            pairs+=" ud_send_lat:ud_am_lat"
+        [[ ,$tls, == *,rc_verbs,* ]] && pairs+=" send_bw:am_bw write_bw:put_bw"
+        [[ ,$tls, == *,ud_verbs,* ]] && pairs+=" ud_send_bw:ud_am_bw"
+        for m in $pairs; do
             if [ $((r % 2)) -eq 1 ]; then
                 one "${m%:*}"; one "${m#*:}"
             else
@@ -270,8 +293,10 @@ Usage: contrib/bench/rc_vs_perftest.sh [options]
 Boots the Soft-RoCE test VM once and runs, in interleaved rounds,
 perftest's ib_send_lat, ib_write_lat, ib_read_lat, ib_send_bw and
 ib_write_bw next to uct_perftest over rc_verbs (am_lat, put_lat, get,
-am_bw, put_bw), on rxe_lo and across the veth pair; prints the medians,
-their ratios and the targets.
+am_bw, put_bw), and with -x ud_verbs ib_send_lat and ib_send_bw in UD
+mode (-c UD) next to uct_perftest over ud_verbs (am_lat, am_bw), on
+rxe_lo and across the veth pair; prints the medians, their ratios and the
+targets, and rc_verbs next to ud_verbs when both ran.
 
   -b BUILDDIR  build tree holding src/tools/perf/uct_perftest (default:
                build/release in the source tree, \$OPENUCT_BUILD_DIR/release
@@ -280,6 +305,8 @@ their ratios and the targets.
   -q           quick: about a third of the iterations
   -c S,C       guest CPUs of the server and the client (default 0,1)
   -P PATHS     lo, pair or both (default both)
+  -x TLS       transports, comma-separated: rc_verbs, ud_verbs (default
+               rc_verbs)
   -o DIR       keep every run's output in DIR
   -t SEC       time budget of the measurements in the VM (default 240);
                rounds that would end later are not started
@@ -302,14 +329,16 @@ cpus="0,1"
 paths_opt=both
 keep_dir=""
 budget=240
+tls=rc_verbs
 
-while getopts "b:r:qc:P:o:t:h" opt; do
+while getopts "b:r:qc:P:x:o:t:h" opt; do
     case $opt in
     b) builddir=$OPTARG ;;
     r) rounds=$OPTARG ;;
     q) quick=1 ;;
     c) cpus=$OPTARG ;;
     P) paths_opt=$OPTARG ;;
+    x) tls=$OPTARG ;;
     o) keep_dir=$OPTARG ;;
     t) budget=$OPTARG ;;
     h) usage; exit 0 ;;
@@ -322,6 +351,17 @@ shift $((OPTIND - 1))
 [[ $budget =~ ^[1-9][0-9]*$ ]] || die "-t wants seconds, not '$budget'"
 [[ $cpus =~ ^[01],[01]$ ]] && [ "${cpus%,*}" != "${cpus#*,}" ] ||
     die "-c wants the two guest CPUs, 0,1 or 1,0, not '$cpus'"
+for t in ${tls//,/ }; do
+    case $t in
+    rc_verbs|ud_verbs) ;;
+    *) die "-x wants rc_verbs and/or ud_verbs, comma-separated, not '$t'" ;;
+    esac
+done
+[ -n "${tls//,/}" ] || die "-x wants at least one transport"
+has_tl() {
+    [[ ,$tls, == *,$1,* ]]
+}
+
 case $paths_opt in
 lo) paths=lo ;;
 pair) paths=pair ;;
@@ -356,14 +396,14 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a temporary directory"
 trap 'rm -rf "$work"' EXIT
 
-echo "$prog: uct_perftest $uct_bin; $rounds round(s) on: $paths" >&2
+echo "$prog: uct_perftest $uct_bin; $tls; $rounds round(s) on: $paths" >&2
 load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 start=$(date +%s)
 # The VM's own limit covers boot, set-up and a round past the budget
 bash "$top/test/rxe/run.sh" -t $((budget + 200)) -- \
     bash "$self" --guest "$uct_bin" "$libdirs" "$moddir" "$rounds" "$quick" \
     "$cpus" "$paths" "$budget" "$([ -n "$keep_dir" ] && echo 1 || echo 0)" \
-    2>&1 | tee "$work/out" | grep --line-buffered -v '^@\(val\|log\|info\)@' >&2
+    "$tls" 2>&1 | tee "$work/out" | grep --line-buffered -v '^@\(val\|log\|info\)@' >&2
 rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 [ $rc -eq 77 ] && { echo "$prog: the VM could not start" >&2; exit 77; }
@@ -480,8 +520,30 @@ rounds_line() {
     printf '#   %-40s%s\n' "$1" "${out:- -}"
 }
 
+# side LABEL RC_KEY UD_KEY DECIMALS: rc_verbs and ud_verbs (and the
+# perftest figure each was compared with) next to each other
+side() {
+    local label=$1 dec=$4 rc ud prc pud ratio=-
+    # shellcheck disable=SC2086
+    rc=$(median ${vals[$2]:-})
+    # shellcheck disable=SC2086
+    ud=$(median ${vals[$3]:-})
+    # shellcheck disable=SC2086
+    prc=$(median ${vals[$5]:-})
+    # shellcheck disable=SC2086
+    pud=$(median ${vals[$6]:-})
+    if is_number "$rc" && is_number "$ud" &&
+            awk -v b="$rc" 'BEGIN { exit !(b > 0) }'; then
+        ratio=$(awk -v u="$ud" -v b="$rc" 'BEGIN { printf "%.3f", u / b }')
+    fi
+    printf '%-30s %10s %10s %10s %10s %7s\n' "$label" "$(fmt "$prc" "$dec")" \
+        "$(fmt "$rc" "$dec")" "$(fmt "$pud" "$dec")" "$(fmt "$ud" "$dec")" \
+        "$ratio"
+}
+
 echo
-echo "# rc_verbs against perftest on Soft-RoCE (test VM of test/rxe, qemu TCG)"
+echo "# $(echo "$tls" | sed 's/,/ and /') against perftest on Soft-RoCE" \
+    "(test VM of test/rxe, qemu TCG)"
 sed -n 's/^@info@ /# /p' "$work/out"
 echo "# host $(uname -sr), $(nproc) CPUs, load average before the run ${load:-?};" \
     "guest CPUs: server ${cpus%,*}, client ${cpus#*,}; ${elapsed} s in all" \
@@ -496,17 +558,40 @@ for path in $paths; do
     pair) echo "# veth pair (MTU 1024): server rxe_v0 (10.78.0.1), client rxe_v1" ;;
     esac
     printf '%-38s %10s %10s %7s %7s %8s  %s\n' metric perftest uct ratio r-ratio target result
-    row "am_lat short 8 B, typical" "$path:ib_send_lat" "$path:am_lat" 2 "<=" 1.15
-    row "put_lat short 8 B, typical" "$path:ib_write_lat" "$path:put_lat" 2 "<=" 1.15
-    row "get zcopy 8 B (get_bw -W 1), average" "$path:ib_read_lat.avg" "$path:get_zcopy.avg" 2
-    row "am_bw short 8 B, rate" "$path:ib_send_bw.rate" "$path:am_bw.rate" 0 ">=" 0.9
-    row "put_bw zcopy 64 KiB, bandwidth" "$path:ib_write_bw" "$path:put_bw.bw" 1 ">=" 0.9
+    if has_tl rc_verbs; then
+        row "am_lat short 8 B, typical" "$path:ib_send_lat" "$path:am_lat" 2 "<=" 1.15
+        row "put_lat short 8 B, typical" "$path:ib_write_lat" "$path:put_lat" 2 "<=" 1.15
+        row "get zcopy 8 B (get_bw -W 1), average" "$path:ib_read_lat.avg" "$path:get_zcopy.avg" 2
+        row "am_bw short 8 B, rate" "$path:ib_send_bw.rate" "$path:am_bw.rate" 0 ">=" 0.9
+        row "put_bw zcopy 64 KiB, bandwidth" "$path:ib_write_bw" "$path:put_bw.bw" 1 ">=" 0.9
+    fi
+    if has_tl ud_verbs; then
+        row "ud am_lat short 8 B, typical" "$path:ud:ib_send_lat" "$path:ud:am_lat" 2 "<=" 1.3
+        row "ud am_bw short 8 B, rate" "$path:ud:ib_send_bw.rate" "$path:ud:am_bw.rate" 0 ">=" 0.8
+    fi
 done
+if has_tl rc_verbs && has_tl ud_verbs; then
+    echo "#"
+    echo "# rc_verbs and ud_verbs side by side (medians; perftest in RC and in UD mode)"
+    for path in $paths; do
+        echo "#"
+        printf '%-30s %10s %10s %10s %10s %7s\n' "$path" perftest-RC rc_verbs \
+            perftest-UD ud_verbs ud/rc
+        side "am_lat short 8 B, typical" "$path:am_lat" "$path:ud:am_lat" 2 \
+            "$path:ib_send_lat" "$path:ud:ib_send_lat"
+        side "am_lat short 8 B, average" "$path:am_lat.avg" "$path:ud:am_lat.avg" 2 \
+            "$path:ib_send_lat.avg" "$path:ud:ib_send_lat.avg"
+        side "am_bw short 8 B, rate" "$path:am_bw.rate" "$path:ud:am_bw.rate" 0 \
+            "$path:ib_send_bw.rate" "$path:ud:ib_send_bw.rate"
+    done
+fi
 echo "#"
 echo "# perftest: ib_send_lat/ib_write_lat t_typical; ib_read_lat t_avg (round trip);"
-echo "#   ib_send_bw 8 B MsgRate; ib_write_bw 64 KiB BW average"
+echo "#   ib_send_bw 8 B MsgRate; ib_write_bw 64 KiB BW average; ud rows: the same"
+echo "#   tools with -c UD against uct_perftest -x ud_verbs"
 echo "# per round:"
 for path in $paths; do
+    has_tl rc_verbs || continue
     rounds_line "$path ib_send_lat typical" "$path:ib_send_lat" 2
     rounds_line "$path am_lat typical" "$path:am_lat" 2
     rounds_line "$path ib_write_lat typical" "$path:ib_write_lat" 2
@@ -520,6 +605,15 @@ for path in $paths; do
     rounds_line "$path am_bw rate" "$path:am_bw.rate" 0
     rounds_line "$path ib_write_bw MiB/s" "$path:ib_write_bw" 1
     rounds_line "$path put_bw MiB/s" "$path:put_bw.bw" 1
+done
+for path in $paths; do
+    has_tl ud_verbs || continue
+    rounds_line "$path ib_send_lat -c UD typical" "$path:ud:ib_send_lat" 2
+    rounds_line "$path ud am_lat typical" "$path:ud:am_lat" 2
+    rounds_line "$path ib_send_lat -c UD average" "$path:ud:ib_send_lat.avg" 2
+    rounds_line "$path ud am_lat average" "$path:ud:am_lat.avg" 2
+    rounds_line "$path ib_send_bw -c UD rate" "$path:ud:ib_send_bw.rate" 0
+    rounds_line "$path ud am_bw rate" "$path:ud:am_bw.rate" 0
 done
 echo "# targets: $n_passed passed, $n_missed missed"
 
