@@ -255,7 +255,9 @@ struct uct_rc_iface {
         size_t            max_inline;
         size_t            seg_size;
         unsigned          tx_queue_len;  /* send queue slots per QP */
-        unsigned          tx_moderation;
+        unsigned          tx_moderation;  /* now: see
+                                             uct_rc_iface_update_moderation */
+        unsigned          tx_moderation_max; /* TX_CQ_MODERATION, capped */
         unsigned          max_iov;       /* SGEs of a zcopy */
         unsigned          max_rd_atomic;
         unsigned          fc_wnd;
@@ -484,6 +486,16 @@ static inline void uct_rc_ep_schedule(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
         ucs_arbiter_group_schedule(&iface->arbiter, &ep->pending.group);
     }
 }
+
+/**
+ * Requests an ep may post unsignaled: TX_CQ_MODERATION, lowered as eps are
+ * added so that all of them together hold at most half the send CQ. An
+ * unsignaled request keeps its CQ entry counted until a later signaled one
+ * of its ep completes, and an ep that sent a few messages and went idle
+ * would otherwise hold them for ever: with enough such eps no ep of the
+ * iface could post at all.
+ */
+void uct_rc_iface_update_moderation(uct_rc_iface_t *iface);
 
 /** Queue @a ep for an explicit grant. */
 void uct_rc_iface_queue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep);

@@ -206,6 +206,7 @@ void uct_rc_ep_free(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
     int ret;
 
     uct_rc_ep_table_remove(&iface->eps, ep);
+    uct_rc_iface_update_moderation(iface);
     uct_rc_iface_unqueue_grant(iface, ep);
 
     ret = ibv_destroy_qp(ep->qp);
@@ -326,6 +327,7 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         ucs_error("rc_verbs: failed to index qp 0x%x", ep->qp->qp_num);
         goto err_destroy_qp;
     }
+    uct_rc_iface_update_moderation(iface);
 
     ep->super.super.iface = params->iface;
     ep->tx_available      = 0; /* until connected */

@@ -149,6 +149,16 @@ static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
     return total;
 }
 
+void uct_rc_iface_update_moderation(uct_rc_iface_t *iface)
+{
+    unsigned budget = iface->super.cq_len[UCT_IB_DIR_TX] / 2;
+    unsigned per_ep = budget / ucs_max(1, iface->eps.count);
+
+    iface->config.tx_moderation = ucs_max(1, ucs_min(
+                                          iface->config.tx_moderation_max,
+                                          per_ep));
+}
+
 /* The SRQ ran low: grow the fill target and arm the limit again */
 static void uct_rc_iface_rx_grow(uct_rc_iface_t *iface)
 {
@@ -885,8 +895,10 @@ uct_rc_iface_config_init(uct_rc_iface_t *iface,
     iface->config.max_inline    = iface->super.max_inline;
     iface->config.seg_size      = iface->super.config.seg_size;
     iface->config.tx_queue_len  = queue_len;
-    iface->config.tx_moderation = ucs_max(1, ucs_min(config->tx_cq_moderation,
-                                                     queue_len / 4));
+    iface->config.tx_moderation_max = ucs_max(1, ucs_min(
+                                              config->tx_cq_moderation,
+                                              queue_len / 4));
+    iface->config.tx_moderation     = iface->config.tx_moderation_max;
     iface->config.max_iov       = ucs_min(ucs_max(
                                           iface->super.config.tx_min_sge, 2),
                                           ucs_min((unsigned)dev_attr->max_sge,
@@ -1073,6 +1085,8 @@ static void uct_rc_iface_vfs_init(uct_iface_h tl_iface)
     uct_vfs_add_value(iface, iface->config.max_inline, "max_inline");
     uct_vfs_add_value(iface, iface->config.tx_queue_len, "tx_queue_len");
     uct_vfs_add_value(iface, iface->config.fc_wnd, "fc_wnd");
+    uct_vfs_add_uint(iface, &iface->config.tx_moderation,
+                     sizeof(iface->config.tx_moderation), "tx_moderation");
 }
 
 uct_tl_t uct_rc_verbs_tl = {

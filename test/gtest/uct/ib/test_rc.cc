@@ -1216,11 +1216,14 @@ TEST_P(uct_rc, peer_process_killed)
 /* 1000 eps of one iface connected to 1000 eps of another, one message on
  * each, all delivered; destroy and close are clean. Prints the time of
  * each step and the heap per ep (send queues of 31 slots: the QP buffers
- * themselves are the kernel's, not in the heap). */
+ * themselves are the kernel's, not in the heap). The send CQ is smaller
+ * than the number of eps: one unsignaled message per ep, kept counted
+ * until the ep signals, must not use it up. */
 TEST_P(uct_rc, thousand_endpoints)
 {
     const unsigned N = ucs::test_scale(1000);
-    auto p           = params({{"IB_TX_QUEUE_LEN", "31"}});
+    auto p           = params({{"IB_TX_QUEUE_LEN", "31"},
+                               {"IB_TX_CQ_LEN", "511"}});
     entity *a        = create_entity(p);
     entity *b        = create_entity(p);
     am_recorder &rec = install_recorder(*b, AM_ID);
