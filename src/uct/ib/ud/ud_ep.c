@@ -757,7 +757,9 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     }
     uct_ud_iface_queue_ack(iface, ep);
 
-    if (async) {
+    if (async && (info->type < UCT_AM_ID_MAX)) {
+        /* the handler runs from progress; a PUT is applied here, before
+         * the acknowledgement that covers it tells the sender it landed */
         rdesc          = obj;
         rdesc->ep_id   = ep->id;
         rdesc->type    = info->type;
