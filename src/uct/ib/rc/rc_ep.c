@@ -190,7 +190,6 @@ int uct_rc_ep_check_state(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
     if ((ep->flags & UCT_RC_EP_FLAG_FAILED) &&
         !(ep->flags & UCT_RC_EP_FLAG_ERR_SENT)) {
         ep->flags |= UCT_RC_EP_FLAG_ERR_SENT;
-        uct_iface_stat_peer_failure(&iface->super.super);
         /* the handler may destroy the ep */
         uct_iface_handle_ep_err(&iface->super.super.super, &ep->super.super,
                                 (ucs_status_t)ep->status);

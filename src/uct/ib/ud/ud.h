@@ -44,9 +44,11 @@
  * acknowledges and detects dead peers, and a handler on the completion
  * channel (the receive CQ armed for solicited completions) takes packets
  * that ask for an acknowledgement: a process that does not call progress
- * still acknowledges and resends. Data taken there is queued for the next
- * progress call, which delivers it in order. Progress and every operation
- * hold the async context's lock.
+ * still acknowledges and resends. Active messages taken there are queued
+ * for the next progress call, which delivers them in order; a PUT is
+ * applied (or refused) there at once, since the acknowledgement that
+ * covers it tells the sender its data is in place. Progress and every
+ * operation hold the async context's lock.
  */
 #ifndef UCT_IB_UD_H_
 #define UCT_IB_UD_H_

@@ -832,7 +832,9 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ep_id = ep->id;
     for (;;) {
         ++ep->rx.expected;
-        if (async) {
+        if (async && (rdesc->type < UCT_AM_ID_MAX)) {
+            /* the handler runs from progress; a PUT is applied here,
+             * before the acknowledgement that covers it says it landed */
             ucs_queue_push(&iface->async_rx, &rdesc->queue);
         } else if (!uct_ud_ep_deliver(iface, ep, rdesc->type, rdesc,
                                       (uint8_t*)uct_rx_desc_recv_buf(
@@ -894,7 +896,6 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         return;
     }
     ep->flags |= UCT_UD_EP_FLAG_ERR_SENT;
-    uct_iface_stat_peer_failure(&iface->super.super);
     /* the handler may destroy the ep */
     uct_iface_handle_ep_err(&iface->super.super.super, &ep->super.super,
                             status);

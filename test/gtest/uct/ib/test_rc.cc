@@ -1200,6 +1200,10 @@ TEST_P(uct_rc, peer_process_killed)
     EXPECT_EQ(1u, m_errs.count(ep_busy));
     EXPECT_EQ(1u, m_errs.count(ep_idle));
     EXPECT_EQ(2u, m_errs.calls.size());
+    if (UCT_IFACE_STATS_ENABLED) {
+        /* counted once per failed ep, as the handler is called */
+        EXPECT_EQ(2u, uct_base_iface(a->iface())->stats.peer_failures);
+    }
     EXPECT_EQ(iota(3), headers(rb));
     std::cout << "[ INFO     ] dead peer: handler after " << elapsed
               << " s, uct_ep_check to handler " << check_elapsed << " s"
