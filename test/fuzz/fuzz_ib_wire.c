@@ -22,18 +22,15 @@
 #endif
 
 #include "fuzz.h"
+#include "fuzz_ib.h"
 
 #include <uct/ib/rc/rc.h>
 
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FUZZ_DEV_ADDR_LEN sizeof(uct_ib_device_addr_t)
 #define FUZZ_EP_ADDR_LEN  sizeof(uct_rc_ep_addr_t)
-
-static uct_ib_md_t    fuzz_md;
-static uct_ib_iface_t fuzz_iface;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -43,65 +40,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* Our port: RoCE v2 with 10.78.0.1, or InfiniBand with a LID */
-static void fuzz_set_port(int roce)
-{
-    memset(&fuzz_md, 0, sizeof(fuzz_md));
-    memset(&fuzz_iface, 0, sizeof(fuzz_iface));
-    fuzz_md.dev.first_port = 1;
-    fuzz_md.dev.num_ports  = 1;
-    fuzz_iface.super.md    = &fuzz_md.super;
-    fuzz_iface.port_num    = 1;
-    snprintf(fuzz_iface.super.dev_name, sizeof(fuzz_iface.super.dev_name),
-             "fuzz:1");
-    fuzz_iface.config.hop_limit         = 64;
-    fuzz_iface.config.roce_local_subnet = roce;
-    fuzz_iface.config.roce_prefix_len   = 24;
-    if (roce) {
-        fuzz_md.dev.port_attr[0].link_layer = IBV_LINK_LAYER_ETHERNET;
-        inet_pton(AF_INET6, "::ffff:10.78.0.1", fuzz_iface.gid_info.gid.raw);
-        fuzz_iface.gid_info.gid_index    = 1;
-        fuzz_iface.gid_info.roce_version = UCT_IB_ROCE_V2;
-        fuzz_iface.gid_info.af           = AF_INET;
-        fuzz_iface.path_mtu              = IBV_MTU_1024;
-    } else {
-        fuzz_md.dev.port_attr[0].link_layer = IBV_LINK_LAYER_INFINIBAND;
-        inet_pton(AF_INET6, "fe80::1", fuzz_iface.gid_info.gid.raw);
-        fuzz_iface.gid_info.gid_index    = 0;
-        fuzz_iface.gid_info.roce_version = UCT_IB_ROCE_NONE;
-        fuzz_iface.gid_info.af           = AF_INET6;
-        fuzz_iface.path_mtu              = IBV_MTU_4096;
-        fuzz_iface.lid                   = 7;
-    }
-}
-
-static void fuzz_device_addr(const uint8_t *bytes)
+/* A heap copy of exactly the address size: reading past it is seen */
+static void fuzz_device_addr(const uct_ib_iface_t *iface,
+                             const uint8_t *bytes)
 {
     uct_ib_device_addr_t *addr = malloc(FUZZ_DEV_ADDR_LEN);
-    struct ibv_ah_attr ah_attr;
-    enum ibv_mtu mtu;
-    char str[128];
 
-    /* a heap copy of exactly the address size: reading past it is seen */
     memcpy(addr, bytes, FUZZ_DEV_ADDR_LEN);
-    uct_ib_device_addr_str(addr, str, sizeof(str));
-    fuzz_check(memchr(str, '\0', sizeof(str)) != NULL,
-               "address string not terminated");
-
-    if (uct_ib_iface_is_reachable_addr(&fuzz_iface, addr)) {
-        mtu = uct_ib_iface_peer_mtu(&fuzz_iface, addr);
-        fuzz_check((mtu >= IBV_MTU_256) && (mtu <= fuzz_iface.path_mtu),
-                   "peer MTU %d out of range", mtu);
-        memset(&ah_attr, 0xa5, sizeof(ah_attr));
-        uct_ib_iface_fill_ah_attr(&fuzz_iface, addr, &ah_attr);
-        fuzz_check(ah_attr.port_num == fuzz_iface.port_num,
-                   "address handle on port %u", ah_attr.port_num);
-        if (fuzz_md.dev.port_attr[0].link_layer == IBV_LINK_LAYER_ETHERNET) {
-            fuzz_check(ah_attr.is_global && (ah_attr.grh.sgid_index ==
-                                             fuzz_iface.gid_info.gid_index),
-                       "RoCE address handle without our GRH");
-        }
-    }
+    (void)fuzz_ib_check_device_addr(iface, addr);
     free(addr);
 }
 
@@ -154,12 +100,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t head = ucs_min(size, sizeof(addrs));
     const uint8_t *msg = data + head;
     size_t msg_len     = size - head;
+    const uct_ib_iface_t *iface;
 
     memset(addrs, 0, sizeof(addrs));
     memcpy(addrs, data, head);
-    fuzz_set_port((msg_len > sizeof(uct_rc_hdr_t)) ?
-                  (msg[sizeof(uct_rc_hdr_t)] & 1) : 1);
-    fuzz_device_addr(addrs);
+    iface = fuzz_ib_port((msg_len > sizeof(uct_rc_hdr_t)) ?
+                         (msg[sizeof(uct_rc_hdr_t)] & 1) : 1);
+    fuzz_device_addr(iface, addrs);
     fuzz_ep_addr(addrs + FUZZ_DEV_ADDR_LEN);
     fuzz_message(msg, msg_len);
     return 0;

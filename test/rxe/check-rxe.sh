@@ -10,13 +10,17 @@
 #   5. uct_info -d               our device listing of the same devices
 #   6. gtest (verbs suites)      test/gtest/gtest --gtest_filter=$RXE_GTEST_FILTER,
 #                                the transport suites on rxe_v0 sending from rxe_v1
-#   7. uct_hello_world           server and client over rc_verbs on rxe_lo,
-#                                -i/-b/-z at 11 bytes and at the limit
-#   8. uct_hello_world           the same, server on rxe_v0, client on rxe_v1
-#   9. uct_perftest              loopback over rc_verbs on rxe_lo
-#  10. uct_perftest              client/server on rxe_lo
-#  11. uct_perftest              client/server, rxe_v1 (client) -> rxe_v0
-#  12. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
+#   7. uct_hello_world rc_verbs  server and client on rxe_lo, -i/-b/-z at
+#                                11 bytes and at the limit
+#   8. uct_hello_world rc_verbs  the same, server on rxe_v0, client on rxe_v1
+#   9. uct_hello_world ud_verbs  7. over ud_verbs
+#  10. uct_hello_world ud_verbs  8. over ud_verbs
+#  11. uct_perftest rc_verbs     loopback on rxe_lo
+#  12. uct_perftest rc_verbs     client/server on rxe_lo
+#  13. uct_perftest rc_verbs     client/server, rxe_v1 (client) -> rxe_v0
+#  14. uct_perftest ud_verbs     loopback on rxe_lo (its operations only)
+#  15. uct_perftest ud_verbs     client/server on rxe_lo
+#  16. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
 #
 # usage: check-rxe.sh BUILDDIR        (on the host; boots the VM)
 #        check-rxe.sh --guest BUILDDIR (inside the VM; runs the steps)
@@ -77,7 +81,7 @@ step() {
     124) verdict="FAIL (timeout after $limit s)" ; failed=1 ;;
     *)   verdict="FAIL (exit $rc)"; failed=1 ;;
     esac
-    results+=("$(printf '%-34s %-26s %4d s' "$name" "$verdict" \
+    results+=("$(printf '%-36s %-26s %4d s' "$name" "$verdict" \
                  $(($(date +%s) - t0)))")
 }
 
@@ -165,14 +169,14 @@ server_port() {
     return 1
 }
 
-# examples/uct_hello_world over rc_verbs, two processes: hello_pair
-# SERVER_DEV CLIENT_DEV SERVER_ADDR. Each of -i, -b and -z with the
+# examples/uct_hello_world over transport TL, two processes: hello_pair
+# TL SERVER_DEV CLIENT_DEV SERVER_ADDR. Each of -i, -b and -z with the
 # default text and at the mode's limit (-s max): both exit 0 with nothing
 # on stderr, the client says what it sent and the server prints what it
 # received (it exits 1 if the text is not the one expected).
 hello_pair() {
-    local sdev=$1 cdev=$2 addr=$3 hello flag mode size log spid port src
-    local crc n line failed=0
+    local tl=$1 sdev=$2 cdev=$3 addr=$4 hello flag mode size log spid
+    local port src crc n line failed=0
     hello=$(direct "$builddir/examples/uct_hello_world")
     [ -x "$hello" ] || { echo "$hello not built"; return 1; }
     for flag in -i -b -z; do
@@ -182,31 +186,31 @@ hello_pair() {
         -z) mode=am_zcopy ;;
         esac
         for size in 11 max; do
-            log=$logdir/hello$flag-$size
-            timeout 30 "$hello" -t rc_verbs -d "$sdev" -p 0 \
+            log=$logdir/hello-$tl$flag-$size
+            timeout 30 "$hello" -t "$tl" -d "$sdev" -p 0 \
                 >"$log.server" 2>"$log.server.err" &
             spid=$!
             port=$(server_port "$log.server" $spid \
                    '^waiting for a client on port \([0-9]*\)$')
             crc=255
             if [ -n "$port" ]; then
-                timeout 30 "$hello" -t rc_verbs -d "$cdev" -p "$port" \
+                timeout 30 "$hello" -t "$tl" -d "$cdev" -p "$port" \
                     -n "$addr" $flag -s $size \
                     >"$log.client" 2>"$log.client.err"
                 crc=$?
             fi
             wait $spid
             src=$?
-            n=$(sed -n "s/^sent \([0-9]*\) bytes with $mode over rc_verbs\/$cdev\$/\1/p" \
+            n=$(sed -n "s/^sent \([0-9]*\) bytes with $mode over $tl\/$cdev\$/\1/p" \
                 "$log.client" 2>/dev/null)
             line=$(grep "^received $n bytes: hello world" "$log.server")
             if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ -n "$n" ] &&
                [ -n "$line" ] && [ ! -s "$log.server.err" ] &&
                [ ! -s "$log.client.err" ]; then
-                echo "PASS $mode -s $size, $cdev -> $sdev: $line"
+                echo "PASS $tl $mode -s $size, $cdev -> $sdev: $line"
             else
-                echo "FAIL $mode -s $size, $cdev -> $sdev: server exit" \
-                     "$src, client exit $crc"
+                echo "FAIL $tl $mode -s $size, $cdev -> $sdev: server" \
+                     "exit $src, client exit $crc"
                 tail -n 20 "$log".* 2>/dev/null | cat -v
                 failed=1
             fi
@@ -215,11 +219,12 @@ hello_pair() {
     return $failed
 }
 
-# The same across the veth pair: the packets must have crossed veth0
+# The same across the veth pair: hello_pair_veth TL; the packets must
+# have crossed veth0
 hello_pair_veth() {
     local before after
     before=$(cat /sys/class/net/veth0/statistics/rx_packets)
-    hello_pair rxe_v0:1 rxe_v1:1 10.78.0.1 || return 1
+    hello_pair "$1" rxe_v0:1 rxe_v1:1 10.78.0.1 || return 1
     after=$(cat /sys/class/net/veth0/statistics/rx_packets)
     echo "-- veth0 received $((after - before)) packets"
     [ $((after - before)) -ge 6 ]
@@ -236,33 +241,50 @@ perf_rows_ok() {
     [ "$rows" -eq "$want" ]
 }
 
-# uct_perftest over rc_verbs: perf_rc loopback DEV, or perf_rc pair
-# SERVER_DEV CLIENT_DEV SERVER_ADDR (two processes; the server learns the
-# test from the client). Every run must exit 0 and print its figures.
-perf_rc() {
-    local kind=$1 perf run words test mode sizes args out spid rc src
-    local port=13400 failed=0
+# The uct_perftest runs of transport $1, one "TEST MODE SIZES" a line:
+# only operations it offers (ud_verbs: no GET, no PUT zcopy)
+perf_runs() {
+    case $1 in
+    rc_verbs)
+        printf '%s\n' "am_lat short 8" "put_lat short 8" "am_bw short 8" \
+            "am_bw bcopy 8,4096" "put_bw zcopy 8,65536" \
+            "get_bw zcopy 8,65536" ;;
+    ud_verbs)
+        printf '%s\n' "am_lat short 8" "put_lat short 8" "am_bw short 8" \
+            "am_bw bcopy 8,1024" "put_bw bcopy 8,1024" ;;
+    *)
+        echo "perf_runs: no runs for $1" >&2
+        return 1 ;;
+    esac
+}
+
+# uct_perftest over transport TL: perf_tl TL loopback DEV, or perf_tl TL
+# pair SERVER_DEV CLIENT_DEV SERVER_ADDR (two processes; the server learns
+# the test from the client). Every run must exit 0 and print its figures.
+perf_tl() {
+    local tl=$1 kind=$2 perf list runs run words test mode sizes args out
+    local spid rc src port=13400 failed=0
+    shift
     perf=$(direct "$builddir/src/tools/perf/uct_perftest")
     [ -x "$perf" ] || { echo "$perf not built"; return 1; }
-    # TEST MODE SIZES
-    for run in "am_lat short 8" "put_lat short 8" "am_bw short 8" \
-               "am_bw bcopy 8,4096" "put_bw zcopy 8,65536" \
-               "get_bw zcopy 8,65536"; do
+    list=$(perf_runs "$tl") || return 1
+    mapfile -t runs <<<"$list"
+    for run in "${runs[@]}"; do
         read -r -a words <<<"$run"
         test=${words[0]} mode=${words[1]} sizes=${words[2]}
         args=(-t "$test" -D "$mode" -s "$sizes" -n 1000 -w 100)
-        out=$logdir/perf-$kind-$test-$mode
+        out=$logdir/perf-$tl-$kind-$test-$mode
         if [ "$kind" = loopback ]; then
-            timeout 30 stdbuf -oL "$perf" -x rc_verbs -d "$2" -l "${args[@]}" \
+            timeout 30 stdbuf -oL "$perf" -x "$tl" -d "$2" -l "${args[@]}" \
                 >"$out" 2>&1
             rc=$?
             src=0
         else
             port=$((port + 1))
-            timeout 30 "$perf" -x rc_verbs -d "$2" -p $port \
+            timeout 30 "$perf" -x "$tl" -d "$2" -p $port \
                 >"$out.server" 2>&1 &
             spid=$!
-            timeout 30 stdbuf -oL "$perf" -x rc_verbs -d "$3" -p $port \
+            timeout 30 stdbuf -oL "$perf" -x "$tl" -d "$3" -p $port \
                 "${args[@]}" "$4" >"$out" 2>&1
             rc=$?
             wait $spid
@@ -271,7 +293,8 @@ perf_rc() {
         grep -v '^#' "$out"
         if [ $rc -ne 0 ] || [ $src -ne 0 ] ||
            ! perf_rows_ok "$out" "$test" "$sizes"; then
-            echo "FAIL $test $mode: exit $rc (server $src), or no figures"
+            echo "FAIL $tl $test $mode: exit $rc (server $src), or no" \
+                 "figures"
             cat "$out"
             [ "$kind" = loopback ] || cat "$out.server"
             failed=1
@@ -280,11 +303,12 @@ perf_rc() {
     return $failed
 }
 
-# Client/server across the veth pair: the packets must have crossed veth0
-perf_rc_veth() {
+# Client/server across the veth pair: perf_tl_veth TL; the packets must
+# have crossed veth0
+perf_tl_veth() {
     local before after
     before=$(cat /sys/class/net/veth0/statistics/rx_packets)
-    perf_rc pair rxe_v0:1 rxe_v1:1 10.78.0.1 || return 1
+    perf_tl "$1" pair rxe_v0:1 rxe_v1:1 10.78.0.1 || return 1
     after=$(cat /sys/class/net/veth0/statistics/rx_packets)
     echo "-- veth0 received $((after - before)) packets"
     [ $((after - before)) -ge 6000 ]
@@ -324,8 +348,8 @@ tcp_netem() {
 LD_LIBRARY_PATH=$builddir/src/uct/.libs:$builddir/src/ucs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export builddir srcdir logdir RXE_GTEST_FILTER RXE_PEER_DEVS LD_LIBRARY_PATH
 export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem \
-    direct server_port hello_pair hello_pair_veth perf_rows_ok perf_rc \
-    perf_rc_veth
+    direct server_port hello_pair hello_pair_veth perf_rows_ok perf_runs \
+    perf_tl perf_tl_veth
 
 echo "check-rxe: kernel $(uname -r), build tree $builddir"
 step "ibv_devinfo"                 60 ibv_devinfo -v -d rxe_lo
@@ -336,12 +360,20 @@ step "ibv_ud_pingpong (rxe_lo)"   120 \
 step "ibv_rc_pingpong (rxe_v0-v1)" 120 pingpong_pair
 step "uct_info -d"                 60 uct_info_devices
 step "gtest: verbs suites"        600 gtest_verbs
-step "uct_hello_world (rxe_lo)"    120 hello_pair rxe_lo:1 rxe_lo:1 127.0.0.1
-step "uct_hello_world (rxe_v1-v0)" 120 hello_pair_veth
-step "uct_perftest loopback"       120 perf_rc loopback rxe_lo:1
-step "uct_perftest c/s (rxe_lo)"   120 \
-    perf_rc pair rxe_lo:1 rxe_lo:1 127.0.0.1
-step "uct_perftest c/s (rxe_v1-v0)" 120 perf_rc_veth
+for tl in rc_verbs ud_verbs; do
+    step "uct_hello_world $tl (rxe_lo)"    120 \
+        hello_pair $tl rxe_lo:1 rxe_lo:1 127.0.0.1
+    step "uct_hello_world $tl (rxe_v1-v0)" 120 hello_pair_veth $tl
+done
+step "uct_perftest rc_verbs loopback"       120 \
+    perf_tl rc_verbs loopback rxe_lo:1
+step "uct_perftest rc_verbs c/s (rxe_lo)"   120 \
+    perf_tl rc_verbs pair rxe_lo:1 rxe_lo:1 127.0.0.1
+step "uct_perftest rc_verbs c/s (rxe_v1-v0)" 120 perf_tl_veth rc_verbs
+step "uct_perftest ud_verbs loopback"       120 \
+    perf_tl ud_verbs loopback rxe_lo:1
+step "uct_perftest ud_verbs c/s (rxe_lo)"   120 \
+    perf_tl ud_verbs pair rxe_lo:1 rxe_lo:1 127.0.0.1
 step "tcp two_host with netem"    400 tcp_netem
 
 echo
