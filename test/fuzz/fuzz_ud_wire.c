@@ -92,8 +92,9 @@ static int fuzz_fixed_len(uint8_t type)
     case UCT_UD_PKT_CREP:
         return sizeof(uct_ud_crep_t);
     case UCT_UD_PKT_ACK:
-    case UCT_UD_PKT_NAK:
         return 0;
+    case UCT_UD_PKT_NAK:
+        return sizeof(uint64_t); /* the map of packets held */
     default:
         return (type < UCT_AM_ID_MAX) ? 0 : -1;
     }
