@@ -95,6 +95,9 @@ static int fuzz_fixed_len(uint8_t type)
         return 0;
     case UCT_UD_PKT_NAK:
         return sizeof(uint64_t); /* the map of packets held */
+    case UCT_UD_PKT_DISC:
+    case UCT_UD_PKT_DISC_REP:
+        return sizeof(uct_ud_disc_t);
     default:
         return (type < UCT_AM_ID_MAX) ? 0 : -1;
     }

@@ -20,7 +20,12 @@
 #  13. uct_perftest rc_verbs     client/server, rxe_v1 (client) -> rxe_v0
 #  14. uct_perftest ud_verbs     loopback on rxe_lo (its operations only)
 #  15. uct_perftest ud_verbs     client/server on rxe_lo
-#  16. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
+#  16. ud_verbs under netem      test/stress/uct_stream_check, server on
+#                                rxe_v0, client on rxe_v1, netem on both
+#                                veth ends: 100,000 AMs and PUTs at 5 % loss,
+#                                25 % reordering, 2 % duplication, 1 ms
+#                                delay; 64 endpoints at 1 % loss
+#  17. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
 #
 # usage: check-rxe.sh BUILDDIR        (on the host; boots the VM)
 #        check-rxe.sh --guest BUILDDIR (inside the VM; runs the steps)
@@ -345,11 +350,75 @@ tcp_netem() {
         { echo "the netem stream did not run"; return 1; }
 }
 
+# qdisc_drops DEV: the packets netem on DEV dropped so far
+qdisc_drops() {
+    tc -s qdisc show dev "$1" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' |
+        head -n 1
+}
+
+# test/stress/uct_stream_check over ud_verbs between two processes, server
+# on rxe_v0, client on rxe_v1, while netem on both veth ends drops,
+# delays, reorders and duplicates: stream_netem NAME QDISC CLIENT_ARGS...
+# The server checks that every AM and PUT arrived exactly once, in order,
+# every byte as sent; netem must have dropped packets both ways.
+stream_netem() {
+    local name=$1 qdisc=$2 sc log spid port crc src dev
+    local -A drops
+    shift 2
+    sc=$builddir/test/stress/uct_stream_check
+    [ -x "$sc" ] || { echo "$sc not built"; return 1; }
+    log=$logdir/stream-$name
+    for dev in veth0 veth1; do
+        tc qdisc replace dev $dev root netem $qdisc ||
+            { echo "tc qdisc netem on $dev failed"; return 1; }
+        drops[$dev]=$(qdisc_drops $dev)
+    done
+    echo "-- $name: netem $qdisc on veth0 and veth1; client $*"
+    "$sc" -t ud_verbs -d rxe_v0:1 -p 0 -e -T 60 >"$log.server" 2>&1 &
+    spid=$!
+    port=$(server_port "$log.server" $spid \
+           '.*waiting for a client on port \([0-9]*\)$')
+    crc=255
+    if [ -n "$port" ]; then
+        "$sc" -t ud_verbs -d rxe_v1:1 -p "$port" -e -T 60 "$@" 10.78.0.1 \
+            >"$log.client" 2>&1
+        crc=$?
+    fi
+    wait $spid
+    src=$?
+    for dev in veth0 veth1; do
+        drops[$dev]=$(($(qdisc_drops $dev) - ${drops[$dev]}))
+        tc qdisc del dev $dev root
+    done
+    cat "$log.client" "$log.server"
+    echo "-- netem dropped ${drops[veth0]} packets on veth0," \
+         "${drops[veth1]} on veth1"
+    if [ $crc -ne 0 ] || [ $src -ne 0 ] ||
+       ! grep -q '^OK .* messages .* endpoints$' "$log.server"; then
+        echo "FAIL $name: client exit $crc, server exit $src"
+        return 1
+    fi
+    if [ "${drops[veth0]}" -lt 10 ] || [ "${drops[veth1]}" -lt 10 ]; then
+        echo "FAIL $name: netem dropped too little to test recovery"
+        return 1
+    fi
+}
+
+# The two netem runs: 100,000 AMs and PUTs over one endpoint at 5 %
+# loss, 25 % reordering, 2 % duplication and 1 ms delay; then 100,032 over
+# 64 concurrent endpoints at 1 % loss, connected to the peer's iface
+ud_netem() {
+    stream_netem ud-netem-1 \
+        "delay 1ms loss 5% reorder 25% duplicate 2%" \
+        -c 1 -n 100000 -s 1k || return 1
+    stream_netem ud-netem-64 "delay 1ms loss 1%" -c 64 -n 1563 -s 1k -C iface
+}
+
 LD_LIBRARY_PATH=$builddir/src/uct/.libs:$builddir/src/ucs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export builddir srcdir logdir RXE_GTEST_FILTER RXE_PEER_DEVS LD_LIBRARY_PATH
 export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem \
     direct server_port hello_pair hello_pair_veth perf_rows_ok perf_runs \
-    perf_tl perf_tl_veth
+    perf_tl perf_tl_veth qdisc_drops stream_netem ud_netem
 
 echo "check-rxe: kernel $(uname -r), build tree $builddir"
 step "ibv_devinfo"                 60 ibv_devinfo -v -d rxe_lo
@@ -374,6 +443,7 @@ step "uct_perftest ud_verbs loopback"       120 \
     perf_tl ud_verbs loopback rxe_lo:1
 step "uct_perftest ud_verbs c/s (rxe_lo)"   120 \
     perf_tl ud_verbs pair rxe_lo:1 rxe_lo:1 127.0.0.1
+step "ud_verbs streams under netem" 600 ud_netem
 step "tcp two_host with netem"    400 tcp_netem
 
 echo

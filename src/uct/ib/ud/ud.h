@@ -38,7 +38,14 @@
  * and connection number, or creates an internal one; the n-th endpoint
  * either side creates towards the other gets connection number n, so two
  * sides that connect at once end up with one endpoint pair. A request
- * without the right secret is dropped.
+ * without the right secret is dropped; one that would make more than
+ * MAX_PEER_EPS internal endpoints is refused (the requester repeats it).
+ *
+ * Disconnection. A destroyed endpoint that the peer knows becomes a
+ * zombie: it sends DISC (not numbered; it names both ends) until the
+ * peer answers DISC_REP, or for at most TIMEOUT. The peer frees the
+ * internal endpoint it made for it; a user's endpoint stays. So peers
+ * that come and go leave nothing behind.
  *
  * Threads. An interface timer on the worker's async context resends,
  * acknowledges and detects dead peers, and a handler on the completion
@@ -94,7 +101,9 @@ enum {
     UCT_UD_PKT_NAK   = 36, /* an ACK from a receiver with a gap: then a
                               64-bit map of the packets after the first
                               missing one that it holds */
-    UCT_UD_PKT_LAST  = 37,
+    UCT_UD_PKT_DISC  = 37, /* uct_ud_disc_t: the sender's ep is gone */
+    UCT_UD_PKT_DISC_REP = 38, /* uct_ud_disc_t: the DISC arrived */
+    UCT_UD_PKT_LAST  = 39,
     UCT_UD_PKT_TYPE_MASK      = 0x3f,
     UCT_UD_PKT_FLAG_DENIED    = 0x40, /* a PUT of the peer's was refused */
     UCT_UD_PKT_FLAG_ACK_REQ   = 0x80  /* answer with an ACK now */
@@ -142,6 +151,14 @@ typedef struct uct_ud_crep {
     uint8_t  reserved;
     uint32_t conn_sn;    /* of the request */
 } UCS_S_PACKED uct_ud_crep_t;
+
+/** A disconnect or its reply (after the header, whose dest_id is the
+ *  receiver's ep): the sender's ep id, which the receiver must be
+ *  connected to. */
+typedef struct uct_ud_disc {
+    uint8_t  src_id[3];
+    uint8_t  reserved;
+} UCS_S_PACKED uct_ud_disc_t;
 
 static inline uint32_t uct_ud_u24_get(const uint8_t *p)
 {
@@ -208,6 +225,10 @@ static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
     case UCT_UD_PKT_ACK:
         fixed = 0;
         break;
+    case UCT_UD_PKT_DISC:
+    case UCT_UD_PKT_DISC_REP:
+        fixed = sizeof(uct_ud_disc_t);
+        break;
     case UCT_UD_PKT_NAK:
         fixed = sizeof(uint64_t); /* which packets after the gap arrived */
         break;
@@ -270,6 +291,7 @@ typedef struct uct_ud_iface_config {
     double                resend_timeout;/* RESEND_TIMEOUT: first wait */
     double                timer_tick;    /* TIMER_TICK: sweep period */
     unsigned              tx_window;     /* TX_WINDOW */
+    unsigned              max_peer_eps;  /* MAX_PEER_EPS */
 } uct_ud_iface_config_t;
 
 typedef struct uct_ud_verbs_iface_config {
@@ -343,7 +365,9 @@ enum {
     UCT_UD_EP_FLAG_ERR_SENT  = UCS_BIT(4), /* handler called */
     UCT_UD_EP_FLAG_ACK_Q     = UCS_BIT(5), /* in iface->acks */
     UCT_UD_EP_FLAG_ACTIVE    = UCS_BIT(6), /* in iface->active */
-    UCT_UD_EP_FLAG_IN_CONN   = UCS_BIT(7)  /* in the connection table */
+    UCT_UD_EP_FLAG_IN_CONN   = UCS_BIT(7), /* in the connection table */
+    UCT_UD_EP_FLAG_ZOMBIE    = UCS_BIT(8)  /* destroyed by the user: tells
+                                              the peer (DISC), then goes */
 };
 
 /** uct_ud_ep_t::rx_flags */
@@ -382,7 +406,7 @@ struct uct_ud_ep {
         uint16_t        acked;        /* last ack_psn we sent */
         uint16_t        ooo;          /* packets held after a gap */
     } rx;
-    uint8_t             flags;        /* UCT_UD_EP_FLAG_* */
+    uint16_t            flags;        /* UCT_UD_EP_FLAG_* */
     uint8_t             rx_flags;     /* UCT_UD_EP_RX_* */
     int8_t              status;       /* why it failed */
 };
@@ -430,6 +454,8 @@ struct uct_ud_iface {
         unsigned          count;
         unsigned          next;         /* where the id search starts */
         unsigned          used;         /* ids below were given out */
+        unsigned          num_private;  /* with UCT_UD_EP_FLAG_PRIVATE */
+        unsigned          num_zombies;  /* with UCT_UD_EP_FLAG_ZOMBIE */
     } eps;
     struct {
         uct_ud_ah_t       **buckets;
@@ -469,6 +495,8 @@ struct uct_ud_iface {
         uint64_t          tx_resent;    /* packets sent again */
         uint64_t          put_denied;   /* PUTs refused by the key check */
         uint64_t          creq_denied;  /* CREQs without the secret */
+        uint64_t          creq_refused; /* over MAX_PEER_EPS */
+        uint64_t          disc_rx;      /* peers' eps gone */
     } stats;
     struct {
         size_t            max_inline;
@@ -476,6 +504,7 @@ struct uct_ud_iface {
         unsigned          tx_queue_len;
         unsigned          tx_moderation;
         unsigned          tx_window;
+        unsigned          max_peer_eps;
         unsigned          ack_thresh;   /* a pure ACK after this many */
         ucs_time_t        timeout;
         ucs_time_t        resend_timeout;

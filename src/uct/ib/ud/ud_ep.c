@@ -61,7 +61,7 @@ static void uct_ud_ep_deactivate(uct_ud_ep_t *ep)
 {
     if (ep->flags & UCT_UD_EP_FLAG_ACTIVE) {
         ucs_list_del(&ep->active);
-        ep->flags &= (uint8_t)~UCT_UD_EP_FLAG_ACTIVE;
+        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_ACTIVE;
     }
 }
 
@@ -69,6 +69,14 @@ void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_send_desc_t *desc;
 
+    if (ep->flags & UCT_UD_EP_FLAG_PRIVATE) {
+        --iface->eps.num_private;
+    }
+    if (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) {
+        --iface->eps.num_zombies; /* its base part went with the user */
+    } else {
+        uct_base_ep_cleanup(&ep->super);
+    }
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
     uct_ud_iface_conn_remove(iface, ep);
@@ -223,6 +231,22 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     return status;
 }
 
+/* A DISC (our ep is gone) or its reply, to @a ep's peer ep */
+static ucs_status_t uct_ud_ep_send_disc(uct_ud_iface_t *iface,
+                                        uct_ud_ep_t *ep, uint8_t type)
+{
+    struct {
+        uct_ud_hdr_t  hdr;
+        uct_ud_disc_t disc;
+    } UCS_S_PACKED pkt;
+
+    memset(&pkt.disc, 0, sizeof(pkt.disc));
+    uct_ud_ep_fill_hdr(iface, ep, &pkt.hdr, type, 0);
+    uct_ud_u24_set(pkt.disc.src_id, ep->id);
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
+                                 sizeof(pkt), 0);
+}
+
 /* A pure ACK that asks the peer for its own ACK (flush) */
 static void uct_ud_ep_send_ack_req(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
@@ -288,7 +312,7 @@ static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 {
     ep->dest_id  = dest_id;
     ep->flags   |= UCT_UD_EP_FLAG_CONNECTED;
-    ep->flags   &= (uint8_t)~UCT_UD_EP_FLAG_CREQ;
+    ep->flags   &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
     if (ep->tx.resend != ep->tx.psn) {
         /* what was sent while connecting goes out now */
         uct_ud_ep_resend(iface, ep);
@@ -362,7 +386,8 @@ ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     /* the peer may have connected first: its request made the ep */
     existing = uct_ud_iface_conn_find(iface, ah, qpn, conn_sn);
     if ((existing != NULL) && (existing->flags & UCT_UD_EP_FLAG_PRIVATE)) {
-        existing->flags &= (uint8_t)~UCT_UD_EP_FLAG_PRIVATE;
+        existing->flags &= (uint16_t)~UCT_UD_EP_FLAG_PRIVATE;
+        --iface->eps.num_private;
         *ep_p = &existing->super.super;
         goto out;
     }
@@ -413,10 +438,21 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
     }
     ep = uct_ud_iface_conn_find(iface, ah, wc->src_qp, conn_sn);
     if (ep == NULL) {
+        if (iface->eps.num_private >= iface->config.max_peer_eps) {
+            ++iface->stats.creq_refused;
+            ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: "
+                             "refused a connection from qp 0x%x: %u "
+                             "peers' endpoints exist already; raise "
+                             "UCX_UD_MAX_PEER_EPS",
+                             iface->super.super.dev_name, wc->src_qp,
+                             iface->eps.num_private);
+            return;
+        }
         status = uct_ud_ep_alloc(iface, &ep);
         if (status != UCS_OK) {
             return;
         }
+        ++iface->eps.num_private;
         ep->flags    |= UCT_UD_EP_FLAG_PRIVATE;
         ep->ah        = ah;
         ep->dest_qpn  = wc->src_qp;
@@ -452,9 +488,47 @@ static void uct_ud_ep_rx_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     }
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
         uct_ud_ep_set_connected(iface, ep, src_id);
-        if (ucs_queue_is_empty(&ep->unacked)) {
+        if (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) {
+            /* destroyed while connecting: the peer's ep goes too */
+            uct_ud_iface_conn_remove(iface, ep);
+            (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
+        } else if (ucs_queue_is_empty(&ep->unacked)) {
             uct_ud_ep_deactivate(ep);
         }
+    }
+}
+
+/* A DISC: the peer's ep is gone. An ep that a peer's request made goes
+ * too; a user's ep stays (sending on it fails after the timeout). A
+ * DISC_REP: the peer took our DISC, so this zombie goes. */
+static void uct_ud_ep_rx_disc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                              uint8_t type, const void *packet)
+{
+    const uct_ud_disc_t *disc = (const uct_ud_disc_t*)
+                                ((const uct_ud_hdr_t*)packet + 1);
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
+        (uct_ud_u24_get(disc->src_id) != ep->dest_id)) {
+        ++iface->stats.rx_dropped;
+        ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+                         "disconnect for ep %u from qp 0x%x ep %u, which "
+                         "is not its peer", iface->super.super.dev_name,
+                         ep->id, ep->dest_qpn,
+                         uct_ud_u24_get(disc->src_id));
+        return;
+    }
+    if (type == UCT_UD_PKT_DISC_REP) {
+        if (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) {
+            uct_ud_ep_free(iface, ep);
+        }
+        return;
+    }
+    ++iface->stats.disc_rx;
+    /* if the reply is lost, the peer asks again */
+    (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC_REP);
+    if (ep->flags & (UCT_UD_EP_FLAG_PRIVATE | UCT_UD_EP_FLAG_ZOMBIE)) {
+        /* what it took is delivered without it (dispatch_async_rx) */
+        uct_ud_ep_free(iface, ep);
     }
 }
 
@@ -676,10 +750,46 @@ static void uct_ud_ep_resend_missing(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     }
 }
 
-void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
+/* The wait before the next resend, doubled at each one up to 1 s */
+static void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                              ucs_time_t now)
 {
     ucs_time_t wait;
 
+    wait = iface->config.resend_timeout << ucs_min(ep->tx.backoff, 16);
+    wait = ucs_min(wait, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
+    ep->resend_time = now + wait;
+    if (ep->tx.backoff < 16) {
+        ++ep->tx.backoff;
+    }
+}
+
+/* A zombie repeats its DISC (or its CREQ, before the peer answered) until
+ * the peer replies, for at most TIMEOUT */
+static void uct_ud_ep_zombie_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                   ucs_time_t now)
+{
+    if (now - ep->ack_time > iface->config.timeout) {
+        uct_ud_ep_free(iface, ep);
+        return;
+    }
+    if ((int64_t)(now - ep->resend_time) < 0) {
+        return;
+    }
+    if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
+        (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
+    } else {
+        (void)uct_ud_ep_send_creq(iface, ep);
+    }
+    uct_ud_ep_backoff(iface, ep, now);
+}
+
+void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
+{
+    if (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) {
+        uct_ud_ep_zombie_timer(iface, ep, now);
+        return;
+    }
     if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
         uct_ud_ep_deactivate(ep);
         return;
@@ -704,12 +814,7 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
         ep->tx.resend = (uint16_t)(ep->tx.acked + 1);
         uct_ud_ep_resend(iface, ep);
     }
-    wait = iface->config.resend_timeout << ucs_min(ep->tx.backoff, 16);
-    wait = ucs_min(wait, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
-    ep->resend_time = now + wait;
-    if (ep->tx.backoff < 16) {
-        ++ep->tx.backoff;
-    }
+    uct_ud_ep_backoff(iface, ep, now);
 }
 
 /* ------------------------------------------------------------------------
@@ -765,9 +870,23 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_rx_desc_t *rdesc;
     uint32_t ep_id;
 
-    if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_FAILED)) {
-        ucs_mpool_put(obj);
-        return;
+    if (ucs_unlikely(ep->flags & (UCT_UD_EP_FLAG_FAILED |
+                                  UCT_UD_EP_FLAG_ZOMBIE))) {
+        if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+            ucs_mpool_put(obj);
+            return;
+        }
+        /* a zombie takes only the answers it waits for */
+        if (info->type == UCT_UD_PKT_CREP) {
+            uct_ud_ep_rx_crep(iface, ep, packet);
+        } else if ((info->type == UCT_UD_PKT_DISC) ||
+                   (info->type == UCT_UD_PKT_DISC_REP)) {
+            uct_ud_ep_rx_disc(iface, ep, info->type, packet);
+        } else {
+            ++iface->stats.rx_dropped;
+            ++iface->stats.rx_stale;
+        }
+        goto out_put;
     }
     if (info->flags & UCT_UD_PKT_FLAG_DENIED) {
         ep->rx_flags |= UCT_UD_EP_TX_DENIED;
@@ -779,6 +898,10 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     switch (info->type) {
     case UCT_UD_PKT_CREP:
         uct_ud_ep_rx_crep(iface, ep, packet);
+        goto out_put;
+    case UCT_UD_PKT_DISC:
+    case UCT_UD_PKT_DISC_REP:
+        uct_ud_ep_rx_disc(iface, ep, info->type, packet);
         goto out_put;
     case UCT_UD_PKT_NAK:
         uct_ud_ep_resend_missing(iface, ep, packet);
@@ -877,8 +1000,12 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
         return;
     }
+    if (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) {
+        uct_ud_ep_free(iface, ep); /* nobody waits for it */
+        return;
+    }
     ep->flags  |= UCT_UD_EP_FLAG_FAILED;
-    ep->flags  &= (uint8_t)~UCT_UD_EP_FLAG_CREQ;
+    ep->flags  &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
     ep->status  = (int8_t)status;
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
@@ -901,14 +1028,54 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                             status);
 }
 
+/* A destroyed ep that the peer may know stays as a zombie: it sends DISC
+ * so that an ep the peer made for it goes too (else every peer that
+ * connects and leaves would cost the target an ep for ever). What it had
+ * not sent or not seen acknowledged is dropped, as uct_ep_destroy says. */
+static int uct_ud_ep_make_zombie(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_send_desc_t *desc;
+
+    if ((ep->flags & UCT_UD_EP_FLAG_FAILED) ||
+        !(ep->flags & (UCT_UD_EP_FLAG_CONNECTED | UCT_UD_EP_FLAG_CREQ))) {
+        return 0;
+    }
+    uct_base_ep_cleanup(&ep->super);
+    uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
+    uct_ud_iface_ooo_drop_ep(iface, ep);
+    if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
+        /* a later request from the peer makes a new ep (a zombie that
+         * still waits for its CREP stays findable by it) */
+        uct_ud_iface_conn_remove(iface, ep);
+    }
+    while (!ucs_queue_is_empty(&ep->unacked)) {
+        desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
+                                             uct_ud_send_desc_t, queue);
+        uct_ud_iface_desc_done(iface, desc);
+    }
+    ep->flags      |= UCT_UD_EP_FLAG_ZOMBIE; /* a user's: not private */
+    ++iface->eps.num_zombies;
+    ep->tx.resend   = ep->tx.psn;
+    ep->tx.backoff  = 0;
+    ep->ack_time    = ucs_get_time();
+    ep->resend_time = ep->ack_time;
+    if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
+        (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
+        uct_ud_ep_backoff(iface, ep, ep->ack_time);
+    }
+    uct_ud_ep_activate(iface, ep); /* the timer repeats it */
+    return 1;
+}
+
 void uct_ud_ep_destroy(uct_ep_h tl_ep)
 {
     uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
     uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
 
     uct_ud_enter(iface);
-    uct_base_ep_cleanup(&ep->super);
-    uct_ud_ep_free(iface, ep);
+    if (!uct_ud_ep_make_zombie(iface, ep)) {
+        uct_ud_ep_free(iface, ep);
+    }
     uct_ud_leave(iface);
 }
 

@@ -45,6 +45,13 @@ static ucs_config_field_t uct_ud_iface_config_table[] = {
      "dead peers, also while the process does not call progress",
      ucs_offsetof(uct_ud_iface_config_t, timer_tick), UCS_CONFIG_TYPE_TIME},
 
+    {"MAX_PEER_EPS", "262144",
+     "Endpoints that peers' connection requests may create on an interface "
+     "(each costs about 150 bytes until the peer disconnects); requests "
+     "beyond are refused",
+     ucs_offsetof(uct_ud_iface_config_t, max_peer_eps),
+     UCS_CONFIG_TYPE_UINT},
+
     {"TX_WINDOW", "256",
      "Packets an endpoint may have unacknowledged (1-16384)",
      ucs_offsetof(uct_ud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
@@ -397,7 +404,7 @@ void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             break;
         }
     }
-    ep->flags &= (uint8_t)~UCT_UD_EP_FLAG_IN_CONN;
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_IN_CONN;
 }
 
 /* ------------------------------------------------------------------------
@@ -546,7 +553,7 @@ void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             break;
         }
     }
-    ep->flags &= (uint8_t)~UCT_UD_EP_FLAG_ACK_Q;
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_ACK_Q;
 }
 
 /* Sends the ACKs owed: @a all, or only those the peer waits for */
@@ -774,7 +781,9 @@ static unsigned uct_ud_iface_dispatch_async_rx(uct_ud_iface_t *iface)
         ep     = uct_ud_iface_ep(iface, rdesc->ep_id);
         packet = (uint8_t*)uct_rx_desc_recv_buf(&iface->rx_layout, rdesc) +
                  UCT_UD_GRH_LEN;
-        if ((ep == NULL) || (ep->flags & UCT_UD_EP_FLAG_FAILED) ||
+        /* an AM taken before its ep went is still delivered (only AMs
+         * wait here, and they do not need the ep) */
+        if (((ep != NULL) && (ep->flags & UCT_UD_EP_FLAG_FAILED)) ||
             !uct_ud_ep_deliver(iface, ep, rdesc->type, rdesc, packet,
                                rdesc->hdr_len, rdesc->length)) {
             ucs_mpool_put(rdesc);
@@ -855,7 +864,7 @@ static uct_ud_ep_t *uct_ud_iface_timed_out_ep(uct_ud_iface_t *iface,
     uct_ud_ep_t *ep;
 
     ucs_list_for_each(ep, &iface->active, active) {
-        if (!(ep->flags & UCT_UD_EP_FLAG_FAILED) &&
+        if (!(ep->flags & (UCT_UD_EP_FLAG_FAILED | UCT_UD_EP_FLAG_ZOMBIE)) &&
             ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
              !ucs_queue_is_empty(&ep->unacked)) &&
             (now - ep->ack_time > iface->config.timeout)) {
@@ -1276,11 +1285,11 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
         if (ep == NULL) {
             continue;
         }
-        if (!(ep->flags & UCT_UD_EP_FLAG_PRIVATE)) {
+        if (!(ep->flags &
+              (UCT_UD_EP_FLAG_PRIVATE | UCT_UD_EP_FLAG_ZOMBIE))) {
             ucs_debug("ud_verbs iface %s: destroying ep %p left open",
                       iface->super.super.dev_name, (void*)ep);
         }
-        uct_base_ep_cleanup(&ep->super);
         uct_ud_ep_free(iface, ep);
     }
     while (!ucs_queue_is_empty(&iface->async_rx)) {
@@ -1393,6 +1402,7 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
     iface->config.tx_queue_len   = queue_len;
     iface->config.tx_moderation  = ucs_max(1, ucs_min(64, queue_len / 4));
     iface->config.tx_window      = config->tx_window;
+    iface->config.max_peer_eps   = config->max_peer_eps;
     iface->config.ack_thresh     = ucs_max(1, config->tx_window / 4);
     iface->config.timeout        = ucs_time_from_sec(config->timeout);
     iface->config.resend_timeout = ucs_time_from_sec(config->resend_timeout);
@@ -1694,6 +1704,14 @@ static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)
                      "endpoints");
     uct_vfs_add_uint(iface, &iface->ahs.count, sizeof(iface->ahs.count),
                      "address_handles");
+    uct_vfs_add_uint(iface, &iface->eps.num_private,
+                     sizeof(iface->eps.num_private), "peer_endpoints");
+    uct_vfs_add_uint(iface, &iface->eps.num_zombies,
+                     sizeof(iface->eps.num_zombies), "closing_endpoints");
+    uct_vfs_add_uint(iface, &iface->stats.disc_rx,
+                     sizeof(iface->stats.disc_rx), "peer_disconnects");
+    uct_vfs_add_uint(iface, &iface->stats.creq_refused,
+                     sizeof(iface->stats.creq_refused), "creq_refused");
     uct_vfs_add_uint(iface, &iface->stats.rx_dropped,
                      sizeof(iface->stats.rx_dropped), "rx_dropped");
     uct_vfs_add_uint(iface, &iface->stats.rx_stale,

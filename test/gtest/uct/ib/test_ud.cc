@@ -757,12 +757,12 @@ protected:
         return count;
     }
 
-    static uint8_t ep_flags(const entity &e, uct_ep_h ep)
+    static uint16_t ep_flags(const entity &e, uct_ep_h ep)
     {
         uct_ud_iface_t *iface = ud(e);
 
         uct_ud_enter(iface);
-        uint8_t flags = uct_ud_ep(ep)->flags;
+        uint16_t flags = uct_ud_ep(ep)->flags;
         uct_ud_leave(iface);
         return flags;
     }
@@ -1495,6 +1495,146 @@ TEST_P(uct_ud, lost_crep_connection_completes)
  * Peer failure
  */
 
+/* Peers that connect to b's iface, send, flush and leave, 300 times: each
+ * leaves no ep behind on either side (the DISC of a's destroyed ep frees
+ * the ep b made for it; the DISC_REP frees a's zombie), and every message
+ * arrives once */
+TEST_P(uct_ud, peer_disconnect_frees_its_ep)
+{
+    const unsigned N = 300;
+    entity *a        = create_entity();
+    entity *b        = create_entity();
+    am_recorder &rb  = install_recorder(*b, AM_ID);
+    unsigned max_private = 0;
+
+    for (unsigned i = 0; i < N; ++i) {
+        uct_ep_h ab = a->connect_to(*b);
+        ASSERT_TRUE(ab != NULL);
+        ASSERT_TRUE(send_short(ab, i));
+        flush_ep(*a, ab);
+        max_private = std::max(max_private, private_count(*b));
+        a->destroy_ep(ab);
+    }
+    wait_for([&] { return rb.count() == N; }, "every message");
+    wait_for([&] { return (ep_count(*a) == 0) && (ep_count(*b) == 0); },
+             "both sides without eps");
+    EXPECT_EQ(iota(0, N), headers(rb));
+    EXPECT_EQ(0u, private_count(*b));
+    EXPECT_LE(max_private, 2u);
+    uct_ud_enter(ud(*b));
+    EXPECT_EQ(N, ud(*b)->stats.disc_rx);
+    EXPECT_EQ(0u, ud(*b)->eps.num_private);
+    uct_ud_leave(ud(*b));
+    uct_ud_enter(ud(*a));
+    EXPECT_EQ(0u, ud(*a)->eps.num_zombies);
+    uct_ud_leave(ud(*a));
+
+    /* a user's ep stays when its peer's goes: d's ep takes c's
+     * connection (both are the first towards the other) */
+    entity *c = create_entity();
+    entity *d = create_entity();
+    am_recorder &rd = install_recorder(*d, AM_ID);
+    uct_ep_h cd = c->connect_to(*d);
+    ASSERT_TRUE(cd != NULL);
+    ASSERT_TRUE(send_short(cd, N));
+    flush_ep(*c, cd);
+    uct_ep_h dc = d->connect_to(*c);
+    ASSERT_TRUE(dc != NULL);
+    EXPECT_EQ(0u, private_count(*d)) << "d's ep did not take c's connection";
+    EXPECT_EQ(1u, ep_count(*d));
+    c->destroy_ep(cd);
+    wait_for([&] { return ep_count(*c) == 0; }, "c's zombie gone");
+    EXPECT_EQ(1u, ep_count(*d));
+    EXPECT_EQ(uct_ud_ep(dc), uct_ud_iface_ep(ud(*d), uct_ud_ep(dc)->id));
+    EXPECT_EQ(1u, rd.count());
+}
+
+/* MAX_PEER_EPS bounds what peers' requests may create: the requests past
+ * it are refused with a line that names the variable, and are taken once
+ * a peer's ep has gone */
+TEST_P(uct_ud, max_peer_eps_refuses_then_recovers)
+{
+    entity *a = create_entity();
+    entity *b = create_entity(params({{"UD_MAX_PEER_EPS", "4"}}));
+    am_recorder &rb = install_recorder(*b, AM_ID);
+    std::vector<uct_ep_h> eps;
+
+    ucs::scoped_log_capture cap;
+    for (unsigned i = 0; i < 6; ++i) {
+        eps.push_back(a->connect_to(*b));
+        ASSERT_TRUE(eps.back() != NULL);
+        ASSERT_TRUE(send_short(eps.back(), i));
+    }
+    wait_for([&] { return rb.count() == 4; }, "four connections");
+    uct_ud_enter(ud(*b));
+    uint64_t refused = ud(*b)->stats.creq_refused;
+    uct_ud_leave(ud(*b));
+    progress_for(100); /* the refused requests are repeated */
+    EXPECT_GE(refused, 2u);
+    EXPECT_EQ(4u, rb.count());
+    EXPECT_EQ(4u, private_count(*b));
+    EXPECT_FALSE(connected(*a, eps[4]));
+    EXPECT_FALSE(connected(*a, eps[5]));
+    EXPECT_GE(lines_with(cap, 0, "raise UCX_UD_MAX_PEER_EPS"), 1u);
+
+    a->destroy_ep(eps[0]);
+    a->destroy_ep(eps[1]);
+    wait_for([&] { return connected(*a, eps[4]) && connected(*a, eps[5]); },
+             "the refused eps connected");
+    wait_for([&] { return rb.count() == 6; }, "their messages");
+    std::vector<uint64_t> got = headers(rb);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(iota(0, 6), got);
+    EXPECT_EQ(4u, private_count(*b));
+    close_all();
+}
+
+/* The DISC_REP is lost (a's receive queue is full of a stranger's
+ * garbage while a's async context is held): a repeats the DISC, b no
+ * longer has the ep and drops it, and a's zombie gives up after TIMEOUT */
+TEST_P(uct_ud, disconnect_reply_lost_zombie_bounded)
+{
+    entity *a = create_entity(params({{"IB_RX_QUEUE_LEN", "128"},
+                                      {"UD_TIMEOUT", "1s"}}));
+    entity *b = create_entity();
+    am_recorder &rb = install_recorder(*b, AM_ID);
+    uct_ud_iface_t *ia = ud(*a);
+    raw_ud_qp &raw     = raw_qp(*a);
+
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 7));
+    flush_ep(*a, ab);
+    EXPECT_EQ(1u, rb.count());
+
+    ucs::scoped_log_capture cap;
+    uct_ud_enter(ia);
+    unsigned posted = ia->rx.posted;
+    for (unsigned i = 0; i < posted + 8; ++i) {
+        raw.send(dev_addr(*a), iface_qpn(*a), ud_packet(0, 61, i, 0));
+    }
+    a->destroy_ep(ab);
+    EXPECT_EQ(1u, ia->eps.num_zombies);
+    double start    = now_sec();
+    double deadline = start + 10;
+    /* only b progresses: it takes the DISC and answers */
+    while ((ep_count(*b) != 0) && (now_sec() < deadline)) {
+        b->progress();
+    }
+    EXPECT_EQ(0u, ep_count(*b));
+    usleep(200000); /* the reply reaches a's full queue and is dropped */
+    uct_ud_leave(ia);
+
+    wait_for([&] { return ep_count(*a) == 0; }, "a's zombie gone", 10);
+    double elapsed = now_sec() - start;
+    EXPECT_GE(elapsed, 0.9) << "the reply was not lost";
+    EXPECT_LE(elapsed, 3.0);
+    uct_ud_enter(ud(*b));
+    EXPECT_GE(ud(*b)->stats.rx_stale, 1u) << "the DISC was not repeated";
+    uct_ud_leave(ud(*b));
+    close_all();
+}
+
 /* A peer process is killed while it echoes our messages. The ep to it
  * calls the error handler once with UCS_ERR_ENDPOINT_TIMEOUT within
  * TIMEOUT + 1 s; its outstanding zcopy sends and flush complete with that
@@ -1697,7 +1837,8 @@ TEST_P(uct_ud, failure_without_handler_one_line)
 
 /* Ten thousand eps of one iface connect to another's iface: every request
  * is answered (one private ep each on the other side), one message on
- * each ep arrives. Prints the time per connect and the heap per ep. */
+ * each ep arrives, and once they are destroyed no ep is left on either
+ * side. Prints the time per connect and the heap per ep. */
 TEST_P(uct_ud, ten_thousand_endpoints)
 {
     unsigned N = ucs::test_scale(10000);
@@ -1749,11 +1890,17 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     t0 = now_sec();
     a->destroy_eps();
     double t_destroy = now_sec() - t0;
+    /* each destroyed ep tells b, which frees the ep it made for it */
+    wait_for([&] { return (ep_count(*a) == 0) && (ep_count(*b) == 0); },
+             "every ep gone on both sides", 60);
+    double t_disc = now_sec() - t0;
     EXPECT_EQ(0u, ep_count(*a));
+    EXPECT_EQ(0u, ep_count(*b));
     std::cout << "[ INFO     ] " << N << " eps: create " << t_create
               << " s, all connected " << t_connect << " s ("
               << t_connect / N * 1e6 << " us per connect), send+flush "
-              << t_send << " s, destroy " << t_destroy << " s; heap "
+              << t_send << " s, destroy " << t_destroy << " s, gone on "
+              << "both sides after " << t_disc << " s; heap "
               << (ssize_t)(heap_after - heap_before) / (ssize_t)N
               << " bytes per ep (both sides), " << stats(*a).tx_resent
               << " resent" << std::endl;
