@@ -560,8 +560,25 @@ void uct_ud_iface_queue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 /** Take @a ep out of the ACK queue. */
 void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
+/** Post one packet: @a sge[0..num_sge-1] to @a ep's peer (or @a ah and
+ *  @a qpn when ep is NULL). @a inl: send inline. Returns the status. */
+ucs_status_t uct_ud_iface_post(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
+                               uint32_t qpn, struct ibv_sge *sge,
+                               int num_sge, int inl, int solicited,
+                               int signal);
+
+/** Free a descriptor whose packet is acknowledged (or abandoned), now or
+ *  once its last work request completed. */
+void uct_ud_iface_desc_done(uct_ud_iface_t *iface, uct_ud_send_desc_t *desc);
+
+/* ------------------------------------------------------------------------
+ * Tables (ud_tables.c)
+ */
+
 /** Give @a ep an id; UCS_ERR_NO_MEMORY/NO_RESOURCE when none is left. */
 ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Free the id of @a ep (nothing when it has none). */
 void uct_ud_iface_remove_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /** The shared address handle of a peer port (created on first use). */
@@ -573,23 +590,39 @@ ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
 ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
                                     uint32_t *conn_sn_p);
 
-/** The connection table: (ah, dest_qpn, conn_sn) -> ep. */
+/** Destroy every address handle of @a iface and free their table. */
+void uct_ud_iface_ahs_cleanup(uct_ud_iface_t *iface);
+
+/* The connection table: (ah, dest_qpn, conn_sn) -> ep. */
+
+/** Add @a ep under its (ah, dest_qpn, conn_sn). */
 ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** Take @a ep out of the connection table (nothing when it is not in). */
 void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** The ep of connection (@a ah, @a qp_num, @a conn_sn), or NULL. */
 uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
                                     const uct_ud_ah_t *ah, uint32_t qp_num,
                                     uint32_t conn_sn);
 
-/** Post one packet: @a sge[0..num_sge-1] to @a ep's peer (or @a ah and
- *  @a qpn when ep is NULL). @a inl: send inline. Returns the status. */
-ucs_status_t uct_ud_iface_post(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
-                               uint32_t qpn, struct ibv_sge *sge,
-                               int num_sge, int inl, int solicited,
-                               int signal);
+/* Packets held after a gap: add (UCS_ERR_NO_RESOURCE when full or held
+ * already), take the one of (ep, psn) out, drop all of an ep. */
 
-/** Free a descriptor whose packet is acknowledged (or abandoned), now or
- *  once its last work request completed. */
-void uct_ud_iface_desc_done(uct_ud_iface_t *iface, uct_ud_send_desc_t *desc);
+/** Hold @a rdesc under its (ep id, psn). */
+ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
+                                  uct_ud_rx_desc_t *rdesc);
+
+/** Take the held packet of (@a ep_id, @a psn) out, or NULL. */
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
+                                        uint32_t ep_id, uint16_t psn);
+
+/** Whether the packet of (@a ep_id, @a psn) is held. */
+int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
+                         uint16_t psn);
+
+/** Release every packet held for @a ep. */
+void uct_ud_iface_ooo_drop_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /* ------------------------------------------------------------------------
  * Endpoints (ud_ep.c)
@@ -645,16 +678,6 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
  *  the handler is called once (not for @a silent failures). */
 void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                           ucs_status_t status, int silent);
-
-/** Packets held after a gap: add (UCS_ERR_NO_RESOURCE when full or held
- *  already), take the one of (ep, psn) out, drop all of an ep. */
-ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
-                                  uct_ud_rx_desc_t *rdesc);
-uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
-                                        uint32_t ep_id, uint16_t psn);
-int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
-                         uint16_t psn);
-void uct_ud_iface_ooo_drop_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /** Object tree files of an endpoint. */
 void uct_ud_ep_vfs_init(uct_ep_h tl_ep);

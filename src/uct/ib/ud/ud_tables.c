@@ -1,0 +1,391 @@
+/*
+ * ud_verbs interface tables: endpoint ids, address handles (one per remote
+ * port, shared), connections (address handle, remote QP, connection number
+ * -> ep) and the packets held after a gap until the missing ones arrive.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ud.h"
+
+#include <ucs/datastruct/hash.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Endpoint ids
+ */
+
+ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned size, i, id;
+    uct_ud_ep_t **slots;
+
+    if (iface->eps.count >= iface->eps.size / 2) {
+        /* grow while at most half full, so a free id is found quickly */
+        size = ucs_max(64, iface->eps.size * 2);
+        if (size > UCT_UD_EP_ID_MAX + 1) {
+            size = UCT_UD_EP_ID_MAX + 1;
+        }
+        if (iface->eps.count >= size) {
+            ucs_error("ud_verbs iface %s: all %u endpoint ids are in use; "
+                      "destroy endpoints or open another interface",
+                      iface->super.super.dev_name, size);
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (size != iface->eps.size) {
+            slots = realloc(iface->eps.slots, size * sizeof(*slots));
+            if (slots == NULL) {
+                ucs_error("ud_verbs iface %s: no memory for %u endpoint "
+                          "ids", iface->super.super.dev_name, size);
+                return UCS_ERR_NO_MEMORY;
+            }
+            memset(slots + iface->eps.size, 0,
+                   (size - iface->eps.size) * sizeof(*slots));
+            iface->eps.slots = slots;
+            iface->eps.size  = size;
+        }
+    }
+
+    /* ids are not reused at once: a late packet of a destroyed ep must not
+     * reach a new one */
+    for (i = 0; i < iface->eps.size; ++i) {
+        id = (iface->eps.next + i) % iface->eps.size;
+        if (iface->eps.slots[id] == NULL) {
+            iface->eps.slots[id] = ep;
+            iface->eps.next      = (id + 1) % iface->eps.size;
+            ++iface->eps.count;
+            iface->eps.used = ucs_max(iface->eps.used, id + 1);
+            ep->id = id;
+            return UCS_OK;
+        }
+    }
+    return UCS_ERR_NO_RESOURCE; /* not reached: at most half full */
+}
+
+void uct_ud_iface_remove_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if ((ep->id < iface->eps.size) && (iface->eps.slots[ep->id] == ep)) {
+        iface->eps.slots[ep->id] = NULL;
+        --iface->eps.count;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Address handles: one per remote port, shared
+ */
+
+static unsigned uct_ud_ah_hash(const uint8_t *gid, uint16_t lid)
+{
+    uint64_t a, b;
+
+    memcpy(&a, gid, sizeof(a));
+    memcpy(&b, gid + 8, sizeof(b));
+    return (unsigned)ucs_hash_u64(a ^ ucs_hash_u64(b ^ lid));
+}
+
+static ucs_status_t uct_ud_iface_ah_grow(uct_ud_iface_t *iface)
+{
+    unsigned size = (iface->ahs.mask + 1) * 2, i, b;
+    uct_ud_ah_t **buckets, *ah, *next;
+
+    buckets = calloc(size, sizeof(*buckets));
+    if (buckets == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    for (i = 0; i <= iface->ahs.mask; ++i) {
+        for (ah = iface->ahs.buckets[i]; ah != NULL; ah = next) {
+            next        = ah->next;
+            b           = uct_ud_ah_hash(ah->gid, ah->lid) & (size - 1);
+            ah->next    = buckets[b];
+            buckets[b]  = ah;
+        }
+    }
+    free(iface->ahs.buckets);
+    iface->ahs.buckets = buckets;
+    iface->ahs.mask    = size - 1;
+    return UCS_OK;
+}
+
+ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
+                                 const uct_ib_device_addr_t *addr,
+                                 uct_ud_ah_t **ah_p)
+{
+    uint16_t lid;
+    unsigned b;
+    uct_ud_ah_t *ah;
+    struct ibv_ah_attr ah_attr;
+
+    memcpy(&lid, &addr->lid, sizeof(lid));
+    b = uct_ud_ah_hash(addr->gid, lid) & iface->ahs.mask;
+    for (ah = iface->ahs.buckets[b]; ah != NULL; ah = ah->next) {
+        if ((ah->lid == lid) && !memcmp(ah->gid, addr->gid, 16)) {
+            *ah_p = ah;
+            return UCS_OK;
+        }
+    }
+
+    if ((iface->ahs.count >= iface->ahs.mask + 1) &&
+        (uct_ud_iface_ah_grow(iface) == UCS_OK)) {
+        b = uct_ud_ah_hash(addr->gid, lid) & iface->ahs.mask;
+    }
+
+    ah = calloc(1, sizeof(*ah));
+    if (ah == NULL) {
+        ucs_error("ud_verbs iface %s: no memory for an address handle",
+                  iface->super.super.dev_name);
+        return UCS_ERR_NO_MEMORY;
+    }
+    uct_ib_iface_fill_ah_attr(&iface->super, addr, &ah_attr);
+    ah->ah = ibv_create_ah(uct_ib_iface_md(&iface->super)->pd, &ah_attr);
+    if (ah->ah == NULL) {
+        ucs_error("ud_verbs iface %s: ibv_create_ah failed: %m; the "
+                  "device may be out of address handles (max_ah)",
+                  iface->super.super.dev_name);
+        free(ah);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    memcpy(ah->gid, addr->gid, 16);
+    ah->lid      = lid;
+    ah->path_mtu = (uint8_t)uct_ib_iface_peer_mtu(&iface->super, addr);
+    ah->next     = iface->ahs.buckets[b];
+    iface->ahs.buckets[b] = ah;
+    ++iface->ahs.count;
+    *ah_p = ah;
+    return UCS_OK;
+}
+
+ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t *conn_sn_p)
+{
+    void *peers;
+    unsigned i;
+
+    for (i = 0; i < ah->num_peers; ++i) {
+        if (ah->peers[i].qp_num == qp_num) {
+            *conn_sn_p = ah->peers[i].next_conn_sn++;
+            return UCS_OK;
+        }
+    }
+    peers = realloc(ah->peers, (ah->num_peers + 1) * sizeof(*ah->peers));
+    if (peers == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ah->peers = peers;
+    ah->peers[ah->num_peers].qp_num       = qp_num;
+    ah->peers[ah->num_peers].next_conn_sn = 1;
+    ++ah->num_peers;
+    *conn_sn_p = 0;
+    return UCS_OK;
+}
+
+void uct_ud_iface_ahs_cleanup(uct_ud_iface_t *iface)
+{
+    uct_ud_ah_t *ah, *next;
+    unsigned i;
+
+    for (i = 0; i <= iface->ahs.mask; ++i) {
+        for (ah = iface->ahs.buckets[i]; ah != NULL; ah = next) {
+            next = ah->next;
+            if (ibv_destroy_ah(ah->ah) != 0) {
+                ucs_warn("ud_verbs iface %s: ibv_destroy_ah failed: %m",
+                         iface->super.super.dev_name);
+            }
+            free(ah->peers);
+            free(ah->secrets);
+            free(ah);
+        }
+    }
+    free(iface->ahs.buckets);
+}
+
+/* ------------------------------------------------------------------------
+ * Connections: (address handle, remote QP, connection number) -> ep
+ */
+
+static unsigned uct_ud_conn_hash(const uct_ud_ah_t *ah, uint32_t qp_num,
+                                 uint32_t conn_sn)
+{
+    return (unsigned)ucs_hash_u64((uintptr_t)ah ^
+                                  ucs_hash_u64(((uint64_t)qp_num << 32) |
+                                               conn_sn));
+}
+
+uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
+                                    const uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t conn_sn)
+{
+    uct_ud_ep_t *ep;
+
+    ep = iface->conns.buckets[uct_ud_conn_hash(ah, qp_num, conn_sn) &
+                              iface->conns.mask];
+    for (; ep != NULL; ep = ep->conn_next) {
+        if ((ep->ah == ah) && (ep->dest_qpn == qp_num) &&
+            (ep->conn_sn == conn_sn)) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
+ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned size, i, b;
+    uct_ud_ep_t **buckets, *e, *next;
+
+    if (iface->conns.count >= iface->conns.mask + 1) {
+        size    = (iface->conns.mask + 1) * 2;
+        buckets = calloc(size, sizeof(*buckets));
+        if (buckets != NULL) {
+            for (i = 0; i <= iface->conns.mask; ++i) {
+                for (e = iface->conns.buckets[i]; e != NULL; e = next) {
+                    next         = e->conn_next;
+                    b            = uct_ud_conn_hash(e->ah, e->dest_qpn,
+                                                    e->conn_sn) & (size - 1);
+                    e->conn_next = buckets[b];
+                    buckets[b]   = e;
+                }
+            }
+            free(iface->conns.buckets);
+            iface->conns.buckets = buckets;
+            iface->conns.mask    = size - 1;
+        }
+    }
+    b = uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) &
+        iface->conns.mask;
+    ep->conn_next            = iface->conns.buckets[b];
+    iface->conns.buckets[b]  = ep;
+    ++iface->conns.count;
+    ep->flags |= UCT_UD_EP_FLAG_IN_CONN;
+    return UCS_OK;
+}
+
+void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_ep_t **pp;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_IN_CONN)) {
+        return;
+    }
+    pp = &iface->conns.buckets[uct_ud_conn_hash(ep->ah, ep->dest_qpn,
+                                                ep->conn_sn) &
+                               iface->conns.mask];
+    for (; *pp != NULL; pp = &(*pp)->conn_next) {
+        if (*pp == ep) {
+            *pp = ep->conn_next;
+            --iface->conns.count;
+            break;
+        }
+    }
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_IN_CONN;
+}
+
+/* ------------------------------------------------------------------------
+ * Packets held after a gap: open addressing over (ep id, psn), removals
+ * shift the entries after them back (no tombstones)
+ */
+
+static UCS_F_ALWAYS_INLINE unsigned
+uct_ud_ooo_home(const uct_ud_iface_t *iface, uint32_t ep_id, uint16_t psn)
+{
+    return (unsigned)ucs_hash_u64(((uint64_t)ep_id << 16) | psn) &
+           iface->ooo.mask;
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_ud_ooo_find(const uct_ud_iface_t *iface, uint32_t ep_id, uint16_t psn)
+{
+    unsigned i = uct_ud_ooo_home(iface, ep_id, psn);
+    uct_ud_rx_desc_t *r;
+
+    while ((r = iface->ooo.slots[i]) != NULL) {
+        if ((r->ep_id == ep_id) && (r->psn == psn)) {
+            return (int)i;
+        }
+        i = (i + 1) & iface->ooo.mask;
+    }
+    return -1;
+}
+
+int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
+                         uint16_t psn)
+{
+    return (iface->ooo.count != 0) && (uct_ud_ooo_find(iface, ep_id, psn) >= 0);
+}
+
+ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
+                                  uct_ud_rx_desc_t *rdesc)
+{
+    unsigned i;
+
+    if ((iface->ooo.count >= iface->ooo.max) ||
+        (uct_ud_ooo_find(iface, rdesc->ep_id, rdesc->psn) >= 0)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    i = uct_ud_ooo_home(iface, rdesc->ep_id, rdesc->psn);
+    while (iface->ooo.slots[i] != NULL) {
+        i = (i + 1) & iface->ooo.mask;
+    }
+    iface->ooo.slots[i] = rdesc;
+    ++iface->ooo.count;
+    return UCS_OK;
+}
+
+static void uct_ud_ooo_remove_at(uct_ud_iface_t *iface, unsigned i)
+{
+    unsigned j = i, home;
+
+    iface->ooo.slots[i] = NULL;
+    for (;;) {
+        j = (j + 1) & iface->ooo.mask;
+        if (iface->ooo.slots[j] == NULL) {
+            break;
+        }
+        home = uct_ud_ooo_home(iface, iface->ooo.slots[j]->ep_id,
+                               iface->ooo.slots[j]->psn);
+        if (((j - home) & iface->ooo.mask) >= ((j - i) & iface->ooo.mask)) {
+            iface->ooo.slots[i] = iface->ooo.slots[j];
+            iface->ooo.slots[j] = NULL;
+            i                   = j;
+        }
+    }
+    --iface->ooo.count;
+}
+
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
+                                        uint32_t ep_id, uint16_t psn)
+{
+    uct_ud_rx_desc_t *rdesc;
+    int i;
+
+    if (iface->ooo.count == 0) {
+        return NULL;
+    }
+    i = uct_ud_ooo_find(iface, ep_id, psn);
+    if (i < 0) {
+        return NULL;
+    }
+    rdesc = iface->ooo.slots[i];
+    uct_ud_ooo_remove_at(iface, (unsigned)i);
+    return rdesc;
+}
+
+void uct_ud_iface_ooo_drop_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    uct_ud_rx_desc_t *rdesc;
+    unsigned i = 0;
+
+    while ((ep->rx.ooo != 0) && (i <= iface->ooo.mask)) {
+        rdesc = iface->ooo.slots[i];
+        if ((rdesc != NULL) && (rdesc->ep_id == ep->id)) {
+            uct_ud_ooo_remove_at(iface, i); /* another may move here */
+            ucs_mpool_put(rdesc);
+            --ep->rx.ooo;
+            continue;
+        }
+        ++i;
+    }
+    ep->rx.ooo = 0;
+}
