@@ -33,7 +33,7 @@
 # Environment: RXE_GTEST_FILTER, RXE_PEER_DEVS (OPENUCT_TEST_PEER_DEVS of
 # the gtest step, default rxe_v0:1=rxe_v1:1), RXE_STEPS (a bash regular
 # expression: only the steps whose name matches run), RXE_TIMEOUT (seconds
-# for the whole VM, default 900), RXE_RUN_ARGS (more options for run.sh,
+# for the whole VM, default 1500), RXE_RUN_ARGS (more options for run.sh,
 # e.g. --cache DIR), GTEST_EXTRA_ARGS (more gtest options).
 # Exit status: 0 all passed, 1 a step failed, 77 the VM could not start.
 
@@ -48,7 +48,7 @@ if [ "${1:-}" != --guest ]; then
     builddir=$(cd "${1:-.}" && pwd) || exit 1
     start=$(date +%s)
     # shellcheck disable=SC2086
-    bash "$here/run.sh" -t "${RXE_TIMEOUT:-900}" ${RXE_RUN_ARGS:-} -- \
+    bash "$here/run.sh" -t "${RXE_TIMEOUT:-1500}" ${RXE_RUN_ARGS:-} -- \
         bash "$here/check-rxe.sh" --guest "$builddir"
     rc=$?
     case $rc in
