@@ -466,6 +466,43 @@ static void mem_settle(mem_ctx_t *ctx)
     }
 }
 
+static unsigned mem_ud_ep_count(mem_ctx_t *ctx)
+{
+    uct_ud_iface_t *a = uct_ud_iface(ctx->a.iface);
+    uct_ud_iface_t *b = uct_ud_iface(ctx->b.iface);
+    unsigned count;
+
+    uct_ud_enter(a);
+    count = a->eps.count;
+    uct_ud_leave(a);
+    uct_ud_enter(b);
+    count += b->eps.count;
+    uct_ud_leave(b);
+    return count;
+}
+
+/* After the user's endpoints were destroyed: ud_verbs' zombies tell the
+ * peer, which frees the private endpoints; waits until no endpoint is
+ * left on either side. Returns the seconds that took, or -1. */
+static double mem_wait_eps_gone(mem_ctx_t *ctx)
+{
+    double start = mem_now();
+
+    if (ctx->tl != MEM_TL_UD) {
+        return 0;
+    }
+    while (mem_ud_ep_count(ctx) != 0) {
+        if (mem_now() > start + MEM_TIMEOUT_SEC) {
+            fprintf(stderr, "verbs_ep_memory: %u endpoints still there "
+                    "%.0f s after destroying them all\n",
+                    mem_ud_ep_count(ctx), MEM_TIMEOUT_SEC);
+            return -1;
+        }
+        uct_worker_progress(ctx->worker);
+    }
+    return mem_now() - start;
+}
+
 /* Makes @a pairs connections in batches: creates a batch, sends one AM on
  * each of its A endpoints, waits until B received them */
 static int mem_connect(mem_ctx_t *ctx, uct_ep_h *eps_a, uct_ep_h *eps_b,
@@ -536,6 +573,7 @@ typedef struct {
     mem_sample_t conn;
     mem_sample_t gone;
     double       connect_sec;
+    double       gone_sec;     /* destroy until no ep left, or -1 */
     double       loop_sec;      /* the same without the final flush */
     double       am_p50;        /* traffic: one AM's delivery, seconds */
     double       am_rate;       /* traffic: AMs per second */
@@ -702,6 +740,10 @@ static int mem_round(mem_ctx_t *ctx, mem_round_t *r, int traffic)
     }
     mem_destroy_eps(ctx->eps_a, pairs);
     mem_destroy_eps(ctx->eps_b, pairs);
+    r->gone_sec = mem_wait_eps_gone(ctx);
+    if (r->gone_sec < 0) {
+        return -1;
+    }
     mem_settle(ctx);
     mem_sample(&r->gone);
     /* after the samples: its buffer must not count */
@@ -919,11 +961,12 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
            (first->am_rate == -2) ? " (-2: stalled, see above)" : "");
     if (second->gone.heap > second->base.heap + n) {
         printf("after destroying the user's endpoints, %.0f bytes per ep "
-               "are still in use (%s)\n",
-               mem_per(second->gone.heap, second->base.heap, n),
-               (ctx->mode == MEM_CONNECT_IFACE) ?
-               "private endpoints stay until the interface closes" :
-               "tables and pools keep their size");
+               "are still in use (tables and pools keep their size)\n",
+               mem_per(second->gone.heap, second->base.heap, n));
+    }
+    if (ctx->tl == MEM_TL_UD) {
+        printf("no endpoint left on either side %.2f s after destroying "
+               "the user's\n", second->gone_sec);
     }
 }
 
@@ -984,13 +1027,14 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
                    second.base.meminfo[MEMINFO_PAGETABLES], n),
            mem_per(second.conn.rss, second.base.rss, n));
     printf(" slab1=%.0f vmalloc1=%.0f ep_struct=%zu ep_chunk=%zu "
-           "index=%.1f raw_qp_heap=%.0f connect_s=%.1f",
+           "index=%.1f raw_qp_heap=%.0f connect_s=%.1f gone_s=%.2f",
            mem_per(first.conn.meminfo[MEMINFO_SLAB],
                    first.base.meminfo[MEMINFO_SLAB], n),
            mem_per(first.conn.meminfo[MEMINFO_VMALLOC],
                    first.base.meminfo[MEMINFO_VMALLOC], n),
            mem_ep_struct(ctx), mem_chunk(mem_ep_struct(ctx)),
-           (double)second.table_bytes / n, raw_heap, second.connect_sec);
+           (double)second.table_bytes / n, raw_heap, second.connect_sec,
+           second.gone_sec);
     printf(" qps=%ld ahs=%u kept=%.0f conn_p50_ms=%.2f conn_p99_ms=%.2f "
            "conn_max_ms=%.2f conn_us=%.0f batch=%u am_us=%.1f am_rate=%.0f\n",
            mem_qp_delta(&second.conn, &second.base), second.ahs,
