@@ -11,6 +11,7 @@
  * instances.
  */
 #include "../uct_test.h"
+#include "ib_peer_process.h"
 
 extern "C" {
 #include <uct/ib/rc/rc.h>
@@ -18,7 +19,6 @@ extern "C" {
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -26,8 +26,6 @@ extern "C" {
 #include <poll.h>
 #include <stdexcept>
 #include <string>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -177,80 +175,18 @@ size_t pack_pattern(void *dest, void *arg)
 }
 
 /* ------------------------------------------------------------------------
- * The peer process of uct_rc.peer_process_killed: the test binary started
- * again with OPENUCT_RC_PEER_FD set runs this from a static constructor
- * and exits, never reaching the tests. It opens an rc_verbs iface on the
- * resource named in the environment, connects two endpoints to the
- * parent's over the socket, and serves until it is killed.
+ * The peer process of uct_rc.peer_process_killed (see ib_peer_process.h):
+ * the test binary started again with OPENUCT_RC_PEER_FD set runs this from
+ * a static constructor and exits, never reaching the tests. It opens an
+ * rc_verbs iface on the resource named in the environment, connects two
+ * endpoints to the parent's over the socket, and serves until it is
+ * killed.
  */
 
-bool fd_write_blob(int fd, const void *data, uint32_t length)
-{
-    const char *p = static_cast<const char*>(data);
-    std::vector<char> buf(sizeof(length) + length);
+using ib_peer::fd_read_blob;
+using ib_peer::fd_write_blob;
 
-    memcpy(buf.data(), &length, sizeof(length));
-    memcpy(buf.data() + sizeof(length), p, length);
-    for (size_t done = 0; done < buf.size();) {
-        ssize_t ret = write(fd, buf.data() + done, buf.size() - done);
-        if (ret <= 0) {
-            return false;
-        }
-        done += (size_t)ret;
-    }
-    return true;
-}
-
-bool fd_read_all(int fd, void *data, size_t length, int timeout_ms)
-{
-    char *p = static_cast<char*>(data);
-
-    for (size_t done = 0; done < length;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        if (poll(&pfd, 1, timeout_ms) <= 0) {
-            return false;
-        }
-        ssize_t ret = read(fd, p + done, length - done);
-        if (ret <= 0) {
-            return false;
-        }
-        done += (size_t)ret;
-    }
-    return true;
-}
-
-bool fd_read_blob(int fd, std::vector<char> &out, int timeout_ms)
-{
-    uint32_t length;
-
-    if (!fd_read_all(fd, &length, sizeof(length), timeout_ms) ||
-        (length > 65536)) {
-        return false;
-    }
-    out.resize(std::max<uint32_t>(length, 1));
-    return fd_read_all(fd, out.data(), length, timeout_ms);
-}
-
-uct_component_h peer_find_component(const char *name)
-{
-    uct_component_h *components, found = NULL;
-    unsigned count;
-
-    if (uct_query_components(&components, &count) != UCS_OK) {
-        return NULL;
-    }
-    for (unsigned i = 0; i < count; ++i) {
-        uct_component_attr_t attr;
-        memset(&attr, 0, sizeof(attr));
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
-            !strcmp(attr.name, name)) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
+const char PEER_FD_ENV[] = "OPENUCT_RC_PEER_FD";
 
 int peer_process_main(int fd)
 {
@@ -273,7 +209,7 @@ int peer_process_main(int fd)
     if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
         return 2;
     }
-    component = peer_find_component(component_name);
+    component = ib_peer::find_component(component_name);
     if ((component == NULL) ||
         (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
         (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
@@ -365,15 +301,7 @@ int peer_process_main(int fd)
     }
 }
 
-struct peer_process_hook {
-    peer_process_hook()
-    {
-        const char *fd = getenv("OPENUCT_RC_PEER_FD");
-        if (fd != NULL) {
-            _exit(peer_process_main(atoi(fd)));
-        }
-    }
-} peer_process_hook_instance;
+const ib_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
 
 std::vector<resource> rc_verbs_resources()
 {
@@ -1058,43 +986,16 @@ TEST_P(uct_rc, peer_process_killed)
     am_recorder &rb = install_recorder(*b, AM_ID);
 
     /* the peer process */
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ASSERT_GT(len, 0);
-    exe[len] = '\0';
-    int sv[2];
-    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    std::vector<std::string> env_strings;
-    for (char **e = environ; *e != NULL; ++e) {
-        env_strings.push_back(*e);
-    }
-    env_strings.push_back("OPENUCT_RC_PEER_FD=" + std::to_string(sv[1]));
-    env_strings.push_back("OPENUCT_RC_PEER_COMPONENT=" + res().component_name);
-    env_strings.push_back("OPENUCT_RC_PEER_MD=" + res().md_name);
-    env_strings.push_back("OPENUCT_RC_PEER_DEV=" + res().dev_name);
-    std::vector<char*> envp;
-    for (std::string &s : env_strings) {
-        envp.push_back(&s[0]);
-    }
-    envp.push_back(NULL);
-    char *argv[] = {exe, NULL};
-
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        close(sv[0]);
-        execve(exe, argv, envp.data());
-        _exit(127);
-    }
-    close(sv[1]);
-    int sock = sv[0];
-    auto kill_peer = [&pid] {
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-            pid = -1;
-        }
-    };
+    ib_peer::process peer;
+    std::string error;
+    ASSERT_TRUE(ib_peer::start(PEER_FD_ENV,
+                               {"OPENUCT_RC_PEER_COMPONENT=" +
+                                        res().component_name,
+                                "OPENUCT_RC_PEER_MD=" + res().md_name,
+                                "OPENUCT_RC_PEER_DEV=" + res().dev_name},
+                               peer, error))
+            << "cannot start the peer process: " << error;
+    int sock = peer.sock;
 
     std::vector<char> peer_dev, peer_ep[2], peer_rkey, peer_addr, ready;
     bool ok = fd_read_blob(sock, peer_dev, 30000) &&
@@ -1103,8 +1004,7 @@ TEST_P(uct_rc, peer_process_killed)
               fd_read_blob(sock, peer_rkey, 30000) &&
               fd_read_blob(sock, peer_addr, 30000);
     if (!ok) {
-        kill_peer();
-        close(sock);
+        ib_peer::stop(peer);
         FAIL() << "the peer process did not send its addresses";
     }
 
@@ -1119,8 +1019,7 @@ TEST_P(uct_rc, peer_process_killed)
          (connect(ep_idle, peer_dev, peer_ep[1]) == UCS_OK) &&
          fd_read_blob(sock, ready, 30000);
     if (!ok) {
-        kill_peer();
-        close(sock);
+        ib_peer::stop(peer);
         FAIL() << "could not connect to the peer process";
     }
 
@@ -1152,8 +1051,7 @@ TEST_P(uct_rc, peer_process_killed)
     }
     EXPECT_TRUE(send_short(ab, 0));
 
-    kill_peer();
-    close(sock);
+    ib_peer::stop(peer);
 
     ucs::scoped_log_capture cap;
     const unsigned NUM_PUTS = 4;

@@ -12,6 +12,7 @@
  * instances.
  */
 #include "../uct_test.h"
+#include "ib_peer_process.h"
 
 extern "C" {
 #include <uct/ib/ud/ud.h>
@@ -22,7 +23,6 @@ extern "C" {
 
 #include <algorithm>
 #include <chrono>
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -32,9 +32,7 @@ extern "C" {
 #include <poll.h>
 #include <stdexcept>
 #include <string>
-#include <sys/socket.h>
 #include <thread>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -468,60 +466,19 @@ private:
 };
 
 /* ------------------------------------------------------------------------
- * The peer process of the peer_process_* tests: the test binary started
- * again with OPENUCT_UD_PEER_FD set runs this from a static constructor
- * and exits, never reaching the tests. It opens a ud_verbs iface on the
- * resource named in the environment, swaps interface addresses with the
- * parent over the socket, connects an ep to the parent's iface and sends
- * back the header of every active message it gets, in order, until it is
- * killed or the parent closes the socket.
+ * The peer process of the peer_process_* tests (see ib_peer_process.h):
+ * the test binary started again with OPENUCT_UD_PEER_FD set runs this
+ * from a static constructor and exits, never reaching the tests. It opens
+ * a ud_verbs iface on the resource named in the environment, swaps
+ * interface addresses with the parent over the socket, connects an ep to
+ * the parent's iface and sends back the header of every active message it
+ * gets, in order, until it is killed or the parent closes the socket.
  */
 
-bool fd_write_blob(int fd, const void *data, uint32_t length)
-{
-    std::vector<char> buf(sizeof(length) + length);
+using ib_peer::fd_read_blob;
+using ib_peer::fd_write_blob;
 
-    memcpy(buf.data(), &length, sizeof(length));
-    memcpy(buf.data() + sizeof(length), data, length);
-    for (size_t done = 0; done < buf.size();) {
-        ssize_t ret = write(fd, buf.data() + done, buf.size() - done);
-        if (ret <= 0) {
-            return false;
-        }
-        done += (size_t)ret;
-    }
-    return true;
-}
-
-bool fd_read_exact(int fd, void *data, size_t length, int timeout_ms)
-{
-    char *p = static_cast<char*>(data);
-
-    for (size_t done = 0; done < length;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        if (::poll(&pfd, 1, timeout_ms) <= 0) {
-            return false;
-        }
-        ssize_t ret = read(fd, p + done, length - done);
-        if (ret <= 0) {
-            return false;
-        }
-        done += (size_t)ret;
-    }
-    return true;
-}
-
-bool fd_read_blob(int fd, std::vector<char> &out, int timeout_ms)
-{
-    uint32_t length;
-
-    if (!fd_read_exact(fd, &length, sizeof(length), timeout_ms) ||
-        (length > 65536)) {
-        return false;
-    }
-    out.resize(std::max<uint32_t>(length, 1));
-    return fd_read_exact(fd, out.data(), length, timeout_ms);
-}
+const char PEER_FD_ENV[] = "OPENUCT_UD_PEER_FD";
 
 std::vector<uint64_t> peer_received;
 
@@ -544,9 +501,7 @@ int peer_process_main(int fd)
     const char *component_name = getenv("OPENUCT_UD_PEER_COMPONENT");
     const char *md_name        = getenv("OPENUCT_UD_PEER_MD");
     const char *dev_name       = getenv("OPENUCT_UD_PEER_DEV");
-    uct_component_h component  = NULL;
-    uct_component_h *components;
-    unsigned num_components;
+    uct_component_h component;
     uct_md_config_t *md_config;
     uct_iface_config_t *iface_config;
     ucs_async_context_t *async;
@@ -557,20 +512,10 @@ int peer_process_main(int fd)
     uct_md_h md;
     uct_ep_h ep;
 
-    if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL) ||
-        (uct_query_components(&components, &num_components) != UCS_OK)) {
+    if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
         return 2;
     }
-    for (unsigned i = 0; i < num_components; ++i) {
-        uct_component_attr_t cattr;
-        memset(&cattr, 0, sizeof(cattr));
-        cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &cattr) == UCS_OK) &&
-            !strcmp(cattr.name, component_name)) {
-            component = components[i];
-        }
-    }
-    uct_release_component_list(components);
+    component = ib_peer::find_component(component_name);
     if ((component == NULL) ||
         (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
         (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
@@ -645,15 +590,7 @@ int peer_process_main(int fd)
     }
 }
 
-struct peer_process_hook {
-    peer_process_hook()
-    {
-        const char *fd = getenv("OPENUCT_UD_PEER_FD");
-        if (fd != NULL) {
-            _exit(peer_process_main(atoi(fd)));
-        }
-    }
-} peer_process_hook_instance;
+const ib_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
 
 std::vector<resource> ud_verbs_resources()
 {
@@ -678,9 +615,7 @@ protected:
     };
 
     /* A peer process (see peer_process_main) */
-    struct peer_process {
-        pid_t             pid  = -1;
-        int               sock = -1;
+    struct peer_process : ib_peer::process {
         std::vector<char> dev_addr, iface_addr;
     };
 
@@ -690,7 +625,7 @@ protected:
             uct_ep_destroy(ep);
         }
         m_own_eps.clear();
-        stop_peer(m_peer);
+        ib_peer::stop(m_peer);
         m_raw.reset();
         uct_test::TearDown();
     }
@@ -910,45 +845,17 @@ protected:
      * @a e. False (and a failure) when it did not come up. */
     bool start_peer(const entity &e, peer_process &peer)
     {
-        char exe[4096];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        int sv[2];
+        std::string error;
 
-        if ((len <= 0) || (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)) {
-            ADD_FAILURE() << "cannot start the peer process";
+        if (!ib_peer::start(PEER_FD_ENV,
+                            {"OPENUCT_UD_PEER_COMPONENT=" +
+                                     res().component_name,
+                             "OPENUCT_UD_PEER_MD=" + res().md_name,
+                             "OPENUCT_UD_PEER_DEV=" + res().dev_name},
+                            peer, error)) {
+            ADD_FAILURE() << "cannot start the peer process: " << error;
             return false;
         }
-        exe[len] = '\0';
-        std::vector<std::string> env_strings;
-        for (char **env = environ; *env != NULL; ++env) {
-            env_strings.push_back(*env);
-        }
-        env_strings.push_back("OPENUCT_UD_PEER_FD=" + std::to_string(sv[1]));
-        env_strings.push_back("OPENUCT_UD_PEER_COMPONENT=" +
-                              res().component_name);
-        env_strings.push_back("OPENUCT_UD_PEER_MD=" + res().md_name);
-        env_strings.push_back("OPENUCT_UD_PEER_DEV=" + res().dev_name);
-        std::vector<char*> envp;
-        for (std::string &s : env_strings) {
-            envp.push_back(&s[0]);
-        }
-        envp.push_back(NULL);
-        char *argv[] = {exe, NULL};
-
-        peer.pid = fork();
-        if (peer.pid < 0) {
-            ADD_FAILURE() << "fork: " << strerror(errno);
-            close(sv[0]);
-            close(sv[1]);
-            return false;
-        }
-        if (peer.pid == 0) {
-            close(sv[0]);
-            execve(exe, argv, envp.data());
-            _exit(127);
-        }
-        close(sv[1]);
-        peer.sock = sv[0];
 
         std::vector<char> ready;
         bool ok = fd_read_blob(peer.sock, peer.dev_addr, 30000) &&
@@ -960,22 +867,9 @@ protected:
                   fd_read_blob(peer.sock, ready, 30000);
         if (!ok) {
             ADD_FAILURE() << "the peer process did not come up";
-            stop_peer(peer);
+            ib_peer::stop(peer);
         }
         return ok;
-    }
-
-    static void stop_peer(peer_process &peer)
-    {
-        if (peer.pid > 0) {
-            kill(peer.pid, SIGKILL);
-            waitpid(peer.pid, NULL, 0);
-            peer.pid = -1;
-        }
-        if (peer.sock >= 0) {
-            close(peer.sock);
-            peer.sock = -1;
-        }
     }
 
     void hostile_setup();
@@ -1670,9 +1564,7 @@ TEST_P(uct_ud, peer_process_killed)
         ASSERT_TRUE(send_short(ap, i));
     }
     double killed = now_sec();
-    kill(m_peer.pid, SIGKILL);
-    waitpid(m_peer.pid, NULL, 0);
-    m_peer.pid = -1;
+    ib_peer::kill_and_wait(m_peer);
 
     mapped_buffer sbuf(256, *a);
     uct_iov_t iov = sbuf.iov(0, 256);
