@@ -512,14 +512,16 @@ ucs_status_t uct_rc_ep_flush(uct_ep_h tl_ep, unsigned flags,
     ucs_status_t status;
     uct_rc_op_t *op;
 
+    if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
+        /* its requests complete (or completed) with this status */
+        return (ucs_status_t)ep->status;
+    }
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
         /* everything still queued completes with UCS_ERR_CANCELED; the
          * ep cannot send any more (no error handler call) */
-        if (!(ep->flags & UCT_RC_EP_FLAG_FAILED)) {
-            ep->flags |= UCT_RC_EP_FLAG_FAILED | UCT_RC_EP_FLAG_ERR_SENT;
-            ep->status = UCS_ERR_CANCELED;
-            (void)uct_rc_ep_qp_to_err(ep);
-        }
+        ep->flags |= UCT_RC_EP_FLAG_FAILED | UCT_RC_EP_FLAG_ERR_SENT;
+        ep->status = UCS_ERR_CANCELED;
+        (void)uct_rc_ep_qp_to_err(ep);
     }
 
     if (uct_rc_ep_unretired(ep) == 0) {

@@ -1088,6 +1088,11 @@ ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
     ucs_status_t status;
 
     uct_ud_enter(iface);
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        /* what it had completed with this status already */
+        status = (ucs_status_t)ep->status;
+        goto out;
+    }
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
         /* everything unacknowledged completes with UCS_ERR_CANCELED; the
          * ep cannot send any more (no error handler call) */

@@ -917,6 +917,7 @@ TEST_P(uct_rc, connect_to_stale_qp)
     /* a failed ep refuses new work with its status, with slots free */
     EXPECT_EQ(status, uct_ep_am_short(ea, AM_ID, 2, NULL, 0));
     EXPECT_EQ(status, uct_ep_put_short(ea, &elapsed, sizeof(elapsed), 0, 0));
+    EXPECT_EQ(status, uct_ep_flush(ea, 0, NULL)) << "flush of a failed ep";
     std::cout << "[ INFO     ] stale QP detected in " << elapsed << " s ("
               << ucs_status_string(status) << ")" << std::endl;
 
@@ -962,6 +963,7 @@ TEST_P(uct_rc, device_fatal_event_fails_the_eps)
     EXPECT_EQ(1u, m_errs.count(ac));
     EXPECT_EQ(UCS_ERR_IO_ERROR, m_errs.status(ac));
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_ep_am_short(ac, AM_ID, 2, NULL, 0));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, uct_ep_flush(ac, 0, NULL));
     EXPECT_EQ(1u, rec.count());
     close_all();
 }
@@ -1340,6 +1342,8 @@ TEST_P(uct_rc, flush_cancel_outstanding_zcopy)
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
     wait_for([&] { return flush_comp.calls > 0; }, "the flush");
     progress_for(200);
+    /* the ep stays canceled: a later flush says so */
+    EXPECT_EQ(UCS_ERR_CANCELED, uct_ep_flush(ep, 0, NULL));
 
     unsigned canceled = 0;
     for (unsigned i = 0; i < N; ++i) {

@@ -1529,6 +1529,62 @@ TEST_P(uct_ud, disconnect_reply_lost_zombie_bounded)
     close_all();
 }
 
+/* uct_ep_flush(UCT_FLUSH_FLAG_CANCEL) while the peer does not answer (its
+ * async context is held): every outstanding zcopy completes once, in
+ * order, with UCS_ERR_CANCELED, the flush is done at once, no error
+ * handler runs, and the ep then refuses sends and flushes with
+ * UCS_ERR_CANCELED; another ep of the iface carries on */
+TEST_P(uct_ud, flush_cancel_completes_everything)
+{
+    entity *a = create_entity(params({}, true));
+    entity *b = create_entity();
+    am_recorder &rb = install_recorder(*b, AM_ID);
+    uct_ep_h ab     = a->connect_to(*b);
+    uct_ep_h ab2    = a->connect_to(*b);
+    ASSERT_TRUE((ab != NULL) && (ab2 != NULL));
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab);
+
+    const unsigned N = 8;
+    mapped_buffer sbuf(64, *a);
+    uct_iov_t iov = sbuf.iov(0, 64);
+    std::vector<unsigned> order;
+    order_comp comps[N];
+    uct_ud_enter(ud(*b));
+    for (unsigned i = 0; i < N; ++i) {
+        comps[i].init(i, &order);
+        EXPECT_EQ(UCS_INPROGRESS,
+                  (ucs_status_t)retry_no_resource([&] {
+                      return (ssize_t)uct_ep_am_zcopy(ab, AM_ID, NULL, 0,
+                                                      &iov, 1, 0,
+                                                      &comps[i].uct);
+                  }, "am_zcopy"));
+    }
+    order_comp fcomp;
+    fcomp.init(N, &order);
+    ucs_status_t status = uct_ep_flush(ab, UCT_FLUSH_FLAG_CANCEL,
+                                       &fcomp.uct);
+    EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+    uct_ud_leave(ud(*b));
+
+    EXPECT_EQ(0u, fcomp.calls) << "an immediate flush touched its comp";
+    for (unsigned i = 0; i < N; ++i) {
+        EXPECT_EQ(1u, comps[i].calls) << i;
+        EXPECT_EQ(UCS_ERR_CANCELED, comps[i].status)
+                << i << ": " << ucs_status_string(comps[i].status);
+    }
+    EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4, 5, 6, 7}), order);
+    EXPECT_EQ(UCS_ERR_CANCELED, uct_ep_am_short(ab, AM_ID, 1, NULL, 0));
+    EXPECT_EQ(UCS_ERR_CANCELED, uct_ep_flush(ab, 0, NULL));
+
+    ASSERT_TRUE(send_short(ab2, 2));
+    flush_ep(*a, ab2);
+    progress_for(100);
+    EXPECT_TRUE(m_errs.calls.empty());
+    EXPECT_EQ((size_t)N, order.size()) << "a completion ran twice";
+    wait_for([&] { return rb.count() >= 2; }, "the other ep's message");
+}
+
 /* A peer process is killed while it echoes our messages. The ep to it
  * calls the error handler once with UCS_ERR_ENDPOINT_TIMEOUT within
  * TIMEOUT + 1 s; its outstanding zcopy sends and flush complete with that
@@ -1604,6 +1660,8 @@ TEST_P(uct_ud, peer_process_killed)
     EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order);
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
               uct_ep_am_short(ap, AM_ID, 0, NULL, 0));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_flush(ap, 0, NULL))
+            << "flush of a failed ep";
 
     ASSERT_TRUE(send_short(ab, 1));
     wait_for([&] { return rb.count() == 2; }, "a message on another ep");
