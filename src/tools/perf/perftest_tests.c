@@ -292,6 +292,7 @@ static int perf_lat_send(perf_run_t *run, unsigned long seq)
 
 static int perf_lat_initiator_step(perf_run_t *run)
 {
+    int have_now = 0;
     ucs_time_t now;
     int ret;
 
@@ -302,7 +303,8 @@ static int perf_lat_initiator_step(perf_run_t *run)
         if (!perf_lat_arrived(run, run->received)) {
             return 0;
         }
-        now = ucs_get_time();
+        now      = ucs_get_time();
+        have_now = 1;
         if (run->received >= run->params->warmup) {
             run->rtt[run->received - run->params->warmup] = now -
                                                             run->t_send;
@@ -314,11 +316,14 @@ static int perf_lat_initiator_step(perf_run_t *run)
         }
     }
 
+    /* the next ping leaves now: the clock read at the reply is its start
+     * (one read per round trip, which matters where reading the clock is
+     * a system call) */
+    run->t_send = have_now ? now : ucs_get_time();
     if (run->posted == run->params->warmup) {
-        run->t_start = ucs_get_time();
+        run->t_start = run->t_send;
     }
-    run->t_send = ucs_get_time();
-    ret         = perf_lat_send(run, run->posted);
+    ret = perf_lat_send(run, run->posted);
     if (ret > 0) {
         ++run->posted;
     }

@@ -381,6 +381,15 @@ enum {
                                              acknowledgement */
 };
 
+/**
+ * uct_ud_ep_t::ack_time when the window moved (a send to an idle peer, an
+ * acknowledgement) since the last timer sweep: the sweep puts its own time
+ * there and starts the resend wait. The fast path reads no clock (a
+ * system call where the clock has no vDSO, as in many VMs), and the waits
+ * come out up to one TIMER_TICK longer, never shorter.
+ */
+#define UCT_UD_TIME_AT_SWEEP   0
+
 /** An endpoint. */
 struct uct_ud_ep {
     uct_base_ep_t       super;
@@ -389,7 +398,8 @@ struct uct_ud_ep {
     uct_pending_group_t pending;
     ucs_list_link_t     active;       /* in iface->active */
     uct_ud_ep_t         *conn_next;   /* in the connection table */
-    ucs_time_t          ack_time;     /* last progress of our window */
+    ucs_time_t          ack_time;     /* last progress of our window, or
+                                         UCT_UD_TIME_AT_SWEEP */
     ucs_time_t          resend_time;  /* next resend of everything */
     uint32_t            id;
     uint32_t            dest_id;
@@ -559,6 +569,15 @@ void uct_ud_iface_queue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /** Take @a ep out of the ACK queue. */
 void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/**
+ * When completions taken by the async context wait for progress: queues a
+ * marker with @a comp behind them (UCS_INPROGRESS; without @a comp just
+ * UCS_INPROGRESS), else returns @a status. The flushes call it.
+ */
+ucs_status_t uct_ud_iface_flush_after_async(uct_ud_iface_t *iface,
+                                            uct_completion_t *comp,
+                                            ucs_status_t status);
 
 /** Post one packet: @a sge[0..num_sge-1] to @a ep's peer (or @a ah and
  *  @a qpn when ep is NULL). @a inl: send inline. Returns the status. */

@@ -616,8 +616,7 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     }
     ep->rx_flags   &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
     ep->tx.backoff  = 0;
-    ep->ack_time    = ucs_get_time();
-    ep->resend_time = ep->ack_time + iface->config.resend_timeout;
+    ep->ack_time    = UCT_UD_TIME_AT_SWEEP;
 
     while (!ucs_queue_is_empty(&ep->unacked)) {
         desc = ucs_queue_head_elem_non_empty(&ep->unacked,
@@ -636,8 +635,9 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
             ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;
             status        = UCS_ERR_INVALID_ADDR;
         }
-        if (async) {
-            /* completions run from progress */
+        if (async || !ucs_queue_is_empty(&iface->async_comps)) {
+            /* completions run from progress, in order after those the
+             * async context queued */
             desc->status = (int8_t)status;
             ucs_queue_push(&iface->async_comps, &desc->queue);
         } else {
@@ -793,6 +793,12 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
     if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
         uct_ud_ep_deactivate(ep);
         return;
+    }
+    if (ep->ack_time == UCT_UD_TIME_AT_SWEEP) {
+        /* sent to an idle peer, or acknowledged, since the last sweep:
+         * the waits start now, so they are never shorter than set */
+        ep->ack_time    = now;
+        ep->resend_time = now + iface->config.resend_timeout;
     }
     if ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
         !ucs_queue_is_empty(&ep->unacked)) {
@@ -1079,6 +1085,40 @@ void uct_ud_ep_destroy(uct_ep_h tl_ep)
     uct_ud_leave(iface);
 }
 
+/* UCS_ERR_INVALID_ADDR once after the peer refused a PUT, else UCS_OK */
+static ucs_status_t uct_ud_ep_take_denied(uct_ud_ep_t *ep)
+{
+    if (!(ep->rx_flags & UCT_UD_EP_TX_DENIED)) {
+        return UCS_OK;
+    }
+    ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;
+    return UCS_ERR_INVALID_ADDR;
+}
+
+ucs_status_t uct_ud_iface_flush_after_async(uct_ud_iface_t *iface,
+                                            uct_completion_t *comp,
+                                            ucs_status_t status)
+{
+    uct_ud_send_desc_t *marker;
+
+    if (ucs_queue_is_empty(&iface->async_comps)) {
+        return status;
+    }
+    if (comp == NULL) {
+        return UCS_INPROGRESS; /* the caller progresses and asks again */
+    }
+    marker = ucs_mpool_get(&iface->marker_mp);
+    if (marker == NULL) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    marker->flags  = UCT_UD_DESC_FLAG_MARKER;
+    marker->comp   = comp;
+    marker->status = (int8_t)status;
+    marker->iovcnt = 0;
+    ucs_queue_push(&iface->async_comps, &marker->queue);
+    return UCS_INPROGRESS;
+}
+
 ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
                              uct_completion_t *comp)
 {
@@ -1099,6 +1139,13 @@ ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
         uct_ud_ep_set_failed(iface, ep, UCS_ERR_CANCELED, 1);
     }
     if (ucs_queue_is_empty(&ep->unacked)) {
+        if (!ucs_queue_is_empty(&iface->async_comps)) {
+            /* completions the async context took still wait for
+             * progress: this flush completes after them */
+            status = uct_ud_iface_flush_after_async(iface, comp,
+                                                    uct_ud_ep_take_denied(ep));
+            goto out;
+        }
         status = UCS_OK;
         if (ep->rx_flags & UCT_UD_EP_TX_DENIED) {
             ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;

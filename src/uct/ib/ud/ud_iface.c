@@ -492,6 +492,7 @@ static uct_ud_ep_t *uct_ud_iface_timed_out_ep(uct_ud_iface_t *iface,
         if (!(ep->flags & (UCT_UD_EP_FLAG_FAILED | UCT_UD_EP_FLAG_ZOMBIE)) &&
             ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
              !ucs_queue_is_empty(&ep->unacked)) &&
+            (ep->ack_time != UCT_UD_TIME_AT_SWEEP) &&
             (now - ep->ack_time > iface->config.timeout)) {
             return ep;
         }
@@ -807,6 +808,17 @@ static ucs_status_t uct_ud_iface_flush(uct_iface_h tl_iface, unsigned flags,
         }
         if ((status != UCS_OK) && (ret == UCS_OK)) {
             ret = status;
+        }
+    }
+    if (ret == UCS_OK) {
+        if (flush != NULL) {
+            ++flush->super.count;
+        }
+        ret = uct_ud_iface_flush_after_async(iface,
+                                             (flush != NULL) ?
+                                             &flush->super : NULL, UCS_OK);
+        if ((ret != UCS_INPROGRESS) && (flush != NULL)) {
+            --flush->super.count;
         }
     }
     uct_ud_leave(iface);

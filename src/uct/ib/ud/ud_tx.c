@@ -57,7 +57,6 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 {
     uint16_t psn = ep->tx.psn;
     ucs_status_t status;
-    ucs_time_t now;
 
     /* half the window used: ask for an acknowledgement, once */
     if (((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2) &&
@@ -79,10 +78,8 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         desc->flags |= UCT_UD_DESC_FLAG_INLINE;
     }
     if (ucs_queue_is_empty(&ep->unacked)) {
-        now             = ucs_get_time();
-        ep->ack_time    = now;
-        ep->resend_time = now + iface->config.resend_timeout;
-        ep->tx.backoff  = 0;
+        ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
+        ep->tx.backoff = 0;
         uct_ud_ep_activate(iface, ep);
     }
     ucs_queue_push(&ep->unacked, &desc->queue);

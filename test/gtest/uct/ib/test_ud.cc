@@ -1585,6 +1585,61 @@ TEST_P(uct_ud, flush_cancel_completes_everything)
     wait_for([&] { return rb.count() >= 2; }, "the other ep's message");
 }
 
+/* The acknowledgement of a's zcopies is taken by a's async timer while a
+ * does not progress, so their completions wait for progress; a flush
+ * then must not say UCS_OK (it is not done for the user until they ran),
+ * and its completion runs after theirs. The same for an iface flush. */
+TEST_P(uct_ud, flush_after_async_acknowledgement)
+{
+    entity *a = create_entity();
+    entity *b = create_entity();
+    install_recorder(*b, AM_ID);
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab);
+
+    for (int iface_flush = 0; iface_flush < 2; ++iface_flush) {
+        const unsigned N = 4;
+        mapped_buffer sbuf(64, *a);
+        uct_iov_t iov = sbuf.iov(0, 64);
+        std::vector<unsigned> order;
+        order_comp comps[N + 1];
+        for (unsigned i = 0; i < N; ++i) {
+            comps[i].init(i, &order);
+            ASSERT_EQ(UCS_INPROGRESS,
+                      (ucs_status_t)retry_no_resource([&] {
+                          return (ssize_t)uct_ep_am_zcopy(ab, AM_ID, NULL, 0,
+                                                          &iov, 1, 0,
+                                                          &comps[i].uct);
+                      }, "am_zcopy"));
+        }
+        /* b takes them and acknowledges (its timer at the latest); a's
+         * timer takes the acknowledgement */
+        double deadline = now_sec() + 10;
+        bool acked      = false;
+        while (!acked && (now_sec() < deadline)) {
+            b->progress();
+            uct_ud_enter(ud(*a));
+            acked = ucs_queue_is_empty(&uct_ud_ep(ab)->unacked);
+            uct_ud_leave(ud(*a));
+        }
+        ASSERT_TRUE(acked) << "a's async context took no acknowledgement";
+        EXPECT_TRUE(order.empty()) << "a completion ran without progress";
+
+        comps[N].init(N, &order);
+        ucs_status_t status = iface_flush ?
+                uct_iface_flush(a->iface(), 0, &comps[N].uct) :
+                uct_ep_flush(ab, 0, &comps[N].uct);
+        EXPECT_EQ(UCS_INPROGRESS, status)
+                << (iface_flush ? "iface" : "ep") << " flush: "
+                << ucs_status_string(status);
+        wait_for([&] { return order.size() == N + 1; }, "the completions");
+        EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order)
+                << (iface_flush ? "iface" : "ep") << " flush";
+    }
+}
+
 /* A peer process is killed while it echoes our messages. The ep to it
  * calls the error handler once with UCS_ERR_ENDPOINT_TIMEOUT within
  * TIMEOUT + 1 s; its outstanding zcopy sends and flush complete with that
