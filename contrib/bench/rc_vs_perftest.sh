@@ -120,7 +120,7 @@ guest() {
     # msg/s) recorded under KEY. perftest's clock calibration sometimes
     # fails under emulation (times print as inf): that run is repeated.
     ib() {
-        local name=$1 key=$2 r=$3 tool=$4 dev_s=$5 dev_c=$6 addr=$7 try line
+        local name=$1 key=$2 r=$3 tool=$4 dev_s=$5 dev_c=$6 addr=$7 try line rate
         shift 7
         command -v "$tool" >/dev/null || {
             say "$tool not found (Debian package perftest)"
@@ -151,9 +151,16 @@ guest() {
             val "$key" "$r" "$(echo "$line" | awk '{ print $5 }')"
             val "$key.avg" "$r" "$(echo "$line" | awk '{ print $6 }')" ;;
         *_bw)
-            # bytes iters bw_peak bw_avg msg_rate[Mpps]
+            # bytes iters bw_peak bw_avg msg_rate[Mpps]; a zero rate (a
+            # run the tool could not time) is no figure
+            rate=$(echo "$line" | awk '{ printf "%.0f", $5 * 1e6 }')
+            if [ "$rate" = 0 ]; then
+                say "round $r: $name printed a zero message rate:" \
+                    "$(echo "$line" | xargs)"
+                rate=fail
+            fi
             val "$key" "$r" "$(echo "$line" | awk '{ print $4 }')"
-            val "$key.rate" "$r" "$(echo "$line" | awk '{ printf "%.0f", $5 * 1e6 }')" ;;
+            val "$key.rate" "$r" "$rate" ;;
         esac
     }
 
