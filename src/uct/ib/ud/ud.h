@@ -51,7 +51,8 @@
  * acknowledges and detects dead peers, and a handler on the completion
  * channel (the receive CQ armed for solicited completions) takes packets
  * that ask for an acknowledgement: a process that does not call progress
- * still acknowledges and resends. Active messages taken there are queued
+ * still acknowledges and resends (while progress is being called, they
+ * leave the packets to it). Active messages taken there are queued
  * for the next progress call, which delivers them in order; a PUT is
  * applied (or refused) there at once, since the acknowledgement that
  * covers it tells the sender its data is in place. Progress and every
@@ -493,6 +494,8 @@ struct uct_ud_iface {
     ucs_queue_head_t      async_comps;  /* acked there, comp to call */
     volatile int          async_fatal;  /* device failed (async) */
     int                   timeouts_due; /* the timer saw a dead peer */
+    int                   progressed;   /* progress ran since the last
+                                           timer tick */
     int                   resend_blocked; /* a resend ran out of slots */
     int                   event_fd;     /* the user's (eventfd), or -1 */
     unsigned              armed;        /* UCT_EVENT_* the user waits for */

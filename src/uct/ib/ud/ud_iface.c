@@ -572,6 +572,7 @@ unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
     unsigned count = 0;
 
     uct_ud_enter(iface);
+    iface->progressed = 1;
     if (ucs_unlikely(!ucs_queue_is_empty(&iface->async_rx))) {
         count += uct_ud_iface_dispatch_async_rx(iface);
     }
@@ -602,13 +603,13 @@ unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
  */
 
 /* Takes packets, resends, acknowledges; never calls user callbacks */
-static void uct_ud_iface_async_work(uct_ud_iface_t *iface, int timer)
+/* The async context's part that needs no polling: resends, the timer's
+ * sweep, acknowledgements owed */
+static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
 {
     ucs_time_t now;
     uct_ud_ep_t *ep, *tmp;
 
-    uct_ud_iface_poll_rx(iface, 1);
-    uct_ud_iface_poll_tx(iface);
     if (iface->resend_blocked) {
         uct_ud_iface_resume_resends(iface);
     }
@@ -621,6 +622,13 @@ static void uct_ud_iface_async_work(uct_ud_iface_t *iface, int timer)
     if (iface->acks.count != 0) {
         uct_ud_iface_send_acks(iface, timer);
     }
+}
+
+static void uct_ud_iface_async_work(uct_ud_iface_t *iface, int timer)
+{
+    uct_ud_iface_poll_rx(iface, 1);
+    uct_ud_iface_poll_tx(iface);
+    uct_ud_iface_async_sweep(iface, timer);
 }
 
 /* What the user armed for is waiting: wake the event fd once */
@@ -655,11 +663,32 @@ static void uct_ud_iface_arm_rx_cq(uct_ud_iface_t *iface)
     }
 }
 
+/* Whether the async context should take packets itself: not while the
+ * user progresses (packets taken here cost a queue and a second pass,
+ * and the thread competes with the user's for the CPU); the timer
+ * clears the mark, so a process that stops progressing is served from
+ * the next tick on */
+static int uct_ud_iface_async_polls(uct_ud_iface_t *iface, int timer)
+{
+    int progressed = iface->progressed;
+
+    if (timer) {
+        iface->progressed = 0;
+    }
+    return !progressed || (iface->armed != 0);
+}
+
 static void uct_ud_iface_timer_cb(int id, ucs_event_set_types_t events,
                                   void *arg)
 {
-    uct_ud_iface_async_work(arg, 1);
-    uct_ud_iface_check_user_event(arg);
+    uct_ud_iface_t *iface = arg;
+
+    if (uct_ud_iface_async_polls(iface, 1)) {
+        uct_ud_iface_async_work(iface, 1);
+    } else {
+        uct_ud_iface_async_sweep(iface, 1);
+    }
+    uct_ud_iface_check_user_event(iface);
 }
 
 static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
@@ -673,7 +702,9 @@ static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
                             &cq_context) == 0) {
         ibv_ack_cq_events(cq, 1);
     }
-    uct_ud_iface_async_work(iface, 0);
+    if (uct_ud_iface_async_polls(iface, 0)) {
+        uct_ud_iface_async_work(iface, 0);
+    }
     uct_ud_iface_check_user_event(iface);
     uct_ud_iface_arm_rx_cq(iface);
 }
