@@ -1332,6 +1332,61 @@ TEST_P(uct_ud, duplicate_creq_one_ep)
     close_all();
 }
 
+/* A DISC is a peer's input: one that names another ep as its sender is
+ * dropped with a line and frees nothing; the right one frees the ep the
+ * request made and is answered with a DISC_REP naming it */
+TEST_P(uct_ud, disconnect_from_wrong_sender_dropped)
+{
+    entity *b      = create_entity();
+    raw_ud_qp &raw = raw_qp(*b);
+    uct_ib_device_addr_t dest = dev_addr(*b);
+    std::vector<uint8_t> reply;
+    crep_info crep;
+
+    raw.send(dest, iface_qpn(*b), creq_packet(iface_secret(*b), 77, 0, dest),
+             true);
+    ASSERT_TRUE(raw.recv(reply, 5)) << "no reply to the request";
+    ASSERT_TRUE(parse_crep(reply, &crep));
+    ASSERT_EQ(1u, private_count(*b));
+
+    uct_ud_disc_t disc;
+    memset(&disc, 0, sizeof(disc));
+    uct_ud_u24_set(disc.src_id, 78); /* not the ep b's ep is connected to */
+    {
+        ucs::scoped_log_capture cap;
+        ud_stats before, after;
+        send_dropped(*b, raw, ud_packet(crep.src_id, UCT_UD_PKT_DISC, 0, 0,
+                                        &disc, sizeof(disc)),
+                     &before, &after);
+        EXPECT_EQ(1u, lines_with(cap, 0, "which is not its peer"));
+        EXPECT_EQ(1u, private_count(*b));
+    }
+
+    uct_ud_u24_set(disc.src_id, 77);
+    raw.send(dest, iface_qpn(*b),
+             ud_packet(crep.src_id, UCT_UD_PKT_DISC, 0, 0, &disc,
+                       sizeof(disc)));
+    wait_for([&] { return ep_count(*b) == 0; }, "b's ep freed");
+    bool got = false;
+    while (!got && raw.recv(reply, 5)) {
+        uct_ud_hdr_t hdr;
+        uct_ud_disc_t rep;
+        if (reply.size() < sizeof(hdr) + sizeof(rep)) {
+            continue;
+        }
+        memcpy(&hdr, reply.data(), sizeof(hdr));
+        memcpy(&rep, reply.data() + sizeof(hdr), sizeof(rep));
+        got = ((hdr.type & UCT_UD_PKT_TYPE_MASK) == UCT_UD_PKT_DISC_REP) &&
+              (uct_ud_u24_get(hdr.dest_id) == 77) &&
+              (uct_ud_u24_get(rep.src_id) == crep.src_id);
+    }
+    EXPECT_TRUE(got) << "no DISC_REP naming the freed ep";
+    uct_ud_enter(ud(*b));
+    EXPECT_EQ(1u, ud(*b)->stats.disc_rx);
+    uct_ud_leave(ud(*b));
+    close_all();
+}
+
 /* The reply to the first CREQ is lost: a's receive queue is full of a
  * stranger's garbage when it comes (a's async context is held, so nothing
  * drains it). The request is sent again, and the connection completes
