@@ -27,7 +27,6 @@
 #define _POSIX_C_SOURCE 200809L  /* getaddrinfo, nanosleep in strict C11 */
 
 #include <uct/api/uct.h>
-#include <ucs/async/async.h>
 
 #include <errno.h>
 #include <netdb.h>

@@ -242,7 +242,7 @@ perf_rows_ok() {
     want=$(echo "$sizes" | tr ',' '\n' | wc -l)
     # typical latency and message rate: bandwidth is printed with two
     # decimals, and 8-byte round trips on a loaded host round it to 0.00
-    rows=$(awk -v t="$test" '$1 == t && $5 > 0 && $8 > 0' "$out" | wc -l)
+    rows=$(awk -v t="$test" '$1 == t && $6 > 0 && $10 > 0' "$out" | wc -l)
     [ "$rows" -eq "$want" ]
 }
 

@@ -35,11 +35,14 @@ run() {
     return 0
 }
 
-# Table rows: the test name first; latency (field 5) and bandwidth
-# (field 7) must be positive
+# Table rows: test mode size iterations min p50 p99 average bw rate.
+# p50 (field 6) and bandwidth (field 9) must be positive; latency tests
+# print min <= p50 <= p99, bandwidth tests "-" for min and p99
 check_rows() {
     want=$1
-    rows=$(awk -v t="$2" '$1 == t && $5 > 0 && $7 > 0' "$out" | wc -l)
+    rows=$(awk -v t="$2" '$1 == t && $6 > 0 && $9 > 0 &&
+        (($5 == "-" && $7 == "-") || ($5 > 0 && $5 <= $6 && $6 <= $7))' \
+        "$out" | wc -l)
     if [ "$rows" -ne "$want" ]; then
         fail "expected $want result rows with positive figures, got $rows"
     fi
@@ -48,20 +51,22 @@ check_rows() {
 check_csv() {
     want=$1
     if ! head -n 1 "$out" | grep -qx \
-        'test,mode,size,iterations,typical_lat_usec,avg_lat_usec,bw_mib_s,msg_rate'
+        'test,mode,size,iterations,typical_lat_usec,avg_lat_usec,bw_mib_s,msg_rate,min_lat_usec,p99_lat_usec'
     then
         fail "CSV header missing"
         return
     fi
     rows=$(awk -F, -v t="$2" \
-        'NR > 1 && NF == 8 && $1 == t && $5 > 0 && $7 > 0' "$out" | wc -l)
+        'NR > 1 && NF == 10 && $1 == t && $5 > 0 && $7 > 0 &&
+         (($9 == "" && $10 == "") || ($9 > 0 && $9 <= $5 && $5 <= $10))' \
+        "$out" | wc -l)
     lines=$(wc -l < "$out")
     if [ "$rows" -ne "$want" ] || [ "$lines" -ne $((want + 1)) ]; then
-        fail "expected a CSV header and $want rows of 8 columns"
+        fail "expected a CSV header and $want rows of 10 columns"
     fi
 }
 
-for test in am_lat am_bw put_lat put_bw get_bw; do
+for test in am_lat am_bw put_lat put_bw get_lat get_bw; do
     for mode in short bcopy zcopy; do
         sizes=8,4096
         if run 0 $base -t $test -D $mode -s $sizes; then
@@ -80,6 +85,18 @@ if run 0 $base -t atomic_add_lat -f csv; then
     check_csv 1 atomic_add_lat
 fi
 run 0 $base -t put_bw -D zcopy -s 1m -n 100 -w 10 && check_rows 1 put_bw
+
+# Receiver credits: none, one message at a time, the default; and the
+# completion window
+for w in 0 1 127; do
+    run 0 $base -t am_bw -W $w -s 8,1k && check_rows 2 am_bw
+    grep -q "receiver credits $w," "$out" || fail "-W $w not in the header"
+done
+run 0 $base -t am_bw -D zcopy -O 1 -s 4k && check_rows 1 am_bw
+run 2 $base -t am_bw -O 0 &&
+    { grep -q "invalid -O" "$err" || fail "bad -O not named"; }
+run 2 $base -t am_bw -W -1 &&
+    { grep -q "invalid -W" "$err" || fail "bad -W not named"; }
 
 # Unsupported combinations: one line on stderr, exit code 2
 run 2 $base -t atomic_add_lat -D bcopy &&

@@ -31,6 +31,8 @@ const perf_test_desc_t perf_tests[PERF_TEST_LAST] = {
                                   "put ping-pong latency"},
     [PERF_TEST_PUT_BW]         = {"put_bw", PERF_OP_PUT, 0,
                                   "put bandwidth"},
+    [PERF_TEST_GET_LAT]        = {"get_lat", PERF_OP_GET, 1,
+                                  "get latency, one get at a time"},
     [PERF_TEST_GET_BW]         = {"get_bw", PERF_OP_GET, 0,
                                   "get bandwidth"},
     [PERF_TEST_ATOMIC_ADD_LAT] = {"atomic_add_lat", PERF_OP_ATOMIC_ADD, 1,
@@ -66,7 +68,14 @@ static void perf_usage(FILE *stream)
         "(default %d)\n"
         "  -n ITERS   measured iterations (default %lu)\n"
         "  -w WARMUP  iterations before measuring (default %lu)\n"
-        "  -W WINDOW  operations with a completion in flight (default %u)\n"
+        "  -W CREDITS am_bw: messages the sender may have ahead of what the "
+        "receiver\n"
+        "             reported received; the receiver reports every "
+        "CREDITS/2 (default\n"
+        "             %u, as ucx_perftest; 0: no limit)\n"
+        "  -O COUNT   operations with a completion (zcopy, get bcopy) in "
+        "flight at once\n"
+        "             (default %u)\n"
         "  -l         loopback: both sides in this process\n"
         "  -p PORT    out-of-band TCP port of client/server mode "
         "(default %d)\n"
@@ -76,13 +85,54 @@ static void perf_usage(FILE *stream)
         "             forever (default %d; each side uses its own)\n"
         "  -h         this help\n"
         "\n"
+        "What is measured. The initiator (the client, or the first side "
+        "of a loopback\n"
+        "run) times the ITERS iterations that follow WARMUP ones, with the "
+        "time stamp\n"
+        "counter when it is invariant, else CLOCK_MONOTONIC (PERF_CLOCK="
+        "monotonic\n"
+        "forces it).\n"
+        "  am_lat, put_lat, atomic_add_lat: ping-pong. The initiator sends, "
+        "the responder\n"
+        "    sends back when it sees the message (am: its handler ran; put: "
+        "the last\n"
+        "    byte landed; atomic: the counter moved), and an iteration ends "
+        "when the\n"
+        "    initiator sees the reply the same way. Latency is half of a "
+        "round trip.\n"
+        "  get_lat: one get at a time; an iteration is a whole get, from "
+        "the call to\n"
+        "    its completion (the data is here). Not halved.\n"
+        "  Latency tests print the minimum, p50 (the typical value), p99 "
+        "and the\n"
+        "    average of the iterations; the average is the total time "
+        "over ITERS.\n"
+        "  am_bw, put_bw, get_bw: the initiator posts back to back, "
+        "retrying while the\n"
+        "    transport has no resources. The clock starts at the first "
+        "measured post\n"
+        "    and stops when the receiver has every message: for am_bw when "
+        "the\n"
+        "    responder's report of the last message arrives, for put and "
+        "get when\n"
+        "    the flush of the endpoint completed (remote completion) and "
+        "every\n"
+        "    operation's completion ran. Time per operation is that "
+        "interval over\n"
+        "    ITERS; rate and bandwidth are its inverse.\n"
+        "Loopback over a transport that reaches only its own interface "
+        "(self) runs both\n"
+        "sides on one interface, each with its own endpoint and "
+        "buffers.\n"
+        "\n"
         "The server runs the test the client asks for. A peer that fails "
         "(exits, is\nkilled, resets the connection) or stops progressing "
         "for -T seconds ends the\nrun with one line on stderr. Exit codes: "
         "0 done, 1 failed, 2 bad command line\nor a test the transport "
         "cannot run.\n",
         PERF_DEFAULT_SIZE, PERF_DEFAULT_ITERS, PERF_DEFAULT_WARMUP,
-        PERF_DEFAULT_WINDOW, PERF_DEFAULT_PORT, PERF_DEFAULT_TIMEOUT);
+        PERF_DEFAULT_FC_WINDOW, PERF_DEFAULT_OUTSTANDING, PERF_DEFAULT_PORT,
+        PERF_DEFAULT_TIMEOUT);
 }
 
 static int perf_parse_ulong(const char *str, unsigned long min,
@@ -162,12 +212,13 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     params->num_sizes = 1;
     params->iters     = PERF_DEFAULT_ITERS;
     params->warmup    = PERF_DEFAULT_WARMUP;
-    params->window    = PERF_DEFAULT_WINDOW;
+    params->outstanding = PERF_DEFAULT_OUTSTANDING;
+    params->fc_window   = PERF_DEFAULT_FC_WINDOW;
     params->port      = PERF_DEFAULT_PORT;
     params->timeout   = PERF_DEFAULT_TIMEOUT;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, "t:D:s:n:w:W:x:d:lp:f:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:x:d:lp:f:T:h")) != -1) {
         switch (c) {
         case 't':
             for (i = 0; i < PERF_TEST_LAST; ++i) {
@@ -209,11 +260,20 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
             *((c == 'n') ? &params->iters : &params->warmup) = value;
             break;
         case 'W':
-            if (perf_parse_ulong(optarg, 1, 1U << 20, &value) != 0) {
-                fprintf(stderr, "invalid window '%s'\n", optarg);
+            if (perf_parse_ulong(optarg, 0, 1U << 20, &value) != 0) {
+                fprintf(stderr, "invalid -W '%s': give a number of "
+                        "messages, 0 for no limit\n", optarg);
                 return -1;
             }
-            params->window = (unsigned)value;
+            params->fc_window = (unsigned)value;
+            break;
+        case 'O':
+            if (perf_parse_ulong(optarg, 1, 1U << 20, &value) != 0) {
+                fprintf(stderr, "invalid -O '%s': give 1..%u\n", optarg,
+                        1U << 20);
+                return -1;
+            }
+            params->outstanding = (unsigned)value;
             break;
         case 'x':
             params->tl_name = optarg;
@@ -352,23 +412,37 @@ void perf_print_progress(const perf_ctx_t *ctx, size_t size,
 static void perf_print_header(const perf_ctx_t *ctx)
 {
     const perf_params_t *p = &ctx->params;
+    int is_latency         = perf_tests[p->test].is_latency;
 
     if (p->csv) {
         printf("test,mode,size,iterations,typical_lat_usec,avg_lat_usec,"
-               "bw_mib_s,msg_rate\n");
+               "bw_mib_s,msg_rate,min_lat_usec,p99_lat_usec\n");
         return;
     }
 
     printf("# uct_perftest: %s over %s/%s, %s, %lu iterations after %lu "
-           "warmup, window %u\n", perf_tests[p->test].name, p->tl_name,
+           "warmup, clock %s\n", perf_tests[p->test].name, p->tl_name,
            p->dev_name, p->loopback ? "loopback" : "client/server",
-           p->iters, p->warmup, p->window);
-    printf("# latency is one-way; for bandwidth tests it is the time per "
-           "operation\n");
+           p->iters, p->warmup, perf_clock.name);
+    if (!is_latency && (perf_tests[p->test].op == PERF_OP_AM)) {
+        printf("# receiver credits %u, completions in flight %u\n",
+               p->fc_window, p->outstanding);
+    } else if (!is_latency) {
+        printf("# completions in flight %u\n", p->outstanding);
+    }
+    if (perf_tests[p->test].op == PERF_OP_GET) {
+        printf("# %s\n", is_latency ? "latency: one whole get" :
+               "time per operation");
+    } else {
+        printf("# %s\n", is_latency ? "latency: half a round trip" :
+               "time per operation");
+    }
     printf("#\n");
-    printf("# %-14s %-5s %10s %11s %14s %14s %14s %14s\n", "test", "mode",
-           "size", "iterations", "typical[usec]", "average[usec]",
+    printf("# %-14s %-5s %10s %11s %10s %10s %10s %10s %12s %12s\n", "test",
+           "mode", "size", "iterations", "min", "p50", "p99", "average",
            "bw[MiB/s]", "rate[msg/s]");
+    printf("# %-14s %-5s %10s %11s %10s %10s %10s %10s\n", "", "", "", "",
+           "[usec]", "[usec]", "[usec]", "[usec]");
     fflush(stdout);
 }
 
@@ -376,17 +450,32 @@ static void perf_print_result(const perf_ctx_t *ctx,
                               const perf_result_t *r)
 {
     const perf_params_t *p = &ctx->params;
+    int is_latency         = perf_tests[p->test].is_latency;
+    char min[32], p99[32];
 
     if (p->csv) {
-        printf("%s,%s,%zu,%lu,%.3f,%.3f,%.2f,%.0f\n",
+        if (is_latency) {
+            snprintf(min, sizeof(min), "%.3f", r->min_usec);
+            snprintf(p99, sizeof(p99), "%.3f", r->p99_usec);
+        } else {
+            min[0] = p99[0] = '\0';
+        }
+        printf("%s,%s,%zu,%lu,%.3f,%.3f,%.2f,%.0f,%s,%s\n",
                perf_tests[p->test].name, perf_mode_names[p->mode], r->size,
                r->iters, r->typical_usec, r->avg_usec, r->bw_mibs,
-               r->msg_rate);
+               r->msg_rate, min, p99);
     } else {
-        printf("  %-14s %-5s %10zu %11lu %14.3f %14.3f %14.2f %14.0f\n",
-               perf_tests[p->test].name, perf_mode_names[p->mode], r->size,
-               r->iters, r->typical_usec, r->avg_usec, r->bw_mibs,
-               r->msg_rate);
+        if (is_latency) {
+            snprintf(min, sizeof(min), "%.3f", r->min_usec);
+            snprintf(p99, sizeof(p99), "%.3f", r->p99_usec);
+        } else {
+            snprintf(min, sizeof(min), "-");
+            snprintf(p99, sizeof(p99), "-");
+        }
+        printf("  %-14s %-5s %10zu %11lu %10s %10.3f %10s %10.3f %12.2f "
+               "%12.0f\n", perf_tests[p->test].name,
+               perf_mode_names[p->mode], r->size, r->iters, min,
+               r->typical_usec, p99, r->avg_usec, r->bw_mibs, r->msg_rate);
     }
     fflush(stdout);
 }
@@ -418,11 +507,19 @@ static int perf_open(perf_ctx_t *ctx)
 
     ctx->num_sides = ctx->params.loopback ? 2 : 1;
     for (i = 0; i < ctx->num_sides; ++i) {
-        if (perf_side_open(ctx, &ctx->sides[i]) != 0) {
+        if ((i > 0) && (ctx->dev_type == UCT_DEVICE_TYPE_SELF)) {
+            /* self reaches only its own interface, in UCX too: both sides
+             * run on it, each with its endpoint, buffers and AM ids */
+            perf_side_borrow(&ctx->sides[i], &ctx->sides[0]);
+        } else if (perf_side_open(ctx, &ctx->sides[i]) != 0) {
             return PERF_EXIT_FAIL;
         }
     }
     ctx->sides[0].initiator = ctx->params.loopback || !ctx->is_server;
+    for (i = 0; i < ctx->num_sides; ++i) {
+        ctx->sides[i].am_id      = PERF_AM_ID + !ctx->sides[i].initiator;
+        ctx->sides[i].peer_am_id = PERF_AM_ID + ctx->sides[i].initiator;
+    }
 
     attr            = &ctx->sides[0].attr;
     ctx->conn_to_ep = !(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) &&
@@ -443,7 +540,7 @@ static int perf_connect(perf_ctx_t *ctx)
     unsigned i;
 
     for (i = 0; i < ctx->params.num_sizes; ++i) {
-        max_size = ucs_max(max_size, ctx->params.sizes[i]);
+        max_size = perf_max(max_size, ctx->params.sizes[i]);
     }
 
     for (i = 0; i < ctx->num_sides; ++i) {
@@ -537,9 +634,11 @@ int main(int argc, char **argv)
         return PERF_EXIT_OK;
     }
 
+    perf_clock_init();
     ret = perf_run(&ctx);
 
-    for (i = 0; i < 2; ++i) {
+    /* the second side may run on the first one's interface */
+    for (i = 2; i-- > 0;) {
         perf_side_close(&ctx, &ctx.sides[i]);
     }
     perf_md_close(&ctx);

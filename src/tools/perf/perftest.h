@@ -22,19 +22,34 @@
 #ifndef UCT_PERFTEST_H_
 #define UCT_PERFTEST_H_
 
+#include "perftest_clock.h"
+
 #include <uct/api/uct.h>
-#include <ucs/async/async.h>
-#include <ucs/time/time.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* The harness uses nothing of a UCT implementation beyond uct.h and what
+ * uct.h includes, so it builds against openuct and UCX alike */
+#define PERF_CONTAINER_OF(_ptr, _type, _member) \
+    ((_type*)((char*)(_ptr) - offsetof(_type, _member)))
+
+static inline size_t perf_max(size_t a, size_t b)
+{
+    return (a > b) ? a : b;
+}
+
 #define PERF_MAX_SIZES       32
+/* Active message ids: the initiator receives on PERF_AM_ID (+2 for
+ * control), the responder on PERF_AM_ID + 1 (+3 for control). Distinct
+ * ids let both sides share one interface (loopback over self). */
 #define PERF_AM_ID           1
+#define PERF_AM_CTRL_OFFSET  2
 #define PERF_DEFAULT_PORT    13338
 #define PERF_DEFAULT_ITERS   10000UL
 #define PERF_DEFAULT_WARMUP  1000UL
-#define PERF_DEFAULT_WINDOW  32U
+#define PERF_DEFAULT_OUTSTANDING 32U  /* -O: completions in flight */
+#define PERF_DEFAULT_FC_WINDOW   127U /* -W: am_bw receiver credits */
 #define PERF_DEFAULT_SIZE    8
 #define PERF_BUF_ALIGN       4096
 #define PERF_DEFAULT_TIMEOUT 60    /* -T: seconds without progress */
@@ -55,6 +70,7 @@ typedef enum {
     PERF_TEST_AM_BW,
     PERF_TEST_PUT_LAT,
     PERF_TEST_PUT_BW,
+    PERF_TEST_GET_LAT,
     PERF_TEST_GET_BW,
     PERF_TEST_ATOMIC_ADD_LAT,
     PERF_TEST_LAST
@@ -79,7 +95,7 @@ typedef enum {
 typedef struct {
     const char *name;
     perf_op_t  op;
-    int        is_latency; /* ping-pong; otherwise bandwidth */
+    int        is_latency; /* timed per iteration; otherwise bandwidth */
     const char *desc;
 } perf_test_desc_t;
 
@@ -94,7 +110,10 @@ typedef struct {
     unsigned      num_sizes;
     unsigned long iters;
     unsigned long warmup;
-    unsigned      window;
+    unsigned      outstanding;     /* -O: operations with a completion
+                                      in flight */
+    unsigned      fc_window;       /* -W: am_bw messages the receiver has
+                                      not acknowledged, 0 for no limit */
     const char    *tl_name;
     const char    *dev_name;
     const char    *server;         /* client: the server's host name */
@@ -127,6 +146,12 @@ typedef struct perf_side {
     uct_iface_attr_t    attr;
     uct_ep_h            ep;
     int                 initiator;  /* 1: sends first and measures */
+    int                 borrowed;   /* async, worker and iface belong to
+                                       the other side (loopback over a
+                                       transport that reaches only its
+                                       own interface) */
+    uint8_t             am_id;      /* where this side receives data */
+    uint8_t             peer_am_id; /* where the peer does */
 
     /* [send half | receive half], registered when the md can */
     char                *buf;
@@ -140,6 +165,9 @@ typedef struct perf_side {
 
     /* Active messages received (the handler counts them) */
     volatile unsigned long am_rx;
+    /* Initiator of am_bw: how many of our messages the responder has
+     * reported received (control messages) */
+    volatile unsigned long peer_rx;
 
     /* Completions for operations in flight: a stack of free slots */
     perf_comp_t         *comps;
@@ -162,21 +190,24 @@ typedef struct perf_run {
     unsigned long total;     /* warmup + iters */
     unsigned long posted;    /* operations issued */
     unsigned long received;  /* replies seen (latency tests) */
+    unsigned long reported;  /* am_bw responder: count last sent back */
     int           flushing;  /* bandwidth initiator: flush posted */
     int           flushed;   /* ... and completed */
     uct_completion_t flush_comp;
     int           done;
-    ucs_time_t    t_send;    /* latency: when the current ping left */
-    ucs_time_t    t_start;   /* first measured operation */
-    ucs_time_t    t_end;
-    ucs_time_t    *rtt;      /* latency: one round trip per iteration */
+    perf_time_t    t_send;    /* latency: when the current ping left */
+    perf_time_t    t_start;   /* first measured operation */
+    perf_time_t    t_end;
+    perf_time_t    *rtt;      /* latency: one round trip per iteration */
 } perf_run_t;
 
 typedef struct {
     size_t        size;
     unsigned long iters;
-    double        typical_usec;  /* one-way p50 (latency tests) */
-    double        avg_usec;      /* one-way average / time per op */
+    double        typical_usec;  /* latency p50 (latency tests) */
+    double        avg_usec;      /* latency average / time per op */
+    double        min_usec;      /* latency tests: fastest iteration */
+    double        p99_usec;      /* latency tests: 99th percentile */
     double        bw_mibs;
     double        msg_rate;
 } perf_result_t;
@@ -201,7 +232,7 @@ typedef struct perf_ctx {
     /* Out-of-band socket: barrier tokens the peer sent that no barrier
      * has taken yet, and when we last sent a heartbeat */
     unsigned        oob_barriers;
-    ucs_time_t      oob_heartbeat;
+    perf_time_t      oob_heartbeat;
 } perf_ctx_t;
 
 /* perftest.c */
@@ -215,6 +246,7 @@ void perf_print_progress(const perf_ctx_t *ctx, size_t size,
 /* perftest_setup.c: transport objects */
 int  perf_md_find(perf_ctx_t *ctx);
 int  perf_side_open(perf_ctx_t *ctx, perf_side_t *side);
+void perf_side_borrow(perf_side_t *side, const perf_side_t *owner);
 int  perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr);
 int  perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
                        perf_blob_t *blob);
@@ -231,7 +263,7 @@ int  perf_oob_recv(perf_ctx_t *ctx, void *data, size_t length);
 int  perf_oob_send_blob(perf_ctx_t *ctx, const perf_blob_t *blob);
 int  perf_oob_recv_blob(perf_ctx_t *ctx, perf_blob_t *blob);
 int  perf_oob_barrier(perf_ctx_t *ctx);
-int  perf_oob_watch(perf_ctx_t *ctx, ucs_time_t now);
+int  perf_oob_watch(perf_ctx_t *ctx, perf_time_t now);
 int  perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params);
 int  perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params);
 

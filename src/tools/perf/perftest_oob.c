@@ -35,7 +35,8 @@ typedef struct {
     uint32_t test;
     uint32_t mode;
     uint32_t num_sizes;
-    uint32_t window;
+    uint32_t outstanding;
+    uint32_t fc_window;
     uint64_t iters;
     uint64_t warmup;
     uint64_t sizes[PERF_MAX_SIZES];
@@ -338,23 +339,23 @@ static int perf_oob_take_tokens(perf_ctx_t *ctx)
 int perf_oob_barrier(perf_ctx_t *ctx)
 {
     uct_worker_h worker = ctx->sides[0].worker;
-    ucs_time_t limit    = ucs_time_from_sec(ctx->params.timeout);
+    perf_time_t limit    = perf_time_from_sec(ctx->params.timeout);
     char token          = PERF_OOB_BARRIER;
     unsigned long loops = 0;
-    ucs_time_t last;
+    perf_time_t last;
     int ret;
 
     if (perf_oob_send(ctx, &token, 1) != 0) {
         return -1;
     }
 
-    last = ucs_get_time();
+    last = perf_time_now();
     while (ctx->oob_barriers == 0) {
         ret = perf_oob_take_tokens(ctx);
         if (ret < 0) {
             return -1;
         } else if (ret > 0) {
-            last = ucs_get_time();
+            last = perf_time_now();
             continue;
         }
 
@@ -363,7 +364,7 @@ int perf_oob_barrier(perf_ctx_t *ctx)
         }
         if ((ctx->params.timeout > 0) &&
             ((++loops & PERF_CLOCK_CHECK_MASK) == 0) &&
-            ((ucs_get_time() - last) > limit)) {
+            ((perf_time_now() - last) > limit)) {
             perf_report_no_progress(ctx);
             return -1;
         }
@@ -379,13 +380,13 @@ int perf_oob_barrier(perf_ctx_t *ctx)
  * barrier) and notices the peer's socket closing, the fastest sign of
  * its death on transports that report it late or never.
  */
-int perf_oob_watch(perf_ctx_t *ctx, ucs_time_t now)
+int perf_oob_watch(perf_ctx_t *ctx, perf_time_t now)
 {
     char token = PERF_OOB_HEARTBEAT;
     ssize_t ret;
 
     if ((now - ctx->oob_heartbeat) <
-        ucs_time_from_msec(PERF_OOB_HEARTBEAT_MSEC)) {
+        perf_time_from_sec(PERF_OOB_HEARTBEAT_MSEC / 1000.0)) {
         return 0;
     }
     ctx->oob_heartbeat = now;
@@ -408,7 +409,8 @@ int perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params)
     wire.test      = params->test;
     wire.mode      = params->mode;
     wire.num_sizes = params->num_sizes;
-    wire.window    = params->window;
+    wire.outstanding = params->outstanding;
+    wire.fc_window   = params->fc_window;
     wire.iters     = params->iters;
     wire.warmup    = params->warmup;
     for (i = 0; i < params->num_sizes; ++i) {
@@ -428,7 +430,8 @@ int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params)
     }
     if ((wire.test >= PERF_TEST_LAST) || (wire.mode >= PERF_MODE_LAST) ||
         (wire.num_sizes == 0) || (wire.num_sizes > PERF_MAX_SIZES) ||
-        (wire.window == 0)) {
+        (wire.outstanding == 0) || (wire.outstanding > (1U << 20)) ||
+        (wire.fc_window > (1U << 20))) {
         fprintf(stderr, "the client sent invalid parameters; is it "
                 "uct_perftest of the same version?\n");
         return -1;
@@ -437,7 +440,8 @@ int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params)
     params->test      = (perf_test_t)wire.test;
     params->mode      = (perf_mode_t)wire.mode;
     params->num_sizes = wire.num_sizes;
-    params->window    = wire.window;
+    params->outstanding = wire.outstanding;
+    params->fc_window   = wire.fc_window;
     params->iters     = wire.iters;
     params->warmup    = wire.warmup;
     for (i = 0; i < wire.num_sizes; ++i) {

@@ -145,6 +145,34 @@ static ucs_status_t perf_am_handler(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+/* am_bw: the responder reports how many messages it has (the header of
+ * a short message); reports may only grow */
+static ucs_status_t perf_am_ctrl_handler(void *arg, void *data,
+                                         size_t length, unsigned flags)
+{
+    perf_side_t *side = arg;
+    uint64_t count;
+
+    if (length >= sizeof(count)) {
+        memcpy(&count, data, sizeof(count));
+        if (count > side->peer_rx) {
+            side->peer_rx = count;
+        }
+    }
+    return UCS_OK;
+}
+
+/* Loopback over a transport that reaches only its own interface: @a side
+ * runs on the async context, worker and interface of @a owner */
+void perf_side_borrow(perf_side_t *side, const perf_side_t *owner)
+{
+    side->async    = owner->async;
+    side->worker   = owner->worker;
+    side->iface    = owner->iface;
+    side->attr     = owner->attr;
+    side->borrowed = 1;
+}
+
 /*
  * The endpoint to the peer failed (reset, timed out). Only records the
  * first status: the loop that waits for the peer reports it. May run
@@ -262,7 +290,7 @@ static int perf_op_limits(const perf_ctx_t *ctx, const uct_iface_attr_t *attr,
         } else if (mode == PERF_MODE_BCOPY) {
             *max = attr->cap.am.max_bcopy;
         } else {
-            *min     = ucs_max(attr->cap.am.min_zcopy, 1);
+            *min     = perf_max(attr->cap.am.min_zcopy, 1);
             *max     = attr->cap.am.max_zcopy;
             *max_iov = attr->cap.am.max_iov;
         }
@@ -274,7 +302,7 @@ static int perf_op_limits(const perf_ctx_t *ctx, const uct_iface_attr_t *attr,
         } else if (mode == PERF_MODE_BCOPY) {
             *max = attr->cap.put.max_bcopy;
         } else {
-            *min     = ucs_max(attr->cap.put.min_zcopy, 1);
+            *min     = perf_max(attr->cap.put.min_zcopy, 1);
             *max     = attr->cap.put.max_zcopy;
             *max_iov = attr->cap.put.max_iov;
         }
@@ -286,7 +314,7 @@ static int perf_op_limits(const perf_ctx_t *ctx, const uct_iface_attr_t *attr,
         } else if (mode == PERF_MODE_BCOPY) {
             *max = attr->cap.get.max_bcopy;
         } else {
-            *min     = ucs_max(attr->cap.get.min_zcopy, 1);
+            *min     = perf_max(attr->cap.get.min_zcopy, 1);
             *max     = attr->cap.get.max_zcopy;
             *max_iov = attr->cap.get.max_iov;
         }
@@ -336,7 +364,7 @@ int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr)
             }
             op_flags = (p->sizes[i] == 4) ? attr->cap.atomic32.op_flags :
                                             attr->cap.atomic64.op_flags;
-            if (!(op_flags & UCS_BIT(UCT_ATOMIC_OP_ADD))) {
+            if (!(op_flags & (1ul << UCT_ATOMIC_OP_ADD))) {
                 snprintf(why, sizeof(why), "no %zu-bit atomic add",
                          p->sizes[i] * 8);
                 return perf_unsupported(ctx, why);
@@ -357,7 +385,7 @@ int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr)
 
 static void perf_comp_cb(uct_completion_t *self)
 {
-    perf_comp_t *comp = ucs_container_of(self, perf_comp_t, super);
+    perf_comp_t *comp = PERF_CONTAINER_OF(self, perf_comp_t, super);
     perf_side_t *side = comp->side;
 
     if ((self->status != UCS_OK) && (side->comp_status == UCS_OK)) {
@@ -374,7 +402,7 @@ static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side,
     unsigned i;
     void *buf;
 
-    side->half = (ucs_max(max_size, 64) + 63) & ~(size_t)63;
+    side->half = (perf_max(max_size, 64) + 63) & ~(size_t)63;
     if (posix_memalign(&buf, PERF_BUF_ALIGN, 2 * side->half) != 0) {
         fprintf(stderr, "cannot allocate a %zu-byte buffer\n",
                 2 * side->half);
@@ -392,7 +420,7 @@ static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side,
         }
     }
 
-    side->num_comps  = ctx->params.window;
+    side->num_comps  = ctx->params.outstanding;
     side->comps      = calloc(side->num_comps, sizeof(*side->comps));
     side->free_comps = calloc(side->num_comps, sizeof(*side->free_comps));
     if ((side->comps == NULL) || (side->free_comps == NULL)) {
@@ -427,9 +455,15 @@ int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
     }
 
     cb_flags = (attr->cap.flags & UCT_IFACE_FLAG_CB_SYNC) ?
-               UCT_CB_FLAG_SYNC : UCT_CB_FLAG_ASYNC;
-    status   = uct_iface_set_am_handler(side->iface, PERF_AM_ID,
+               0 : UCT_CB_FLAG_ASYNC;
+    status   = uct_iface_set_am_handler(side->iface, side->am_id,
                                         perf_am_handler, side, cb_flags);
+    if (status == UCS_OK) {
+        status = uct_iface_set_am_handler(side->iface,
+                                          side->am_id + PERF_AM_CTRL_OFFSET,
+                                          perf_am_ctrl_handler, side,
+                                          cb_flags);
+    }
     if (status != UCS_OK) {
         return perf_fail("uct_iface_set_am_handler", status);
     }
@@ -579,14 +613,18 @@ void perf_side_close(perf_ctx_t *ctx, perf_side_t *side)
     free(side->buf);
     free(side->comps);
     free(side->free_comps);
-    if (side->iface != NULL) {
-        uct_iface_close(side->iface);
-    }
-    if (side->worker != NULL) {
-        uct_worker_destroy(side->worker);
-    }
-    if (side->async != NULL) {
-        ucs_async_context_destroy(side->async);
+    if (!side->borrowed) {
+        /* a side that borrowed them leaves them to their owner, which
+         * closes after it */
+        if (side->iface != NULL) {
+            uct_iface_close(side->iface);
+        }
+        if (side->worker != NULL) {
+            uct_worker_destroy(side->worker);
+        }
+        if (side->async != NULL) {
+            ucs_async_context_destroy(side->async);
+        }
     }
     memset(side, 0, sizeof(*side));
 }

@@ -12,12 +12,19 @@
  * recorded and halved. am_lat counts messages in the AM handler;
  * put_lat watches the last byte of its receive buffer for the peer's
  * sequence marker; atomic_add_lat watches a counter the peer adds to.
+ * get_lat posts one get at a time and records it whole, from the call
+ * to its completion; the responder only progresses.
  *
  * Bandwidth tests: the initiator posts back to back, retrying while the
  * transport says UCS_ERR_NO_RESOURCE. Operations that complete later
- * (zcopy, get_bcopy) take one of WINDOW completion slots, so at most
- * WINDOW of them are in flight. A flush ends the run. The responder of
- * am_bw counts the messages; for RMA it only progresses.
+ * (zcopy, get_bcopy) take one of -O completion slots, so at most that
+ * many are in flight. The clock stops when the receiver has everything:
+ * for RMA when the flush (remote completion) and every completion are
+ * done; for am_bw when the responder's report of the last message is
+ * back. The am_bw responder reports its count every -W/2 messages and
+ * the initiator stays at most -W messages ahead of the last report
+ * (receiver credits, as ucx_perftest); for RMA the responder only
+ * progresses.
  *
  * A failed run ends at once with one line on stderr: a side's endpoint
  * failed (the error handler), an operation or completion failed, the
@@ -136,14 +143,14 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
     switch (perf_tests[run->params->test].op) {
     case PERF_OP_AM:
         if (run->params->mode == PERF_MODE_SHORT) {
-            status = uct_ep_am_short(ep, PERF_AM_ID, seq,
+            status = uct_ep_am_short(ep, side->peer_am_id, seq,
                                      perf_send_buf(run),
                                      (unsigned)(size - sizeof(uint64_t)));
         } else if (run->params->mode == PERF_MODE_BCOPY) {
-            packed = uct_ep_am_bcopy(ep, PERF_AM_ID, perf_pack_cb, run, 0);
+            packed = uct_ep_am_bcopy(ep, side->peer_am_id, perf_pack_cb, run, 0);
             status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
         } else {
-            status = uct_ep_am_zcopy(ep, PERF_AM_ID, NULL, 0, &iov, 1, 0,
+            status = uct_ep_am_zcopy(ep, side->peer_am_id, NULL, 0, &iov, 1, 0,
                                      &comp->super);
         }
         break;
@@ -189,6 +196,10 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
             return UCS_OK; /* the slot returns in perf_comp_cb */
         }
         perf_comp_put(side, comp);
+    }
+    if ((status == UCS_OK) && (perf_tests[run->params->test].op ==
+                               PERF_OP_GET)) {
+        ++side->completed; /* the data is here already */
     }
     return status;
 }
@@ -263,6 +274,8 @@ static inline int perf_lat_arrived(const perf_run_t *run, unsigned long seq)
     switch (perf_tests[run->params->test].op) {
     case PERF_OP_AM:
         return run->side->am_rx > seq;
+    case PERF_OP_GET:
+        return run->side->completed > seq;
     case PERF_OP_PUT:
         return (uint8_t)recv[run->size - 1] == perf_marker(seq);
     default:
@@ -293,17 +306,21 @@ static int perf_lat_send(perf_run_t *run, unsigned long seq)
 static int perf_lat_initiator_step(perf_run_t *run)
 {
     int have_now = 0;
-    ucs_time_t now;
+    perf_time_t now;
     int ret;
 
     uct_worker_progress(run->side->worker);
+
+    if (run->side->comp_status != UCS_OK) {
+        return perf_op_failed(run, "a completion", run->side->comp_status);
+    }
 
     if (run->posted > run->received) {
         /* Waiting for the reply to the last ping */
         if (!perf_lat_arrived(run, run->received)) {
             return 0;
         }
-        now      = ucs_get_time();
+        now      = perf_time_now();
         have_now = 1;
         if (run->received >= run->params->warmup) {
             run->rtt[run->received - run->params->warmup] = now -
@@ -319,7 +336,7 @@ static int perf_lat_initiator_step(perf_run_t *run)
     /* the next ping leaves now: the clock read at the reply is its start
      * (one read per round trip, which matters where reading the clock is
      * a system call) */
-    run->t_send = have_now ? now : ucs_get_time();
+    run->t_send = have_now ? now : perf_time_now();
     if (run->posted == run->params->warmup) {
         run->t_start = run->t_send;
     }
@@ -335,6 +352,13 @@ static int perf_lat_responder_step(perf_run_t *run)
     int ret;
 
     uct_worker_progress(run->side->worker);
+
+    if (perf_tests[run->params->test].op == PERF_OP_GET) {
+        /* one-sided: serving gets takes only progress (perf_run_loop
+         * keeps progressing a side that is done) */
+        run->done = 1;
+        return 0;
+    }
 
     if (run->received == run->posted) {
         if (!perf_lat_arrived(run, run->received)) {
@@ -354,9 +378,20 @@ static int perf_lat_responder_step(perf_run_t *run)
 
 static void perf_flush_cb(uct_completion_t *self)
 {
-    perf_run_t *run = ucs_container_of(self, perf_run_t, flush_comp);
+    perf_run_t *run = PERF_CONTAINER_OF(self, perf_run_t, flush_comp);
 
     run->flushed = 1;
+}
+
+/* am_bw with receiver credits: whether the responder's reports let one
+ * more message go */
+static inline int perf_bw_have_credit(const perf_run_t *run)
+{
+    unsigned window = run->params->fc_window;
+
+    return (window == 0) ||
+           (perf_tests[run->params->test].op != PERF_OP_AM) ||
+           ((run->posted - run->side->peer_rx) < window);
 }
 
 static int perf_bw_initiator_step(perf_run_t *run)
@@ -371,8 +406,11 @@ static int perf_bw_initiator_step(perf_run_t *run)
     }
 
     if (run->posted < run->total) {
+        if (!perf_bw_have_credit(run)) {
+            return 0;
+        }
         if (run->posted == run->params->warmup) {
-            run->t_start = ucs_get_time();
+            run->t_start = perf_time_now();
         }
         status = perf_post(run, run->posted);
         if (status == UCS_OK) {
@@ -399,23 +437,55 @@ static int perf_bw_initiator_step(perf_run_t *run)
         run->flushing = 1;
     }
 
-    if (run->flushed && (side->num_free == side->num_comps)) {
+    /* The clock stops when the receiver has everything: RMA is then
+     * complete at the target (the flush), AMs when the responder's
+     * report of the last one is here */
+    if (run->flushed && (side->num_free == side->num_comps) &&
+        ((perf_tests[run->params->test].op != PERF_OP_AM) ||
+         (side->peer_rx >= run->total))) {
         if (run->flush_comp.status != UCS_OK) {
             return perf_op_failed(run, "the flush",
                                   run->flush_comp.status);
         }
-        run->t_end = ucs_get_time();
+        run->t_end = perf_time_now();
         run->done  = 1;
     }
     return 0;
 }
 
+/* am_bw responder: reports the count of messages received every
+ * fc_window / 2 of them (credits), and always the last one */
 static int perf_bw_responder_step(perf_run_t *run)
 {
-    uct_worker_progress(run->side->worker);
+    perf_side_t *side = run->side;
+    unsigned long rx, every;
+    ucs_status_t status;
 
-    if ((perf_tests[run->params->test].op != PERF_OP_AM) ||
-        (run->side->am_rx >= run->total)) {
+    uct_worker_progress(side->worker);
+
+    if (perf_tests[run->params->test].op != PERF_OP_AM) {
+        run->done = 1; /* RMA: the target only progresses */
+        return 0;
+    }
+
+    rx    = (side->am_rx < run->total) ? side->am_rx : run->total;
+    every = (run->params->fc_window == 0) ? run->total :
+            perf_max(run->params->fc_window / 2, 1);
+    if ((rx == run->reported) ||
+        ((rx < run->total) && ((rx - run->reported) < every))) {
+        return 0;
+    }
+
+    status = uct_ep_am_short(side->ep,
+                             side->peer_am_id + PERF_AM_CTRL_OFFSET, rx,
+                             NULL, 0);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        return 0;
+    } else if (status != UCS_OK) {
+        return perf_op_failed(run, "a receive report", status);
+    }
+    run->reported = rx;
+    if (rx == run->total) {
         run->done = 1;
     }
     return 0;
@@ -441,24 +511,35 @@ static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side,
     run->size   = size;
     run->total  = ctx->params.warmup + ctx->params.iters;
 
-    side->am_rx = 0;
+    side->am_rx     = 0;
+    side->peer_rx   = 0;
+    side->completed = 0;
     memset(side->buf + side->half, 0, side->half);
     memset(side->buf, 'p', side->half);
 }
 
 static int perf_cmp_time(const void *a, const void *b)
 {
-    ucs_time_t ta = *(const ucs_time_t*)a;
-    ucs_time_t tb = *(const ucs_time_t*)b;
+    perf_time_t ta = *(const perf_time_t*)a;
+    perf_time_t tb = *(const perf_time_t*)b;
 
     return (ta > tb) - (ta < tb);
+}
+
+/* The sample of rank @a pct percent among @a n sorted ones */
+static perf_time_t perf_percentile(const perf_time_t *sorted, unsigned long n,
+                                   double pct)
+{
+    unsigned long rank = (unsigned long)(pct / 100.0 * (double)n);
+
+    return sorted[(rank < n) ? rank : (n - 1)];
 }
 
 static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
 {
     unsigned long iters = run->params->iters;
-    double total_sec    = ucs_time_to_sec(run->t_end - run->t_start);
-    double one_way_sec;
+    double total_sec    = perf_time_to_sec(run->t_end - run->t_start);
+    double div, one_way_sec;
 
     memset(result, 0, sizeof(*result));
     result->size  = run->size;
@@ -468,9 +549,15 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
     }
 
     if (perf_tests[run->params->test].is_latency) {
+        /* ping-pongs report half a round trip, a get the whole get */
+        div = (perf_tests[run->params->test].op == PERF_OP_GET) ? 1.0 : 2.0;
         qsort(run->rtt, iters, sizeof(*run->rtt), perf_cmp_time);
-        result->typical_usec = ucs_time_to_usec(run->rtt[iters / 2]) / 2;
-        one_way_sec          = total_sec / iters / 2;
+        result->min_usec     = perf_time_to_usec(run->rtt[0]) / div;
+        result->typical_usec = perf_time_to_usec(perf_percentile(run->rtt,
+                                                 iters, 50.0)) / div;
+        result->p99_usec     = perf_time_to_usec(perf_percentile(run->rtt,
+                                                 iters, 99.0)) / div;
+        one_way_sec          = total_sec / iters / div;
     } else {
         one_way_sec          = total_sec / iters;
         result->typical_usec = one_way_sec * 1e6;
@@ -489,7 +576,8 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
 static unsigned long perf_run_events(const perf_run_t *run)
 {
     return run->posted + run->received + run->side->am_rx +
-           run->side->completed + (unsigned long)run->flushed;
+           run->side->peer_rx + run->side->completed +
+           (unsigned long)run->flushed;
 }
 
 /*
@@ -501,15 +589,15 @@ static unsigned long perf_run_events(const perf_run_t *run)
 static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
                          const perf_run_t *initiator)
 {
-    ucs_time_t report_interval = ucs_time_from_sec(1.0);
-    ucs_time_t limit           = ucs_time_from_sec(ctx->params.timeout);
+    perf_time_t report_interval = perf_time_from_sec(1.0);
+    perf_time_t limit           = perf_time_from_sec(ctx->params.timeout);
     unsigned long loops        = 0;
     unsigned long events, last_events = 0;
-    ucs_time_t t_begin, t_report, t_progress, now;
+    perf_time_t t_begin, t_report, t_progress, now;
     perf_side_t *side;
     unsigned i, num_done;
 
-    t_begin = t_report = t_progress = ucs_get_time();
+    t_begin = t_report = t_progress = perf_time_now();
     do {
         num_done = 0;
         for (i = 0; i < ctx->num_sides; ++i) {
@@ -521,7 +609,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
             } else if (perf_step(&runs[i]) != 0) {
                 return -1;
             }
-            if (ucs_unlikely(side->peer_status != UCS_OK)) {
+            if (side->peer_status != UCS_OK) {
                 ctx->phase = perf_run_phase(&runs[i]);
                 perf_report_peer_failure(ctx, side->peer_status,
                                          "the transport reported it");
@@ -533,7 +621,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
             continue;
         }
 
-        now        = ucs_get_time();
+        now        = perf_time_now();
         ctx->phase = perf_run_phase((initiator != NULL) ? initiator :
                                                           &runs[0]);
         events     = 0;
@@ -558,7 +646,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
             if (initiator != NULL) {
                 perf_print_progress(ctx, runs[0].size, initiator->posted,
                                     initiator->total,
-                                    ucs_time_to_sec(now - t_begin));
+                                    perf_time_to_sec(now - t_begin));
             }
         }
     } while (num_done < ctx->num_sides);
@@ -583,7 +671,7 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
     }
 
     if ((initiator != NULL) && perf_tests[ctx->params.test].is_latency) {
-        initiator->rtt = calloc(ucs_max(ctx->params.iters, 1),
+        initiator->rtt = calloc(perf_max(ctx->params.iters, 1),
                                 sizeof(*initiator->rtt));
         if (initiator->rtt == NULL) {
             fprintf(stderr, "out of memory for %lu round-trip times\n",
