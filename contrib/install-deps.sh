@@ -9,9 +9,10 @@ packages=(
     googletest
     valgrind
     iproute2
-    sockperf
+    sockperf gnuplot-nox
     libfuse3-dev fuse3
     libibverbs-dev rdma-core ibverbs-providers ibverbs-utils perftest
+    libnuma1 librdmacm1
     qemu-system-x86 busybox-static cpio kmod xz-utils
     clang libclang-rt-14-dev llvm
 )

@@ -1,0 +1,1070 @@
+#!/bin/bash
+# openuct and UCX through one harness, beside ucx_perftest and the raw
+# floor, interleaved in one run; or (-S) size sweeps drawn as curves.
+#
+#   contrib/bench/perf_compare.sh [-b BUILDDIR] [-r ROUNDS] [-q] [-c S,C]
+#                                 [-t tcp,self] [-u UCXDIR | -U] [-o DIR]
+#   contrib/bench/perf_compare.sh -S [-b BUILDDIR] [-t tcp,self] [-o DIR]
+#
+# See contrib/bench/README.md for what is measured and how to read it.
+set -u -o pipefail
+
+prog=perf_compare
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+usage() {
+    cat <<EOF
+Usage: contrib/bench/perf_compare.sh [options]
+
+Runs the same benchmark harness (src/tools/perf, uct_perftest) built
+against openuct and against Debian's UCX 1.13, UCX's own ucx_perftest,
+and the floor (sockperf for tcp), interleaved round by round, and prints
+the medians, the ratios openuct/UCX and openuct/floor, and the targets.
+With -S it sweeps message sizes instead and draws the curves.
+
+  -b BUILDDIR  openuct build tree (default: build/release in the source
+               tree, \$OPENUCT_BUILD_DIR/release when that is set)
+  -r ROUNDS    rounds (default 5); the table shows the median
+  -q           quick: shorter runs, fewer iterations
+  -c S,C       CPUs of the server and of the client (default 0,1)
+  -t LIST      transports, comma separated: tcp, self (default both)
+  -u UCXDIR    where UCX 1.13 is unpacked (default: BUILDDIR/../ucx-1.13);
+               fetched with apt-get download and dpkg-deb -x when missing
+  -U           without UCX (openuct and the floor only)
+  -S           size sweep, 8 B to 4 MiB: CSV and PNG curves (gnuplot)
+  -o DIR       keep the raw output of every run in DIR; with -S the CSV
+               and PNG files go there (default BUILDDIR/curves)
+  -h           this help
+
+Exit code 0 when the table (or the curves) came out, targets met or not;
+1 when a tool is missing or nothing could be measured.
+EOF
+}
+
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+
+note() {
+    echo "$prog: $*" >&2
+}
+
+# ---------------------------------------------------------------- options
+
+builddir=""
+rounds=5
+quick=0
+cpus="0,1"
+keep_dir=""
+ucx_root=""
+use_ucx=1
+sweep=0
+tls="tcp,self"
+
+while getopts "b:r:qc:t:u:USo:h" opt; do
+    case $opt in
+    b) builddir=$OPTARG ;;
+    r) rounds=$OPTARG ;;
+    q) quick=1 ;;
+    c) cpus=$OPTARG ;;
+    t) tls=$OPTARG ;;
+    u) ucx_root=$OPTARG ;;
+    U) use_ucx=0 ;;
+    S) sweep=1 ;;
+    o) keep_dir=$OPTARG ;;
+    h) usage; exit 0 ;;
+    *) usage >&2; exit 1 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || die "unexpected argument '$1' (see -h)"
+
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "-r wants a positive number, not '$rounds'"
+[[ $cpus =~ ^[0-9]+,[0-9]+$ ]] || die "-c wants two CPU numbers like 0,1, not '$cpus'"
+server_cpu=${cpus%,*}
+client_cpu=${cpus#*,}
+do_tcp=0
+do_self=0
+for t in ${tls//,/ }; do
+    case $t in
+    tcp) do_tcp=1 ;;
+    self) do_self=1 ;;
+    *) die "-t: unknown transport '$t'; choose from tcp,self" ;;
+    esac
+done
+
+# ------------------------------------------------------------------ tools
+
+for t in taskset setsid stdbuf timeout awk; do
+    command -v "$t" >/dev/null 2>&1 || die "'$t' is missing (util-linux/coreutils)"
+done
+if [ $do_tcp -eq 1 ]; then
+    command -v sockperf >/dev/null 2>&1 ||
+        die "sockperf is not installed; run contrib/install-deps.sh as root"
+fi
+if [ $sweep -eq 1 ]; then
+    command -v gnuplot >/dev/null 2>&1 ||
+        die "gnuplot is not installed; run contrib/install-deps.sh as root"
+fi
+
+[ -n "$builddir" ] || builddir=${OPENUCT_BUILD_DIR:-$top/build}/release
+builddir=$(cd "$builddir" 2>/dev/null && pwd) ||
+    die "no build tree '$builddir'; build one (contrib/quickstart.sh demo) or pass -b"
+perftest=$builddir/src/tools/perf/uct_perftest
+[ -x "$perftest" ] || die "no uct_perftest in $builddir/src/tools/perf; build it first"
+
+for c in "$server_cpu" "$client_cpu"; do
+    taskset -c "$c" true 2>/dev/null || die "cannot run on CPU $c; pick two with -c S,C"
+done
+[ "$server_cpu" != "$client_cpu" ] ||
+    note "server and client share CPU $server_cpu; busy-polling sides will compete"
+
+# -------------------------------------------------------------------- UCX
+
+# The UCX packages of Debian 12, unpacked (never installed: their headers
+# in /usr/include would shadow openuct's)
+ucx_packages=(libucx0 libucx-dev ucx-utils)
+
+fetch_ucx() {
+    local dl p deb
+    [ -x "$ucx_root/usr/bin/ucx_perftest" ] && return 0
+    note "fetching ${ucx_packages[*]} into $ucx_root"
+    command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
+        die "apt-get and dpkg-deb are needed to fetch UCX (Debian); or pass -U"
+    mkdir -p "$ucx_root" || die "cannot create $ucx_root"
+    dl=$(mktemp -d "${TMPDIR:-/tmp}/$prog-deb.XXXXXX") || die "no temporary directory"
+    chmod 0777 "$dl"
+    for p in "${ucx_packages[@]}"; do
+        (cd "$dl" && apt-get download -q "$p" >/dev/null 2>&1) ||
+            { rm -rf "$dl"; die "apt-get download $p failed: run 'apt-get update' as root, or pass -U to go without UCX"; }
+    done
+    for deb in "$dl"/*.deb; do
+        dpkg-deb -x "$deb" "$ucx_root" || { rm -rf "$dl"; die "dpkg-deb -x $deb failed"; }
+    done
+    rm -rf "$dl"
+    [ -x "$ucx_root/usr/bin/ucx_perftest" ] || die "no ucx_perftest in the unpacked $ucx_root"
+}
+
+# Builds the harness's sources against UCX's headers and libraries
+build_ucx_harness() {
+    local src=("$top"/src/tools/perf/perftest*.c) f newer=0
+    ucx_harness=$ucx_root/uct_perftest
+    if [ -x "$ucx_harness" ]; then
+        for f in "${src[@]}" "$top"/src/tools/perf/perftest*.h; do
+            [ "$f" -nt "$ucx_harness" ] && newer=1
+        done
+        [ $newer -eq 0 ] && return 0
+    fi
+    note "building uct_perftest against UCX 1.13"
+    ${CC:-cc} -O3 -std=gnu11 -I"$ucx_root/usr/include" "${src[@]}" \
+        -o "$ucx_harness" -L"$ucx_lib" -Wl,-rpath-link,"$ucx_lib" \
+        -Wl,-rpath,"$ucx_lib" -luct -lucs ||
+        die "uct_perftest does not build against UCX 1.13 in $ucx_root"
+}
+
+if [ $use_ucx -eq 1 ]; then
+    [ -n "$ucx_root" ] || ucx_root=$(dirname "$builddir")/ucx-1.13
+    fetch_ucx
+    ucx_root=$(cd "$ucx_root" && pwd)
+    ucx_lib=$(dirname "$(find "$ucx_root" -name 'libuct.so.0' | head -n 1)")
+    [ -d "$ucx_lib/ucx" ] || die "no UCX module directory under $ucx_lib"
+    build_ucx_harness
+    ucx_version=$(env LD_LIBRARY_PATH="$ucx_lib" UCX_MODULE_DIR="$ucx_lib/ucx" \
+        "$ucx_root/usr/bin/ucx_info" -v 2>/dev/null |
+        awk '/^# Version / { print $3; exit }')
+fi
+
+# The implementations: openuct's uct_perftest (oct), the same harness
+# built against UCX (ucx), and UCX's ucx_perftest (uxp)
+impls=(oct)
+[ $use_ucx -eq 1 ] && impls+=(ucx uxp)
+
+# impl_cmd IMPL: sets cmd to the command prefix of IMPL
+impl_cmd() {
+    case $1 in
+    oct) cmd=(env -u UCX_MODULE_DIR "$perftest") ;;
+    ucx) cmd=(env LD_LIBRARY_PATH="$ucx_lib" UCX_MODULE_DIR="$ucx_lib/ucx"
+              "$ucx_harness") ;;
+    uxp) cmd=(env LD_LIBRARY_PATH="$ucx_lib" UCX_MODULE_DIR="$ucx_lib/ucx"
+              "$ucx_root/usr/bin/ucx_perftest") ;;
+    esac
+}
+
+# self's device: "memory" in openuct, "memory0" in UCX
+self_dev() {
+    if [ "$1" = oct ]; then echo memory; else echo memory0; fi
+}
+
+# ----------------------------------------------------------- run lengths
+
+if [ "$quick" -eq 1 ]; then
+    sp_time=1           # seconds per sockperf client run
+    n_lat=3000          # iterations: tcp ping-pong
+    n_rate=50000        #   tcp 8-byte message rate
+    n_64k=5000          #   tcp bandwidth at 8-64 KiB
+    n_1m=500            #   tcp bandwidth at 1 MiB
+    n_self=1000000      #   self
+else
+    sp_time=2
+    n_lat=20000
+    n_rate=200000
+    n_64k=20000
+    n_1m=2000
+    n_self=10000000
+fi
+client_timeout=120      # seconds a client run may take before it is killed
+server_timeout=600      # upper bound of a server's life
+
+# sockperf's largest message is 1 MiB - 1; its smallest is 14 bytes
+sp_sizes=(14 65536 1048575)
+
+# ------------------------------------------------- processes and clean-up
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a temporary directory"
+server_pid=""
+server_port=""
+client_pid=""
+
+# True while PID runs (a zombie counts as ended)
+alive() {
+    local state
+    state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Ends the process group that PID leads (started under setsid), reaps
+# PID and returns its exit code
+stop_group() {
+    local pid=$1 i
+    [ -n "$pid" ] || return 0
+    if alive "$pid"; then
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+        for ((i = 0; i < 40; i++)); do
+            alive "$pid" || break
+            sleep 0.05
+        done
+        if alive "$pid"; then
+            kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+        fi
+    fi
+    wait "$pid" 2>/dev/null
+}
+
+# shellcheck disable=SC2317  # runs from the traps
+cleanup() {
+    trap - EXIT INT TERM
+    stop_group "$client_pid"
+    stop_group "$server_pid"
+    if [ -n "$keep_dir" ]; then
+        mkdir -p "$keep_dir" && cp -r "$work"/. "$keep_dir"/ &&
+            note "raw output kept in $keep_dir"
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'note "interrupted"; exit 130' INT
+trap 'exit 143' TERM
+
+# True when something listens on TCP port $1 (any address)
+port_listening() {
+    local hex files=()
+    hex=$(printf '%04X' "$1")
+    [ -r /proc/net/tcp ] && files+=(/proc/net/tcp)
+    [ -r /proc/net/tcp6 ] && files+=(/proc/net/tcp6)
+    awk -v p="$hex" '$4 == "0A" { n = split($2, a, ":"); if (a[n] == p) f = 1 }
+                     END { exit !f }' "${files[@]}"
+}
+
+# A random port outside the ephemeral range that nothing listens on
+pick_port() {
+    local lo=32768 hi=60999 base span port i
+    read -r lo hi 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range
+    if [ "$lo" -gt 12000 ]; then
+        base=10000 span=$((lo - 10000))
+    elif [ "$hi" -lt 64000 ]; then
+        base=$((hi + 1)) span=$((65535 - hi))
+    else
+        base=1024 span=64000
+    fi
+    for ((i = 0; i < 50; i++)); do
+        port=$((base + (RANDOM * 32768 + RANDOM) % span))
+        if ! port_listening "$port"; then
+            echo "$port"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# start_server LOG CMD...: starts CMD on the server CPU in its own session,
+# with every @PORT@ in its words replaced by a free port, and waits until
+# the port listens. Sets server_pid and server_port. Retries other ports
+# when the server cannot bind.
+start_server() {
+    local log=$1 attempt port pid i w words
+    shift
+    for ((attempt = 1; attempt <= 8; attempt++)); do
+        port=$(pick_port) || continue
+        words=()
+        for w in "$@"; do
+            words+=("${w//@PORT@/$port}")
+        done
+        setsid timeout -k 5 "$server_timeout" \
+            taskset -c "$server_cpu" stdbuf -oL "${words[@]}" >"$log" 2>&1 &
+        pid=$!
+        for ((i = 0; i < 200; i++)); do
+            if port_listening "$port"; then
+                server_pid=$pid
+                server_port=$port
+                return 0
+            fi
+            alive "$pid" || break
+            sleep 0.05
+        done
+        stop_group "$pid"
+    done
+    return 1
+}
+
+# Waits up to $1 seconds for the server to end by itself, then ends it;
+# returns its exit code
+finish_server() {
+    local secs=$1 i rc
+    for ((i = 0; i < secs * 20; i++)); do
+        alive "$server_pid" || break
+        sleep 0.05
+    done
+    stop_group "$server_pid"
+    rc=$?
+    server_pid=""
+    return $rc
+}
+
+# run_client LOG CMD...: runs CMD on the client CPU in its own session,
+# bounded by client_timeout, its output in LOG and LOG.err; returns its
+# exit code (124: timed out)
+run_client() {
+    local log=$1 rc
+    shift
+    setsid -w timeout -k 5 "$client_timeout" \
+        taskset -c "$client_cpu" stdbuf -oL "$@" >"$log" 2>"$log.err" &
+    client_pid=$!
+    wait "$client_pid"
+    rc=$?
+    client_pid=""
+    return $rc
+}
+
+# ---------------------------------------------------------------- results
+
+declare -A vals     # metric -> one value per round: number, n/a or fail
+
+record() {
+    vals[$1]="${vals[$1]:-} $2"
+}
+
+# The output of a client run without terminal colours
+client_output() {
+    cat "$1" "$1.err" | sed 's/\x1b\[[0-9;]*m//g'
+}
+
+
+# ---------------------------------------------------------------- results
+
+declare -A vals     # IMPL:KEY.FIELD -> one value per round: number, n/a, fail
+declare -A used     # IMPL:KEY -> the data mode it ran with, when not the asked one
+
+record() {
+    vals[$1]="${vals[$1]:-} $2"
+}
+
+# record_all PREFIX VALUE: the same VALUE for every field of a run
+record_all() {
+    local f
+    for f in p50 avg bw rate rtt; do
+        record "$1.$f" "$2"
+    done
+}
+
+# The output of a client run without terminal colours
+client_output() {
+    cat "$1" "$1.err" 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g'
+}
+
+# ------------------------------------------------------------- one run
+
+# bytes SIZE: "1k", "64k", "1m" in bytes
+bytes() {
+    case $1 in
+    *k) echo $((${1%k} * 1024)) ;;
+    *m) echo $((${1%m} * 1048576)) ;;
+    *) echo "$1" ;;
+    esac
+}
+
+# to_uxp_args ARGS...: uct_perftest options as ucx_perftest takes them
+# (its get test is both latency and bandwidth; sizes without suffixes);
+# sets uargs
+to_uxp_args() {
+    uargs=()
+    while [ $# -gt 0 ]; do
+        case $1 in
+        -s)
+            uargs+=(-s "$(bytes "$2")")
+            shift 2 ;;
+        -t)
+            case $2 in
+            get_lat|get_bw) uargs+=(-t get) ;;
+            *) uargs+=(-t "$2") ;;
+            esac
+            shift 2 ;;
+        *)
+            uargs+=("$1")
+            shift ;;
+        esac
+    done
+}
+
+# try_run IMPL LOG TL ARGS...: one run of IMPL, loopback over self or
+# client/server over tcp/lo. Returns 0 with the figures in fig_p50,
+# fig_avg, fig_bw, fig_rate; 2 when IMPL cannot run it; 1 when it failed.
+try_run() {
+    local impl=$1 log=$2 tl=$3 rc line args base
+    shift 3
+    impl_cmd "$impl"
+    base=("${cmd[@]}")
+    if [ "$impl" = uxp ]; then
+        to_uxp_args "$@"
+        args=("${uargs[@]}" -v -f)
+    else
+        args=("$@" -f csv)
+    fi
+
+    if [ "$tl" = self ]; then
+        run_client "$log" "${base[@]}" -x self -d "$(self_dev "$impl")" -l \
+            "${args[@]}"
+        rc=$?
+    else
+        start_server "$log.server" "${base[@]}" -x tcp -d lo -p @PORT@ ||
+            { note "the $impl server did not start (see -o logs)"; return 1; }
+        if [ "$impl" = uxp ]; then
+            run_client "$log" "${base[@]}" 127.0.0.1 -p "$server_port" \
+                -x tcp -d lo "${args[@]}"
+        else
+            run_client "$log" "${base[@]}" -x tcp -d lo -p "$server_port" \
+                "${args[@]}" 127.0.0.1
+        fi
+        rc=$?
+        finish_server 3
+    fi
+
+    if [ "$impl" = uxp ]; then
+        # iterations,p50,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr
+        if client_output "$log" | grep -qiE 'does not support|unsupported'; then
+            return 2
+        fi
+        line=$(grep -E '^ *[0-9]+,' "$log" | tail -n 1)
+        [ $rc -eq 0 ] && [ -n "$line" ] || return 1
+        IFS=, read -r _ fig_p50 _ fig_avg _ fig_bw _ fig_rate <<<"$line"
+    else
+        # test,mode,size,iterations,p50,avg,bw,rate,min,p99
+        [ $rc -eq 2 ] && return 2
+        line=$(awk -F, '$1 != "test" && NF >= 8 { print; exit }' "$log")
+        [ $rc -eq 0 ] && [ -n "$line" ] || return 1
+        IFS=, read -r _ _ _ _ fig_p50 fig_avg fig_bw fig_rate _ <<<"$line"
+    fi
+    return 0
+}
+
+# measure IMPL ROUND KEY TL ARGS...: try_run, and with "-D short" that
+# IMPL cannot run, again with zcopy (noted in the table); records
+# IMPL:KEY.{p50,avg,bw,rate,rtt}
+measure() {
+    local impl=$1 r=$2 key=$3 tl=$4 log rc i
+    shift 4
+    local args=("$@")
+    log=$work/r$r-$impl-$key.log
+    try_run "$impl" "$log" "$tl" "${args[@]}"
+    rc=$?
+    if [ $rc -eq 2 ] && [[ " ${args[*]} " == *" -D short "* ]]; then
+        for i in "${!args[@]}"; do
+            [ "${args[$i]}" = short ] && args[i]=zcopy
+        done
+        try_run "$impl" "$log.zcopy" "$tl" "${args[@]}"
+        rc=$?
+        [ $rc -eq 0 ] && used[$impl:$key]=zcopy
+    fi
+    case $rc in
+    0)
+        record "$impl:$key.p50" "$fig_p50"
+        record "$impl:$key.avg" "$fig_avg"
+        record "$impl:$key.bw" "$fig_bw"
+        record "$impl:$key.rate" "$fig_rate"
+        record "$impl:$key.rtt" "$(awk -v x="$fig_p50" 'BEGIN { printf "%.3f", 2 * x }')"
+        ;;
+    2)
+        record_all "$impl:$key" n/a ;;
+    *)
+        note "round $r: $impl $key failed: $(client_output "$log" | tail -n 1)"
+        record_all "$impl:$key" fail ;;
+    esac
+}
+
+# metric ROUND KEY TL ARGS...: every implementation once, in an order
+# that turns around every round
+metric() {
+    local r=$1 impl order=("${impls[@]}") i
+    if [ $((r % 2)) -eq 0 ]; then
+        order=()
+        for ((i = ${#impls[@]} - 1; i >= 0; i--)); do
+            order+=("${impls[$i]}")
+        done
+    fi
+    for impl in "${order[@]}"; do
+        measure "$impl" "$@"
+    done
+}
+
+tcp_round() {
+    local r=$1 s n
+    metric "$r" am_lat tcp -t am_lat -D short -s 8 -n "$n_lat" -w $((n_lat / 10))
+    metric "$r" am_rate tcp -t am_bw -D short -s 8 -n "$n_rate" -w $((n_rate / 10))
+    metric "$r" put_lat tcp -t put_lat -D short -s 8 -n "$n_lat" -w $((n_lat / 10))
+    metric "$r" put_bw_1m tcp -t put_bw -D zcopy -s 1m -n "$n_1m" -w $((n_1m / 10))
+    metric "$r" am_bw_64k tcp -t am_bw -D zcopy -s 64k -n "$n_64k" -w $((n_64k / 10))
+    metric "$r" am_lat_1k tcp -t am_lat -D bcopy -s 1k -n "$n_lat" -w $((n_lat / 10))
+    # GET against AM latency and PUT bandwidth of the same size
+    metric "$r" am_lat_8k tcp -t am_lat -D zcopy -s 8k -n "$n_lat" -w $((n_lat / 10))
+    metric "$r" am_lat_64k tcp -t am_lat -D zcopy -s 64k -n "$n_lat" -w $((n_lat / 10))
+    for s in 1k 8k 64k; do
+        metric "$r" "get_lat_$s" tcp -t get_lat -D zcopy -s "$s" -n "$n_lat" -w $((n_lat / 10))
+    done
+    for s in 8k 64k; do
+        n=$n_64k
+        metric "$r" "put_bw_$s" tcp -t put_bw -D zcopy -s "$s" -n "$n" -w $((n / 10))
+        metric "$r" "get_bw_$s" tcp -t get_bw -D zcopy -s "$s" -n "$n" -w $((n / 10))
+    done
+}
+
+self_round() {
+    local r=$1
+    metric "$r" self_am_lat self -t am_lat -D short -s 8 -n "$n_self" -w $((n_self / 10))
+    metric "$r" self_am_rate self -t am_bw -D short -s 8 -n "$n_self" -w $((n_self / 10))
+}
+
+# Heap of an idle connected tcp endpoint (test/bench/tcp_ep_memory)
+mem_round() {
+    local r=$1 bench=$builddir/test/bench/tcp_ep_memory log v
+    [ -x "$bench" ] || { record oct:ep_heap.avg n/a; return; }
+    log=$work/r$r-oct-ep_heap.log
+    run_client "$log" env -u UCX_MODULE_DIR "$bench" -n 1000
+    v=$(awk '/^tcp idle ep memory:/ { print $5; exit }' "$log")
+    if [ -n "$v" ]; then
+        record oct:ep_heap.avg "$v"
+    else
+        record oct:ep_heap.avg fail
+    fi
+}
+
+# ---------------------------------------------------------------- sockperf
+
+sockperf_round() {
+    local r=$1 log rc v m
+    if ! start_server "$work/r$r-sockperf-server.log" \
+            sockperf server --tcp -i 127.0.0.1 -p @PORT@ --nonblocked \
+            -m 1048575; then
+        note "round $r: the sockperf server did not start (see -o logs)"
+        record sp_lat fail
+        for m in "${sp_sizes[@]}"; do
+            record "sp_tp_$m" fail
+        done
+        return
+    fi
+
+    # ping-pong, busy-polling (non-blocking socket) on both sides
+    log=$work/r$r-sockperf-pp-14.log
+    run_client "$log" sockperf ping-pong --tcp -i 127.0.0.1 -p "$server_port" \
+        -m 14 -t "$sp_time" --nonblocked
+    rc=$?
+    v=$(client_output "$log" |
+        awk '/percentile 50\.000 =/ { print $NF; exit }')
+    if [ $rc -eq 0 ] && [ -n "$v" ]; then
+        record sp_lat "$v"
+    else
+        note "round $r: sockperf ping-pong failed (exit $rc)"
+        record sp_lat fail
+    fi
+
+    # throughput: messages the client wrote per second, whole run
+    for m in "${sp_sizes[@]}"; do
+        log=$work/r$r-sockperf-tp-$m.log
+        run_client "$log" sockperf throughput --tcp -i 127.0.0.1 \
+            -p "$server_port" -m "$m" -t "$sp_time"
+        rc=$?
+        v=$(client_output "$log" |
+            awk '/Total of [0-9]+ messages sent in/ {
+                     for (i = 1; i <= NF; i++) {
+                         if ($i == "of") n = $(i + 1)
+                         if ($i == "in") t = $(i + 1)
+                     }
+                     if (t > 0) printf "%.1f\n", n / t
+                     exit
+                 }')
+        if [ $rc -eq 0 ] && [ -n "$v" ]; then
+            record "sp_tp_$m" "$v"
+        else
+            note "round $r: sockperf throughput -m $m failed (exit $rc)"
+            record "sp_tp_$m" fail
+        fi
+    done
+
+    finish_server 0
+}
+
+# ------------------------------------------------------------- statistics
+
+# median VALUES...: the median of the numbers; "fail" or "n/a" when none
+median() {
+    local v nums=() bad=n/a
+    for v in "$@"; do
+        case $v in
+        fail) bad=fail ;;
+        n/a) ;;
+        *) nums+=("$v") ;;
+        esac
+    done
+    if [ ${#nums[@]} -eq 0 ]; then
+        echo "$bad"
+        return
+    fi
+    printf '%s\n' "${nums[@]}" | sort -g |
+        awk '{ v[NR] = $1 }
+             END { if (NR % 2) print v[(NR + 1) / 2]
+                   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+is_number() {
+    [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]
+}
+
+# fmt VALUE DECIMALS
+fmt() {
+    if is_number "$1"; then
+        awk -v x="$1" -v d="$2" 'BEGIN { printf "%.*f", d, x }'
+    else
+        printf '%s' "$1"
+    fi
+}
+
+# spread VALUES...: (max - min) / median of the numbers, in percent;
+# nothing for fewer than two numbers
+spread() {
+    local med
+    med=$(median "$@")
+    is_number "$med" || return 0
+    printf '%s\n' "$@" | grep -E '^[0-9]+(\.[0-9]+)?$' |
+        awk -v m="$med" 'NR == 1 { lo = hi = $1 }
+                         { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+                         END { if (NR > 1 && m > 0)
+                                   printf "%.1f%%", 100 * (hi - lo) / m }'
+}
+
+
+# ------------------------------------------------------------------ table
+
+n_passed=0
+n_missed=0
+
+# med KEY: the median of the rounds of KEY
+med() {
+    # shellcheck disable=SC2086
+    median ${vals[$1]:-}
+}
+
+# ratio A B: A / B with three decimals, "-" when either is no number
+ratio() {
+    if is_number "$1" && is_number "$2" &&
+            awk -v b="$2" 'BEGIN { exit !(b > 0) }'; then
+        awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'
+    else
+        printf -- -
+    fi
+}
+
+# judge VALUE OP LIMIT: sets verdict to PASS, MISS or n/a and counts it
+judge() {
+    if [ "$1" = - ] || ! is_number "$1"; then
+        verdict=n/a
+    elif awk -v x="$1" -v l="$3" -v op="$2" \
+            'BEGIN { exit !((op == "<=") ? (x <= l) : (x >= l)) }'; then
+        n_passed=$((n_passed + 1))
+        verdict=PASS
+    else
+        n_missed=$((n_missed + 1))
+        verdict=MISS
+    fi
+}
+
+table_header() {
+    printf '%-46s %10s %10s %10s %10s %8s %8s %-14s %s\n' metric floor \
+        ucx_perftest "UCX" openuct "oct/UCX" "oct/flr" target result
+}
+
+# row LABEL KEY FIELD DECIMALS FLOOR_KEY [KIND OP LIMIT]: one line.
+# FLOOR_KEY is a vals key or "-". KIND says what the target bounds:
+# floor (openuct / floor), ucx (openuct / UCX through the same harness)
+# or abs (openuct's own figure).
+row() {
+    local label=$1 key=$2 f=$3 dec=$4 fkey=$5 kind=${6:-} op=${7:-} lim=${8:-}
+    local floor=- uxp=- ucx=- oct r_ucx r_floor x target=- result=- mark=""
+    [ "$fkey" != - ] && floor=$(med "$fkey")
+    if [ $use_ucx -eq 1 ]; then
+        uxp=$(med "uxp:$key.$f")
+        ucx=$(med "ucx:$key.$f")
+    fi
+    oct=$(med "oct:$key.$f")
+    r_ucx=$(ratio "$oct" "$ucx")
+    r_floor=$(ratio "$oct" "$floor")
+    if [ -n "$kind" ]; then
+        case $kind in
+        floor) x=$r_floor ;;
+        ucx) x=$r_ucx ;;
+        abs) x=$oct ;;
+        esac
+        target="$kind $op $lim"
+        judge "$x" "$op" "$lim"
+        result=$verdict
+    fi
+    [ -n "${used[uxp:$key]:-}${used[ucx:$key]:-}" ] && mark=" (UCX: zcopy)"
+    printf '%-46s %10s %10s %10s %10s %8s %8s %-14s %s\n' "$label$mark" \
+        "$(fmt "$floor" "$dec")" "$(fmt "$uxp" "$dec")" \
+        "$(fmt "$ucx" "$dec")" "$(fmt "$oct" "$dec")" "$r_ucx" "$r_floor" \
+        "$target" "$result"
+}
+
+# own_row LABEL KEY FIELD BASE_KEY BASE_FIELD DECIMALS OP LIMIT: openuct
+# against another openuct figure of the same run
+own_row() {
+    local label=$1 key=$2 f=$3 bkey=$4 bf=$5 dec=$6 op=$7 lim=$8 oct base r
+    oct=$(med "oct:$key.$f")
+    base=$(med "oct:$bkey.$bf")
+    r=$(ratio "$oct" "$base")
+    judge "$r" "$op" "$lim"
+    printf '%-46s %10s %10s %8s %-10s %s\n' "$label" "$(fmt "$oct" "$dec")" \
+        "$(fmt "$base" "$dec")" "$r" "$op $lim" "$verdict"
+}
+
+# rounds_line LABEL KEY DECIMALS: every round's value and the spread
+rounds_line() {
+    local label=$1 key=$2 dec=$3 v out="" sp
+    # shellcheck disable=SC2086
+    for v in ${vals[$key]:-}; do
+        out+=" $(fmt "$v" "$dec")"
+    done
+    # shellcheck disable=SC2086
+    sp=$(spread ${vals[$key]:-})
+    printf '#   %-34s%s%s\n' "$label" "$out" "${sp:+   (spread $sp)}"
+}
+
+print_table() {
+    local i
+    echo
+    echo "# openuct against UCX ${ucx_version:-(not run)} and the floor," \
+        "one harness (src/tools/perf)"
+    echo "# $(uname -sr), $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
+    echo "# server on CPU $server_cpu, client on CPU $client_cpu, each under setsid;" \
+        "median of $rounds interleaved round(s)$([ "$quick" -eq 1 ] && echo ", quick"); ${elapsed} s"
+    echo "# load average before the run: ${load:-unknown}"
+    echo "# columns: floor = sockperf (raw TCP; busy-poll ping-pong 14 B, throughput);"
+    echo "#   ucx_perftest = UCX's own harness; UCX = uct_perftest built against UCX;"
+    echo "#   openuct = uct_perftest on openuct. Latency in usec (p50 of half a round"
+    echo "#   trip unless said), rate in msg/s, bandwidth in MiB/s."
+    echo "#"
+    table_header
+    if [ $do_tcp -eq 1 ]; then
+        row "tcp am_lat short 8 B p50 [usec]" am_lat p50 2 sp_lat floor "<=" 1.10
+        row "tcp am_bw short 8 B [msg/s]" am_rate rate 0 sp_tp_14 floor ">=" 1.4
+        row "tcp put_lat short 8 B p50 [usec]" put_lat p50 2 -
+        row "tcp put_bw zcopy 1 MiB [MiB/s]" put_bw_1m bw 1 sp_bw_1048575 floor ">=" 0.95
+        row "tcp am_bw zcopy 64 KiB [MiB/s]" am_bw_64k bw 1 sp_bw_65536 floor ">=" 0.95
+        row "tcp am_lat bcopy 1 KiB p50 [usec]" am_lat_1k p50 2 -
+    fi
+    if [ $do_self -eq 1 ]; then
+        row "self am_lat short 8 B p50 [usec]" self_am_lat p50 3 - abs "<=" 0.005
+        row "self am_lat short 8 B avg [usec]" self_am_lat avg 4 - abs "<=" 0.006
+        row "self am_lat short 8 B avg vs UCX" self_am_lat avg 4 - ucx "<=" 1.0
+        row "self am_bw short 8 B [msg/s]" self_am_rate rate 0 - ucx ">=" 1.0
+    fi
+    if [ $do_tcp -eq 1 ]; then
+        row "tcp idle connected ep, heap [B/ep]" ep_heap avg 0 - abs "<=" 160
+        echo "#"
+        echo "# tcp GET (openuct) against AM latency and PUT bandwidth of the same size:"
+        echo "# get_lat is one whole get (request and data), so it is set against an"
+        echo "# am_lat round trip (the message there and back) and, for information, one way"
+        printf '%-46s %10s %10s %8s %-10s %s\n' metric openuct baseline ratio target result
+        for i in 1k 8k 64k; do
+            case $i in 1k) m=bcopy ;; *) m=zcopy ;; esac
+            own_row "get_lat zcopy $i / am_lat $m RTT" "get_lat_$i" p50 "am_lat_$i" rtt 2 "<=" 1.2
+            own_row "get_lat zcopy $i / am_lat $m one-way" "get_lat_$i" p50 "am_lat_$i" p50 2 "<=" 1.2
+        done
+        for i in 8k 64k; do
+            own_row "get_bw zcopy $i / put_bw zcopy $i" "get_bw_$i" bw "put_bw_$i" bw 1 ">=" 0.9
+        done
+    fi
+    echo "#"
+    echo "# n/a: that implementation cannot run the test (UCX 1.13's tcp has no put"
+    echo "# short or get zcopy); fail: the run failed (rerun with -o DIR for the logs)"
+    echo "#"
+    echo "# per round (openuct / UCX through the harness / ucx_perftest):"
+    if [ $do_tcp -eq 1 ]; then
+        rounds_line "sockperf ping-pong 14 B p50" sp_lat 2
+        for i in "${impls[@]}"; do rounds_line "$i tcp am_lat 8 B p50" "$i:am_lat.p50" 2; done
+        rounds_line "sockperf throughput 14 B [msg/s]" sp_tp_14 0
+        for i in "${impls[@]}"; do rounds_line "$i tcp am_bw 8 B [msg/s]" "$i:am_rate.rate" 0; done
+        rounds_line "sockperf 1 MiB-1 [MiB/s]" sp_bw_1048575 1
+        for i in "${impls[@]}"; do rounds_line "$i tcp put_bw 1 MiB" "$i:put_bw_1m.bw" 1; done
+        rounds_line "sockperf 64 KiB [MiB/s]" sp_bw_65536 1
+        for i in "${impls[@]}"; do rounds_line "$i tcp am_bw 64 KiB" "$i:am_bw_64k.bw" 1; done
+    fi
+    if [ $do_self -eq 1 ]; then
+        for i in "${impls[@]}"; do rounds_line "$i self am_lat avg" "$i:self_am_lat.avg" 4; done
+        for i in "${impls[@]}"; do rounds_line "$i self am_bw [msg/s]" "$i:self_am_rate.rate" 0; done
+    fi
+    echo "# targets: $n_passed passed, $n_missed missed"
+}
+
+
+# ------------------------------------------------------------------ sweep
+
+# Sizes of the curves, and where each operation's data mode changes
+sweep_sizes="8 32 128 512 2048 8192 32768 131072 524288 2097152 4194304"
+sweep_small="8,32,128,512,2k"     # AM short
+sweep_mid_tcp="8k,32k"            # AM zcopy (both libraries: up to 64 KiB)
+sweep_mid_self="8k"               # AM bcopy (both libraries: up to 8 KiB)
+sweep_all="8,32,128,512,2k,8k,32k,128k,512k,2m,4m"
+sweep_low="8,32,128,512,2k,8k,32k"
+sweep_high="128k,512k,2m,4m"
+
+# sweep_csv IMPL TL SERIES LOG: appends the rows of a uct_perftest CSV
+# log as "impl,series,size,latency_usec,msg_per_sec,mib_per_sec"
+sweep_csv() {
+    awk -F, -v i="$1" -v s="$3" '$1 != "test" && NF >= 8 {
+        print i "," s "," $3 "," $5 "," $8 "," $7 }' "$4" >>"$csv"
+}
+
+# sweep_run IMPL TL SERIES ARGS...: one uct_perftest run with a size list
+sweep_run() {
+    local impl=$1 tl=$2 series=$3 log
+    shift 3
+    log=$work/sweep-$tl-$impl-$series-$RANDOM.log
+    if try_run "$impl" "$log" "$tl" "$@"; then
+        sweep_csv "$impl" "$tl" "$series" "$log"
+    else
+        note "sweep: $impl $tl $* gave no figures (see -o logs)"
+    fi
+}
+
+sweep_tcp() {
+    local impl m log s n
+    for impl in "${impls[@]}"; do
+        [ "$impl" = uxp ] && continue
+        note "sweep: tcp, $impl"
+        sweep_run "$impl" tcp am_lat -t am_lat -D short -s "$sweep_small" -n 5000 -w 500
+        sweep_run "$impl" tcp am_lat -t am_lat -D zcopy -s "$sweep_mid_tcp" -n 5000 -w 500
+        sweep_run "$impl" tcp put_lat -t put_lat -D zcopy -s "$sweep_low" -n 5000 -w 500
+        sweep_run "$impl" tcp put_lat -t put_lat -D zcopy -s "$sweep_high" -n 300 -w 30
+        sweep_run "$impl" tcp am_bw -t am_bw -D short -s "$sweep_small" -n 100000 -w 10000
+        sweep_run "$impl" tcp am_bw -t am_bw -D zcopy -s "$sweep_mid_tcp" -n 20000 -w 2000
+        sweep_run "$impl" tcp put_bw -t put_bw -D zcopy -s "$sweep_low" -n 20000 -w 2000
+        sweep_run "$impl" tcp put_bw -t put_bw -D zcopy -s "$sweep_high" -n 1000 -w 100
+    done
+
+    # the floor: sockperf ping-pong (latency) and throughput (rate), one
+    # size at a time; 14 B stands for 8, 1 MiB - 1 for 1 MiB and above
+    note "sweep: tcp, sockperf"
+    start_server "$work/sweep-sockperf-server.log" sockperf server --tcp \
+        -i 127.0.0.1 -p @PORT@ --nonblocked -m 1048575 ||
+        { note "sweep: the sockperf server did not start"; return; }
+    for s in $sweep_sizes; do
+        m=$s
+        [ "$m" -lt 14 ] && m=14
+        [ "$m" -gt 1048575 ] && continue
+        log=$work/sweep-sockperf-pp-$m.log
+        run_client "$log" sockperf ping-pong --tcp -i 127.0.0.1 \
+            -p "$server_port" -m "$m" -t 1 --nonblocked
+        n=$(client_output "$log" | awk '/percentile 50\.000 =/ { print $NF; exit }')
+        [ -n "$n" ] && echo "sockperf,latency,$s,$n,," >>"$csv"
+        log=$work/sweep-sockperf-tp-$m.log
+        run_client "$log" sockperf throughput --tcp -i 127.0.0.1 \
+            -p "$server_port" -m "$m" -t 1
+        n=$(client_output "$log" |
+            awk '/Total of [0-9]+ messages sent in/ {
+                     for (i = 1; i <= NF; i++) {
+                         if ($i == "of") n = $(i + 1)
+                         if ($i == "in") t = $(i + 1)
+                     }
+                     if (t > 0) printf "%.1f\n", n / t
+                     exit
+                 }')
+        [ -n "$n" ] && awk -v s="$s" -v m="$m" -v r="$n" 'BEGIN {
+            printf "sockperf,throughput,%s,,%s,%.1f\n", s, r, r * m / 1048576 }' >>"$csv"
+    done
+    finish_server 0
+}
+
+sweep_self() {
+    local impl floor=$builddir/test/bench/memcpy_floor
+    for impl in "${impls[@]}"; do
+        [ "$impl" = uxp ] && continue
+        note "sweep: self, $impl"
+        sweep_run "$impl" self am_lat -t am_lat -D short -s "$sweep_small" -n 1000000 -w 100000
+        sweep_run "$impl" self am_lat -t am_lat -D bcopy -s "$sweep_mid_self" -n 100000 -w 10000
+        sweep_run "$impl" self put_lat -t put_lat -D bcopy -s "$sweep_low" -n 100000 -w 10000
+        sweep_run "$impl" self put_lat -t put_lat -D bcopy -s "$sweep_high" -n 2000 -w 200
+        sweep_run "$impl" self am_bw -t am_bw -D short -s "$sweep_small" -n 1000000 -w 100000
+        sweep_run "$impl" self am_bw -t am_bw -D bcopy -s "$sweep_mid_self" -n 100000 -w 10000
+        sweep_run "$impl" self put_bw -t put_bw -D bcopy -s "$sweep_low" -n 100000 -w 10000
+        sweep_run "$impl" self put_bw -t put_bw -D bcopy -s "$sweep_high" -n 2000 -w 200
+    done
+    if [ -x "$floor" ]; then
+        note "sweep: self, memcpy"
+        run_client "$work/sweep-memcpy.log" "$floor" -s "${sweep_all}"
+        awk -F, 'NR > 1 { print "memcpy,memcpy," $1 "," $2 "," $3 "," $4 }' \
+            "$work/sweep-memcpy.log" >>"$csv"
+    else
+        note "sweep: no $floor; the self curves have no floor"
+    fi
+}
+
+# sweep_plot TL TITLE FLOOR_LAT FLOOR_RATE: one PNG, three panels
+sweep_plot() {
+    local tl=$1 title=$2 flat=$3 frate=$4 d=$out_dir/data
+    local png=$out_dir/$tl.png
+    local series impl t plots_lat="" plots_rate="" plots_bw="" f label
+    mkdir -p "$d"
+    # one data file per curve: size latency rate bandwidth
+    while IFS=, read -r impl t _; do
+        f=$d/$tl-$impl-$t.dat
+        awk -F, -v i="$impl" -v t="$t" '$1 == i && $2 == t {
+            print $3, ($4 == "" ? "NaN" : $4), ($5 == "" ? "NaN" : $5),
+                  ($6 == "" ? "NaN" : $6) }' "$csv" | sort -n >"$f"
+    done < <(tail -n +2 "$csv" | cut -d, -f1,2 | sort -u)
+
+    for f in "$d/$tl"-*.dat; do
+        [ -s "$f" ] || continue
+        series=${f##*/$tl-}
+        series=${series%.dat}
+        case $series in
+        oct-*) label="openuct ${series#oct-}" ;;
+        ucx-*) label="UCX ${ucx_version:-} ${series#ucx-}" ;;
+        *) label="${series//-/ } (floor)" ;;
+        esac
+        case $series in
+        *-"$flat"|oct-*_lat|ucx-*_lat)
+            plots_lat+="${plots_lat:+, }'$f' using 1:2 with linespoints title '$label'" ;;
+        esac
+        case $series in
+        *-"$frate"|oct-*_bw|ucx-*_bw)
+            plots_rate+="${plots_rate:+, }'$f' using 1:3 with linespoints title '$label'"
+            plots_bw+="${plots_bw:+, }'$f' using 1:4 with linespoints title '$label'" ;;
+        esac
+    done
+    gnuplot <<GP || { note "gnuplot failed for $png"; return 1; }
+set terminal pngcairo size 1800,560 font ",10" noenhanced
+set output '$png'
+set multiplot layout 1,3 title "$title"
+set logscale x 2
+set logscale y 10
+set xtics ("8" 8, "32" 32, "128" 128, "512" 512, "2K" 2048, "8K" 8192, \
+           "32K" 32768, "128K" 131072, "512K" 524288, "2M" 2097152, \
+           "4M" 4194304)
+set xlabel "message size [bytes]"
+set key top left font ",8"
+set grid
+set title "latency (p50; ping-pong: half a round trip)"
+set ylabel "usec"
+set format y "%g"
+plot $plots_lat
+set title "message rate"
+set ylabel "messages/s"
+plot $plots_rate
+set title "bandwidth"
+set ylabel "MiB/s"
+plot $plots_bw
+unset multiplot
+GP
+    note "wrote $png"
+}
+
+sweep_main() {
+    out_dir=${keep_dir:-$builddir/curves}
+    mkdir -p "$out_dir" || die "cannot create $out_dir"
+    keep_dir=""         # the CSV and PNG files are the output
+    if [ $do_tcp -eq 1 ]; then
+        csv=$out_dir/tcp.csv
+        echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
+        sweep_tcp
+        sweep_plot tcp "tcp over loopback: openuct, UCX ${ucx_version:-}, sockperf ($(nproc) CPUs, $(date +%F))" latency throughput
+    fi
+    if [ $do_self -eq 1 ]; then
+        csv=$out_dir/self.csv
+        echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
+        sweep_self
+        sweep_plot self "self (in-process): openuct, UCX ${ucx_version:-}, memcpy ($(nproc) CPUs, $(date +%F))" memcpy memcpy
+    fi
+    note "CSV and PNG files in $out_dir"
+}
+
+# -------------------------------------------------------------------- run
+
+if [ $sweep -eq 1 ]; then
+    sweep_main
+    exit $?
+fi
+
+note "openuct: $perftest"
+[ $use_ucx -eq 1 ] && note "UCX $ucx_version from $ucx_root: $ucx_harness and ucx_perftest"
+[ $do_tcp -eq 1 ] && note "sockperf $(sockperf --version 2>&1 | awk '/version/ { print $NF; exit }')"
+note "$rounds round(s)$([ "$quick" -eq 1 ] && echo ", quick"), server on CPU $server_cpu, client on CPU $client_cpu"
+
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+start=$(date +%s)
+for ((r = 1; r <= rounds; r++)); do
+    if [ $do_tcp -eq 1 ]; then
+        note "round $r/$rounds: sockperf"
+        sockperf_round "$r"
+        note "round $r/$rounds: tcp"
+        tcp_round "$r"
+        mem_round "$r"
+    fi
+    if [ $do_self -eq 1 ]; then
+        note "round $r/$rounds: self"
+        self_round "$r"
+    fi
+done
+elapsed=$(($(date +%s) - start))
+
+# sockperf bandwidth in MiB/s from its message rate
+for m in 65536 1048575; do
+    for v in ${vals[sp_tp_$m]:-}; do
+        if is_number "$v"; then
+            record "sp_bw_$m" "$(awk -v x="$v" -v m="$m" 'BEGIN { printf "%.1f", x * m / 1048576 }')"
+        else
+            record "sp_bw_$m" "$v"
+        fi
+    done
+done
+
+print_table
+
+# Nothing measured for openuct means the comparison could not run at all
+have=0
+for k in "${!vals[@]}"; do
+    [[ $k == oct:* ]] || continue
+    for v in ${vals[$k]}; do
+        is_number "$v" && have=1
+    done
+done
+[ $have -eq 1 ] || die "openuct's uct_perftest produced no result; rerun with -o DIR and read its logs"
+exit 0
