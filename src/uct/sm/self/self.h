@@ -45,6 +45,10 @@ typedef struct uct_self_ep {
     ucs_list_link_t       peer_list;  /* in peer->peers */
     uct_self_iface_addr_t peer_id;    /* its address, for the object tree */
     ucs_status_t          last_error; /* of the last failed send */
+    int64_t               short_max;  /* largest am_short payload of the
+                                         fast path; -1: every message
+                                         takes the checked path (closed
+                                         peer, alignment) */
 } uct_self_ep_t;
 
 /* Shared by the files of the transport (self_iface.c owns them). */

@@ -64,6 +64,10 @@ static inline void uct_self_deliver_desc(uct_self_iface_t *peer, uint8_t id,
  * buffer: no variable-size stack frame on the common path */
 #define UCT_SELF_SMALL_MSG 64
 
+/* The stack of a call is aligned to 16 bytes at no cost: a peer that asks
+ * for no more alignment than that takes the fast path of am_short */
+#define UCT_SELF_FAST_ALIGN 16
+
 static UCS_F_NOINLINE void uct_self_am_short_large(uct_self_iface_t *peer,
                                                    uint8_t id,
                                                    uint64_t header,
@@ -86,8 +90,9 @@ static UCS_F_NOINLINE void uct_self_am_short_large(uct_self_iface_t *peer,
     uct_self_iface_delivered(peer, id, data, total);
 }
 
-/* @a count: update the counters (a constant: the compiler keeps one of
- * the two paths in each caller) */
+/* The checked path: any id, length, alignment, a closed peer, a tracer or
+ * an armed event fd. @a count: update the counters (a constant: the
+ * compiler keeps one of the two paths in each caller) */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_self_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                             const void *payload, unsigned length, int count)
@@ -138,11 +143,92 @@ uct_self_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     return UCS_OK;
 }
 
-ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
-                                  const void *payload, unsigned length)
+static UCS_F_NOINLINE ucs_status_t
+uct_self_ep_am_short_checked(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                             const void *payload, unsigned length)
 {
     return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
                                        1);
+}
+
+static UCS_F_NOINLINE ucs_status_t
+uct_self_ep_am_short_checked_uncounted(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t header, const void *payload,
+                                       unsigned length)
+{
+    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
+                                       0);
+}
+
+/* The fast path of a message with a payload: copied behind the header
+ * here, so that a header-only message needs no buffer and no register
+ * across a call */
+static UCS_F_NOINLINE void
+uct_self_am_short_payload(uct_self_iface_t *peer, uint8_t id,
+                          uint64_t header, const void *payload,
+                          unsigned length, int count)
+{
+    uint64_t buffer[UCT_SELF_SMALL_MSG / sizeof(uint64_t)]
+            UCS_V_ALIGNED(UCT_SELF_FAST_ALIGN);
+
+    buffer[0] = header;
+    memcpy(&buffer[1], payload, length);
+    if (count) {
+        uct_iface_invoke_am(&peer->super, id, buffer,
+                            sizeof(header) + length, 0);
+    } else {
+        uct_iface_invoke_am_uncounted(&peer->super, id, buffer,
+                                      sizeof(header) + length, 0);
+    }
+}
+
+/*
+ * The common case in a handful of instructions: ep->short_max says at
+ * once that the peer is open, the length fits and a 16-byte aligned
+ * stack buffer suits the peer's alignment; with no tracer and no armed
+ * event fd on the peer nothing is left to do after the handler. Anything
+ * else takes the checked path, which also reports the errors.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_self_ep_am_short_fast(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                          const void *payload, unsigned length, int count)
+{
+    uct_self_ep_t *ep      = uct_self_ep(tl_ep);
+    uct_self_iface_t *peer = ep->peer;
+    uint64_t buffer UCS_V_ALIGNED(UCT_SELF_FAST_ALIGN);
+
+    if (ucs_unlikely((id >= UCT_AM_ID_MAX) ||
+                     ((int64_t)length > ep->short_max) ||
+                     (peer->super.am_tracer != NULL) || peer->armed)) {
+        return count ? uct_self_ep_am_short_checked(tl_ep, id, header,
+                                                    payload, length) :
+                       uct_self_ep_am_short_checked_uncounted(tl_ep, id,
+                                                              header,
+                                                              payload,
+                                                              length);
+    }
+
+    if (count) {
+        uct_iface_stat_am_tx(&uct_self_ep_iface(ep)->super, id,
+                             sizeof(header) + length);
+    }
+    if (length > 0) {
+        uct_self_am_short_payload(peer, id, header, payload, length, count);
+    } else if (count) {
+        buffer = header;
+        uct_iface_invoke_am(&peer->super, id, &buffer, sizeof(header), 0);
+    } else {
+        buffer = header;
+        uct_iface_invoke_am_uncounted(&peer->super, id, &buffer,
+                                      sizeof(header), 0);
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_self_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                  const void *payload, unsigned length)
+{
+    return uct_self_ep_am_short_fast(tl_ep, id, header, payload, length, 1);
 }
 
 ucs_status_t uct_self_ep_am_short_uncounted(uct_ep_h tl_ep, uint8_t id,
@@ -150,8 +236,7 @@ ucs_status_t uct_self_ep_am_short_uncounted(uct_ep_h tl_ep, uint8_t id,
                                             const void *payload,
                                             unsigned length)
 {
-    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
-                                       0);
+    return uct_self_ep_am_short_fast(tl_ep, id, header, payload, length, 0);
 }
 
 ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
@@ -587,6 +672,17 @@ void uct_self_ep_pending_purge(uct_ep_h ep,
  * Endpoints
  */
 
+/* ep->short_max for an endpoint of @a iface that delivers to @a peer */
+static int64_t uct_self_ep_short_max(const uct_self_iface_t *iface,
+                                     const uct_self_iface_t *peer)
+{
+    if ((peer->super.am_align_offset != 0) ||
+        (peer->super.am_alignment > UCT_SELF_FAST_ALIGN)) {
+        return -1;
+    }
+    return ucs_min(iface->seg_size, UCT_SELF_SMALL_MSG) - sizeof(uint64_t);
+}
+
 ucs_status_t uct_self_ep_create(const uct_ep_params_t *params,
                                        uct_ep_h *ep_p)
 {
@@ -630,8 +726,9 @@ ucs_status_t uct_self_ep_create(const uct_ep_params_t *params,
                   iface->seg_size);
         return UCS_ERR_UNREACHABLE;
     }
-    ep->peer    = peer;
-    ep->peer_id = id;
+    ep->peer      = peer;
+    ep->peer_id   = id;
+    ep->short_max = uct_self_ep_short_max(iface, peer);
     uct_base_ep_init(&ep->super, &iface->super);
     ucs_list_add_tail(&peer->peers, &ep->peer_list);
     pthread_mutex_unlock(&uct_self_lock);

@@ -241,7 +241,8 @@ static void uct_self_iface_close(uct_iface_h tl_iface)
     /* Endpoints of other ifaces that reach this one become unreachable */
     ucs_list_for_each_safe(ep, tmp, &iface->peers, peer_list) {
         ucs_list_del(&ep->peer_list);
-        ep->peer = NULL;
+        ep->short_max = -1;
+        ep->peer      = NULL;
     }
     pthread_mutex_unlock(&uct_self_lock);
 
