@@ -581,6 +581,180 @@ static unsigned long perf_run_events(const perf_run_t *run)
 }
 
 /*
+ * Loopback ping-pong, both sides in this process: one loop posts the
+ * ping, progresses until the responder has it, posts the pong and
+ * progresses until it is back, and reads the clock once per round trip.
+ * The same work as the step functions without their per-call dispatch,
+ * so an in-process transport measures itself and not the harness. The
+ * waits check for failures and for -T every PERF_CLOCK_CHECK_MASK + 1
+ * passes.
+ */
+static int perf_lat_wait(perf_ctx_t *ctx, perf_run_t *run, perf_run_t *other,
+                         unsigned long seq)
+{
+    uct_worker_h worker = run->side->worker;
+    uct_worker_h wother = other->side->worker;
+    perf_time_t t_wait  = 0;
+    unsigned long spins = 0;
+    perf_time_t limit;
+
+    for (;;) {
+        uct_worker_progress(worker);
+        if (perf_lat_arrived(run, seq)) {
+            return 0;
+        }
+        if (wother != worker) {
+            uct_worker_progress(wother);
+        }
+        if ((++spins & PERF_CLOCK_CHECK_MASK) != 0) {
+            continue;
+        }
+        if ((run->side->peer_status != UCS_OK) ||
+            (other->side->peer_status != UCS_OK)) {
+            ctx->phase = perf_run_phase(run);
+            perf_report_peer_failure(ctx, (run->side->peer_status != UCS_OK) ?
+                                     run->side->peer_status :
+                                     other->side->peer_status,
+                                     "the transport reported it");
+            return -1;
+        }
+        if (run->side->comp_status != UCS_OK) {
+            return perf_op_failed(run, "a completion",
+                                  run->side->comp_status);
+        }
+        limit = perf_time_from_sec(ctx->params.timeout);
+        if (t_wait == 0) {
+            t_wait = perf_time_now();
+        } else if ((ctx->params.timeout > 0) &&
+                   ((perf_time_now() - t_wait) > limit)) {
+            ctx->phase = perf_run_phase(run);
+            perf_report_no_progress(ctx);
+            return -1;
+        }
+    }
+}
+
+/* Posts message @a seq from @a run's side, progressing both sides while
+ * the transport has no resources */
+static int perf_lat_post(perf_ctx_t *ctx, perf_run_t *run, perf_run_t *other,
+                         unsigned long seq)
+{
+    int ret;
+
+    for (;;) {
+        ret = perf_lat_send(run, seq);
+        if (ret != 0) {
+            return (ret > 0) ? 0 : -1;
+        }
+        uct_worker_progress(run->side->worker);
+        if (other->side->worker != run->side->worker) {
+            uct_worker_progress(other->side->worker);
+        }
+        if ((run->side->peer_status != UCS_OK) ||
+            (other->side->peer_status != UCS_OK)) {
+            return perf_op_failed(run, "a send", UCS_ERR_NO_RESOURCE);
+        }
+    }
+}
+
+/* am_lat short: the calls made directly, the generic paths taken only
+ * when the transport has no resources, fails, or the message is not
+ * there yet */
+static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
+                                      perf_run_t *resp)
+{
+    perf_side_t *a       = init->side;
+    perf_side_t *b       = resp->side;
+    const void *a_buf    = perf_send_buf(init);
+    const void *b_buf    = perf_send_buf(resp);
+    unsigned length      = (unsigned)(init->size - sizeof(uint64_t));
+    unsigned long warmup = ctx->params.warmup;
+    perf_time_t *rtt     = init->rtt;
+    perf_time_t t0, t1;
+    unsigned long i;
+
+    ctx->phase = "warm-up";
+    t0         = perf_time_now();
+    for (i = 0; i < init->total; ++i) {
+        if (i == warmup) {
+            ctx->phase    = "measurement";
+            init->t_start = t0;
+        }
+        if ((uct_ep_am_short(a->ep, a->peer_am_id, i, a_buf, length) !=
+             UCS_OK) && (perf_lat_post(ctx, init, resp, i) != 0)) {
+            return -1;
+        }
+        if ((b->am_rx <= i) && (perf_lat_wait(ctx, resp, init, i) != 0)) {
+            return -1;
+        }
+        if ((uct_ep_am_short(b->ep, b->peer_am_id, i, b_buf, length) !=
+             UCS_OK) && (perf_lat_post(ctx, resp, init, i) != 0)) {
+            return -1;
+        }
+        if ((a->am_rx <= i) && (perf_lat_wait(ctx, init, resp, i) != 0)) {
+            return -1;
+        }
+        t1 = perf_time_now();
+        if (i >= warmup) {
+            rtt[i - warmup] = t1 - t0;
+        }
+        t0 = t1;
+    }
+    init->t_end = t0;
+    return 0;
+}
+
+static int perf_lat_loopback(perf_ctx_t *ctx, perf_run_t *init,
+                             perf_run_t *resp)
+{
+    int one_sided = (perf_tests[ctx->params.test].op == PERF_OP_GET);
+    unsigned long warmup = ctx->params.warmup;
+    perf_time_t t0, t1;
+    unsigned long i;
+
+    if ((perf_tests[ctx->params.test].op == PERF_OP_AM) &&
+        (ctx->params.mode == PERF_MODE_SHORT)) {
+        if (perf_lat_loopback_am_short(ctx, init, resp) != 0) {
+            return -1;
+        }
+        goto out;
+    }
+
+    ctx->phase = "warm-up";
+    t0         = perf_time_now();
+    for (i = 0; i < init->total; ++i) {
+        if (i == warmup) {
+            ctx->phase    = "measurement";
+            init->t_start = t0;
+        }
+        if (perf_lat_post(ctx, init, resp, i) != 0) {
+            return -1;
+        }
+        if (!one_sided) {
+            if ((perf_lat_wait(ctx, resp, init, i) != 0) ||
+                (perf_lat_post(ctx, resp, init, i) != 0)) {
+                return -1;
+            }
+        }
+        if (perf_lat_wait(ctx, init, resp, i) != 0) {
+            return -1;
+        }
+        t1 = perf_time_now();
+        if (i >= warmup) {
+            init->rtt[i - warmup] = t1 - t0;
+        }
+        t0 = t1;
+    }
+    init->t_end   = t0;
+
+out:
+    init->posted  = init->received = init->total;
+    resp->posted  = resp->received = init->total;
+    init->done    = resp->done = 1;
+    return 0;
+}
+
+/*
  * Steps every local side until all are done. Ends with the run failed
  * (reported) when a side's endpoint fails, the out-of-band socket
  * closes, or nothing happens for -T seconds. Reads the clock only every
@@ -685,7 +859,11 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
         goto out;
     }
 
-    if (perf_run_loop(ctx, runs, initiator) != 0) {
+    if ((ctx->num_sides == 2) && perf_tests[ctx->params.test].is_latency) {
+        if (perf_lat_loopback(ctx, &runs[0], &runs[1]) != 0) {
+            goto out;
+        }
+    } else if (perf_run_loop(ctx, runs, initiator) != 0) {
         goto out;
     }
 
