@@ -849,7 +849,9 @@ sweep_high="128k,512k,2m,4m"
 # sweep_csv IMPL TL SERIES LOG: appends the rows of a uct_perftest CSV
 # log as "impl,series,size,latency_usec,msg_per_sec,mib_per_sec"
 sweep_csv() {
-    awk -F, -v i="$1" -v s="$3" '$1 != "test" && NF >= 8 {
+    local label=openuct
+    [ "$1" = ucx ] && label="UCX ${ucx_version:-}"
+    awk -F, -v i="$label" -v s="$3" '$1 != "test" && NF >= 8 {
         print i "," s "," $3 "," $5 "," $8 "," $7 }' "$4" >>"$csv"
 }
 
@@ -894,7 +896,7 @@ sweep_tcp() {
         run_client "$log" sockperf ping-pong --tcp -i 127.0.0.1 \
             -p "$server_port" -m "$m" -t 1 --nonblocked
         n=$(client_output "$log" | awk '/percentile 50\.000 =/ { print $NF; exit }')
-        [ -n "$n" ] && echo "sockperf,latency,$s,$n,," >>"$csv"
+        [ -n "$n" ] && echo "sockperf,ping-pong,$s,$n,," >>"$csv"
         log=$work/sweep-sockperf-tp-$m.log
         run_client "$log" sockperf throughput --tcp -i 127.0.0.1 \
             -p "$server_port" -m "$m" -t 1
@@ -930,71 +932,17 @@ sweep_self() {
     if [ -x "$floor" ]; then
         note "sweep: self, memcpy"
         run_client "$work/sweep-memcpy.log" "$floor" -s "${sweep_all}"
-        awk -F, 'NR > 1 { print "memcpy,memcpy," $1 "," $2 "," $3 "," $4 }' \
+        awk -F, 'NR > 1 { print "memcpy,copy," $1 "," $2 "," $3 "," $4 }' \
             "$work/sweep-memcpy.log" >>"$csv"
     else
         note "sweep: no $floor; the self curves have no floor"
     fi
 }
 
-# sweep_plot TL TITLE FLOOR_LAT FLOOR_RATE: one PNG, three panels
+# sweep_plot TL TITLE: TL's CSV drawn to TL.png
 sweep_plot() {
-    local tl=$1 title=$2 flat=$3 frate=$4 d=$out_dir/data
-    local png=$out_dir/$tl.png
-    local series impl t plots_lat="" plots_rate="" plots_bw="" f label
-    mkdir -p "$d"
-    # one data file per curve: size latency rate bandwidth
-    while IFS=, read -r impl t _; do
-        f=$d/$tl-$impl-$t.dat
-        awk -F, -v i="$impl" -v t="$t" '$1 == i && $2 == t {
-            print $3, ($4 == "" ? "NaN" : $4), ($5 == "" ? "NaN" : $5),
-                  ($6 == "" ? "NaN" : $6) }' "$csv" | sort -n >"$f"
-    done < <(tail -n +2 "$csv" | cut -d, -f1,2 | sort -u)
-
-    for f in "$d/$tl"-*.dat; do
-        [ -s "$f" ] || continue
-        series=${f##*/$tl-}
-        series=${series%.dat}
-        case $series in
-        oct-*) label="openuct ${series#oct-}" ;;
-        ucx-*) label="UCX ${ucx_version:-} ${series#ucx-}" ;;
-        *) label="${series//-/ } (floor)" ;;
-        esac
-        case $series in
-        *-"$flat"|oct-*_lat|ucx-*_lat)
-            plots_lat+="${plots_lat:+, }'$f' using 1:2 with linespoints title '$label'" ;;
-        esac
-        case $series in
-        *-"$frate"|oct-*_bw|ucx-*_bw)
-            plots_rate+="${plots_rate:+, }'$f' using 1:3 with linespoints title '$label'"
-            plots_bw+="${plots_bw:+, }'$f' using 1:4 with linespoints title '$label'" ;;
-        esac
-    done
-    gnuplot <<GP || { note "gnuplot failed for $png"; return 1; }
-set terminal pngcairo size 1800,560 font ",10" noenhanced
-set output '$png'
-set multiplot layout 1,3 title "$title"
-set logscale x 2
-set logscale y 10
-set xtics ("8" 8, "32" 32, "128" 128, "512" 512, "2K" 2048, "8K" 8192, \
-           "32K" 32768, "128K" 131072, "512K" 524288, "2M" 2097152, \
-           "4M" 4194304)
-set xlabel "message size [bytes]"
-set key top left font ",8"
-set grid
-set title "latency (p50; ping-pong: half a round trip)"
-set ylabel "usec"
-set format y "%g"
-plot $plots_lat
-set title "message rate"
-set ylabel "messages/s"
-plot $plots_rate
-set title "bandwidth"
-set ylabel "MiB/s"
-plot $plots_bw
-unset multiplot
-GP
-    note "wrote $png"
+    "$top/contrib/bench/plot_curves.sh" "$csv" "$out_dir/$1.png" "$2" ||
+        note "no curves for $1"
 }
 
 sweep_main() {
@@ -1005,13 +953,13 @@ sweep_main() {
         csv=$out_dir/tcp.csv
         echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
         sweep_tcp
-        sweep_plot tcp "tcp over loopback: openuct, UCX ${ucx_version:-}, sockperf ($(nproc) CPUs, $(date +%F))" latency throughput
+        sweep_plot tcp "tcp over loopback: openuct, UCX ${ucx_version:-}, sockperf ($(nproc) CPUs, $(date +%F))"
     fi
     if [ $do_self -eq 1 ]; then
         csv=$out_dir/self.csv
         echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
         sweep_self
-        sweep_plot self "self (in-process): openuct, UCX ${ucx_version:-}, memcpy ($(nproc) CPUs, $(date +%F))" memcpy memcpy
+        sweep_plot self "self (in-process): openuct, UCX ${ucx_version:-}, memcpy ($(nproc) CPUs, $(date +%F))"
     fi
     note "CSV and PNG files in $out_dir"
 }
