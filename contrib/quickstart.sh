@@ -100,6 +100,9 @@ test)
     tl=$(best_transport "$builds/release")
     timeout 60 "$builds/release/examples/uct_hello_world" $tl
 
+    step "uct_perftest and uct_hello_world built against UCX 1.13 too"
+    "$top/contrib/bench/check-ucx.sh" "$builds/release"
+
     step "benchmark: active message dispatch cost (self)"
     taskset -c 1 "$builds/release/test/bench/am_dispatch_bench" -n 5000000
 
