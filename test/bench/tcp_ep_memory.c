@@ -23,7 +23,12 @@
  * process holds from the system (arena + hblkhd: in use, plus freed
  * memory glibc did not give back) is printed beside the last figure.
  *
- * Usage: tcp_ep_memory [-n EPS] [-d DEV]
+ * With -t self (device memory) the same is measured for the self
+ * transport, whose endpoints have no server side; the targets are tcp's
+ * and are checked for tcp only. The last line, "ep-memory: ...", is the
+ * summary test/bench/ep_memory_table.sh collects.
+ *
+ * Usage: tcp_ep_memory [-t TL] [-n EPS] [-d DEV]
  */
 #define _GNU_SOURCE
 
@@ -59,6 +64,7 @@ typedef struct {
 } mem_iface_t;
 
 typedef struct {
+    const char          *tl_name;
     const char          *dev_name;
     unsigned            num_eps;
     ucs_async_context_t *async;
@@ -144,11 +150,11 @@ static int mem_md_open(mem_ctx_t *ctx)
 {
     ucs_status_t status;
 
-    status = test_uct_md_find("tcp", ctx->dev_name, &ctx->md, NULL);
+    status = test_uct_md_find(ctx->tl_name, ctx->dev_name, &ctx->md, NULL);
     if (status == UCS_ERR_NO_DEVICE) {
-        fprintf(stderr, "tcp_ep_memory: transport tcp on device %s not "
-                "found (is libuct_tcp.so built? uct_info -d lists the "
-                "devices)\n", ctx->dev_name);
+        fprintf(stderr, "tcp_ep_memory: transport %s on device %s not "
+                "found (is it built? uct_info -d lists the devices)\n",
+                ctx->tl_name, ctx->dev_name);
         return -1;
     } else if (status != UCS_OK) {
         return mem_fail("uct_query_components", status);
@@ -162,7 +168,8 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = uct_md_iface_config_read(ctx->md, "tcp", NULL, NULL, &config);
+    status = uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL,
+                                      &config);
     if (status != UCS_OK) {
         return mem_fail("uct_md_iface_config_read", status);
     }
@@ -171,7 +178,7 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
                                   UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "tcp";
+    params.mode.device.tl_name  = ctx->tl_name;
     params.mode.device.dev_name = ctx->dev_name;
 
     status = uct_iface_open(ctx->md, ctx->worker, &params, config,
@@ -188,8 +195,9 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     }
     if (!(mi->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
         !(mi->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
-        fprintf(stderr, "tcp_ep_memory: tcp/%s cannot connect to an "
-                "interface or lacks am_short\n", ctx->dev_name);
+        fprintf(stderr, "tcp_ep_memory: %s/%s cannot connect to an "
+                "interface or lacks am_short\n", ctx->tl_name,
+                ctx->dev_name);
         return -1;
     }
 
@@ -424,6 +432,7 @@ static void mem_report(const char *what, double value, double target,
 static int mem_run(mem_ctx_t *ctx)
 {
     mem_sample_t first, second;
+    double client, server;
     uct_ep_h warmup = NULL;
     unsigned n      = ctx->num_eps;
 
@@ -447,7 +456,7 @@ static int mem_run(mem_ctx_t *ctx)
     }
 
     printf("heap in use (mallinfo2 uordblks+hblkhd, bytes), %u idle "
-           "connections on tcp/%s:\n", n, ctx->dev_name);
+           "connections on %s/%s:\n", n, ctx->tl_name, ctx->dev_name);
     printf("  %-6s %10s %10s %10s %10s %10s  %6s %6s %6s %6s %6s\n",
            "round", "base", "idle", "cl-gone", "end", "released", "conn",
            "client", "server", "left", "kept");
@@ -463,28 +472,36 @@ static int mem_run(mem_ctx_t *ctx)
     printf("heap held from the system (arena+hblkhd): %zu before the first "
            "round, %zu after it idled, %zu after the second\n",
            first.base_held, first.released_held, second.released_held);
-    printf("tcp idle connection memory (client ep + server side, second "
-           "round): %.0f bytes/ep\n", mem_per_ep(second.idle, second.base, n));
-    mem_report("tcp idle ep memory, client side",
-               mem_per_ep(second.idle, second.client_gone, n),
-               MEM_TARGET_BYTES, "bytes/ep");
-    mem_report("tcp idle ep memory, server side",
-               mem_per_ep(second.client_gone, second.end, n),
-               MEM_TARGET_BYTES, "bytes/ep");
-    mem_report("heap kept after the idle deadline (first round)",
-               (double)first.released - (double)first.base,
-               MEM_RELEASE_SLACK, "bytes");
-    mem_report("heap kept after the idle deadline (second round)",
-               (double)second.released - (double)second.base,
-               MEM_RELEASE_SLACK, "bytes");
+    client = mem_per_ep(second.idle, second.client_gone, n);
+    server = mem_per_ep(second.client_gone, second.end, n);
+    printf("%s idle connection memory (client ep + server side, second "
+           "round): %.0f bytes/ep\n", ctx->tl_name,
+           mem_per_ep(second.idle, second.base, n));
+    if (!strcmp(ctx->tl_name, "tcp")) {
+        mem_report("tcp idle ep memory, client side", client,
+                   MEM_TARGET_BYTES, "bytes/ep");
+        mem_report("tcp idle ep memory, server side", server,
+                   MEM_TARGET_BYTES, "bytes/ep");
+        mem_report("heap kept after the idle deadline (first round)",
+                   (double)first.released - (double)first.base,
+                   MEM_RELEASE_SLACK, "bytes");
+        mem_report("heap kept after the idle deadline (second round)",
+                   (double)second.released - (double)second.base,
+                   MEM_RELEASE_SLACK, "bytes");
+    }
+    printf("ep-memory: tl=%s eps=%u client=%.0f server=%.0f "
+           "kept_first=%.0f kept_second=%.0f\n", ctx->tl_name, n, client,
+           server, (double)first.released - (double)first.base,
+           (double)second.released - (double)second.base);
     return 0;
 }
 
 static void mem_usage(void)
 {
-    printf("usage: tcp_ep_memory [-n EPS] [-d DEV]\n"
+    printf("usage: tcp_ep_memory [-t TL] [-n EPS] [-d DEV]\n"
+           "  -t TL    tcp (default) or self\n"
            "  -n EPS   idle endpoints to measure (default %d)\n"
-           "  -d DEV   loopback device (default lo)\n",
+           "  -d DEV   device (default lo for tcp, memory for self)\n",
            MEM_DEFAULT_EPS);
 }
 
@@ -496,11 +513,15 @@ int main(int argc, char **argv)
     int c, ret = 1;
 
     memset(&ctx, 0, sizeof(ctx));
-    ctx.dev_name = "lo";
+    ctx.tl_name  = "tcp";
+    ctx.dev_name = NULL;
     ctx.num_eps  = MEM_DEFAULT_EPS;
 
-    while ((c = getopt(argc, argv, "n:d:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:d:h")) != -1) {
         switch (c) {
+        case 't':
+            ctx.tl_name = optarg;
+            break;
         case 'n':
             ctx.num_eps = strtoul(optarg, &end, 10);
             if ((*end != '\0') || (ctx.num_eps == 0)) {
@@ -521,6 +542,9 @@ int main(int argc, char **argv)
         }
     }
 
+    if (ctx.dev_name == NULL) {
+        ctx.dev_name = strcmp(ctx.tl_name, "self") ? "lo" : "memory";
+    }
     mem_raise_fd_limit(&ctx);
     ctx.eps = calloc(ctx.num_eps, sizeof(*ctx.eps));
     if (ctx.eps == NULL) {
