@@ -155,8 +155,12 @@ static int uct_tcp_ep_ext_is_idle(const uct_tcp_ep_t *ep)
 {
     const uct_tcp_ep_ext_t *ext = ep->ext;
 
-    return ((ep->state == UCT_TCP_EP_CONNECTED) ||
-            (ep->state == UCT_TCP_EP_FAILED)) &&
+    if (ep->state == UCT_TCP_EP_FAILED) {
+        /* what was outstanding completed with the failure */
+        return ucs_list_is_empty(&ext->get_list) &&
+               ucs_list_is_empty(&ext->flush_list);
+    }
+    return (ep->state == UCT_TCP_EP_CONNECTED) &&
            ucs_list_is_empty(&ext->get_list) &&
            ucs_list_is_empty(&ext->flush_list) &&
            (ext->acks_received == ext->ack_reqs_sent) &&
