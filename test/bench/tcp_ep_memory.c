@@ -6,19 +6,29 @@
  * of them: every connection is then established and idle.
  *
  * Heap in use is glibc's mallinfo2() uordblks + hblkhd (kernel socket
- * buffers are not counted). It is read at four points:
+ * buffers are not counted). It is read at five points:
  *   base      interfaces open, one warm-up connection made and torn down
- *   idle      N connections established and idle
+ *   idle      N connections established (handshakes answered) and idle
  *   client-   after destroying the N client endpoints, before the server
  *   destroyed side has seen the closes (nothing progressed in between)
  *   end       after progressing until the server side let go too
+ *   released  after progressing past the interfaces' idle deadline
+ *             (MEM_IDLE_DEADLINE_SEC), when idle pool chunks go back
  * idle - client-destroyed is what the client endpoints held;
  * client-destroyed - end is what the server side kept per accepted
- * connection; end - base is what stayed behind (pool growth, or a leak).
+ * connection; end - base is what stayed behind (pool growth, or a leak);
+ * released - base is what stays once the interfaces idled.
  * The whole round runs twice: growth that repeats in the second round is
- * lost memory, growth that does not is kept for reuse.
+ * lost memory, growth that does not is kept for reuse. The heap the
+ * process holds from the system (arena + hblkhd: in use, plus freed
+ * memory glibc did not give back) is printed beside the last figure.
  *
- * Usage: tcp_ep_memory [-n EPS] [-d DEV]
+ * With -t self (device memory) the same is measured for the self
+ * transport, whose endpoints have no server side; the targets are tcp's
+ * and are checked for tcp only. The last line, "ep-memory: ...", is the
+ * summary test/bench/ep_memory_table.sh collects.
+ *
+ * Usage: tcp_ep_memory [-t TL] [-n EPS] [-d DEV]
  */
 #define _GNU_SOURCE
 
@@ -35,7 +45,11 @@
 #include <time.h>
 
 #define MEM_DEFAULT_EPS     1000
-#define MEM_TARGET_BYTES    2048  /* per idle endpoint */
+#define MEM_TARGET_BYTES    160   /* per idle endpoint, each side */
+#define MEM_RELEASE_SLACK   (64 * 1024) /* kept after the idle deadline */
+/* The tcp interface's housekeeping period (UCT_TCP_HOUSEKEEPING_SEC)
+ * plus a margin for the pass that notices it */
+#define MEM_IDLE_DEADLINE_SEC 1.2
 #define MEM_BATCH           64    /* connects in flight at once */
 #define MEM_AM_ID           5
 #define MEM_FDS_RESERVED    64    /* descriptors left for everything else */
@@ -50,6 +64,7 @@ typedef struct {
 } mem_iface_t;
 
 typedef struct {
+    const char          *tl_name;
     const char          *dev_name;
     unsigned            num_eps;
     ucs_async_context_t *async;
@@ -74,6 +89,14 @@ static size_t mem_heap_in_use(void)
     struct mallinfo2 mi = mallinfo2();
 
     return mi.uordblks + mi.hblkhd;
+}
+
+/* What the heap holds from the system: in use or not */
+static size_t mem_heap_held(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+
+    return mi.arena + mi.hblkhd;
 }
 
 static int mem_fail(const char *what, ucs_status_t status)
@@ -127,11 +150,11 @@ static int mem_md_open(mem_ctx_t *ctx)
 {
     ucs_status_t status;
 
-    status = test_uct_md_find("tcp", ctx->dev_name, &ctx->md, NULL);
+    status = test_uct_md_find(ctx->tl_name, ctx->dev_name, &ctx->md, NULL);
     if (status == UCS_ERR_NO_DEVICE) {
-        fprintf(stderr, "tcp_ep_memory: transport tcp on device %s not "
-                "found (is libuct_tcp.so built? uct_info -d lists the "
-                "devices)\n", ctx->dev_name);
+        fprintf(stderr, "tcp_ep_memory: transport %s on device %s not "
+                "found (is it built? uct_info -d lists the devices)\n",
+                ctx->tl_name, ctx->dev_name);
         return -1;
     } else if (status != UCS_OK) {
         return mem_fail("uct_query_components", status);
@@ -145,7 +168,8 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = uct_md_iface_config_read(ctx->md, "tcp", NULL, NULL, &config);
+    status = uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL,
+                                      &config);
     if (status != UCS_OK) {
         return mem_fail("uct_md_iface_config_read", status);
     }
@@ -154,7 +178,7 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
                                   UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "tcp";
+    params.mode.device.tl_name  = ctx->tl_name;
     params.mode.device.dev_name = ctx->dev_name;
 
     status = uct_iface_open(ctx->md, ctx->worker, &params, config,
@@ -171,8 +195,9 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     }
     if (!(mi->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
         !(mi->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
-        fprintf(stderr, "tcp_ep_memory: tcp/%s cannot connect to an "
-                "interface or lacks am_short\n", ctx->dev_name);
+        fprintf(stderr, "tcp_ep_memory: %s/%s cannot connect to an "
+                "interface or lacks am_short\n", ctx->tl_name,
+                ctx->dev_name);
         return -1;
     }
 
@@ -297,9 +322,9 @@ static int mem_flush(mem_ctx_t *ctx)
     return 0;
 }
 
-static void mem_settle(mem_ctx_t *ctx)
+static void mem_progress_for(mem_ctx_t *ctx, double seconds)
 {
-    double deadline = mem_now() + MEM_SETTLE_SEC;
+    double deadline = mem_now() + seconds;
 
     while (mem_now() < deadline) {
         uct_worker_progress(ctx->worker);
@@ -355,38 +380,59 @@ typedef struct {
     size_t idle;
     size_t client_gone;
     size_t end;
+    size_t released;
+    size_t base_held;
+    size_t released_held;
 } mem_sample_t;
 
 static int mem_round(mem_ctx_t *ctx, mem_sample_t *sample)
 {
     unsigned n = ctx->num_eps;
 
-    sample->base = mem_heap_in_use();
+    sample->base      = mem_heap_in_use();
+    sample->base_held = mem_heap_held();
     if (mem_connect(ctx, ctx->eps, n) != 0) {
         return -1;
     }
+    /* the last connections' handshake replies may still be on the way */
+    mem_progress_for(ctx, MEM_SETTLE_SEC);
     sample->idle = mem_heap_in_use();
     mem_destroy_eps(ctx->eps, n);
     sample->client_gone = mem_heap_in_use();
-    mem_settle(ctx);
+    mem_progress_for(ctx, MEM_SETTLE_SEC);
     sample->end = mem_heap_in_use();
+    mem_progress_for(ctx, MEM_IDLE_DEADLINE_SEC);
+    sample->released      = mem_heap_in_use();
+    sample->released_held = mem_heap_held();
     return 0;
 }
 
 static void mem_print_round(const char *name, const mem_sample_t *s,
                             unsigned n)
 {
-    printf("  %-6s %12zu %12zu %12zu %12zu   %+7.0f %7.0f %7.0f %+7.0f\n",
-           name, s->base, s->idle, s->client_gone, s->end,
+    printf("  %-6s %10zu %10zu %10zu %10zu %10zu  %+6.0f %6.0f %6.0f "
+           "%+6.0f %+6.0f\n",
+           name, s->base, s->idle, s->client_gone, s->end, s->released,
            mem_per_ep(s->idle, s->base, n),
            mem_per_ep(s->idle, s->client_gone, n),
            mem_per_ep(s->client_gone, s->end, n),
-           mem_per_ep(s->end, s->base, n));
+           mem_per_ep(s->end, s->base, n),
+           mem_per_ep(s->released, s->base, n));
+}
+
+/* One figure against its target: the ratio and PASS or FAIL */
+static void mem_report(const char *what, double value, double target,
+                       const char *unit)
+{
+    printf("%s: %.0f %s (target <= %.0f, ratio %.2f) %s\n", what, value,
+           unit, target, value / target,
+           (value <= target) ? "PASS" : "FAIL");
 }
 
 static int mem_run(mem_ctx_t *ctx)
 {
     mem_sample_t first, second;
+    double client, server;
     uct_ep_h warmup = NULL;
     unsigned n      = ctx->num_eps;
 
@@ -396,7 +442,7 @@ static int mem_run(mem_ctx_t *ctx)
         return -1;
     }
     mem_destroy_eps(&warmup, 1);
-    mem_settle(ctx);
+    mem_progress_for(ctx, MEM_SETTLE_SEC);
 
     /* The second round shows whether what the first left behind is kept
      * for reuse (pools: no new growth) or lost (grows again) */
@@ -410,29 +456,52 @@ static int mem_run(mem_ctx_t *ctx)
     }
 
     printf("heap in use (mallinfo2 uordblks+hblkhd, bytes), %u idle "
-           "connections on tcp/%s:\n", n, ctx->dev_name);
-    printf("  %-6s %12s %12s %12s %12s   %7s %7s %7s %7s\n", "round",
-           "base", "idle", "client-gone", "end", "conn/ep", "client",
-           "server", "left");
+           "connections on %s/%s:\n", n, ctx->tl_name, ctx->dev_name);
+    printf("  %-6s %10s %10s %10s %10s %10s  %6s %6s %6s %6s %6s\n",
+           "round", "base", "idle", "cl-gone", "end", "released", "conn",
+           "client", "server", "left", "kept");
     mem_print_round("first", &first, n);
     mem_print_round("second", &second, n);
-    printf("  client-gone: client eps destroyed, server side not yet "
-           "progressed; end: it let go\n"
-           "  per ep: conn = idle-base, client = idle-client-gone, "
-           "server = client-gone-end,\n"
-           "          left = end-base\n");
-    printf("tcp idle connection memory (client ep + server side, second "
-           "round): %.0f bytes/ep\n", mem_per_ep(second.idle, second.base, n));
-    printf("tcp idle ep memory: %.0f bytes/ep (target <= %d)\n",
-           mem_per_ep(second.idle, second.client_gone, n), MEM_TARGET_BYTES);
+    printf("  cl-gone: client eps destroyed, server side not yet "
+           "progressed; end: it let go;\n"
+           "  released: %.1f s of idle progress later (pool housekeeping)\n"
+           "  per ep: conn = idle-base, client = idle-cl-gone, "
+           "server = cl-gone-end,\n"
+           "          left = end-base, kept = released-base\n",
+           MEM_IDLE_DEADLINE_SEC);
+    printf("heap held from the system (arena+hblkhd): %zu before the first "
+           "round, %zu after it idled, %zu after the second\n",
+           first.base_held, first.released_held, second.released_held);
+    client = mem_per_ep(second.idle, second.client_gone, n);
+    server = mem_per_ep(second.client_gone, second.end, n);
+    printf("%s idle connection memory (client ep + server side, second "
+           "round): %.0f bytes/ep\n", ctx->tl_name,
+           mem_per_ep(second.idle, second.base, n));
+    if (!strcmp(ctx->tl_name, "tcp")) {
+        mem_report("tcp idle ep memory, client side", client,
+                   MEM_TARGET_BYTES, "bytes/ep");
+        mem_report("tcp idle ep memory, server side", server,
+                   MEM_TARGET_BYTES, "bytes/ep");
+        mem_report("heap kept after the idle deadline (first round)",
+                   (double)first.released - (double)first.base,
+                   MEM_RELEASE_SLACK, "bytes");
+        mem_report("heap kept after the idle deadline (second round)",
+                   (double)second.released - (double)second.base,
+                   MEM_RELEASE_SLACK, "bytes");
+    }
+    printf("ep-memory: tl=%s eps=%u client=%.0f server=%.0f "
+           "kept_first=%.0f kept_second=%.0f\n", ctx->tl_name, n, client,
+           server, (double)first.released - (double)first.base,
+           (double)second.released - (double)second.base);
     return 0;
 }
 
 static void mem_usage(void)
 {
-    printf("usage: tcp_ep_memory [-n EPS] [-d DEV]\n"
+    printf("usage: tcp_ep_memory [-t TL] [-n EPS] [-d DEV]\n"
+           "  -t TL    tcp (default) or self\n"
            "  -n EPS   idle endpoints to measure (default %d)\n"
-           "  -d DEV   loopback device (default lo)\n",
+           "  -d DEV   device (default lo for tcp, memory for self)\n",
            MEM_DEFAULT_EPS);
 }
 
@@ -444,11 +513,15 @@ int main(int argc, char **argv)
     int c, ret = 1;
 
     memset(&ctx, 0, sizeof(ctx));
-    ctx.dev_name = "lo";
+    ctx.tl_name  = "tcp";
+    ctx.dev_name = NULL;
     ctx.num_eps  = MEM_DEFAULT_EPS;
 
-    while ((c = getopt(argc, argv, "n:d:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:d:h")) != -1) {
         switch (c) {
+        case 't':
+            ctx.tl_name = optarg;
+            break;
         case 'n':
             ctx.num_eps = strtoul(optarg, &end, 10);
             if ((*end != '\0') || (ctx.num_eps == 0)) {
@@ -469,6 +542,9 @@ int main(int argc, char **argv)
         }
     }
 
+    if (ctx.dev_name == NULL) {
+        ctx.dev_name = strcmp(ctx.tl_name, "self") ? "lo" : "memory";
+    }
     mem_raise_fd_limit(&ctx);
     ctx.eps = calloc(ctx.num_eps, sizeof(*ctx.eps));
     if (ctx.eps == NULL) {

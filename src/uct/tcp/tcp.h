@@ -240,6 +240,7 @@ typedef struct uct_tcp_iface {
     ucs_list_link_t       retry_list;    /* eps waiting to reconnect */
     ucs_list_link_t       free_list;     /* eps freed during progress */
     ucs_list_link_t       defer_list;    /* eps holding small writes */
+    ucs_list_link_t       ext_list;      /* uct_tcp_ep_ext_t in use */
     int                   in_progress;
     struct uct_tcp_ep     *hot_ep;       /* last ep that received data */
     unsigned              poll_count;
@@ -347,42 +348,57 @@ enum {
     UCT_TCP_RX_LAST
 };
 
+/*
+ * State an endpoint needs only now and then: while it connects, while
+ * GETs, flushes or acknowledgements are outstanding, and while a large
+ * PUT is streamed into memory. Allocated on first use (uct_tcp_ep_ext_get)
+ * and freed by the iface housekeeping once the ep is idle again, so an
+ * idle connected ep carries none of it.
+ */
+typedef struct uct_tcp_ep_ext {
+    ucs_list_link_t       list;          /* in iface->ext_list */
+    struct uct_tcp_ep     *ep;
+    ucs_list_link_t       get_list;      /* uct_tcp_get_op_t, in order */
+    ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
+    uint32_t              get_budget;    /* replies our outstanding GETs
+                                            cost the peer */
+    uint32_t              ack_reqs_sent;
+    uint32_t              acks_received;
+    uint32_t              peer_id;       /* CONNECT_TO_EP peer */
+    uint32_t              peer_cookie;
+    uint32_t              conn_retries;
+    ucs_time_t            conn_deadline; /* no connect retry after it */
+    char                  *rx_stream_dest; /* PUT target; NULL: the data
+                                              of a refused PUT, dropped */
+    uint64_t              rx_stream_key;   /* PUT: checked per chunk */
+    uct_tcp_sockaddr_t    peer_addr;     /* peer being connected to */
+} uct_tcp_ep_ext_t;
+
+/* Kept to 152 bytes (a 160-byte heap block): what is not needed by an
+ * idle connected ep lives in uct_tcp_ep_ext_t. */
 typedef struct uct_tcp_ep {
     uct_base_ep_t         super;
     uint8_t               state;         /* uct_tcp_ep_state_t */
     uint8_t               rx_phase;      /* UCT_TCP_RX_* */
     uint16_t              flags;         /* UCT_TCP_EP_FLAG_* */
     uint8_t               rx_stream_id;  /* PUT/GET_RESP being streamed */
-    uint8_t               conn_retries;
     int8_t                err_status;    /* FAILED: what sends return */
+    uint8_t               events;        /* registered with the event set */
+    uint8_t               tx_ops;        /* zero-copy sends queued */
     int                   fd;
-    uint32_t              events;        /* registered with the event set */
     uint32_t              tx_queued;     /* bytes in send buffers */
-    uint32_t              tx_ops;        /* zero-copy sends queued */
     uint32_t              id;            /* slot in iface->ep_ids */
     uint32_t              cookie;
-    uint32_t              peer_id;       /* CONNECT_TO_EP peer */
-    uint32_t              peer_cookie;
-    uint32_t              get_budget;    /* replies our outstanding GETs
-                                            cost the peer */
-    uint32_t              ack_reqs_sent;
-    uint32_t              acks_received;
     uint64_t              rx_stream_left;
-    char                  *rx_stream_dest; /* PUT target; NULL: the data
-                                              of a refused PUT, dropped */
-    uint64_t              rx_stream_key;   /* PUT: checked per chunk */
     ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt;
                                             ACCEPTED: handshake deadline;
                                             RX_STOPPED: drop deadline;
                                             DEFERRED: oldest held write */
     ucs_time_t            last_write;    /* for coalescing */
-    ucs_time_t            conn_deadline; /* no connect retry after it */
-    uct_tcp_sockaddr_t    peer_addr;     /* connected or accepted peer */
     uct_tcp_rx_t          *rx;           /* NULL when nothing is partial */
+    uct_tcp_ep_ext_t      *ext;          /* NULL when idle */
     ucs_list_link_t       tx_list;       /* uct_tcp_tx_t */
     uct_pending_group_t   pending;       /* on iface->arbiter */
-    ucs_list_link_t       get_list;      /* uct_tcp_get_op_t, in order */
-    ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
     ucs_list_link_t       list;          /* in iface->ep_list */
     ucs_list_link_t       retry_list;    /* in iface->retry_list, or
                                             iface->defer_list */
@@ -447,6 +463,9 @@ void uct_tcp_ep_destroy(uct_ep_h tl_ep);
 /* An internal ep for a socket accepted on the listening socket. */
 ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
                                const uct_tcp_sockaddr_t *peer);
+/* Frees the side state (uct_tcp_ep_ext_t) of the eps that no longer
+ * need it (housekeeping). */
+void uct_tcp_iface_release_idle_ext(uct_tcp_iface_t *iface);
 /* Frees an ep and its socket, cancelling what is outstanding. */
 void uct_tcp_ep_free(uct_tcp_ep_t *ep);
 /* Reads the socket of a connected ep once and handles what came;

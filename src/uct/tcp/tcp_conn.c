@@ -67,8 +67,8 @@ static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
         memcpy(hs.listen_addr, &iface->listen_addr.in.sin_addr, 4);
     }
     if (conn_type == UCT_TCP_CONN_TO_EP) {
-        hs.dst_ep_id     = ep->peer_id;
-        hs.dst_ep_cookie = ep->peer_cookie;
+        hs.dst_ep_id     = ep->ext->peer_id;
+        hs.dst_ep_cookie = ep->ext->peer_cookie;
         hs.src_ep_id     = ep->id;
         hs.src_ep_cookie = ep->cookie;
     }
@@ -95,19 +95,20 @@ static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     ucs_status_t status    = uct_tcp_errno_status(err);
     ucs_time_t now         = ucs_get_time();
+    uct_tcp_ep_ext_t *ext  = ep->ext; /* kept while connecting */
     char str[UCS_SOCKADDR_STRING_LEN];
 
     uct_tcp_ep_close_socket(ep);
     if (((err == ECONNREFUSED) || (err == ETIMEDOUT) ||
          (err == EHOSTUNREACH)) &&
-        (ep->conn_retries < iface->config.max_conn_retries) &&
-        (now < ep->conn_deadline)) {
+        (ext->conn_retries < iface->config.max_conn_retries) &&
+        (now < ext->conn_deadline)) {
         ucs_debug("tcp ep %p: connect to %s failed (%s), retry %u of %u",
                   (void*)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
-                  strerror(err), ep->conn_retries + 1,
+                  strerror(err), ext->conn_retries + 1,
                   iface->config.max_conn_retries);
-        ep->retry_time = now + uct_tcp_ep_retry_delay(ep->conn_retries);
-        ++ep->conn_retries;
+        ep->retry_time = now + uct_tcp_ep_retry_delay(ext->conn_retries);
+        ++ext->conn_retries;
         uct_iface_stat_conn_retry(&iface->super);
         ep->state = UCT_TCP_EP_RETRY_WAIT;
         ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
@@ -116,7 +117,7 @@ static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
 
     ucs_debug("tcp ep %p: connect to %s failed: %s (after %u retries)",
               (void*)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
-              strerror(err), ep->conn_retries);
+              strerror(err), ext->conn_retries);
     return (status == UCS_ERR_CONNECTION_RESET) ? UCS_ERR_UNREACHABLE :
                                                   status;
 }
@@ -125,12 +126,13 @@ static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
  * UCS_OK also when the attempt was refused and a retry is scheduled. */
 static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
 {
-    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_iface_t *iface         = uct_tcp_ep_iface(ep);
+    const uct_tcp_sockaddr_t *peer = &ep->ext->peer_addr;
     socklen_t addrlen;
     ucs_status_t status;
     int fd, ret;
 
-    status = ucs_socket_create(ep->peer_addr.sa.sa_family, SOCK_STREAM, &fd);
+    status = ucs_socket_create(peer->sa.sa_family, SOCK_STREAM, &fd);
     if (status != UCS_OK) {
         return status;
     }
@@ -140,11 +142,11 @@ static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
         return status;
     }
 
-    addrlen = (ep->peer_addr.sa.sa_family == AF_INET6) ?
+    addrlen = (peer->sa.sa_family == AF_INET6) ?
                       sizeof(struct sockaddr_in6) :
                       sizeof(struct sockaddr_in);
     ep->fd  = fd;
-    ret     = connect(fd, &ep->peer_addr.sa, addrlen);
+    ret     = connect(fd, &peer->sa, addrlen);
     if (ret == 0) {
         ep->state = UCT_TCP_EP_CONNECTED;
     } else if (errno == EINPROGRESS) {
@@ -285,15 +287,13 @@ static uct_tcp_ep_t *uct_tcp_ep_attach(uct_tcp_ep_t *ep, uct_tcp_ep_t *target,
     target->fd          = ep->fd;
     target->events      = ep->events;
     target->rx          = ep->rx;
-    target->peer_addr   = ep->peer_addr;
-    target->peer_id     = hs->src_ep_id;
-    target->peer_cookie = hs->src_ep_cookie;
     target->state       = UCT_TCP_EP_CONNECTED;
     target->rx_phase    = UCT_TCP_RX_MESSAGES;
     ep->fd              = -1;
     ep->events          = 0;
     ep->rx              = NULL;
     uct_tcp_ep_free(ep);
+    uct_tcp_ep_ext_release_idle(target);
 
     uct_tcp_ep_update_events(target); /* the reply goes out when writable */
     return target;
@@ -470,6 +470,7 @@ uct_tcp_ep_t *uct_tcp_ep_rx_reply(uct_tcp_ep_t *ep)
     }
     ep->rx->offset += sizeof(reply);
     ep->rx_phase    = UCT_TCP_RX_MESSAGES;
+    uct_tcp_ep_ext_release_idle(ep); /* connected: the peer is known */
     return ep;
 }
 
@@ -486,7 +487,6 @@ ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
     ep->flags      = UCT_TCP_EP_FLAG_INTERNAL;
     ep->state      = UCT_TCP_EP_ACCEPTED;
     ep->rx_phase   = UCT_TCP_RX_HANDSHAKE;
-    ep->peer_addr  = *peer;
     ep->fd         = fd;
     /* a peer that never sends its handshake is dropped after this */
     ep->retry_time = ucs_get_time() + iface->config.conn_timeout;
@@ -540,8 +540,12 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
     }
     ++iface->num_user_eps;
 
+    if (uct_tcp_ep_ext_get(ep) == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
     status = uct_tcp_sockaddr_from_dev(params->dev_addr, addr.port,
-                                       &ep->peer_addr);
+                                       &ep->ext->peer_addr);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -552,9 +556,9 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
         goto err_free;
     }
 
-    ep->state         = UCT_TCP_EP_CONNECTING;
-    ep->conn_deadline = ucs_get_time() + iface->config.conn_timeout;
-    status         = uct_tcp_ep_connect_start(ep);
+    ep->state              = UCT_TCP_EP_CONNECTING;
+    ep->ext->conn_deadline = ucs_get_time() + iface->config.conn_timeout;
+    status                 = uct_tcp_ep_connect_start(ep);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -620,7 +624,7 @@ static int uct_tcp_ep_is_connector(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     const uct_tcp_sockaddr_t *local = &iface->listen_addr;
-    const uct_tcp_sockaddr_t *peer  = &ep->peer_addr;
+    const uct_tcp_sockaddr_t *peer  = &ep->ext->peer_addr;
     int cmp;
 
     /* both sides see the same two triples, so they agree */
@@ -628,7 +632,7 @@ static int uct_tcp_ep_is_connector(uct_tcp_ep_t *ep)
     if (cmp != 0) {
         return cmp < 0;
     }
-    return ep->id < ep->peer_id;
+    return ep->id < ep->ext->peer_id;
 }
 
 ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
@@ -637,6 +641,7 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
 {
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_ep_ext_t *ext;
     uct_tcp_ep_addr_t addr;
     ucs_status_t status;
 
@@ -655,13 +660,17 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
         return UCS_OK;
     }
 
-    status = uct_tcp_sockaddr_from_dev(dev_addr, addr.port, &ep->peer_addr);
+    ext = uct_tcp_ep_ext_get(ep);
+    if (ext == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    status = uct_tcp_sockaddr_from_dev(dev_addr, addr.port, &ext->peer_addr);
     if (status != UCS_OK) {
         return status;
     }
-    ep->peer_id     = addr.ep_id;
-    ep->peer_cookie = addr.cookie;
-    ep->flags      |= UCT_TCP_EP_FLAG_PEER_KNOWN;
+    ext->peer_id     = addr.ep_id;
+    ext->peer_cookie = addr.cookie;
+    ep->flags       |= UCT_TCP_EP_FLAG_PEER_KNOWN;
 
     if (!uct_tcp_ep_is_connector(ep)) {
         return UCS_OK; /* the peer connects to us */
@@ -671,7 +680,7 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    ep->state         = UCT_TCP_EP_CONNECTING;
-    ep->conn_deadline = ucs_get_time() + iface->config.conn_timeout;
+    ep->state          = UCT_TCP_EP_CONNECTING;
+    ext->conn_deadline = ucs_get_time() + iface->config.conn_timeout;
     return uct_tcp_ep_connect_start(ep);
 }

@@ -9,6 +9,7 @@
 
 #include "tcp_ep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -84,12 +85,116 @@ void uct_tcp_ep_close_socket(uct_tcp_ep_t *ep)
     ep->events = 0;
 }
 
+_Static_assert(sizeof(uct_tcp_ep_t) <= 152,
+               "an idle tcp ep must fit a 160-byte heap block");
+
+int uct_tcp_ep_peer_addr(const uct_tcp_ep_t *ep, uct_tcp_sockaddr_t *addr)
+{
+    socklen_t len = sizeof(*addr);
+
+    if ((ep->ext != NULL) && (ep->ext->peer_addr.sa.sa_family != 0)) {
+        *addr = ep->ext->peer_addr;
+        return 1;
+    }
+    memset(addr, 0, sizeof(*addr));
+    return (ep->fd >= 0) && (getpeername(ep->fd, &addr->sa, &len) == 0) &&
+           ((addr->sa.sa_family == AF_INET) ||
+            (addr->sa.sa_family == AF_INET6));
+}
+
+const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf,
+                                size_t max)
+{
+    uct_tcp_sockaddr_t addr;
+
+    if (uct_tcp_ep_peer_addr(ep, &addr)) {
+        return ucs_sockaddr_str(&addr.sa, buf, max);
+    }
+    snprintf(buf, max, "<unknown peer>");
+    return buf;
+}
+
+uct_tcp_ep_ext_t *uct_tcp_ep_ext_alloc(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_ep_ext_t *ext;
+
+    ucs_assert(ep->ext == NULL);
+    ext = calloc(1, sizeof(*ext));
+    if (ext == NULL) {
+        ucs_error("tcp ep %p: failed to allocate its connection state",
+                  (void*)ep);
+        return NULL;
+    }
+    ext->ep = ep;
+    ucs_list_head_init(&ext->get_list);
+    ucs_list_head_init(&ext->flush_list);
+    ucs_list_add_tail(&iface->ext_list, &ext->list);
+    ep->ext = ext;
+    return ext;
+}
+
+static void uct_tcp_ep_ext_free(uct_tcp_ep_t *ep)
+{
+    uct_tcp_ep_ext_t *ext = ep->ext;
+
+    if (ext == NULL) {
+        return;
+    }
+    ucs_assert(ucs_list_is_empty(&ext->get_list));
+    ucs_assert(ucs_list_is_empty(&ext->flush_list));
+    ucs_list_del(&ext->list);
+    free(ext);
+    ep->ext = NULL;
+}
+
+/* Whether nothing in the side state of @a ep is needed any more: the
+ * connection is up (or gone) and no GET, flush, acknowledgement or PUT
+ * stream is outstanding. */
+static int uct_tcp_ep_ext_is_idle(const uct_tcp_ep_t *ep)
+{
+    const uct_tcp_ep_ext_t *ext = ep->ext;
+
+    if (ep->state == UCT_TCP_EP_FAILED) {
+        /* what was outstanding completed with the failure */
+        return ucs_list_is_empty(&ext->get_list) &&
+               ucs_list_is_empty(&ext->flush_list);
+    }
+    return (ep->state == UCT_TCP_EP_CONNECTED) &&
+           ucs_list_is_empty(&ext->get_list) &&
+           ucs_list_is_empty(&ext->flush_list) &&
+           (ext->acks_received == ext->ack_reqs_sent) &&
+           ((ep->rx_stream_left == 0) ||
+            (ep->rx_stream_id != UCT_TCP_OP_PUT));
+}
+
+void uct_tcp_ep_ext_release_idle(uct_tcp_ep_t *ep)
+{
+    if ((ep->ext != NULL) && uct_tcp_ep_ext_is_idle(ep)) {
+        uct_tcp_ep_ext_free(ep);
+    }
+}
+
+void uct_tcp_iface_release_idle_ext(uct_tcp_iface_t *iface)
+{
+    uct_tcp_ep_ext_t *ext, *tmp;
+
+    ucs_list_for_each_safe(ext, tmp, &iface->ext_list, list) {
+        if (uct_tcp_ep_ext_is_idle(ext->ep)) {
+            uct_tcp_ep_ext_free(ext->ep);
+        }
+    }
+}
+
 static void uct_tcp_ep_fail_gets(uct_tcp_ep_t *ep, ucs_status_t status)
 {
     uct_tcp_get_op_t *op, *tmp;
 
-    ep->get_budget = 0;
-    ucs_list_for_each_safe(op, tmp, &ep->get_list, list) {
+    if (ep->ext == NULL) {
+        return;
+    }
+    ep->ext->get_budget = 0;
+    ucs_list_for_each_safe(op, tmp, &ep->ext->get_list, list) {
         ucs_list_del(&op->list);
         if (op->comp != NULL) {
             uct_invoke_completion(op->comp, status);
@@ -102,7 +207,10 @@ static void uct_tcp_ep_complete_flushes(uct_tcp_ep_t *ep, ucs_status_t status)
 {
     uct_tcp_flush_req_t *req, *tmp;
 
-    ucs_list_for_each_safe(req, tmp, &ep->flush_list, list) {
+    if (ep->ext == NULL) {
+        return;
+    }
+    ucs_list_for_each_safe(req, tmp, &ep->ext->flush_list, list) {
         ucs_list_del(&req->list);
         uct_invoke_completion(req->comp, status);
         ucs_mpool_put(req);
@@ -158,6 +266,7 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
     uct_tcp_ep_fail_gets(ep, UCS_ERR_CANCELED);
     uct_tcp_ep_complete_flushes(ep, UCS_ERR_CANCELED);
     uct_tcp_ep_release_rx(ep);
+    uct_tcp_ep_ext_free(ep);
     if (!uct_tcp_ep_is_internal(ep)) {
         --iface->num_user_eps;
     }
@@ -237,8 +346,6 @@ uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface)
     ep->fd = -1;
     ucs_list_head_init(&ep->tx_list);
     uct_pending_group_init(&ep->pending);
-    ucs_list_head_init(&ep->get_list);
-    ucs_list_head_init(&ep->flush_list);
     ucs_list_add_tail(&iface->ep_list, &ep->list);
     return ep;
 }
@@ -298,7 +405,7 @@ static int uct_tcp_ep_flush_needs_ack(const uct_tcp_ep_t *ep)
 {
     return (ep->flags & UCT_TCP_EP_FLAG_PUT_UNACKED) ||
            !ucs_list_is_empty(&ep->tx_list) ||
-           !ucs_list_is_empty(&ep->get_list) ||
+           ((ep->ext != NULL) && !ucs_list_is_empty(&ep->ext->get_list)) ||
            (ep->state != UCT_TCP_EP_CONNECTED);
 }
 
@@ -307,12 +414,17 @@ ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
 {
     int kick = ucs_list_is_empty(&ep->tx_list) ||
                (ep->flags & UCT_TCP_EP_FLAG_DEFERRED);
+    uct_tcp_ep_ext_t *ext;
     uct_tcp_hdr_t hdr;
 
     if (!uct_tcp_ep_flush_needs_ack(ep)) {
         return UCS_OK;
     }
-    if ((ep->ack_reqs_sent - ep->acks_received) >= UCT_TCP_MAX_ACK_REQS) {
+    ext = uct_tcp_ep_ext_get(ep);
+    if (ext == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    if ((ext->ack_reqs_sent - ext->acks_received) >= UCT_TCP_MAX_ACK_REQS) {
         return UCS_ERR_NO_RESOURCE; /* the peer answers so many at most */
     }
 
@@ -320,7 +432,7 @@ ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
     if (uct_tcp_ep_ctrl_send(ep, &hdr, sizeof(hdr)) != UCS_OK) {
         return UCS_ERR_NO_MEMORY;
     }
-    ++ep->ack_reqs_sent;
+    ++ext->ack_reqs_sent;
     ep->flags &= ~UCT_TCP_EP_FLAG_PUT_UNACKED;
     if (kick) {
         uct_tcp_ep_tx_kick(ep); /* a flush does not wait for coalescing */
@@ -331,8 +443,8 @@ ucs_status_t uct_tcp_ep_flush_request_ack(uct_tcp_ep_t *ep)
 
 int uct_tcp_ep_is_flushed(const uct_tcp_ep_t *ep)
 {
-    return (ep->state == UCT_TCP_EP_FAILED) ||
-           (ep->acks_received == ep->ack_reqs_sent);
+    return (ep->state == UCT_TCP_EP_FAILED) || (ep->ext == NULL) ||
+           (ep->ext->acks_received == ep->ext->ack_reqs_sent);
 }
 
 ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
@@ -355,7 +467,7 @@ ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
     if (status != UCS_OK) {
         return status;
     }
-    if (ep->acks_received == ep->ack_reqs_sent) {
+    if (uct_tcp_ep_is_flushed(ep)) {
         return UCS_OK;
     }
     if (comp == NULL) {
@@ -369,8 +481,8 @@ ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
         return UCS_ERR_NO_MEMORY;
     }
     req->comp    = comp;
-    req->ack_seq = ep->ack_reqs_sent;
-    ucs_list_add_tail(&ep->flush_list, &req->list);
+    req->ack_seq = ep->ext->ack_reqs_sent;
+    ucs_list_add_tail(&ep->ext->flush_list, &req->list);
     return UCS_INPROGRESS;
 }
 

@@ -23,11 +23,12 @@
 #define UCT_TCP_HS_PREFIX_LEN \
     (sizeof(uint64_t) + sizeof(uint16_t))
 
-static inline const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep,
-                                              char *buf, size_t max)
-{
-    return ucs_sockaddr_str(&ep->peer_addr.sa, buf, max);
-}
+/* The peer's address (while connecting, the one connected to; later the
+ * socket's peer); 0 when unknown. Rare paths only: may ask the socket. */
+int uct_tcp_ep_peer_addr(const uct_tcp_ep_t *ep, uct_tcp_sockaddr_t *addr);
+/* The peer's address as text, for messages. */
+const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf,
+                                size_t max);
 
 static inline int uct_tcp_ep_is_internal(const uct_tcp_ep_t *ep)
 {
@@ -77,7 +78,9 @@ static inline int uct_tcp_ep_has_room(const uct_tcp_ep_t *ep)
     return (ep->tx_ops == 0) &&
            (ep->tx_queued + sizeof(uct_tcp_hdr_t) + iface->config.max_bcopy <=
             iface->config.tx_buf_size) &&
-           (ep->get_budget + UCT_TCP_REPLY_OP_COST <= UCT_TCP_REPLY_BUDGET);
+           ((ep->ext == NULL) ||
+            (ep->ext->get_budget + UCT_TCP_REPLY_OP_COST <=
+             UCT_TCP_REPLY_BUDGET));
 }
 
 /* What a GET of @a length bytes costs its target in replies */
@@ -123,6 +126,16 @@ void uct_tcp_ep_release_rx(uct_tcp_ep_t *ep);
 void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status);
 void uct_tcp_ep_protocol_error(uct_tcp_ep_t *ep, const char *what);
 uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface);
+/* The side state of @a ep, allocated if it has none; NULL (and an error
+ * message) when out of memory. */
+uct_tcp_ep_ext_t *uct_tcp_ep_ext_alloc(uct_tcp_ep_t *ep);
+/* Frees the side state of @a ep if nothing in it is needed any more. */
+void uct_tcp_ep_ext_release_idle(uct_tcp_ep_t *ep);
+
+static inline uct_tcp_ep_ext_t *uct_tcp_ep_ext_get(uct_tcp_ep_t *ep)
+{
+    return (ep->ext != NULL) ? ep->ext : uct_tcp_ep_ext_alloc(ep);
+}
 
 /* tcp_conn.c: connection set-up and handshake */
 void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep);

@@ -32,10 +32,9 @@ static void uct_tcp_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
     char str[UCS_SOCKADDR_STRING_LEN];
     uct_tcp_sockaddr_t peer;
 
-    memcpy(&peer, &ep->peer_addr, sizeof(peer));
-    if ((peer.sa.sa_family != AF_INET) && (peer.sa.sa_family != AF_INET6)) {
+    if (!uct_tcp_ep_peer_addr(ep, &peer)) {
         ucs_string_buffer_appendf(strb, "unknown (waiting for "
-                                  "uct_ep_connect_to_ep)\n");
+                                  "uct_ep_connect_to_ep, or closed)\n");
         return;
     }
     /* an internal ep serves a connection a peer opened to this iface */

@@ -355,6 +355,7 @@ static void uct_tcp_iface_housekeeping(uct_tcp_iface_t *iface)
     if (iface->rx_held > 0) {
         uct_tcp_iface_rx_check_stale(iface, now);
     }
+    uct_tcp_iface_release_idle_ext(iface);
     ucs_mpool_release_idle(&iface->tx_mp);
     ucs_mpool_release_idle(&iface->rx_mp);
     ucs_mpool_release_idle(&iface->op_mp);
@@ -1027,6 +1028,7 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
     ucs_list_head_init(&iface->retry_list);
     ucs_list_head_init(&iface->free_list);
     ucs_list_head_init(&iface->defer_list);
+    ucs_list_head_init(&iface->ext_list);
     ucs_arbiter_init(&iface->arbiter);
     ucs_ptr_array_init(&iface->ep_ids, "tcp endpoint ids");
 

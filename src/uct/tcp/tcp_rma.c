@@ -146,8 +146,9 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
         return status;
     }
 
-    ep->get_budget += uct_tcp_get_reply_cost(op->length);
-    ucs_list_add_tail(&ep->get_list, &op->list);
+    /* the ext was made by uct_tcp_ep_get_op_start() */
+    ep->ext->get_budget += uct_tcp_get_reply_cost(op->length);
+    ucs_list_add_tail(&ep->ext->get_list, &op->list);
     return UCS_INPROGRESS;
 }
 
@@ -158,6 +159,7 @@ static ucs_status_t uct_tcp_ep_get_op_start(uct_tcp_ep_t *ep, size_t length,
                                             uct_completion_t *comp,
                                             uct_tcp_get_op_t **op_p)
 {
+    uct_tcp_ep_ext_t *ext;
     uct_tcp_get_op_t *op;
     ucs_status_t status;
 
@@ -165,7 +167,11 @@ static ucs_status_t uct_tcp_ep_get_op_start(uct_tcp_ep_t *ep, size_t length,
     if (status != UCS_OK) {
         return status;
     }
-    if (ep->get_budget + uct_tcp_get_reply_cost(length) >
+    ext = uct_tcp_ep_ext_get(ep);
+    if (ext == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    if (ext->get_budget + uct_tcp_get_reply_cost(length) >
         UCT_TCP_REPLY_BUDGET) {
         return UCS_ERR_NO_RESOURCE;
     }

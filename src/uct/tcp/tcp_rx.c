@@ -83,7 +83,7 @@ static void uct_tcp_ep_get_done(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
     ucs_list_del(&op->list);
-    ep->get_budget -= uct_tcp_get_reply_cost(op->length);
+    ep->ext->get_budget -= uct_tcp_get_reply_cost(op->length);
     if (!ucs_arbiter_group_is_empty(&ep->pending.group) &&
         uct_tcp_ep_has_room(ep)) {
         /* a GET that waited for the budget may go now */
@@ -278,10 +278,14 @@ static ucs_status_t uct_tcp_ep_rx_put(uct_tcp_ep_t *ep,
     }
     ep->rx->offset += sizeof(*hdr) + sizeof(put) + n;
     if (n < length) {
-        ep->rx_stream_id   = UCT_TCP_OP_PUT;
-        ep->rx_stream_dest = (dest != NULL) ? dest + n : NULL;
-        ep->rx_stream_left = length - n;
-        ep->rx_stream_key  = put.rkey;
+        if (uct_tcp_ep_ext_get(ep) == NULL) {
+            uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
+            return UCS_ERR_CONNECTION_RESET;
+        }
+        ep->rx_stream_id        = UCT_TCP_OP_PUT;
+        ep->ext->rx_stream_dest = (dest != NULL) ? dest + n : NULL;
+        ep->rx_stream_left      = length - n;
+        ep->ext->rx_stream_key  = put.rkey;
     }
     return UCS_OK;
 }
@@ -311,11 +315,11 @@ static ucs_status_t uct_tcp_ep_rx_get_resp(uct_tcp_ep_t *ep,
     uct_tcp_get_op_t *op;
     size_t n;
 
-    if (ucs_list_is_empty(&ep->get_list)) {
+    if ((ep->ext == NULL) || ucs_list_is_empty(&ep->ext->get_list)) {
         uct_tcp_ep_protocol_error(ep, "GET response with no request");
         return UCS_ERR_CONNECTION_RESET;
     }
-    op = ucs_list_head(&ep->get_list, uct_tcp_get_op_t, list);
+    op = ucs_list_head(&ep->ext->get_list, uct_tcp_get_op_t, list);
 
     if (hdr->flags & UCT_TCP_HDR_FLAG_DENIED) {
         if (hdr->length != 0) {
@@ -385,14 +389,14 @@ static ucs_status_t uct_tcp_ep_rx_ack(uct_tcp_ep_t *ep,
         uct_tcp_ep_protocol_error(ep, "malformed acknowledgement");
         return UCS_ERR_CONNECTION_RESET;
     }
-    if (ep->acks_received == ep->ack_reqs_sent) {
+    if (uct_tcp_ep_is_flushed(ep)) {
         /* it would complete a flush before the peer handled the data */
         uct_tcp_ep_protocol_error(ep, "acknowledgement that was not asked "
                                       "for");
         return UCS_ERR_CONNECTION_RESET;
     }
     ep->rx->offset += sizeof(*hdr);
-    ++ep->acks_received;
+    ++ep->ext->acks_received;
     if (hdr->flags & UCT_TCP_HDR_FLAG_DENIED) {
         ++uct_tcp_ep_iface(ep)->rma_denied;
         uct_tcp_ep_check_flush(ep, UCS_ERR_INVALID_ADDR);
@@ -523,10 +527,10 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
 static void uct_tcp_ep_rx_put_denied(uct_tcp_ep_t *ep, char *dest)
 {
     uct_tcp_ep_rma_denied(ep, "PUT", (uintptr_t)dest, ep->rx_stream_left,
-                          ep->rx_stream_key, "its region was deregistered "
+                          ep->ext->rx_stream_key, "its region was deregistered "
                           "while the data arrived");
-    ep->flags         |= UCT_TCP_EP_FLAG_PUT_DENIED;
-    ep->rx_stream_dest = NULL;
+    ep->flags              |= UCT_TCP_EP_FLAG_PUT_DENIED;
+    ep->ext->rx_stream_dest = NULL;
 }
 
 /* Where the next streamed bytes go: @a ep's PUT target, with the md's
@@ -535,10 +539,10 @@ static void uct_tcp_ep_rx_put_denied(uct_tcp_ep_t *ep, char *dest)
  * dropped. */
 static char *uct_tcp_ep_rx_put_dest(uct_tcp_ep_t *ep)
 {
-    char *dest = ep->rx_stream_dest;
+    char *dest = ep->ext->rx_stream_dest;
 
     if ((dest != NULL) &&
-        (uct_tcp_md_access_begin(uct_tcp_ep_md(ep), ep->rx_stream_key,
+        (uct_tcp_md_access_begin(uct_tcp_ep_md(ep), ep->ext->rx_stream_key,
                                  (uintptr_t)dest, ep->rx_stream_left,
                                  UCT_MD_MEM_ACCESS_REMOTE_PUT) != UCS_OK)) {
         uct_tcp_ep_rx_put_denied(ep, dest);
@@ -568,7 +572,7 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
             locked = 1;
         }
     } else {
-        op = ucs_list_head(&ep->get_list, uct_tcp_get_op_t, list);
+        op = ucs_list_head(&ep->ext->get_list, uct_tcp_get_op_t, list);
         uct_tcp_iov_piece(op->iov, op->iovcnt, op->offset, &dest, &len);
         len = ucs_min(len, ep->rx_stream_left);
     }
@@ -592,8 +596,8 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
 
     ep->rx_stream_left -= ret;
     if (op == NULL) {
-        if (ep->rx_stream_dest != NULL) {
-            ep->rx_stream_dest += ret;
+        if (ep->ext->rx_stream_dest != NULL) {
+            ep->ext->rx_stream_dest += ret;
         }
     } else {
         op->offset += ret;

@@ -151,8 +151,8 @@ void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep, ucs_status_t status)
 {
     uct_tcp_flush_req_t *req, *tmp;
 
-    ucs_list_for_each_safe(req, tmp, &ep->flush_list, list) {
-        if ((int32_t)(ep->acks_received - req->ack_seq) < 0) {
+    ucs_list_for_each_safe(req, tmp, &ep->ext->flush_list, list) {
+        if ((int32_t)(ep->ext->acks_received - req->ack_seq) < 0) {
             break;
         }
         ucs_list_del(&req->list);

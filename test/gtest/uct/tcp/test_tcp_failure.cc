@@ -9,6 +9,10 @@
 #include <memory>
 #include <unistd.h>
 
+extern "C" {
+#include <uct/tcp/tcp.h>
+}
+
 /* ------------------------------------------------------------------------
  * Peer failure
  */
@@ -85,10 +89,59 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
     EXPECT_EQ(std::string(third_buf.cptr(), 64), ua2.data);
     EXPECT_EQ(1u, m_errs.count());
 
+    /* the failed ep's side state (its GET's) goes at the idle deadline,
+     * and so does the live one's */
+    EXPECT_NE(nullptr, uct_tcp_ep(ep2)->ext);
+    wait_for([&] {
+                 return (uct_tcp_ep(ep1)->ext == nullptr) &&
+                        (uct_tcp_ep(ep2)->ext == nullptr);
+             },
+             "the side state freed at the idle deadline",
+             UCT_TCP_HOUSEKEEPING_SEC * 3);
+
     EXPECT_TRUE(log_lines(mark, "error").empty())
             << join(log_lines(mark, "error"));
     EXPECT_LE(log_lines(mark, "warn").size(), 1u)
             << join(log_lines(mark, "warn"));
+}
+
+/* An ep that fails with a GET and a flush outstanding (an
+ * acknowledgement asked for and never coming) completes them and frees
+ * its side state at the idle deadline. */
+TEST_F(uct_tcp_peer_failure, failed_ep_frees_side_state)
+{
+    entity *client  = add_entity_with_err();
+    entity *server  = add_entity();
+    am_recorder &rs = install_recorder(*server, GOOD_AM_ID);
+    uct_ep_h ep     = client->connect_to(*server);
+    ASSERT_NE(nullptr, ep);
+    ASSERT_TRUE(send_am_and_wait(ep, GOOD_AM_ID, 1, rs));
+
+    std::unique_ptr<mapped_buffer> remote(new mapped_buffer(64, *server));
+    unpack_arg &ua           = make_unpack_arg();
+    counted_completion &comp = make_comp();
+    ucs_status_t status      = (ucs_status_t)retry_no_resource(
+            [&] {
+                return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua,
+                                                 64, remote->addr(),
+                                                 remote->rkey(), comp);
+            },
+            "uct_ep_get_bcopy");
+    ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
+    counted_completion &fcomp = make_comp();
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ep, 0, fcomp));
+
+    ucs::scoped_log_capture capture;
+    remote.reset();
+    remove_entity(server);
+    wait_for([&] { return (comp.calls > 0) && (fcomp.calls > 0); },
+             "the GET and flush completions", 5.0);
+    EXPECT_LT(fcomp.status_at_call, UCS_OK);
+    EXPECT_EQ(1u, m_errs.count());
+
+    wait_for([&] { return uct_tcp_ep(ep)->ext == nullptr; },
+             "the side state freed at the idle deadline",
+             UCT_TCP_HOUSEKEEPING_SEC * 3);
 }
 
 /* ------------------------------------------------------------------------

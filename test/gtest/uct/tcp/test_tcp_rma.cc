@@ -11,6 +11,7 @@
 
 extern "C" {
 #include <uct/api/uct.h>
+#include <uct/tcp/tcp.h>
 }
 
 class uct_tcp_rma : public uct_tcp {
@@ -395,4 +396,105 @@ TEST_F(uct_tcp_rma, get_budget_holds_the_initiator_back)
     std::string got;
     EXPECT_EQ(UCS_OK, get(m_ep, size, r.addr(), r.rkey.rkey, &got));
     EXPECT_EQ(std::string(size, 'r'), got);
+}
+
+/* Endpoints that hold side state (uct_tcp_ep_ext_t) on @a e's iface */
+static size_t side_states(const uct_test::entity &e)
+{
+    return ucs_list_length(&uct_tcp_iface(e.iface())->ext_list);
+}
+
+/* An idle connected ep keeps only its small part: the state needed to
+ * connect, to stream a large PUT in, and for GETs and flushes comes and
+ * goes with them, and is freed by the idle deadline after the last. */
+TEST_F(uct_tcp_rma, side_state_lives_while_needed)
+{
+    connect();
+    check_ep_alive();
+    /* the handshake reply ends the client's connection state */
+    wait_for([&] { return uct_tcp_ep(m_ep)->ext == nullptr; },
+             "the connection state freed once connected", 0.5);
+    EXPECT_EQ(0u, side_states(*m_client));
+    EXPECT_EQ(0u, side_states(*m_server));
+
+    const size_t size = 1024 * 1024;
+    region &r         = make_region(*m_server, size, UCT_MD_MEM_ACCESS_ALL);
+    mapped_buffer src(size, *m_client);
+    mapped_buffer dst(size, *m_client);
+    src.pattern_fill(11);
+
+    uct_iov_t iov            = src.iov(0, size);
+    counted_completion &comp = make_comp();
+    ucs_status_t status      = (ucs_status_t)retry_no_resource(
+            [&] {
+                return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
+                                                 r.rkey.rkey, comp);
+            },
+            "uct_ep_put_zcopy");
+    ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+    EXPECT_EQ(UCS_OK, flush_wait(m_ep));
+    EXPECT_EQ(0, memcmp(src.ptr(), r.buf.data(), size));
+    /* the flush needed the client's, the streamed PUT the server's */
+    EXPECT_EQ(1u, side_states(*m_client));
+    EXPECT_EQ(1u, side_states(*m_server));
+
+    uct_iov_t diov            = dst.iov(0, size);
+    counted_completion &gcomp = make_comp();
+    status = (ucs_status_t)retry_no_resource(
+            [&] {
+                return (ssize_t)uct_ep_get_zcopy(m_ep, &diov, 1, r.addr(),
+                                                 r.rkey.rkey, gcomp);
+            },
+            "uct_ep_get_zcopy");
+    ASSERT_EQ(UCS_INPROGRESS, status);
+    EXPECT_NE(nullptr, uct_tcp_ep(m_ep)->ext);
+    wait_for([&] { return gcomp.calls > 0; }, "the GET");
+    EXPECT_EQ(UCS_OK, gcomp.status_at_call);
+    EXPECT_EQ(0, memcmp(src.ptr(), dst.ptr(), size));
+
+    /* idle: both sides let go at the housekeeping pass */
+    wait_for([&] {
+                 return (side_states(*m_client) == 0) &&
+                        (side_states(*m_server) == 0);
+             },
+             "the side state freed at the idle deadline",
+             UCT_TCP_HOUSEKEEPING_SEC * 3);
+    EXPECT_EQ(nullptr, uct_tcp_ep(m_ep)->ext);
+
+    /* and come back when needed again */
+    std::string got;
+    ASSERT_EQ(UCS_OK, get(m_ep, 16, r.addr(), r.rkey.rkey, &got));
+    EXPECT_EQ(std::string((const char*)src.ptr(), 16), got);
+    check_ep_alive();
+}
+
+/* An ep destroyed with a GET outstanding completes it as cancelled and
+ * frees its side state with it. */
+TEST_F(uct_tcp_rma, destroy_with_get_frees_side_state)
+{
+    connect();
+    check_ep_alive();
+    wait_for([&] { return side_states(*m_client) == 0; },
+             "the connection state freed once connected", 0.5);
+    region &r = make_region(*m_server, 64, UCT_MD_MEM_ACCESS_ALL);
+    uct_ep_h ep;
+    ASSERT_EQ(UCS_OK, create_ep_to(*m_client, *m_server, &ep));
+
+    unpack_arg &ua           = make_unpack_arg();
+    counted_completion &comp = make_comp();
+    ucs_status_t status      = (ucs_status_t)retry_no_resource(
+            [&] {
+                return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua,
+                                                 8, r.addr(), r.rkey.rkey,
+                                                 comp);
+            },
+            "uct_ep_get_bcopy");
+    ASSERT_EQ(UCS_INPROGRESS, status);
+    EXPECT_EQ(1u, side_states(*m_client));
+
+    destroy_own_ep(ep);
+    EXPECT_EQ(1, comp.calls);
+    EXPECT_EQ(UCS_ERR_CANCELED, comp.status_at_call);
+    EXPECT_EQ(0u, side_states(*m_client));
+    check_ep_alive();
 }
