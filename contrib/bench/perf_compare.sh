@@ -150,17 +150,23 @@ fetch_ucx() {
 build_ucx_harness() {
     local src=("$top"/src/tools/perf/perftest*.c) f newer=0
     ucx_harness=$ucx_root/uct_perftest
-    if [ -x "$ucx_harness" ]; then
-        for f in "${src[@]}" "$top"/src/tools/perf/perftest*.h; do
+    if [ -x "$ucx_harness" ] && [ -x "$ucx_root/tcp_ep_memory" ]; then
+        for f in "${src[@]}" "$top"/src/tools/perf/perftest*.h \
+                 "$top/test/bench/tcp_ep_memory.c"; do
             [ "$f" -nt "$ucx_harness" ] && newer=1
         done
         [ $newer -eq 0 ] && return 0
     fi
-    note "building uct_perftest against UCX 1.13"
+    note "building uct_perftest and tcp_ep_memory against UCX 1.13"
     ${CC:-cc} -O3 -std=gnu11 -I"$ucx_root/usr/include" "${src[@]}" \
         -o "$ucx_harness" -L"$ucx_lib" -Wl,-rpath-link,"$ucx_lib" \
         -Wl,-rpath,"$ucx_lib" -luct -lucs ||
         die "uct_perftest does not build against UCX 1.13 in $ucx_root"
+    ${CC:-cc} -O3 -std=gnu11 -I"$ucx_root/usr/include" -I"$top/test" \
+        "$top/test/bench/tcp_ep_memory.c" "$top/test/common/uct_md_find.c" \
+        -o "$ucx_root/tcp_ep_memory" -L"$ucx_lib" \
+        -Wl,-rpath-link,"$ucx_lib" -Wl,-rpath,"$ucx_lib" -luct -lucs ||
+        die "tcp_ep_memory does not build against UCX 1.13 in $ucx_root"
 }
 
 if [ $use_ucx -eq 1 ]; then
@@ -553,18 +559,28 @@ self_round() {
     metric "$r" self_am_rate self -t am_bw -D short -s 8 -n "$n_self" -w $((n_self / 10))
 }
 
-# Heap of an idle connected tcp endpoint (test/bench/tcp_ep_memory)
+# Heap of an idle connected tcp endpoint: test/bench/tcp_ep_memory, built
+# for both libraries (client side, 1000 endpoints)
 mem_round() {
-    local r=$1 bench=$builddir/test/bench/tcp_ep_memory log v
-    [ -x "$bench" ] || { record oct:ep_heap.avg n/a; return; }
-    log=$work/r$r-oct-ep_heap.log
-    run_client "$log" env -u UCX_MODULE_DIR "$bench" -n 1000
-    v=$(awk '/^tcp idle ep memory:/ { print $5; exit }' "$log")
-    if [ -n "$v" ]; then
-        record oct:ep_heap.avg "$v"
-    else
-        record oct:ep_heap.avg fail
-    fi
+    local r=$1 impl bench log v
+    for impl in oct ucx; do
+        case $impl in
+        oct) bench=(env -u UCX_MODULE_DIR "$builddir/test/bench/tcp_ep_memory") ;;
+        ucx)
+            [ $use_ucx -eq 1 ] || continue
+            bench=(env LD_LIBRARY_PATH="$ucx_lib" UCX_MODULE_DIR="$ucx_lib/ucx"
+                   "$ucx_root/tcp_ep_memory") ;;
+        esac
+        log=$work/r$r-$impl-ep_heap.log
+        run_client "$log" "${bench[@]}" -n 1000
+        v=$(sed -n 's/^ep-memory: tl=tcp .* client=\([0-9]*\) .*/\1/p' "$log")
+        if [ -n "$v" ]; then
+            record "$impl:ep_heap.avg" "$v"
+        else
+            note "round $r: $impl tcp_ep_memory gave no figure (see -o logs)"
+            record "$impl:ep_heap.avg" fail
+        fi
+    done
 }
 
 # ---------------------------------------------------------------- sockperf
@@ -798,6 +814,7 @@ print_table() {
     fi
     if [ $do_tcp -eq 1 ]; then
         row "tcp idle connected ep, heap [B/ep]" ep_heap avg 0 - abs "<=" 160
+        row "tcp idle connected ep, heap vs UCX" ep_heap avg 0 - ucx "<=" 1.0
         echo "#"
         echo "# tcp GET (openuct) against AM latency and PUT bandwidth of the same size:"
         echo "# get_lat is one whole get (request and data), so it is set against an"

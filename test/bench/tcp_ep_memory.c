@@ -34,7 +34,6 @@
 
 #include <uct/api/uct.h>
 #include <common/uct_md_find.h>
-#include <ucs/async/async.h>
 
 #include <getopt.h>
 #include <malloc.h>
@@ -217,7 +216,7 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     }
 
     status = uct_iface_set_am_handler(mi->iface, MEM_AM_ID, mem_am_handler,
-                                      ctx, UCT_CB_FLAG_SYNC);
+                                      ctx, 0);
     if (status != UCS_OK) {
         return mem_fail("uct_iface_set_am_handler", status);
     }
@@ -291,30 +290,20 @@ static int mem_wait_received(mem_ctx_t *ctx, unsigned long count)
     return 0;
 }
 
-static void mem_comp_cb(uct_completion_t *self)
-{
-}
-
 /* Waits until the client interface has nothing outstanding */
 static int mem_flush(mem_ctx_t *ctx)
 {
     double deadline       = mem_now() + MEM_TIMEOUT_SEC;
-    uct_completion_t comp = {.func = mem_comp_cb, .count = 1,
-                             .status = UCS_OK};
     ucs_status_t status;
 
-    do {
-        status = uct_iface_flush(ctx->client.iface, 0, &comp);
-        if (status == UCS_ERR_NO_RESOURCE) {
-            uct_worker_progress(ctx->worker);
+    /* polled without a completion, which UCX's tcp requires too */
+    for (;;) {
+        status = uct_iface_flush(ctx->client.iface, 0, NULL);
+        if (((status != UCS_ERR_NO_RESOURCE) && (status != UCS_INPROGRESS)) ||
+            (mem_now() >= deadline)) {
+            break;
         }
-    } while ((status == UCS_ERR_NO_RESOURCE) && (mem_now() < deadline));
-
-    if (status == UCS_INPROGRESS) {
-        while ((comp.count > 0) && (mem_now() < deadline)) {
-            uct_worker_progress(ctx->worker);
-        }
-        status = (comp.count > 0) ? UCS_ERR_TIMED_OUT : comp.status;
+        uct_worker_progress(ctx->worker);
     }
     if (status != UCS_OK) {
         return mem_fail("uct_iface_flush", status);
