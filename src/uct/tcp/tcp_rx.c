@@ -429,6 +429,17 @@ static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
     }
     memcpy(&hdr, rx->data + rx->offset, sizeof(hdr));
 
+    /*
+     * The peer may be waiting for an answer to anything but an ACK (itself
+     * an answer): what the ep sends next, from the handler or after it, is
+     * not held back for coalescing, nor is what it holds already. A
+     * ping-pong would otherwise run at the pace of UCX_TCP_COALESCE_TIME
+     * whenever its round trip is shorter.
+     */
+    if (hdr.id != UCT_TCP_OP_ACK) {
+        ep->last_write = 0;
+    }
+
     if (hdr.id < UCT_AM_ID_MAX) {
         if (ucs_unlikely((hdr.flags != 0) || (hdr.reserved != 0))) {
             goto err_hdr;
@@ -704,7 +715,13 @@ static unsigned uct_tcp_ep_rx_handle(uct_tcp_iface_t *iface,
         /* polled directly by the next progress calls */
         iface->hot_ep = ep;
     }
-    uct_tcp_ep_rx_answer(ep);
+    if (ucs_unlikely(ep->flags & UCT_TCP_EP_FLAG_DEFERRED) &&
+        (ep->last_write == 0)) {
+        /* what is held goes with the answers (uct_tcp_ep_rx_message()) */
+        uct_tcp_ep_tx_progress(ep); /* may fail the ep: last */
+    } else {
+        uct_tcp_ep_rx_answer(ep);
+    }
     return 1;
 }
 
