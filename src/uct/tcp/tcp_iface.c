@@ -116,7 +116,8 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      "its endpoint is held back, with those that follow, and written "
      "together by progress when the time has passed (or a flush or event "
      "arm asks): a stream of small messages costs one system call per "
-     "window. An isolated message leaves at once. 0 writes every message "
+     "window. An isolated message, and the first one sent after a "
+     "message came from the peer, leave at once. 0 writes every message "
      "at once.",
      ucs_offsetof(uct_tcp_iface_config_t, coalesce_time),
      UCS_CONFIG_TYPE_TIME},
