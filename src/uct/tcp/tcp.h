@@ -37,12 +37,18 @@
 /* Largest UCX_TCP_SENDV_THRESH: messages up to it are copied to the stack
  * and sent with one send() */
 #define UCT_TCP_SENDV_THRESH_MAX  4096
+/* Largest am_short message (header included) built on the stack and sent
+ * with one send() without a gather */
+#define UCT_TCP_AM_SHORT_INLINE   256
 /* Largest PUT/GET, streamed to and from the user's memory */
 #define UCT_TCP_MAX_STREAM_MSG    ((size_t)UINT32_MAX - 64)
 /* Zero-copy sends an ep may have queued behind the socket */
 #define UCT_TCP_EP_MAX_ZCOPY_OPS  2
-/* Progress asks epoll at least once in this many calls */
+/* Progress asks epoll at least once in this many calls; the period
+ * doubles, up to UCT_TCP_EPOLL_PERIOD_MAX, while epoll reports no socket
+ * but the one progress reads directly */
 #define UCT_TCP_EPOLL_PERIOD      8
+#define UCT_TCP_EPOLL_PERIOD_MAX  64
 /* Largest user header of am_zcopy (kept in the operation) */
 #define UCT_TCP_MAX_AM_HDR        128
 /* Out of file descriptors, the listening socket is not polled for this
@@ -243,7 +249,9 @@ typedef struct uct_tcp_iface {
     ucs_list_link_t       ext_list;      /* uct_tcp_ep_ext_t in use */
     int                   in_progress;
     struct uct_tcp_ep     *hot_ep;       /* last ep that received data */
-    unsigned              poll_count;
+    unsigned              poll_count;    /* direct polls until epoll */
+    unsigned              poll_period;   /* UCT_TCP_EPOLL_PERIOD.._MAX */
+    int                   poll_other;    /* epoll reported another socket */
     ucs_ptr_array_t       ep_ids;        /* eps reachable by ep address */
     ucs_mpool_t           tx_mp;         /* send buffers */
     ucs_mpool_t           rx_mp;         /* receive buffers */
@@ -253,6 +261,8 @@ typedef struct uct_tcp_iface {
     size_t                tx_queued;     /* bytes queued on all eps */
     unsigned              rx_held;       /* receive buffers held: eps with
                                             a partial message */
+    struct uct_tcp_rx     *rx_spare;     /* an ep with nothing partial
+                                            reads into it */
     ucs_time_t            next_housekeeping;
     uint32_t              rma_denied;    /* our PUTs/GETs a peer refused */
     uint32_t              rma_refused;   /* peers' PUTs/GETs we refused */

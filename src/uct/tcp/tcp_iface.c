@@ -116,7 +116,8 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      "its endpoint is held back, with those that follow, and written "
      "together by progress when the time has passed (or a flush or event "
      "arm asks): a stream of small messages costs one system call per "
-     "window. An isolated message leaves at once. 0 writes every message "
+     "window. An isolated message, and the first one sent after a "
+     "message came from the peer, leave at once. 0 writes every message "
      "at once.",
      ucs_offsetof(uct_tcp_iface_config_t, coalesce_time),
      UCS_CONFIG_TYPE_TIME},
@@ -292,6 +293,9 @@ static void uct_tcp_iface_event_cb(void *callback_data,
 {
     uct_tcp_iface_t *iface = arg;
 
+    if (callback_data != iface->hot_ep) {
+        iface->poll_other = 1;
+    }
     if (callback_data == iface) {
         uct_tcp_iface_accept(iface);
     } else {
@@ -325,13 +329,14 @@ static void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
  * asking epoll: it is connected and has nothing to write, nothing else
  * waits for progress, and epoll was asked recently. One system call per
  * poll instead of two while one connection carries the traffic; other
- * sockets are seen at the latest UCT_TCP_EPOLL_PERIOD calls later. */
+ * sockets are seen at the latest UCT_TCP_EPOLL_PERIOD calls later, or
+ * UCT_TCP_EPOLL_PERIOD_MAX while epoll has found none active lately. */
 static UCS_F_ALWAYS_INLINE int uct_tcp_iface_poll_hot(uct_tcp_iface_t *iface)
 {
     uct_tcp_ep_t *ep = iface->hot_ep;
 
     return (ep != NULL) &&
-           ((++iface->poll_count % UCT_TCP_EPOLL_PERIOD) != 0) &&
+           (--iface->poll_count != 0) &&
            (ep->state == UCT_TCP_EP_CONNECTED) &&
            ucs_list_is_empty(&ep->tx_list) &&
            ucs_arbiter_is_empty(&iface->arbiter) &&
@@ -361,25 +366,36 @@ static void uct_tcp_iface_housekeeping(uct_tcp_iface_t *iface)
     ucs_mpool_release_idle(&iface->op_mp);
 }
 
-static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
+/* Frees the eps released during a progress pass. */
+static void uct_tcp_iface_free_eps(uct_tcp_iface_t *iface)
 {
-    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
-    unsigned count         = 16;
     uct_tcp_ep_t *ep, *tmp;
+
+    ucs_list_for_each_safe(ep, tmp, &iface->free_list, list) {
+        ucs_list_del(&ep->list);
+        free(ep);
+    }
+}
+
+/* A progress pass that asks epoll and does what waits for progress. */
+static UCS_F_NOINLINE unsigned uct_tcp_iface_progress_all(
+        uct_tcp_iface_t *iface)
+{
+    unsigned count = 16;
     ucs_status_t status;
 
-    iface->in_progress = 1;
-    iface->armed       = 0;
-    if (uct_tcp_iface_poll_hot(iface)) {
-        count = uct_tcp_ep_rx_progress(iface->hot_ep);
-        goto out;
-    }
-
+    iface->poll_other = 0;
     status = ucs_event_set_wait(iface->event_set, &count, 0,
                                 uct_tcp_iface_event_cb, iface);
     if (status != UCS_OK) {
         count = 0;
     }
+    if (iface->poll_other) {
+        iface->poll_period = UCT_TCP_EPOLL_PERIOD;
+    } else if (iface->poll_period < UCT_TCP_EPOLL_PERIOD_MAX) {
+        iface->poll_period *= 2;
+    }
+    iface->poll_count = iface->poll_period;
 
     if (ucs_unlikely(!ucs_arbiter_is_empty(&iface->arbiter))) {
         /* an ep that runs out again leaves the schedule until its socket
@@ -401,15 +417,25 @@ static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
         uct_tcp_iface_accept_resume(iface);
     }
     uct_tcp_iface_housekeeping(iface);
+    return count;
+}
 
-out:
+static unsigned uct_tcp_iface_progress(uct_iface_h tl_iface)
+{
+    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
+    unsigned count;
+
+    iface->in_progress = 1;
+    iface->armed       = 0;
+    if (uct_tcp_iface_poll_hot(iface)) {
+        count = uct_tcp_ep_rx_progress(iface->hot_ep);
+    } else {
+        count = uct_tcp_iface_progress_all(iface);
+    }
     iface->in_progress = 0;
 
     if (ucs_unlikely(!ucs_list_is_empty(&iface->free_list))) {
-        ucs_list_for_each_safe(ep, tmp, &iface->free_list, list) {
-            ucs_list_del(&ep->list);
-            free(ep);
-        }
+        uct_tcp_iface_free_eps(iface);
     }
     return count;
 }
@@ -724,6 +750,9 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     uct_tcp_iface_log_flush(iface);
     ucs_arbiter_cleanup(&iface->arbiter);
     ucs_ptr_array_cleanup(&iface->ep_ids, 0);
+    if (iface->rx_spare != NULL) {
+        ucs_mpool_put(iface->rx_spare);
+    }
     ucs_mpool_cleanup(&iface->op_mp, 1);
     ucs_mpool_cleanup(&iface->rx_mp, 1);
     ucs_mpool_cleanup(&iface->tx_mp, 1);
@@ -999,6 +1028,7 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
         ucs_error("tcp: failed to allocate an interface");
         return UCS_ERR_NO_MEMORY;
     }
+    iface->poll_period = UCT_TCP_EPOLL_PERIOD;
 
     status = uct_tcp_iface_init_config(iface, config);
     if (status != UCS_OK) {

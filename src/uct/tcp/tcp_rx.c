@@ -433,6 +433,17 @@ static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
     }
     memcpy(&hdr, rx->data + rx->offset, sizeof(hdr));
 
+    /*
+     * The peer may be waiting for an answer to anything but an ACK (itself
+     * an answer): what the ep sends next, from the handler or after it, is
+     * not held back for coalescing, nor is what it holds already. A
+     * ping-pong would otherwise run at the pace of UCX_TCP_COALESCE_TIME
+     * whenever its round trip is shorter.
+     */
+    if (hdr.id != UCT_TCP_OP_ACK) {
+        ep->last_write = 0;
+    }
+
     if (hdr.id < UCT_AM_ID_MAX) {
         if (ucs_unlikely((hdr.flags != 0) || (hdr.reserved != 0))) {
             goto err_hdr;
@@ -516,6 +527,9 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
 {
     uint8_t phase;
 
+    if (ucs_likely(ep->rx_phase == UCT_TCP_RX_MESSAGES)) {
+        return uct_tcp_ep_rx_messages(ep); /* the last phase */
+    }
     do {
         phase = ep->rx_phase;
         ep    = uct_tcp_rx_handlers[phase](ep);
@@ -607,10 +621,120 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
     }
 }
 
-unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
+/* Sends the answers (ACK, GET data) that what was received queued,
+ * unless the socket is waited for or the ep holds its writes. */
+static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_answer(uct_tcp_ep_t *ep)
+{
+    if (!ucs_list_is_empty(&ep->tx_list) && (ep->fd >= 0) &&
+        !(ep->events & UCS_EVENT_SET_EVWRITE) &&
+        !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED)) {
+        uct_tcp_ep_tx_progress(ep);
+    }
+}
+
+/* recv() on a connected ep returned @a ret <= 0 with @a errno (@a
+ * partial: after part of a message): the connection is over (or failed),
+ * unless the call just found nothing (then 0). */
+static unsigned uct_tcp_ep_rx_error(uct_tcp_ep_t *ep, ssize_t ret,
+                                    int partial)
+{
+    if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
+        uct_tcp_ep_rx_answer(ep);
+        return 0;
+    }
+    if ((ret == 0) && partial) {
+        uct_tcp_ep_protocol_error(ep, "connection closed in the middle "
+                                      "of a message");
+    } else if ((ret == 0) && (ep->state == UCT_TCP_EP_ACCEPTED)) {
+        uct_tcp_ep_fail(ep, UCS_ERR_CONNECTION_RESET);
+    } else {
+        uct_tcp_ep_fail(ep, (ret == 0) ? UCS_ERR_CONNECTION_RESET :
+                                         uct_tcp_errno_status(errno));
+    }
+    return 1;
+}
+
+/* Out of receive buffers: the peer is dropped. */
+static void uct_tcp_ep_rx_no_buffer(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     char str[UCS_SOCKADDR_STRING_LEN];
+
+    ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
+                     "tcp iface %p: out of receive buffers "
+                     "(UCX_TCP_MAX_BUFS=%u); closing the connection of %s",
+                     (void*)iface, iface->config.max_bufs,
+                     uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+    uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
+}
+
+/* @a ep takes the iface's spare buffer @a rx, into which @a n bytes were
+ * just read. */
+static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_take(uct_tcp_iface_t *iface,
+                                                   uct_tcp_ep_t *ep,
+                                                   uct_tcp_rx_t *rx, size_t n)
+{
+    iface->rx_spare = NULL;
+    rx->offset      = 0;
+    rx->length      = n;
+    ep->rx          = rx;
+    ++iface->rx_held;
+}
+
+/* @a ep handled everything its receive buffer held: the buffer becomes
+ * the iface's spare (or returns to the pool if there is one already). */
+static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_done(uct_tcp_iface_t *iface,
+                                                   uct_tcp_ep_t *ep)
+{
+    if (iface->rx_spare == NULL) {
+        iface->rx_spare = ep->rx;
+    } else {
+        ucs_mpool_put(ep->rx);
+    }
+    ep->rx = NULL;
+    --iface->rx_held;
+}
+
+/* After a read: handles what the receive buffer holds (@a fresh: the
+ * buffer was taken for this read). Returns 1. */
+static unsigned uct_tcp_ep_rx_handle(uct_tcp_iface_t *iface,
+                                     uct_tcp_ep_t *ep, int fresh)
+{
+    uct_tcp_rx_t *rx;
+
+    ep = uct_tcp_ep_rx_parse(ep);
+    if (ep == NULL) {
+        return 1;
+    }
+    rx = ep->rx;
+    if (rx != NULL) {
+        if (rx->offset == rx->length) {
+            uct_tcp_ep_rx_done(iface, ep);
+        } else if (fresh || (rx->offset > 0)) {
+            /* held for a partial message: since when */
+            rx->since = ucs_get_time();
+        }
+    }
+    if (!(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
+        /* polled directly by the next progress calls */
+        iface->hot_ep = ep;
+    }
+    if (ucs_unlikely(ep->flags & UCT_TCP_EP_FLAG_DEFERRED) &&
+        (ep->last_write == 0)) {
+        /* what is held goes with the answers (uct_tcp_ep_rx_message()) */
+        uct_tcp_ep_tx_progress(ep); /* may fail the ep: last */
+    } else {
+        uct_tcp_ep_rx_answer(ep);
+    }
+    return 1;
+}
+
+/* The general case of uct_tcp_ep_rx_progress(): a message is partial or
+ * streaming, the peer is stopped, the spare buffer is missing, or a
+ * recv() failed. */
+static UCS_F_NOINLINE unsigned uct_tcp_ep_rx_progress_slow(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_rx_t *rx;
     size_t queued;
     ssize_t ret;
@@ -625,70 +749,66 @@ unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
 
     rx = ep->rx;
     if (rx == NULL) {
-        rx = ucs_mpool_get(&iface->rx_mp);
+        rx = iface->rx_spare;
         if (rx == NULL) {
-            ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
-                             "tcp iface %p: out of receive buffers "
-                             "(UCX_TCP_MAX_BUFS=%u); closing the connection "
-                             "of %s", (void*)iface, iface->config.max_bufs,
-                             uct_tcp_ep_peer_str(ep, str, sizeof(str)));
-            uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
-            return 1;
+            rx = ucs_mpool_get(&iface->rx_mp);
+            if (rx == NULL) {
+                uct_tcp_ep_rx_no_buffer(ep);
+                return 1;
+            }
+            iface->rx_spare = rx;
         }
-        rx->offset = rx->length = 0;
-        rx->since  = ucs_get_time();
-        ep->rx     = rx;
-        ++iface->rx_held;
-    } else if (rx->offset > 0) {
+        ret = recv(ep->fd, rx->data, iface->config.rx_seg_size, 0);
+        if (ret <= 0) {
+            return uct_tcp_ep_rx_error(ep, ret, 0);
+        }
+        uct_tcp_ep_rx_take(iface, ep, rx, ret);
+        return uct_tcp_ep_rx_handle(iface, ep, 1);
+    }
+
+    if (rx->offset > 0) {
         queued = rx->length - rx->offset;
         memmove(rx->data, rx->data + rx->offset, queued);
         rx->offset = 0;
         rx->length = queued;
     }
-
     ret = recv(ep->fd, rx->data + rx->length,
                iface->config.rx_seg_size - rx->length, 0);
     if (ret <= 0) {
-        if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
-            ret = 0;
-            goto out;
-        }
-        if ((ret == 0) && (rx->length > rx->offset)) {
-            uct_tcp_ep_protocol_error(ep, "connection closed in the middle "
-                                          "of a message");
-        } else if ((ret == 0) && (ep->state == UCT_TCP_EP_ACCEPTED)) {
-            uct_tcp_ep_fail(ep, UCS_ERR_CONNECTION_RESET);
-        } else {
-            uct_tcp_ep_fail(ep, (ret == 0) ? UCS_ERR_CONNECTION_RESET :
-                                             uct_tcp_errno_status(errno));
-        }
-        return 1;
+        return uct_tcp_ep_rx_error(ep, ret, rx->length > 0);
     }
     rx->length += ret;
+    return uct_tcp_ep_rx_handle(iface, ep, 0);
+}
 
-    ep = uct_tcp_ep_rx_parse(ep);
-    if (ep == NULL) {
-        return 1;
-    }
-    if ((ep->rx != NULL) && (ep->rx->offset > 0)) {
-        ep->rx->since = ucs_get_time(); /* a message was completed */
-    }
-    if (!(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
-        /* polled directly by the next progress calls */
-        iface->hot_ep = ep;
+/*
+ * An ep with nothing partial reads into the iface's spare receive buffer,
+ * which it keeps only if a message is left incomplete: a poll that finds
+ * nothing and a read that ends on a message boundary (the usual case)
+ * take nothing from the pool and read no clock. One recv() takes all the
+ * socket holds, up to a segment, however many messages that is.
+ */
+unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
+{
+    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_rx_t *rx       = iface->rx_spare;
+    ssize_t ret;
+
+    if (ucs_unlikely((ep->rx != NULL) || (rx == NULL) ||
+                     (ep->rx_stream_left > 0) ||
+                     (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED))) {
+        return uct_tcp_ep_rx_progress_slow(ep);
     }
 
-out:
-    if ((ep->rx != NULL) && (ep->rx->offset == ep->rx->length)) {
-        uct_tcp_ep_release_rx(ep);
+    ret = recv(ep->fd, rx->data, iface->config.rx_seg_size, 0);
+    if (ucs_likely(ret > 0)) {
+        uct_tcp_ep_rx_take(iface, ep, rx, ret);
+        return uct_tcp_ep_rx_handle(iface, ep, 1);
+    } else if ((ret < 0) && (errno == EAGAIN) &&
+               ucs_list_is_empty(&ep->tx_list)) {
+        return 0; /* nothing came, nothing to answer */
     }
-    if (!ucs_list_is_empty(&ep->tx_list) && (ep->fd >= 0) &&
-        !(ep->events & UCS_EVENT_SET_EVWRITE) &&
-        !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED)) {
-        /* answers (ACK, GET data) queued by what was received */
-        uct_tcp_ep_tx_progress(ep);
-    }
-    return ret > 0;
+    return uct_tcp_ep_rx_error(ep, ret, 0);
 }
 
 /* The send queue drained below the reply budget: read the peer again,

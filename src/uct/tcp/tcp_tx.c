@@ -385,38 +385,16 @@ static ssize_t uct_tcp_ep_send_direct(uct_tcp_ep_t *ep,
     return sendmsg(ep->fd, &msg, UCT_TCP_SEND_FLAGS);
 }
 
-/* Sends a message of @a total bytes gathered from @a iov, copying what
- * the socket does not take. */
-ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
-                              size_t iovcnt, size_t total)
+/* Queues the part of a message of @a total bytes gathered from @a iov
+ * that the socket did not take (the first @a sent bytes); @a defer: it is
+ * held back for coalescing. */
+static ucs_status_t uct_tcp_ep_send_rest(uct_tcp_ep_t *ep,
+                                         const struct iovec *iov,
+                                         size_t iovcnt, size_t total,
+                                         size_t sent, int defer)
 {
-    size_t sent = 0;
     uct_tcp_tx_t *tx;
-    ssize_t ret;
     char *dest;
-
-    int defer = 0;
-
-    if (ucs_likely(uct_tcp_ep_can_send_now(ep))) {
-        defer = uct_tcp_ep_should_defer(ep);
-        if (!defer) {
-            ret = uct_tcp_ep_send_direct(ep, iov, iovcnt, total);
-            if (ucs_likely((size_t)ret == total)) {
-                return UCS_OK;
-            } else if (ret >= 0) {
-                sent = ret;
-            } else if ((errno != EAGAIN) && (errno != EINTR)) {
-                /* progress sees the broken socket and fails the ep */
-                return UCS_ERR_CONNECTION_RESET;
-            }
-            uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
-        }
-    } else {
-        ucs_status_t status = uct_tcp_ep_check_state(ep);
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
 
     dest = uct_tcp_ep_tx_reserve(ep, total - sent, 1, &tx);
     if (dest == NULL) {
@@ -439,14 +417,59 @@ ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
     return UCS_OK;
 }
 
+/* What a direct send of a whole message that returned @a ret leaves to
+ * do: queue the rest (all of it when the socket was full), or report a
+ * broken socket (progress then finds it and fails the ep). */
+static ucs_status_t uct_tcp_ep_send_partial(uct_tcp_ep_t *ep,
+                                            const struct iovec *iov,
+                                            size_t iovcnt, size_t total,
+                                            ssize_t ret)
+{
+    if ((ret < 0) && (errno != EAGAIN) && (errno != EINTR)) {
+        return UCS_ERR_CONNECTION_RESET;
+    }
+    uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
+    return uct_tcp_ep_send_rest(ep, iov, iovcnt, total,
+                                (ret > 0) ? (size_t)ret : 0, 0);
+}
+
+/* Sends a message of @a total bytes gathered from @a iov, copying what
+ * the socket does not take. */
+ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
+                              size_t iovcnt, size_t total)
+{
+    ucs_status_t status;
+    ssize_t ret;
+
+    if (ucs_likely(uct_tcp_ep_can_send_now(ep))) {
+        if (uct_tcp_ep_should_defer(ep)) {
+            return uct_tcp_ep_send_rest(ep, iov, iovcnt, total, 0, 1);
+        }
+        ret = uct_tcp_ep_send_direct(ep, iov, iovcnt, total);
+        if (ucs_likely((size_t)ret == total)) {
+            return UCS_OK;
+        }
+        return uct_tcp_ep_send_partial(ep, iov, iovcnt, total, ret);
+    }
+
+    status = uct_tcp_ep_check_state(ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return uct_tcp_ep_send_rest(ep, iov, iovcnt, total, 0, 0);
+}
+
 ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                  const void *payload, unsigned length)
 {
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    size_t total           = sizeof(uct_tcp_hdr_t) + sizeof(header) + length;
+    char buf[UCT_TCP_AM_SHORT_INLINE];
     struct iovec iov[3];
     uct_tcp_hdr_t hdr;
     ucs_status_t status;
+    ssize_t ret;
 
     status = uct_iface_check_am_id(&iface->super, id);
     if (ucs_unlikely(status != UCS_OK)) {
@@ -459,6 +482,24 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         return status;
     }
 
+    if (ucs_likely((total <= sizeof(buf)) && uct_tcp_ep_can_send_now(ep)) &&
+        !uct_tcp_ep_should_defer(ep)) {
+        /* the usual case: the message is built here and sent whole */
+        uct_tcp_hdr_write(buf, id, sizeof(header) + length, 0);
+        memcpy(buf + sizeof(uct_tcp_hdr_t), &header, sizeof(header));
+        memcpy(buf + sizeof(uct_tcp_hdr_t) + sizeof(header), payload,
+               length);
+        ret = send(ep->fd, buf, total, UCT_TCP_SEND_FLAGS);
+        if (ucs_likely((size_t)ret == total)) {
+            return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length,
+                                      UCS_OK);
+        }
+        iov[0].iov_base = buf;
+        iov[0].iov_len  = total;
+        status = uct_tcp_ep_send_partial(ep, iov, 1, total, ret);
+        return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length, status);
+    }
+
     uct_tcp_hdr_init(&hdr, id, sizeof(header) + length, 0);
     iov[0].iov_base = &hdr;
     iov[0].iov_len  = sizeof(hdr);
@@ -466,8 +507,7 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     iov[1].iov_len  = sizeof(header);
     iov[2].iov_base = (void*)payload;
     iov[2].iov_len  = length;
-    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2,
-                              sizeof(hdr) + sizeof(header) + length);
+    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2, total);
     return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length, status);
 }
 

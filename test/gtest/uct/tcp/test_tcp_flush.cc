@@ -116,6 +116,62 @@ TEST_F(uct_tcp_coalesce, nothing_held_between_arm_and_progress)
     ASSERT_EQ(5u, rec.count());
 }
 
+/* A message that answers one just received leaves at once, and so does
+ * what the ep held: the peer may be waiting for it. Without this a
+ * ping-pong whose round trip is shorter than the window runs at the
+ * window's pace. */
+TEST_F(uct_tcp_coalesce, answer_not_held)
+{
+    ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
+    entity *a          = add_entity();
+    entity *b          = add_entity();
+    am_recorder &rec_a = install_recorder(*a, GOOD_AM_ID);
+    am_recorder &rec_b = install_recorder(*b, GOOD_AM_ID);
+    uct_ep_h ea        = create_unconnected_ep(*a);
+    uct_ep_h eb        = create_unconnected_ep(*b);
+    ASSERT_TRUE((ea != NULL) && (eb != NULL));
+
+    std::vector<char> addr_a(a->iface_attr().ep_addr_len);
+    std::vector<char> addr_b(b->iface_attr().ep_addr_len);
+    ASSERT_EQ(UCS_OK, uct_ep_get_address(ea, (uct_ep_addr_t*)addr_a.data()));
+    ASSERT_EQ(UCS_OK, uct_ep_get_address(eb, (uct_ep_addr_t*)addr_b.data()));
+    ASSERT_EQ(UCS_OK, uct_ep_connect_to_ep(
+                              ea, (const uct_device_addr_t*)
+                                          b->dev_addr().data(),
+                              (const uct_ep_addr_t*)addr_b.data()));
+    ASSERT_EQ(UCS_OK, uct_ep_connect_to_ep(
+                              eb, (const uct_device_addr_t*)
+                                          a->dev_addr().data(),
+                              (const uct_ep_addr_t*)addr_a.data()));
+    ASSERT_TRUE(send_am_and_wait(ea, GOOD_AM_ID, 1, rec_b));
+    ASSERT_TRUE(send_am_and_wait(eb, GOOD_AM_ID, 2, rec_a));
+    progress_for(400); /* both windows closed */
+
+    /* ping-pong: each side writes again well within its window, but
+     * only after the peer's message came */
+    for (uint64_t i = 0; i < 4; ++i) {
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 10 + i, NULL, 0));
+        ASSERT_TRUE(wait_for([&] { return rec_b.count() == 2 + i; },
+                             "the ping", 0.1))
+                << "ping " << i << " was held";
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 20 + i, NULL, 0));
+        ASSERT_TRUE(wait_for([&] { return rec_a.count() == 2 + i; },
+                             "the pong", 0.1))
+                << "pong " << i << " was held";
+    }
+
+    /* a message held before the peer's came leaves with the answer */
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 30, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 31, NULL, 0));
+    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 6; }, "the ping",
+                         0.1));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 40, NULL, 0));
+    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 7; },
+                         "the held message", 0.1))
+            << "the held message waited for the window";
+    EXPECT_EQ(31u, am_header_of(rec_b.at(6).data));
+}
+
 TEST_F(uct_tcp_coalesce, stream_of_small_messages_in_order)
 {
     entity *server   = add_entity();
