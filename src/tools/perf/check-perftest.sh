@@ -114,6 +114,14 @@ run 2 $base -t am_lat -T soon &&
 run 0 $base -t am_lat -T 0 && check_rows 1 am_lat
 run 0 -h && { grep -q "^Usage" "$out" || fail "-h prints no usage"; }
 
+# Connection modes: self connects to interfaces only
+run 0 $base -t am_lat -C iface && check_rows 1 am_lat
+grep -q "connected to iface" "$out" || fail "-C iface not in the header"
+run 2 $base -t am_lat -C ep &&
+    { grep -q "cannot connect to an endpoint" "$err" || fail "-C ep not refused with a reason"; }
+run 2 $base -t am_lat -C sideways &&
+    { grep -q "invalid -C" "$err" || fail "bad -C not named"; }
+
 # self does not cross processes: client/server mode is refused with a hint
 if "$perftest" -x self -d memory -t am_lat localhost >"$out" 2>"$err"; then
     fail "client mode over self succeeded"

@@ -39,6 +39,12 @@ const perf_test_desc_t perf_tests[PERF_TEST_LAST] = {
                                   "atomic add ping-pong latency"}
 };
 
+const char *perf_conn_names[PERF_CONN_LAST] = {
+    [PERF_CONN_AUTO]  = "auto",
+    [PERF_CONN_EP]    = "ep",
+    [PERF_CONN_IFACE] = "iface"
+};
+
 const char *perf_mode_names[PERF_MODE_LAST] = {
     [PERF_MODE_SHORT] = "short",
     [PERF_MODE_BCOPY] = "bcopy",
@@ -76,6 +82,10 @@ static void perf_usage(FILE *stream)
         "  -O COUNT   operations with a completion (zcopy, get bcopy) in "
         "flight at once\n"
         "             (default %u)\n"
+        "  -C HOW     connect the endpoints to the peer's endpoint (ep) or "
+        "interface\n"
+        "             (iface); default: ep when the transport can, as "
+        "ucx_perftest does\n"
         "  -l         loopback: both sides in this process\n"
         "  -p PORT    out-of-band TCP port of client/server mode "
         "(default %d)\n"
@@ -218,7 +228,7 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     params->timeout   = PERF_DEFAULT_TIMEOUT;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:x:d:lp:f:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:C:x:d:lp:f:T:h")) != -1) {
         switch (c) {
         case 't':
             for (i = 0; i < PERF_TEST_LAST; ++i) {
@@ -266,6 +276,19 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
                 return -1;
             }
             params->fc_window = (unsigned)value;
+            break;
+        case 'C':
+            for (i = 0; i < PERF_CONN_LAST; ++i) {
+                if (!strcmp(optarg, perf_conn_names[i])) {
+                    break;
+                }
+            }
+            if (i == PERF_CONN_LAST) {
+                fprintf(stderr, "invalid -C '%s': give ep or iface\n",
+                        optarg);
+                return -1;
+            }
+            params->conn = (perf_conn_t)i;
             break;
         case 'O':
             if (perf_parse_ulong(optarg, 1, 1U << 20, &value) != 0) {
@@ -420,10 +443,12 @@ static void perf_print_header(const perf_ctx_t *ctx)
         return;
     }
 
-    printf("# uct_perftest: %s over %s/%s, %s, %lu iterations after %lu "
-           "warmup, clock %s\n", perf_tests[p->test].name, p->tl_name,
-           p->dev_name, p->loopback ? "loopback" : "client/server",
-           p->iters, p->warmup, perf_clock.name);
+    printf("# uct_perftest: %s over %s/%s, %s, connected to %s, %lu "
+           "iterations after %lu warmup, clock %s\n",
+           perf_tests[p->test].name, p->tl_name, p->dev_name,
+           p->loopback ? "loopback" : "client/server",
+           ctx->conn_to_ep ? "ep" : "iface", p->iters, p->warmup,
+           perf_clock.name);
     if (!is_latency && (perf_tests[p->test].op == PERF_OP_AM)) {
         printf("# receiver credits %u, completions in flight %u\n",
                p->fc_window, p->outstanding);
@@ -522,8 +547,29 @@ static int perf_open(perf_ctx_t *ctx)
     }
 
     attr            = &ctx->sides[0].attr;
-    ctx->conn_to_ep = !(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) &&
-                      (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP);
+    switch (ctx->params.conn) {
+    case PERF_CONN_EP:
+        if (!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP)) {
+            fprintf(stderr, "%s/%s cannot connect to an endpoint (-C ep); "
+                    "use -C iface\n", ctx->params.tl_name,
+                    ctx->params.dev_name);
+            return PERF_EXIT_UNSUPPORTED;
+        }
+        ctx->conn_to_ep = 1;
+        break;
+    case PERF_CONN_IFACE:
+        if (!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
+            fprintf(stderr, "%s/%s cannot connect to an interface (-C "
+                    "iface); use -C ep\n", ctx->params.tl_name,
+                    ctx->params.dev_name);
+            return PERF_EXIT_UNSUPPORTED;
+        }
+        ctx->conn_to_ep = 0;
+        break;
+    default:
+        ctx->conn_to_ep = !!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP);
+        break;
+    }
     if (perf_check_caps(ctx, attr) != 0) {
         return PERF_EXIT_UNSUPPORTED;
     }

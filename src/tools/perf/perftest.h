@@ -76,6 +76,15 @@ typedef enum {
     PERF_TEST_LAST
 } perf_test_t;
 
+/* -C: how the endpoints connect */
+typedef enum {
+    PERF_CONN_AUTO,  /* to the peer's endpoint when the transport can, as
+                        ucx_perftest does; else to its interface */
+    PERF_CONN_EP,
+    PERF_CONN_IFACE,
+    PERF_CONN_LAST
+} perf_conn_t;
+
 typedef enum {
     PERF_MODE_SHORT,
     PERF_MODE_BCOPY,
@@ -101,6 +110,7 @@ typedef struct {
 
 extern const perf_test_desc_t perf_tests[PERF_TEST_LAST];
 extern const char *perf_mode_names[PERF_MODE_LAST];
+extern const char *perf_conn_names[PERF_CONN_LAST];
 
 /* Parameters of a run; the client sends the run part to the server */
 typedef struct {
@@ -114,6 +124,7 @@ typedef struct {
                                       in flight */
     unsigned      fc_window;       /* -W: am_bw messages the receiver has
                                       not acknowledged, 0 for no limit */
+    perf_conn_t   conn;            /* -C */
     const char    *tl_name;
     const char    *dev_name;
     const char    *server;         /* client: the server's host name */

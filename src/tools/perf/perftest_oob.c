@@ -37,6 +37,7 @@ typedef struct {
     uint32_t num_sizes;
     uint32_t outstanding;
     uint32_t fc_window;
+    uint32_t conn;
     uint64_t iters;
     uint64_t warmup;
     uint64_t sizes[PERF_MAX_SIZES];
@@ -411,6 +412,7 @@ int perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params)
     wire.num_sizes = params->num_sizes;
     wire.outstanding = params->outstanding;
     wire.fc_window   = params->fc_window;
+    wire.conn        = params->conn;
     wire.iters     = params->iters;
     wire.warmup    = params->warmup;
     for (i = 0; i < params->num_sizes; ++i) {
@@ -431,7 +433,7 @@ int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params)
     if ((wire.test >= PERF_TEST_LAST) || (wire.mode >= PERF_MODE_LAST) ||
         (wire.num_sizes == 0) || (wire.num_sizes > PERF_MAX_SIZES) ||
         (wire.outstanding == 0) || (wire.outstanding > (1U << 20)) ||
-        (wire.fc_window > (1U << 20))) {
+        (wire.fc_window > (1U << 20)) || (wire.conn >= PERF_CONN_LAST)) {
         fprintf(stderr, "the client sent invalid parameters; is it "
                 "uct_perftest of the same version?\n");
         return -1;
@@ -442,6 +444,7 @@ int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params)
     params->num_sizes = wire.num_sizes;
     params->outstanding = wire.outstanding;
     params->fc_window   = wire.fc_window;
+    params->conn        = (perf_conn_t)wire.conn;
     params->iters     = wire.iters;
     params->warmup    = wire.warmup;
     for (i = 0; i < wire.num_sizes; ++i) {

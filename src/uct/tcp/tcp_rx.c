@@ -290,6 +290,18 @@ static ucs_status_t uct_tcp_ep_rx_put(uct_tcp_ep_t *ep,
     return UCS_OK;
 }
 
+/* Whether GETs other than the oldest are outstanding on @a ep */
+static UCS_F_ALWAYS_INLINE int uct_tcp_ep_gets_behind(const uct_tcp_ep_t *ep)
+{
+    const ucs_list_link_t *list;
+
+    if (ep->ext == NULL) {
+        return 0;
+    }
+    list = &ep->ext->get_list;
+    return !ucs_list_is_empty(list) && (list->next->next != list);
+}
+
 static ucs_status_t uct_tcp_ep_rx_get_req(uct_tcp_ep_t *ep,
                                           const uct_tcp_hdr_t *hdr,
                                           char *payload, size_t avail)
@@ -434,13 +446,18 @@ static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
     memcpy(&hdr, rx->data + rx->offset, sizeof(hdr));
 
     /*
-     * The peer may be waiting for an answer to anything but an ACK (itself
-     * an answer): what the ep sends next, from the handler or after it, is
-     * not held back for coalescing, nor is what it holds already. A
-     * ping-pong would otherwise run at the pace of UCX_TCP_COALESCE_TIME
-     * whenever its round trip is shorter.
+     * The peer may be waiting for an answer to anything but an ACK or a GET
+     * response (answers themselves): what the ep sends next, from the
+     * handler or after it, is not held back for coalescing, nor is what it
+     * holds already. A ping-pong would otherwise run at the pace of
+     * UCX_TCP_COALESCE_TIME whenever its round trip is shorter. The
+     * response to the last outstanding GET counts as such a message too
+     * (one GET at a time is a ping-pong); while more are outstanding, new
+     * requests coalesce, so a stream of GETs costs the peer one receive
+     * and one send per window instead of one per GET.
      */
-    if (hdr.id != UCT_TCP_OP_ACK) {
+    if ((hdr.id != UCT_TCP_OP_ACK) &&
+        ((hdr.id != UCT_TCP_OP_GET_RESP) || !uct_tcp_ep_gets_behind(ep))) {
         ep->last_write = 0;
     }
 

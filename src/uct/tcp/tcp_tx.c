@@ -222,47 +222,134 @@ static int uct_tcp_ep_tx_region_ok(uct_tcp_ep_t *ep, const uct_tcp_tx_t *tx)
 /* Writes queued items until the socket is full. UCS_OK also when the
  * socket took only part (or none); an error status is the connection's
  * failure (the caller fails the ep). */
+/* Bytes of @a tx not written yet */
+static size_t uct_tcp_tx_left(const uct_tcp_tx_t *tx)
+{
+    const struct iovec *iov = (const struct iovec*)tx->data;
+    size_t left             = 0;
+    uint32_t i;
+
+    if (tx->is_buf) {
+        return tx->length - tx->offset;
+    }
+    for (i = tx->iov_index; i < tx->iovcnt; ++i) {
+        left += iov[i].iov_len;
+    }
+    return left;
+}
+
+/*
+ * The queue's head items as one iovec, up to UCT_TCP_MAX_SEND_IOV entries:
+ * several answers or buffers that a receive batch queued go out in one
+ * system call. A GET response sent from memory is checked against its
+ * region first. Returns the number of entries, or -1 when such a check
+ * failed.
+ */
+static int uct_tcp_ep_tx_gather(uct_tcp_ep_t *ep, struct iovec *vec)
+{
+    const struct iovec *iov;
+    uct_tcp_tx_t *tx;
+    uint32_t i;
+    int cnt = 0;
+
+    ucs_list_for_each(tx, &ep->tx_list, list) {
+        if (cnt == UCT_TCP_MAX_SEND_IOV) {
+            break;
+        }
+        if (tx->is_buf) {
+            vec[cnt].iov_base = tx->data + tx->offset;
+            vec[cnt].iov_len  = tx->length - tx->offset;
+            ++cnt;
+            continue;
+        }
+        if ((tx->rkey != 0) && !uct_tcp_ep_tx_region_ok(ep, tx)) {
+            return -1;
+        }
+        iov = (const struct iovec*)tx->data;
+        for (i = tx->iov_index; (i < tx->iovcnt) &&
+                                (cnt < UCT_TCP_MAX_SEND_IOV); ++i) {
+            vec[cnt++] = iov[i];
+        }
+        if (i < tx->iovcnt) {
+            break; /* the rest of this one goes with the next call */
+        }
+    }
+    return cnt;
+}
+
+/* @a n bytes of the queue's head went out: advances and releases the
+ * items they cover. Returns 1 when the last item written is done. */
+static int uct_tcp_ep_tx_consume(uct_tcp_ep_t *ep, size_t n)
+{
+    uct_tcp_tx_t *tx;
+    size_t left;
+
+    while (!ucs_list_is_empty(&ep->tx_list)) {
+        tx   = ucs_list_head(&ep->tx_list, uct_tcp_tx_t, list);
+        left = uct_tcp_tx_left(tx);
+        if (n < left) {
+            if (tx->is_buf) {
+                tx->offset += n;
+            } else {
+                uct_tcp_tx_advance(tx, n);
+            }
+            return 0;
+        }
+        n -= left;
+        if (!tx->is_buf) {
+            uct_tcp_tx_advance(tx, left);
+        }
+        uct_tcp_ep_tx_release(ep, tx, UCS_OK);
+        if (n == 0) {
+            return 1;
+        }
+    }
+    return 1;
+}
+
+/* Writes queued items until the socket is full, several per system call.
+ * UCS_OK also when the socket took only part (or none); an error status
+ * is the connection's failure (the caller fails the ep). */
 static ucs_status_t uct_tcp_ep_tx_write(uct_tcp_ep_t *ep)
 {
-    struct iovec *iov;
-    uct_tcp_tx_t *tx;
+    struct iovec vec[UCT_TCP_MAX_SEND_IOV];
     struct msghdr msg;
+    size_t total;
     ssize_t ret;
+    int cnt, i;
 
     uct_tcp_ep_defer_stop(ep);
     ep->last_write = ucs_get_time();
     while (!ucs_list_is_empty(&ep->tx_list)) {
-        tx = ucs_list_head(&ep->tx_list, uct_tcp_tx_t, list);
-        if (tx->is_buf) {
-            ret = send(ep->fd, tx->data + tx->offset,
-                       tx->length - tx->offset, UCT_TCP_SEND_FLAGS);
-            if (ret < 0) {
-                break;
-            }
-            tx->offset += ret;
-            if (tx->offset < tx->length) {
-                uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
-                return UCS_OK;
-            }
-        } else {
-            if ((tx->rkey != 0) && !uct_tcp_ep_tx_region_ok(ep, tx)) {
-                return UCS_ERR_CONNECTION_RESET;
-            }
-            iov = (struct iovec*)tx->data;
-            memset(&msg, 0, sizeof(msg));
-            msg.msg_iov    = iov + tx->iov_index;
-            msg.msg_iovlen = ucs_min(tx->iovcnt - tx->iov_index,
-                                     (uint32_t)UCT_TCP_MAX_SEND_IOV);
-            ret = sendmsg(ep->fd, &msg, UCT_TCP_SEND_FLAGS);
-            if (ret < 0) {
-                break;
-            }
-            uct_tcp_tx_advance(tx, ret);
-            if (tx->iov_index < tx->iovcnt) {
-                continue; /* more than one sendmsg worth, or partial */
-            }
+        cnt = uct_tcp_ep_tx_gather(ep, vec);
+        if (cnt < 0) {
+            return UCS_ERR_CONNECTION_RESET;
         }
-        uct_tcp_ep_tx_release(ep, tx, UCS_OK);
+        total = 0;
+        for (i = 0; i < cnt; ++i) {
+            total += vec[i].iov_len;
+        }
+        if (total == 0) {
+            uct_tcp_ep_tx_consume(ep, 0); /* empty items */
+            continue;
+        }
+        if (cnt == 1) {
+            ret = send(ep->fd, vec[0].iov_base, vec[0].iov_len,
+                       UCT_TCP_SEND_FLAGS);
+        } else {
+            memset(&msg, 0, sizeof(msg));
+            msg.msg_iov    = vec;
+            msg.msg_iovlen = cnt;
+            ret            = sendmsg(ep->fd, &msg, UCT_TCP_SEND_FLAGS);
+        }
+        if (ret < 0) {
+            break;
+        }
+        uct_tcp_ep_tx_consume(ep, ret);
+        if ((size_t)ret < total) {
+            uct_iface_stat_tx_retry(&uct_tcp_ep_iface(ep)->super);
+            return UCS_OK; /* the socket is full */
+        }
     }
 
     if (ucs_list_is_empty(&ep->tx_list)) {
