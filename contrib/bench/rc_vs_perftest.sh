@@ -4,9 +4,13 @@
 # the tools' UD mode (-c UD), interleaved, in one boot of the test VM of
 # test/rxe, on rxe_lo and across the veth pair (rxe_v0 <-> rxe_v1); prints
 # the medians of the rounds, their ratios and the targets, and rc_verbs
-# and ud_verbs side by side.
+# and ud_verbs side by side. With -S: size sweeps (8 B to 4 MiB) of both
+# transports against perftest, as CSV files and PNG curves.
 #
 #   contrib/bench/rc_vs_perftest.sh [-b BUILDDIR] [-r ROUNDS] [-q] [-c S,C]
+#                                   [-P lo|pair|both] [-x TLS] [-o DIR]
+#                                   [-t SEC]
+#   contrib/bench/rc_vs_perftest.sh -S [-b BUILDDIR] [-q] [-c S,C]
 #                                   [-P lo|pair|both] [-x TLS] [-o DIR]
 #                                   [-t SEC]
 #
@@ -19,12 +23,13 @@ top=$(cd "$(dirname "$self")/../.." && pwd)
 
 # ====================================================================
 # Inside the VM: --guest PERFTEST_BIN LIBDIRS MODDIR ROUNDS QUICK CPUS
-# PATHS BUDGET KEEP TLS. Results go to stdout as "@val@ KEY ROUND VALUE",
-# kept logs as "@log@ NAME LINE"; everything else is progress.
+# PATHS BUDGET KEEP TLS SWEEP. Results go to stdout as "@val@ KEY ROUND
+# VALUE" (with SWEEP 1, "@csv@ NAME ROW"), kept logs as "@log@ NAME
+# LINE"; everything else is progress.
 # ====================================================================
 guest() {
     local uct_bin=$1 libdirs=$2 moddir=$3 rounds=$4 quick=$5 cpus=$6
-    local paths=$7 budget=$8 keep=$9 tls=${10}
+    local paths=$7 budget=$8 keep=$9 tls=${10} sweep=${11:-0}
     local server_cpu=${cpus%,*} client_cpu=${cpus#*,}
     local logs port=18500 failed=0 t0 r path rstart rlen=0
 
@@ -115,12 +120,38 @@ guest() {
         [ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
     }
 
+    # ib_run NAME TOOL DEV_S DEV_C ADDR ARGS...: one perftest run, up to
+    # three tries (perftest's clock calibration sometimes fails under
+    # emulation: times print as inf); its result line in ib_line, empty
+    # when no try gave one (a variable, not output: pair counts ports).
+    # Only the figures used count: t_stdev is sometimes -nan.
+    ib_run() {
+        local name=$1 tool=$2 dev_s=$3 dev_c=$4 addr=$5 try
+        shift 5
+        for try in 1 2 3; do
+            ib_line=""
+            if pair "$name" "$tool" -d "$dev_s" -x 1 -F -u 18 -p @PORT@ "$@" \
+                    -- "$tool" -d "$dev_c" -x 1 -F -u 18 -p @PORT@ "$@" "$addr"; then
+                ib_line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logs/$name.client" | head -n1)
+            fi
+            # t_min t_max t_typical t_avg, or bw_peak bw_avg msg_rate (a
+            # zero rate is a run the tool could not time)
+            if echo "$ib_line" | awk -v t="$tool" 'NF < 5 { exit 1 }
+                    { f = $3 " " $4 " " $5 " " $6 }
+                    f ~ /inf|nan/ || (t ~ /_bw$/ && !($5 > 0)) { exit 1 }'; then
+                return 0
+            fi
+            say "$name: try $try gave no figure"
+            ib_line=""
+        done
+        return 1
+    }
+
     # ib NAME KEY ROUND TOOL DEV_S DEV_C ADDR ARGS...: one perftest run,
     # its result (latency: typical and average; bandwidth: MiB/s and
-    # msg/s) recorded under KEY. perftest's clock calibration sometimes
-    # fails under emulation (times print as inf): that run is repeated.
+    # msg/s) recorded under KEY
     ib() {
-        local name=$1 key=$2 r=$3 tool=$4 dev_s=$5 dev_c=$6 addr=$7 try line rate
+        local name=$1 key=$2 r=$3 tool=$4 dev_s=$5 dev_c=$6 addr=$7 line rate
         shift 7
         command -v "$tool" >/dev/null || {
             say "$tool not found (Debian package perftest)"
@@ -128,18 +159,9 @@ guest() {
             failed=1
             return
         }
-        for try in 1 2 3; do
-            line=""
-            if pair "$name" "$tool" -d "$dev_s" -x 1 -F -u 18 -p @PORT@ "$@" \
-                    -- "$tool" -d "$dev_c" -x 1 -F -u 18 -p @PORT@ "$@" "$addr"; then
-                line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$logs/$name.client" | head -n1)
-            fi
-            case $line in
-            *inf*|*nan*|"") say "$name: try $try gave no figure" ;;
-            *) break ;;
-            esac
-        done
-        if [ -z "$line" ] || [[ $line == *inf* ]] || [[ $line == *nan* ]]; then
+        ib_run "$name" "$tool" "$dev_s" "$dev_c" "$addr" "$@"
+        line=$ib_line
+        if [ -z "$line" ]; then
             say "round $r: $name failed (logs with -o)"
             val "$key" "$r" fail
             failed=1
@@ -252,11 +274,222 @@ guest() {
         done
     }
 
+    # ------------------------------------------------------------ sweep
+    # -S: one pass over the sizes for each transport on each path; rows
+    # go to stdout as "@csv@ NAME impl,series,size,latency_usec,
+    # msg_per_sec,mib_per_sec", NAME being the transport, with "-pair" on
+    # the veth pair
+    local sweep_sizes="8 32 128 512 2048 8192 32768 131072 524288 2097152 4194304"
+    local -A sweep_lim
+
+    # over_budget: true once the measurements ran past the budget (then
+    # the remaining runs are skipped)
+    over_budget() {
+        if [ $(($(date +%s) - t0)) -gt "$budget" ]; then
+            [ -n "${budget_said:-}" ] ||
+                say "past the ${budget} s budget: skipping the remaining runs"
+            budget_said=1
+            failed=1
+            return 0
+        fi
+        return 1
+    }
+
+    # sweep_iters KIND SIZE: iterations of a latency (lat) or bandwidth
+    # (bw) run of SIZE bytes: fewer as the bytes moved grow (rxe moves
+    # 40-80 MiB/s in this guest); 300 ping-pongs give a steady median
+    sweep_iters() {
+        local n
+        if [ "$1" = lat ]; then
+            if [ "$2" -le 32768 ]; then n=$((n_lat * 3 / 10))
+            elif [ "$2" -le 131072 ]; then n=200
+            elif [ "$2" -le 524288 ]; then n=50
+            else n=15
+            fi
+        else
+            if [ "$2" -le 2048 ]; then n=$n_rate
+            elif [ "$2" -le 32768 ]; then n=2000
+            elif [ "$2" -le 524288 ]; then n=200
+            else n=30
+            fi
+        fi
+        [ "$quick" -eq 1 ] && [ "$2" -gt 32768 ] && n=$(( (n + 2) / 3 ))
+        echo "$n"
+    }
+
+    # sweep_limits TL DEV OP MODE: sets lim to the "MIN MAX" sizes of OP
+    # (am, put) with MODE over TL, from uct_perftest's refusal (exit 2)
+    # of a size no transport takes, in loopback; empty when TL has no
+    # such operation. Kept in sweep_lim (hence no subshell).
+    sweep_limits() {
+        local key="$1:$2:$3:$4" out
+        if [ -z "${sweep_lim[$key]+set}" ]; then
+            out=$(timeout -k 5 60 "$uct_bin" -x "$1" -d "$2:1" -l -t "$3_lat" \
+                      -D "$4" -s 64g -n 1 -w 0 2>&1 >/dev/null)
+            sweep_lim[$key]=$(echo "$out" |
+                sed -n 's/.* outside the limits \([0-9]*\)\.\.\([0-9]*\).*/\1 \2/p' |
+                head -n1)
+            if [ -n "${sweep_lim[$key]}" ]; then
+                say "  $1 $3 $4 on $2: sizes ${sweep_lim[$key]/ /..}"
+            else
+                say "  $1 $3 $4 on $2: none ($(echo "$out" | tail -n1))"
+            fi
+        fi
+        lim=${sweep_lim[$key]}
+    }
+
+    # sweep_uct NAME TL DS DC ADDR TEST MODES: uct_perftest's TEST over
+    # the sizes, each with the first of MODES whose limits take it; one
+    # client/server run per mode and run length (a size list each). A
+    # run in this guest sometimes stalls at a timer tick per ping-pong
+    # (typical 3-4 ms instead of 20-300 us up to 32 KiB), perftest alike:
+    # such a latency size is run once more and the second figure kept.
+    sweep_uct() {
+        local name=$1 tl=$2 ds=$3 dc=$4 addr=$5 test=$6 modes=$7
+        local s m lim n key log again order=() kind=${6#*_}
+        local -A lists
+        for s in $sweep_sizes; do
+            for m in $modes; do
+                sweep_limits "$tl" "$ds" "${test%_*}" "$m"
+                [ -n "$lim" ] || continue
+                if [ "$s" -lt "${lim% *}" ] || [ "$s" -gt "${lim#* }" ]; then
+                    continue
+                fi
+                n=$(sweep_iters "$kind" "$s")
+                key="$m $n"
+                [ -n "${lists[$key]:-}" ] || order+=("$key")
+                lists[$key]+="${lists[$key]:+,}$s"
+                break
+            done
+        done
+        for key in "${order[@]}"; do
+            over_budget && return
+            m=${key% *} n=${key#* }
+            log="$name-$tl-$test-$m-$n"
+            sweep_uct_run "$log" "${lists[$key]}"
+            # a latency test's stalled sizes once more (see above)
+            again=""
+            if [ "$kind" = lat ]; then
+                again=$(awk -F, '$1 != "test" && NF >= 8 && $3 <= 32768 &&
+                                 $5 >= 1000 { printf "%s%s", c, $3; c = "," }' \
+                            "$logs/$log.client")
+            fi
+            # test,mode,size,iterations,typical,avg,bw,rate,min,p99
+            awk -F, -v f="$name" -v s="$test" -v a=",$again," '
+                $1 != "test" && NF >= 8 && index(a, "," $3 ",") == 0 {
+                    print "@csv@ " f " openuct," s "," $3 "," $5 "," $8 "," $7 }' \
+                "$logs/$log.client"
+            [ -n "$again" ] || continue
+            say "$tl $test $m: typical of $again bytes 1 ms or more: once more"
+            sweep_uct_run "$log-again" "$again"
+            awk -F, -v f="$name" -v s="$test" '$1 != "test" && NF >= 8 {
+                print "@csv@ " f " openuct," s "," $3 "," $5 "," $8 "," $7 }' \
+                "$logs/$log-again.client"
+        done
+    }
+
+    # sweep_uct_run LOG SIZES: one client/server run of sweep_uct's test
+    # (its variables) over SIZES
+    sweep_uct_run() {
+        local rc
+        pair "$1" "$uct_bin" -x "$tl" -d "$ds:1" -p @PORT@ \
+            -- "$uct_bin" -x "$tl" -d "$dc:1" -p @PORT@ -f csv \
+            -t "$test" -D "$m" -s "$2" -n "$n" -w $(( (n + 9) / 10 )) "$addr"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            say "$tl $test $m $2: uct_perftest exit $rc:" \
+                "$(grep -v ' operations, ' "$logs/$1.client" | tail -n1)"
+            failed=1
+        fi
+    }
+
+    # sweep_ib NAME DS DC ADDR TOOL MAX ARGS...: perftest's TOOL, one run
+    # per size up to MAX bytes
+    sweep_ib() {
+        local name=$1 ds=$2 dc=$3 addr=$4 tool=$5 max=$6 s n line
+        shift 6
+        for s in $sweep_sizes; do
+            [ "$s" -le "$max" ] || continue
+            over_budget && return
+            n=$(sweep_iters "${tool##*_}" "$s")
+            if ! ib_run "$name-$tool-$s" "$tool" "$ds" "$dc" "$addr" "$@" \
+                    -s "$s" -n "$n"; then
+                say "$name: $tool $* -s $s gave no figure"
+                failed=1
+                continue
+            fi
+            if [[ $tool == *_lat ]] && [ "$s" -le 32768 ] &&
+                    echo "$ib_line" | awk '{ exit !($5 >= 1000) }'; then
+                say "$name: $tool $* -s $s: typical 1 ms or more: once more"
+                line=$ib_line
+                ib_run "$name-$tool-$s-again" "$tool" "$ds" "$dc" "$addr" \
+                    "$@" -s "$s" -n "$n" || ib_line=$line
+            fi
+            case $tool in
+            *_lat)
+                # bytes iters t_min t_max t_typical ...: one way for
+                # send and write (perftest halves their round trip)
+                echo "$ib_line" | awk -v f="$name" -v t="$tool" '{
+                    print "@csv@ " f " perftest," t "," $1 "," $5 ",," }' ;;
+            *_bw)
+                # bytes iters bw_peak bw_avg[MiB/s] msg_rate[Mpps]
+                echo "$ib_line" | awk -v f="$name" -v t="$tool" '$5 > 0 {
+                    printf "@csv@ %s perftest,%s,%s,,%.0f,%s\n", f, t, $1,
+                           $5 * 1e6, $4 }' ;;
+            esac
+        done
+    }
+
+    # sweep_path PATH: every transport's curves on PATH
+    sweep_path() {
+        local path=$1 ds dc addr name mtu
+        case $path in
+        lo)   ds=rxe_lo dc=rxe_lo addr=127.0.0.1 ;;
+        pair) ds=rxe_v0 dc=rxe_v1 addr=10.78.0.1 ;;
+        esac
+        mtu=$(ibv_devinfo -d "$dc" | awk '/active_mtu/ { print $2; exit }')
+        if [[ ,$tls, == *,rc_verbs,* ]]; then
+            name=rc_verbs
+            [ "$path" = pair ] && name+=-pair
+            say "sweep: rc_verbs on $path"
+            sweep_uct "$name" rc_verbs "$ds" "$dc" "$addr" am_lat "short bcopy zcopy"
+            sweep_ib "$name" "$ds" "$dc" "$addr" ib_send_lat 4194304
+            sweep_uct "$name" rc_verbs "$ds" "$dc" "$addr" put_lat zcopy
+            sweep_ib "$name" "$ds" "$dc" "$addr" ib_write_lat 4194304
+            sweep_uct "$name" rc_verbs "$ds" "$dc" "$addr" am_bw "short bcopy zcopy"
+            sweep_ib "$name" "$ds" "$dc" "$addr" ib_send_bw 4194304
+            sweep_uct "$name" rc_verbs "$ds" "$dc" "$addr" put_bw zcopy
+            sweep_ib "$name" "$ds" "$dc" "$addr" ib_write_bw 4194304
+        fi
+        if [[ ,$tls, == *,ud_verbs,* ]]; then
+            name=ud_verbs
+            [ "$path" = pair ] && name+=-pair
+            say "sweep: ud_verbs on $path (MTU ${mtu:-?})"
+            # perftest's UD mode takes messages up to the MTU
+            sweep_uct "$name" ud_verbs "$ds" "$dc" "$addr" am_lat "short bcopy zcopy"
+            sweep_ib "$name" "$ds" "$dc" "$addr" ib_send_lat "${mtu:-1024}" -c UD
+            sweep_uct "$name" ud_verbs "$ds" "$dc" "$addr" am_bw "short bcopy zcopy"
+            sweep_ib "$name" "$ds" "$dc" "$addr" ib_send_bw "${mtu:-1024}" -c UD
+        fi
+    }
+
     echo "@info@ kernel $(uname -r);" \
         "rxe_lo $(ibv_devinfo -d rxe_lo | grep -m1 active_mtu | awk '{ print $2 }')," \
         "rxe_v0 $(ibv_devinfo -d rxe_v0 | grep -m1 active_mtu | awk '{ print $2 }');" \
         "perftest $({ ib_send_lat --version 2>&1 || true; } | grep -m1 -o '[0-9][0-9.]*' | head -n1)"
     t0=$(date +%s)
+    if [ "$sweep" -eq 1 ]; then
+        # the first runs after the boot stall (ping-pongs at 2-4 ms for
+        # seconds): one run whose figures and outcome are not kept
+        r=$failed
+        uct sweep-warmup warmup 0 "${tls%%,*}" rxe_lo:1 rxe_lo:1 127.0.0.1 \
+            -t am_lat -D short -s 8 -n 2000 -w 200 >/dev/null
+        failed=$r
+        for path in $paths; do
+            sweep_path "$path"
+        done
+        rounds=0
+    fi
     for ((r = 1; r <= rounds; r++)); do
         rstart=$(date +%s)
         # a round that would end past the budget is not started
@@ -314,13 +547,22 @@ targets, and rc_verbs next to ud_verbs when both ran.
   -P PATHS     lo, pair or both (default both)
   -x TLS       transports, comma-separated: rc_verbs, ud_verbs (default
                rc_verbs)
-  -o DIR       keep every run's output in DIR
-  -t SEC       time budget of the measurements in the VM (default 240);
-               rounds that would end later are not started
+  -o DIR       keep every run's output in DIR; with -S the CSV and PNG
+               files go there (default BUILDDIR/curves)
+  -t SEC       time budget of the measurements in the VM (default 240,
+               with -S 900); rounds (with -S runs) that would start later
+               are not started
+  -S           size sweep instead of rounds: 8 B to 4 MiB, uct_perftest
+               (am_lat, put_lat, am_bw, put_bw) against perftest
+               (ib_send_lat/bw, ib_write_lat/bw, -c UD for ud_verbs), one
+               pass; NAME.csv and NAME.png per transport and path (NAME:
+               rc_verbs, ud_verbs, with -pair on the veth pair); defaults
+               to -x rc_verbs,ud_verbs -P lo; needs gnuplot
   -h           this help
 
 Exit code 0 when every run gave a figure, targets met or not; 1 when a
-run failed (its figure is "fail"); 77 when the VM could not start.
+run failed (its figure is "fail"; with -S, a point missing from the
+curves); 77 when the VM could not start.
 EOF
 }
 
@@ -333,12 +575,13 @@ builddir=""
 rounds=3
 quick=0
 cpus="0,1"
-paths_opt=both
+paths_opt=""
 keep_dir=""
-budget=240
-tls=rc_verbs
+budget=""
+tls=""
+sweep=0
 
-while getopts "b:r:qc:P:x:o:t:h" opt; do
+while getopts "b:r:qc:P:x:o:t:Sh" opt; do
     case $opt in
     b) builddir=$OPTARG ;;
     r) rounds=$OPTARG ;;
@@ -348,12 +591,19 @@ while getopts "b:r:qc:P:x:o:t:h" opt; do
     x) tls=$OPTARG ;;
     o) keep_dir=$OPTARG ;;
     t) budget=$OPTARG ;;
+    S) sweep=1 ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || die "unexpected argument '$1' (see -h)"
+# a sweep covers both transports on rxe_lo in one pass unless told
+if [ $sweep -eq 1 ]; then
+    : "${tls:=rc_verbs,ud_verbs}" "${budget:=900}" "${paths_opt:=lo}"
+    rounds=1
+fi
+: "${tls:=rc_verbs}" "${budget:=240}" "${paths_opt:=both}"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "-r wants a positive number, not '$rounds'"
 [[ $budget =~ ^[1-9][0-9]*$ ]] || die "-t wants seconds, not '$budget'"
 [[ $cpus =~ ^[01],[01]$ ]] && [ "${cpus%,*}" != "${cpus#*,}" ] ||
@@ -400,17 +650,32 @@ for t in ib_send_lat ib_write_lat ib_read_lat ib_send_bw ib_write_bw; do
         die "$t is not installed (Debian package perftest; contrib/install-deps.sh)"
 done
 
+if [ $sweep -eq 1 ]; then
+    command -v gnuplot >/dev/null 2>&1 ||
+        die "gnuplot is not installed; run contrib/install-deps.sh as root"
+    out_dir=${keep_dir:-$builddir/curves}
+    mkdir -p "$out_dir" || die "cannot create $out_dir"
+    out_dir=$(cd "$out_dir" && pwd)
+    keep_dir=""         # the CSV and PNG files are the output
+fi
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a temporary directory"
 trap 'rm -rf "$work"' EXIT
 
-echo "$prog: uct_perftest $uct_bin; $tls; $rounds round(s) on: $paths" >&2
+if [ $sweep -eq 1 ]; then
+    echo "$prog: uct_perftest $uct_bin; $tls; size sweep on: $paths" >&2
+else
+    echo "$prog: uct_perftest $uct_bin; $tls; $rounds round(s) on: $paths" >&2
+fi
 load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 start=$(date +%s)
-# The VM's own limit covers boot, set-up and a round past the budget
+# The VM's own limit covers boot, set-up and a round (or run) past the
+# budget
 bash "$top/test/rxe/run.sh" -t $((budget + 200)) -- \
     bash "$self" --guest "$uct_bin" "$libdirs" "$moddir" "$rounds" "$quick" \
     "$cpus" "$paths" "$budget" "$([ -n "$keep_dir" ] && echo 1 || echo 0)" \
-    "$tls" 2>&1 | tee "$work/out" | grep --line-buffered -v '^@\(val\|log\|info\)@' >&2
+    "$tls" "$sweep" 2>&1 | tee "$work/out" |
+    grep --line-buffered -v '^@\(val\|log\|info\|csv\)@' >&2
 rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 [ $rc -eq 77 ] && { echo "$prog: the VM could not start" >&2; exit 77; }
@@ -421,6 +686,42 @@ if [ -n "$keep_dir" ]; then
         awk -v d="$keep_dir" '$1 == "@log@" { f = d "/" $2; sub(/^@log@ [^ ]+ ?/, "");
                                                print > f }' "$work/out" &&
         echo "$prog: logs in $keep_dir" >&2
+fi
+
+# ---------------------------------------------------------------- curves
+
+# sweep_title NAME: what the curves of NAME.csv show
+sweep_title() {
+    local tl=${1%-pair} where floor
+    case $1 in
+    *-pair) where="veth pair rxe_v1 -> rxe_v0 (MTU 1024)" ;;
+    *)      where="rxe_lo (MTU 4096)" ;;
+    esac
+    floor="perftest ib_send_lat/bw, ib_write_lat/bw"
+    [ "$tl" = ud_verbs ] && floor="perftest ib_send_lat/bw -c UD"
+    echo "$tl on Soft-RoCE, $where: openuct uct_perftest against $floor" \
+        "(qemu TCG guest, 2 vCPUs; $(date +%F))"
+}
+
+if [ $sweep -eq 1 ]; then
+    names=$(awk '$1 == "@csv@" && !seen[$2]++ { print $2 }' "$work/out")
+    [ -n "$names" ] || die "nothing was measured (VM exit $rc)"
+    plotted=0
+    for name in $names; do
+        csv=$out_dir/$name.csv
+        { echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec"
+          awk -v n="$name" '$1 == "@csv@" && $2 == n { print $3 }' "$work/out"
+        } >"$csv"
+        echo "$prog: $(($(wc -l <"$csv") - 1)) points in $csv" >&2
+        "$top/contrib/bench/plot_curves.sh" "$csv" "$out_dir/$name.png" \
+            "$(sweep_title "$name")" && plotted=$((plotted + 1))
+    done
+    echo "$prog: ${elapsed} s in all; CSV and PNG files in $out_dir" >&2
+    if [ "$rc" -ne 0 ] || [ "$plotted" -ne "$(echo "$names" | wc -w)" ]; then
+        echo "$prog: some runs gave no figures (VM exit $rc); see above" >&2
+        exit 1
+    fi
+    exit 0
 fi
 
 # ---------------------------------------------------------------- table
