@@ -252,6 +252,10 @@ typedef struct uct_tcp_iface {
     unsigned              poll_count;    /* direct polls until epoll */
     unsigned              poll_period;   /* UCT_TCP_EPOLL_PERIOD.._MAX */
     int                   poll_other;    /* epoll reported another socket */
+    unsigned              rx_asks;       /* messages received that a peer
+                                            may wait for an answer to */
+    unsigned              rx_asks_seen;  /* rx_asks at the last send that
+                                            was not held back */
     ucs_ptr_array_t       ep_ids;        /* eps reachable by ep address */
     ucs_mpool_t           tx_mp;         /* send buffers */
     ucs_mpool_t           rx_mp;         /* receive buffers */

@@ -459,6 +459,8 @@ static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
     if ((hdr.id != UCT_TCP_OP_ACK) &&
         ((hdr.id != UCT_TCP_OP_GET_RESP) || !uct_tcp_ep_gets_behind(ep))) {
         ep->last_write = 0;
+        ++uct_tcp_ep_iface(ep)->rx_asks; /* the answer may leave on
+                                            another ep to that peer */
     }
 
     if (hdr.id < UCT_AM_ID_MAX) {

@@ -167,7 +167,11 @@ void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep, ucs_status_t status)
  * that follow it, and written by progress once the window has passed (or
  * half the buffer is full, or a flush or event arm asks). An isolated
  * message still leaves at once; a stream of small messages costs one
- * system call per window instead of one per message. Deferred eps do not
+ * system call per window instead of one per message. Nor is a message
+ * held when the iface received one that a peer may wait an answer to
+ * since its last send that was not held (iface->rx_asks): eps connected
+ * to each other's interface answer on another connection than the one
+ * the question came in on. Deferred eps do not
  * ask epoll for EVWRITE: they are on iface->defer_list. From an event arm
  * to the next progress call nothing is held, since the application may
  * send and then sleep on the event fd without progressing again.
@@ -178,8 +182,9 @@ static UCS_F_ALWAYS_INLINE int uct_tcp_ep_should_defer(uct_tcp_ep_t *ep)
     ucs_time_t now         = ucs_get_time();
 
     if (((now - ep->last_write) >= iface->config.coalesce_time) ||
-        iface->armed) {
-        ep->last_write = now;
+        iface->armed || (iface->rx_asks != iface->rx_asks_seen)) {
+        ep->last_write      = now;
+        iface->rx_asks_seen = iface->rx_asks;
         return 0;
     }
     return 1;

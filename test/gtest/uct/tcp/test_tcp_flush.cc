@@ -172,6 +172,36 @@ TEST_F(uct_tcp_coalesce, answer_not_held)
     EXPECT_EQ(31u, am_header_of(rec_b.at(6).data));
 }
 
+/* Connected to each other's interface, the two sides talk over two
+ * connections: the answer leaves on another ep than the one the message
+ * came in on, and must not be held either. */
+TEST_F(uct_tcp_coalesce, answer_on_other_connection_not_held)
+{
+    ucs::scoped_setenv window("UCX_TCP_COALESCE_TIME", "300ms");
+    entity *a          = add_entity();
+    entity *b          = add_entity();
+    am_recorder &rec_a = install_recorder(*a, GOOD_AM_ID);
+    am_recorder &rec_b = install_recorder(*b, GOOD_AM_ID);
+    uct_ep_h ea        = a->connect_to(*b);
+    uct_ep_h eb        = b->connect_to(*a);
+    ASSERT_TRUE((ea != NULL) && (eb != NULL));
+
+    ASSERT_TRUE(send_am_and_wait(ea, GOOD_AM_ID, 1, rec_b));
+    ASSERT_TRUE(send_am_and_wait(eb, GOOD_AM_ID, 2, rec_a));
+    progress_for(400); /* both windows closed */
+
+    for (uint64_t i = 0; i < 4; ++i) {
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 10 + i, NULL, 0));
+        ASSERT_TRUE(wait_for([&] { return rec_b.count() == 2 + i; },
+                             "the ping", 0.1))
+                << "ping " << i << " was held";
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 20 + i, NULL, 0));
+        ASSERT_TRUE(wait_for([&] { return rec_a.count() == 2 + i; },
+                             "the pong", 0.1))
+                << "pong " << i << " was held";
+    }
+}
+
 TEST_F(uct_tcp_coalesce, stream_of_small_messages_in_order)
 {
     entity *server   = add_entity();
