@@ -114,6 +114,12 @@ run 2 $base -t am_lat -T soon &&
 run 0 $base -t am_lat -T 0 && check_rows 1 am_lat
 run 0 -h && { grep -q "^Usage" "$out" || fail "-h prints no usage"; }
 
+# One message per iteration, as ucx_perftest -l times loopback latency
+run 0 $base -t am_lat -1 && check_rows 1 am_lat
+grep -q "half of one message" "$out" || fail "-1 not in the header"
+run 2 $base -t put_lat -1 &&
+    { grep -q -- "-1 goes with" "$err" || fail "-1 with put_lat not refused"; }
+
 # Connection modes: self connects to interfaces only
 run 0 $base -t am_lat -C iface && check_rows 1 am_lat
 grep -q "connected to iface" "$out" || fail "-C iface not in the header"

@@ -87,6 +87,11 @@ static void perf_usage(FILE *stream)
         "             (iface); default: ep when the transport can, as "
         "ucx_perftest does\n"
         "  -l         loopback: both sides in this process\n"
+        "  -1         with -l -t am_lat -D short: one message per "
+        "iteration, to the\n"
+        "             initiator's own interface, halved, as ucx_perftest "
+        "-l reports its\n"
+        "             loopback latency (for comparing with its figures)\n"
         "  -p PORT    out-of-band TCP port of client/server mode "
         "(default %d)\n"
         "  -f csv     print the results as CSV\n"
@@ -228,7 +233,7 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     params->timeout   = PERF_DEFAULT_TIMEOUT;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:C:x:d:lp:f:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:C:x:d:l1p:f:T:h")) != -1) {
         switch (c) {
         case 't':
             for (i = 0; i < PERF_TEST_LAST; ++i) {
@@ -307,6 +312,9 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
         case 'l':
             params->loopback = 1;
             break;
+        case '1':
+            params->one_message = 1;
+            break;
         case 'p':
             if (perf_parse_ulong(optarg, 1, 65535, &value) != 0) {
                 fprintf(stderr, "invalid port '%s'\n", optarg);
@@ -355,6 +363,12 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     if (params->loopback && (have_port || (params->server != NULL))) {
         fprintf(stderr, "-l runs both sides here; it takes neither -p nor "
                 "a server name\n");
+        return -1;
+    }
+    if (params->one_message &&
+        (!params->loopback || (params->test != PERF_TEST_AM_LAT) ||
+         (params->mode != PERF_MODE_SHORT))) {
+        fprintf(stderr, "-1 goes with -l -t am_lat -D short only\n");
         return -1;
     }
     if (params->loopback && !have_test) {
@@ -455,7 +469,10 @@ static void perf_print_header(const perf_ctx_t *ctx)
     } else if (!is_latency) {
         printf("# completions in flight %u\n", p->outstanding);
     }
-    if (perf_tests[p->test].op == PERF_OP_GET) {
+    if (p->one_message) {
+        printf("# latency: half of one message to the initiator's own "
+               "interface (as ucx_perftest -l)\n");
+    } else if (perf_tests[p->test].op == PERF_OP_GET) {
         printf("# %s\n", is_latency ? "latency: one whole get" :
                "time per operation");
     } else {

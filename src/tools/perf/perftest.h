@@ -130,6 +130,9 @@ typedef struct {
     const char    *server;         /* client: the server's host name */
     uint16_t      port;
     int           loopback;
+    int           one_message;     /* -1: loopback am_lat as ucx_perftest
+                                      -l times it: one message per
+                                      iteration, halved */
     int           client_server;   /* -p or a server name was given */
     int           csv;
     unsigned      timeout;         /* -T: seconds without progress from

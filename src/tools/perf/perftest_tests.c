@@ -670,6 +670,7 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
     unsigned length      = (unsigned)(init->size - sizeof(uint64_t));
     unsigned long warmup = ctx->params.warmup;
     perf_time_t *rtt     = init->rtt;
+    int one              = ctx->params.one_message;
     perf_time_t t0, t1;
     unsigned long i;
 
@@ -680,13 +681,17 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
             ctx->phase    = "measurement";
             init->t_start = t0;
         }
-        if ((uct_ep_am_short(a->ep, a->peer_am_id, i, a_buf, length) !=
-             UCS_OK) && (perf_lat_post(ctx, init, resp, i) != 0)) {
-            return -1;
+        if (!one) {
+            if ((uct_ep_am_short(a->ep, a->peer_am_id, i, a_buf, length) !=
+                 UCS_OK) && (perf_lat_post(ctx, init, resp, i) != 0)) {
+                return -1;
+            }
+            if ((b->am_rx <= i) &&
+                (perf_lat_wait(ctx, resp, init, i) != 0)) {
+                return -1;
+            }
         }
-        if ((b->am_rx <= i) && (perf_lat_wait(ctx, resp, init, i) != 0)) {
-            return -1;
-        }
+        /* -1: only this message, to the initiator's interface */
         if ((uct_ep_am_short(b->ep, b->peer_am_id, i, b_buf, length) !=
              UCS_OK) && (perf_lat_post(ctx, resp, init, i) != 0)) {
             return -1;
