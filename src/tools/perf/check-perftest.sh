@@ -114,11 +114,17 @@ run 2 $base -t am_lat -T soon &&
 run 0 $base -t am_lat -T 0 && check_rows 1 am_lat
 run 0 -h && { grep -q "^Usage" "$out" || fail "-h prints no usage"; }
 
+# The clock read every 16 iterations: samples are 16-iteration means
+run 0 $base -t am_lat -B 16 -n 1000 && check_rows 1 am_lat
+grep -q "clock read every 16 iterations" "$out" || fail "-B not in the header"
+run 2 $base -t am_bw -B 16 &&
+    { grep -q -- "-B go with" "$err" || fail "-B with am_bw not refused"; }
+
 # One message per iteration, as ucx_perftest -l times loopback latency
 run 0 $base -t am_lat -1 && check_rows 1 am_lat
 grep -q "half of one message" "$out" || fail "-1 not in the header"
 run 2 $base -t put_lat -1 &&
-    { grep -q -- "-1 goes with" "$err" || fail "-1 with put_lat not refused"; }
+    { grep -q -- "-1 and -B go with" "$err" || fail "-1 with put_lat not refused"; }
 
 # Connection modes: self connects to interfaces only
 run 0 $base -t am_lat -C iface && check_rows 1 am_lat

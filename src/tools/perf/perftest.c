@@ -87,6 +87,10 @@ static void perf_usage(FILE *stream)
         "             (iface); default: ep when the transport can, as "
         "ucx_perftest does\n"
         "  -l         loopback: both sides in this process\n"
+        "  -B N       with -l -t am_lat -D short: read the clock every N "
+        "iterations;\n"
+        "             the percentiles are then those of N-iteration means "
+        "(default 1)\n"
         "  -1         with -l -t am_lat -D short: one message per "
         "iteration, to the\n"
         "             initiator's own interface, halved, as ucx_perftest "
@@ -229,11 +233,12 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     params->warmup    = PERF_DEFAULT_WARMUP;
     params->outstanding = PERF_DEFAULT_OUTSTANDING;
     params->fc_window   = PERF_DEFAULT_FC_WINDOW;
+    params->clock_batch = 1;
     params->port      = PERF_DEFAULT_PORT;
     params->timeout   = PERF_DEFAULT_TIMEOUT;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:C:x:d:l1p:f:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:C:x:d:l1B:p:f:T:h")) != -1) {
         switch (c) {
         case 't':
             for (i = 0; i < PERF_TEST_LAST; ++i) {
@@ -315,6 +320,14 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
         case '1':
             params->one_message = 1;
             break;
+        case 'B':
+            if (perf_parse_ulong(optarg, 1, 4096, &value) != 0) {
+                fprintf(stderr, "invalid -B '%s': give 1..4096 "
+                        "iterations\n", optarg);
+                return -1;
+            }
+            params->clock_batch = (unsigned)value;
+            break;
         case 'p':
             if (perf_parse_ulong(optarg, 1, 65535, &value) != 0) {
                 fprintf(stderr, "invalid port '%s'\n", optarg);
@@ -365,10 +378,10 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
                 "a server name\n");
         return -1;
     }
-    if (params->one_message &&
+    if ((params->one_message || (params->clock_batch > 1)) &&
         (!params->loopback || (params->test != PERF_TEST_AM_LAT) ||
          (params->mode != PERF_MODE_SHORT))) {
-        fprintf(stderr, "-1 goes with -l -t am_lat -D short only\n");
+        fprintf(stderr, "-1 and -B go with -l -t am_lat -D short only\n");
         return -1;
     }
     if (params->loopback && !have_test) {
@@ -468,6 +481,10 @@ static void perf_print_header(const perf_ctx_t *ctx)
                p->fc_window, p->outstanding);
     } else if (!is_latency) {
         printf("# completions in flight %u\n", p->outstanding);
+    }
+    if (p->clock_batch > 1) {
+        printf("# clock read every %u iterations: percentiles of "
+               "%u-iteration means\n", p->clock_batch, p->clock_batch);
     }
     if (p->one_message) {
         printf("# latency: half of one message to the initiator's own "

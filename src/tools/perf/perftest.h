@@ -130,6 +130,8 @@ typedef struct {
     const char    *server;         /* client: the server's host name */
     uint16_t      port;
     int           loopback;
+    unsigned      clock_batch;     /* -B: loopback am_lat short reads the
+                                      clock every this many iterations */
     int           one_message;     /* -1: loopback am_lat as ucx_perftest
                                       -l times it: one message per
                                       iteration, halved */
@@ -213,6 +215,8 @@ typedef struct perf_run {
     perf_time_t    t_start;   /* first measured operation */
     perf_time_t    t_end;
     perf_time_t    *rtt;      /* latency: one round trip per iteration */
+    unsigned long samples;   /* entries of rtt, when not one per
+                                iteration (-B) */
 } perf_run_t;
 
 typedef struct {

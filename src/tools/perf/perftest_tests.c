@@ -538,6 +538,7 @@ static perf_time_t perf_percentile(const perf_time_t *sorted, unsigned long n,
 static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
 {
     unsigned long iters = run->params->iters;
+    unsigned long n     = (run->samples > 0) ? run->samples : iters;
     double total_sec    = perf_time_to_sec(run->t_end - run->t_start);
     double div, one_way_sec;
 
@@ -551,12 +552,12 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
     if (perf_tests[run->params->test].is_latency) {
         /* ping-pongs report half a round trip, a get the whole get */
         div = (perf_tests[run->params->test].op == PERF_OP_GET) ? 1.0 : 2.0;
-        qsort(run->rtt, iters, sizeof(*run->rtt), perf_cmp_time);
+        qsort(run->rtt, n, sizeof(*run->rtt), perf_cmp_time);
         result->min_usec     = perf_time_to_usec(run->rtt[0]) / div;
         result->typical_usec = perf_time_to_usec(perf_percentile(run->rtt,
-                                                 iters, 50.0)) / div;
+                                                 n, 50.0)) / div;
         result->p99_usec     = perf_time_to_usec(perf_percentile(run->rtt,
-                                                 iters, 99.0)) / div;
+                                                 n, 99.0)) / div;
         one_way_sec          = total_sec / iters / div;
     } else {
         one_way_sec          = total_sec / iters;
@@ -671,14 +672,17 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
     unsigned long warmup = ctx->params.warmup;
     perf_time_t *rtt     = init->rtt;
     int one              = ctx->params.one_message;
-    perf_time_t t0, t1;
-    unsigned long i;
+    unsigned batch       = ctx->params.clock_batch;
+    unsigned long i, k   = 0;
+    unsigned left        = batch;
+    perf_time_t t0       = 0;
+    perf_time_t t1;
 
     ctx->phase = "warm-up";
-    t0         = perf_time_now();
     for (i = 0; i < init->total; ++i) {
         if (i == warmup) {
             ctx->phase    = "measurement";
+            t0            = perf_time_now();
             init->t_start = t0;
         }
         if (!one) {
@@ -699,13 +703,16 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
         if ((a->am_rx <= i) && (perf_lat_wait(ctx, init, resp, i) != 0)) {
             return -1;
         }
-        t1 = perf_time_now();
-        if (i >= warmup) {
-            rtt[i - warmup] = t1 - t0;
+        /* one clock read per -B iterations, the last one always */
+        if ((i >= warmup) && ((--left == 0) || (i + 1 == init->total))) {
+            t1       = perf_time_now();
+            rtt[k++] = (t1 - t0) / (batch - left);
+            t0       = t1;
+            left     = batch;
         }
-        t0 = t1;
     }
-    init->t_end = t0;
+    init->t_end   = t0;
+    init->samples = k;
     return 0;
 }
 
