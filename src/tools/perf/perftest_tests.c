@@ -455,18 +455,25 @@ static int perf_bw_initiator_step(perf_run_t *run)
 
 /* am_bw responder: reports the count of messages received every
  * fc_window / 2 of them (credits), and always the last one */
+static int perf_bw_report(perf_run_t *run);
+
 static int perf_bw_responder_step(perf_run_t *run)
 {
-    perf_side_t *side = run->side;
-    unsigned long rx, every;
-    ucs_status_t status;
-
-    uct_worker_progress(side->worker);
+    uct_worker_progress(run->side->worker);
 
     if (perf_tests[run->params->test].op != PERF_OP_AM) {
         run->done = 1; /* RMA: the target only progresses */
         return 0;
     }
+    return perf_bw_report(run);
+}
+
+/* The am_bw responder's report, when one is due */
+static int perf_bw_report(perf_run_t *run)
+{
+    perf_side_t *side = run->side;
+    unsigned long rx, every;
+    ucs_status_t status;
 
     rx    = (side->am_rx < run->total) ? side->am_rx : run->total;
     every = (run->params->fc_window == 0) ? run->total :
@@ -767,6 +774,81 @@ out:
 }
 
 /*
+ * Loopback am_bw short, both sides here: the sends, the responder's
+ * reports and progress in one loop, without the step functions' per-call
+ * dispatch (as perf_lat_loopback() does for latency). The clock stops
+ * when the report of the last message is back.
+ */
+static int perf_bw_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
+                                     perf_run_t *resp)
+{
+    perf_side_t *a       = init->side;
+    perf_side_t *b       = resp->side;
+    const void *buf      = perf_send_buf(init);
+    unsigned length      = (unsigned)(init->size - sizeof(uint64_t));
+    unsigned long warmup = ctx->params.warmup;
+    unsigned window      = ctx->params.fc_window;
+    perf_time_t limit    = perf_time_from_sec(ctx->params.timeout);
+    unsigned long spins  = 0, last_events = 0, events;
+    perf_time_t t_idle   = 0, now;
+    ucs_status_t status;
+
+    ctx->phase = "warm-up";
+    if (warmup == 0) {
+        ctx->phase    = "measurement";
+        init->t_start = perf_time_now();
+    }
+    while (a->peer_rx < init->total) {
+        if ((init->posted < init->total) &&
+            ((window == 0) || ((init->posted - a->peer_rx) < window))) {
+            status = uct_ep_am_short(a->ep, a->peer_am_id, init->posted, buf,
+                                     length);
+            if (status == UCS_OK) {
+                if (++init->posted == warmup) {
+                    ctx->phase    = "measurement";
+                    init->t_start = perf_time_now();
+                }
+                if ((b->am_rx - resp->reported) < (window / 2)) {
+                    continue; /* no report due: send on */
+                }
+            } else if (status != UCS_ERR_NO_RESOURCE) {
+                return perf_op_failed(init, "a send", status);
+            }
+        }
+        uct_worker_progress(a->worker);
+        if (b->worker != a->worker) {
+            uct_worker_progress(b->worker);
+        }
+        if (perf_bw_report(resp) != 0) {
+            return -1;
+        }
+        if ((++spins & PERF_CLOCK_CHECK_MASK) != 0) {
+            continue;
+        }
+        if ((a->peer_status != UCS_OK) || (b->peer_status != UCS_OK)) {
+            ctx->phase = perf_run_phase(init);
+            perf_report_peer_failure(ctx, (a->peer_status != UCS_OK) ?
+                                     a->peer_status : b->peer_status,
+                                     "the transport reported it");
+            return -1;
+        }
+        now    = perf_time_now();
+        events = init->posted + b->am_rx + a->peer_rx;
+        if (events != last_events) {
+            last_events = events;
+            t_idle      = now;
+        } else if ((ctx->params.timeout > 0) && ((now - t_idle) > limit)) {
+            ctx->phase = perf_run_phase(init);
+            perf_report_no_progress(ctx);
+            return -1;
+        }
+    }
+    init->t_end = perf_time_now();
+    init->done  = resp->done = 1;
+    return 0;
+}
+
+/*
  * Steps every local side until all are done. Ends with the run failed
  * (reported) when a side's endpoint fails, the out-of-band socket
  * closes, or nothing happens for -T seconds. Reads the clock only every
@@ -873,6 +955,12 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
 
     if ((ctx->num_sides == 2) && perf_tests[ctx->params.test].is_latency) {
         if (perf_lat_loopback(ctx, &runs[0], &runs[1]) != 0) {
+            goto out;
+        }
+    } else if ((ctx->num_sides == 2) &&
+               (ctx->params.test == PERF_TEST_AM_BW) &&
+               (ctx->params.mode == PERF_MODE_SHORT)) {
+        if (perf_bw_loopback_am_short(ctx, &runs[0], &runs[1]) != 0) {
             goto out;
         }
     } else if (perf_run_loop(ctx, runs, initiator) != 0) {
