@@ -41,25 +41,26 @@ if [ ! -x "$prog" ]; then
     exit 1
 fi
 
-printf "%-10s %7s %9s %9s %9s %10s\n" transport eps "ep heap" "peer heap" \
+printf "%-14s %7s %9s %9s %9s %10s\n" transport eps "ep heap" "peer heap" \
        kernel kept
 status=0
 for tl in tcp self; do
     line=$("$prog" -t "$tl" -n "$eps" | grep '^ep-memory:')
     if [ -z "$line" ]; then
-        printf "%-10s %7s %s\n" "$tl" "$eps" "(run failed)"
+        printf "%-14s %7s %s\n" "$tl" "$eps" "(run failed)"
         status=1
         continue
     fi
     # ep-memory: tl=T eps=N client=C server=S kept_first=K1 kept_second=K2
     awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-           printf "%-10s %7s %9s %9s %9s %10s\n", v["tl"], v["eps"],
+           printf "%-14s %7s %9s %9s %9s %10s\n", v["tl"], v["eps"],
                   v["client"], v["server"], "-", v["kept_second"] }' \
         <<<"$line"
 done
 
 # verbs_ep_memory: a header line "TL/DEV: N connected endpoints ...", a
-# column header "round heap heap-ep MemFree ...", then the rounds
+# column header "round heap heap-ep MemFree ...", then the rounds; or the
+# table contrib/bench/verbs_ep_memory.sh prints
 for f in "$@"; do
     awk '
         / connected endpoints / { split($1, t, "/"); tl = t[1]; n = $2 }
@@ -67,9 +68,19 @@ for f in "$@"; do
             for (i = 1; i <= NF; ++i) { col[$i] = i }
         }
         $1 == "second" && tl != "" && ("heap-ep" in col) {
-            printf "%-10s %7s %9s %9s %9s %10s\n", tl, n,
+            printf "%-14s %7s %9s %9s %9s %10s\n", tl, n,
                    $(col["heap-ep"]), "(in ep)", $(col["MemFree"]), "-"
             tl = ""
+        }
+        # or the table of contrib/bench/verbs_ep_memory.sh: a header
+        # "tl mode eps txq heap ep kept ... memfree ...", rows "rc ep ..."
+        $1 == "tl" && $2 == "mode" {
+            for (i = 1; i <= NF; ++i) { tcol[$i] = i }
+        }
+        ($1 == "rc" || $1 == "ud") && ("memfree" in tcol) {
+            printf "%-14s %7s %9s %9s %9s %10s\n", $1 "_verbs/" $2,
+                   $(tcol["eps"]), $(tcol["ep"]), "(in ep)",
+                   $(tcol["memfree"]), $(tcol["kept"])
         }' "$f"
 done
 exit $status
