@@ -147,7 +147,8 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
                                      perf_send_buf(run),
                                      (unsigned)(size - sizeof(uint64_t)));
         } else if (run->params->mode == PERF_MODE_BCOPY) {
-            packed = uct_ep_am_bcopy(ep, side->peer_am_id, perf_pack_cb, run, 0);
+            packed = uct_ep_am_bcopy(ep, side->peer_am_id, perf_pack_cb, run,
+                                     0);
             status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
         } else {
             status = uct_ep_am_zcopy(ep, side->peer_am_id, NULL, 0, &iov, 1, 0,
