@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-UCS_F_API const uint32_t ucs_module_api_version = UCT_API_VERSION;
+UCS_F_API const uint32_t ucs_module_api_version = UCT_MODULE_API_VERSION;
 
 /* Something to export besides the version, named unlike the init symbol */
 UCS_F_API int uct_noinit_placeholder(void);

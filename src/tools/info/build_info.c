@@ -36,8 +36,10 @@ void uct_info_print_version(void)
     unsigned num_components;
     unsigned count = 0;
 
-    printf("# openuct version %s, UCT API %d.%d\n", UCT_VERNO_STRING,
-           UCT_API_MAJOR, UCT_API_MINOR);
+    printf("# openuct version %s, UCT API %d.%d.%d (UCX's), module API "
+           "%d.%d\n", OPENUCT_VERSION_STRING, UCT_VERNO_MAJOR,
+           UCT_VERNO_MINOR, UCT_VERNO_PATCH, UCT_MODULE_API_MAJOR,
+           UCT_MODULE_API_MINOR);
     printf("# configured with: %s\n", UCT_BUILD_CONFIGURE_ARGS);
     printf("# installed module directory: %s\n", UCT_INFO_MODULE_DIR);
 
@@ -68,9 +70,12 @@ static void uct_info_print_define(const char *name, int defined,
 
 void uct_info_print_build_config(void)
 {
+    printf("#define OPENUCT_VERSION_STRING \"%s\"\n",
+           OPENUCT_VERSION_STRING);
     printf("#define UCT_VERNO_STRING \"%s\"\n", UCT_VERNO_STRING);
-    printf("#define UCT_API_MAJOR %d\n", UCT_API_MAJOR);
-    printf("#define UCT_API_MINOR %d\n", UCT_API_MINOR);
+    printf("#define UCT_API 0x%lx\n", (unsigned long)UCT_API);
+    printf("#define UCT_MODULE_API_MAJOR %d\n", UCT_MODULE_API_MAJOR);
+    printf("#define UCT_MODULE_API_MINOR %d\n", UCT_MODULE_API_MINOR);
 
 #ifdef ENABLE_DEBUG
     uct_info_print_define("ENABLE_DEBUG", 1, UCT_INFO_STR(ENABLE_DEBUG));

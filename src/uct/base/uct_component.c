@@ -119,7 +119,8 @@ uct_tl_t *uct_component_find_tl(uct_component_t *component,
 
 static void uct_modules_load_once(void)
 {
-    ucs_modules_load("uct", UCT_API_VERSION, (const void*)uct_modules_load_once);
+    ucs_modules_load("uct", UCT_MODULE_API_VERSION,
+                     (const void*)uct_modules_load_once);
     ucs_config_parser_warn_unused_env_vars_once(NULL);
 }
 

@@ -111,7 +111,8 @@ ucs_status_t uct_single_device_resource(uct_md_h md, const char *dev_name,
  * components and transports).
  */
 #define UCT_MODULE_DEFINE(_init_func) \
-    UCS_F_API const uint32_t ucs_module_api_version = UCT_API_VERSION; \
+    UCS_F_API const uint32_t ucs_module_api_version = \
+            UCT_MODULE_API_VERSION; \
     UCS_F_API ucs_status_t ucs_module_init(void); \
     ucs_status_t ucs_module_init(void) \
     { \
