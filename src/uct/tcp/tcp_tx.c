@@ -579,8 +579,10 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         /* the usual case: the message is built here and sent whole */
         uct_tcp_hdr_write(buf, id, sizeof(header) + length, 0);
         memcpy(buf + sizeof(uct_tcp_hdr_t), &header, sizeof(header));
-        memcpy(buf + sizeof(uct_tcp_hdr_t) + sizeof(header), payload,
-               length);
+        if (length > 0) { /* a header-only message may pass NULL */
+            memcpy(buf + sizeof(uct_tcp_hdr_t) + sizeof(header), payload,
+                   length);
+        }
         ret = send(ep->fd, buf, total, UCT_TCP_SEND_FLAGS);
         if (ucs_likely((size_t)ret == total)) {
             return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length,

@@ -217,6 +217,25 @@ TEST_P(uct_am, short_sizes)
     }
 }
 
+/* A header-only message may pass no payload pointer at all (as UCX's own
+ * users do): nothing may read or copy through it */
+TEST_P(uct_am, short_header_only_null_payload)
+{
+    UCT_TEST_INIT_PAIRS();
+    UCT_TEST_REQUIRE_CAP(m_pairs[0].sender, UCT_IFACE_FLAG_AM_SHORT);
+
+    for (const pair &p : m_pairs) {
+        SCOPED_TRACE(p.name);
+        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        for (uint64_t i = 0; i < 3; ++i) {
+            uint64_t hdr = AM_HDR + i;
+            ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID, hdr, NULL, 0));
+            ASSERT_TRUE(wait_messages(rec, i + 1, "am_short"));
+            check_message(rec.at(i), &hdr, sizeof(hdr), 0, i);
+        }
+    }
+}
+
 TEST_P(uct_am, short_iov)
 {
     UCT_TEST_INIT_PAIRS();

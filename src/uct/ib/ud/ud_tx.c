@@ -132,7 +132,9 @@ ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     if (ucs_likely(desc != NULL)) {
         data = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
         memcpy(data, &header, sizeof(header));
-        memcpy(data + sizeof(header), payload, length);
+        if (length > 0) { /* a header-only message may pass NULL */
+            memcpy(data + sizeof(header), payload, length);
+        }
         status = uct_ud_ep_send_new(iface, ep, desc, id,
                                     sizeof(uct_ud_hdr_t) + sizeof(header) +
                                     length);
