@@ -35,7 +35,7 @@ if ! "$top/contrib/bench/perf_compare.sh" -b "$builddir" -u "$ucx_root" \
 else
     # uct_perftest CSV: p50 (field 5) and message rate (field 8) positive
     for impl in oct ucx; do
-        for key in am_lat am_rate self_am_lat self_am_rate; do
+        for key in am_lat am_rate self_am_lat self_am_lat1 self_am_rate; do
             log=$work/runs/r1-$impl-$key.log
             if awk -F, '$1 != "test" && NF == 10 && $5 > 0 && $8 > 0 { f = 1 }
                         END { exit !f }' "$log" 2>/dev/null; then
@@ -45,8 +45,9 @@ else
             fi
         done
     done
-    # ucx_perftest CSV: iterations,p50,...,overall_mr
-    for key in am_lat am_rate self_am_lat self_am_rate; do
+    # ucx_perftest CSV: iterations,p50,...,overall_mr (it has only the
+    # one-message loopback latency, self_am_lat1)
+    for key in am_lat am_rate self_am_lat1 self_am_rate; do
         log=$work/runs/r1-uxp-$key.log
         if grep -qE '^ *[0-9]+,[0-9.]+,' "$log" 2>/dev/null; then
             echo "PASS ucx_perftest $key: $(grep -E '^ *[0-9]+,' "$log" | tail -n 1)"
