@@ -1,0 +1,147 @@
+#!/bin/bash
+#
+# check-ucx-hello.sh PREFIX WORKDIR: builds UCX's own uct_hello_world.c,
+# unmodified, against the openuct installed in PREFIX and runs it as a
+# server and a client over tcp on lo with -i, -b and -z, checking that the
+# server received the text.
+#
+# The example comes from Debian 12's libucx-dev package (UCX 1.13), which
+# is fetched with apt-get download and unpacked with dpkg-deb -x into
+# WORKDIR/ucx-dev; it is never installed, so its headers cannot shadow
+# ours. Only the two example files are used: the compiler sees openuct's
+# headers and links openuct's libraries (-luct -lucs).
+#
+# Used by "make installcheck". OPENUCT_UCX_DEB=FILE uses a libucx-dev .deb
+# already downloaded. Exits non-zero with a message on failure.
+set -u -o pipefail
+
+prog=check-ucx-hello
+fail_count=0
+
+die() {
+    echo "$prog: FAIL: $*" >&2
+    exit 1
+}
+
+fail() {
+    echo "$prog: FAIL: $*" >&2
+    fail_count=$((fail_count + 1))
+}
+
+[ $# -eq 2 ] || {
+    echo "usage: $0 PREFIX WORKDIR" >&2
+    exit 2
+}
+prefix=$(cd "$1" 2>/dev/null && pwd) ||
+    die "install prefix '$1' does not exist; run make install first"
+mkdir -p "$2" || die "cannot create $2"
+work=$(cd "$2" && pwd)
+unpacked=$work/ucx-dev
+examples=$unpacked/usr/share/doc/libucx-dev/examples
+
+# ------------------------------------------------ fetch the UCX example
+if [ ! -f "$examples/uct_hello_world.c" ]; then
+    deb=${OPENUCT_UCX_DEB:-}
+    if [ -z "$deb" ]; then
+        command -v apt-get >/dev/null 2>&1 ||
+            die "apt-get is needed to fetch libucx-dev (Debian 12), or set" \
+                "OPENUCT_UCX_DEB to its .deb"
+        dl=$work/deb
+        rm -rf "$dl"
+        mkdir -p "$dl" && chmod 0777 "$dl"
+        (cd "$dl" && apt-get download -q libucx-dev >"$dl/log" 2>&1) || {
+            cat "$dl/log" >&2
+            die "apt-get download libucx-dev failed: run 'apt-get update'" \
+                "as root, or set OPENUCT_UCX_DEB to a libucx-dev .deb"
+        }
+        deb=$(ls "$dl"/libucx-dev_*.deb 2>/dev/null | head -n 1)
+        [ -n "$deb" ] || die "apt-get download left no libucx-dev .deb in $dl"
+    fi
+    rm -rf "$unpacked"
+    dpkg-deb -x "$deb" "$unpacked" || die "dpkg-deb -x $deb failed"
+fi
+for f in uct_hello_world.c hello_world_util.h; do
+    [ -f "$examples/$f" ] || die "libucx-dev has no examples/$f"
+done
+echo "$prog: UCX example from $(dpkg-deb -f "${deb:-/dev/null}" Version \
+    2>/dev/null || echo "$unpacked")"
+
+# ------------------------------------------ build it against openuct
+libdir=
+for d in "$prefix/lib" "$prefix/lib64" "$prefix"/lib/*-linux-gnu; do
+    if [ -e "$d/libuct.so" ]; then
+        libdir=$d
+        break
+    fi
+done
+[ -n "$libdir" ] || die "no libuct.so under $prefix/lib*; run make install"
+
+# Only the example's own directory and openuct's install are on the
+# include path: never the unpacked package's usr/include.
+hello=$work/uct_hello_world.ucx-example
+${CC:-cc} -std=gnu11 -O2 -Wall -I"$examples" -I"$prefix/include" \
+    "$examples/uct_hello_world.c" -o "$hello" -L"$libdir" \
+    -Wl,-rpath,"$libdir" -luct -lucs 2>"$work/cc.log" || {
+    cat "$work/cc.log" >&2
+    die "UCX's uct_hello_world.c does not build against $prefix/include"
+}
+if grep -q "$unpacked/usr/include" "$work/cc.log"; then
+    die "the build read a header of the unpacked UCX package"
+fi
+
+# --------------------------------------- run it: server, client, on lo
+free_port() {
+    local p
+    for _ in $(seq 50); do
+        p=$((20000 + RANDOM % 30000))
+        if ! ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+listening() {
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# the text the example sends: -s 16 gives 15 letters and a NUL
+text=ABCDEFGHIJKLMNO
+declare -A func=([-i]=uct_ep_am_short [-b]=uct_ep_am_bcopy [-z]=uct_ep_am_zcopy)
+for mode in -i -b -z; do
+    port=$(free_port) || die "no free tcp port found"
+    out=$work/server$mode.log
+    timeout 60 "$hello" -t tcp -d lo -p "$port" $mode >"$out" 2>&1 &
+    spid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if ! listening "$port"; then
+        wait "$spid"
+        fail "$mode: the server did not listen on port $port:"
+        tail -n 5 "$out" >&2
+        continue
+    fi
+    timeout 60 "$hello" -t tcp -d lo -p "$port" -n 127.0.0.1 $mode \
+        >"$work/client$mode.log" 2>&1
+    crc=$?
+    wait "$spid"
+    src=$?
+    if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
+        fail "$mode: server exit $src, client exit $crc"
+        tail -n 5 "$out" "$work/client$mode.log" >&2
+    elif ! grep -q "^\[callback\] ${func[$mode]} sent $text (16 bytes)" \
+            "$out"; then
+        fail "$mode: the server did not print the text it received"
+        tail -n 8 "$out" >&2
+    else
+        echo "PASS UCX uct_hello_world $mode on openuct tcp:" \
+            "$(grep '^\[callback\]' "$out")"
+    fi
+done
+
+[ "$fail_count" -eq 0 ] || die "$fail_count of 3 runs failed"
+echo "$prog: UCX's uct_hello_world.c builds unmodified and runs on openuct"
