@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HELLO_DEFAULT_PORT     13337
+#define HELLO_DEFAULT_PORT     13337u
 #define HELLO_TEXT             "hello world"
 #define HELLO_PRINT_MAX        64    /* bytes of the text printed at most */
 #define HELLO_CONNECT_TIMEOUT  10    /* seconds a client retries */

@@ -221,7 +221,7 @@ static void sc_limit_set(sc_ctx_t *ctx, sc_op_t op, uint64_t flag,
 {
     sc_op_limits_t *l = &ctx->limits[op];
     size_t max        = ctx->max_size;
-    size_t why_value  = ctx->max_size;
+    size_t why_value  = max;
     const char *why   = "-s";
 
     if (!(ctx->attr.cap.flags & flag)) {

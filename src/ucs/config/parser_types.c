@@ -587,7 +587,7 @@ void ucs_config_bitmap_write(char *buf, size_t max, const void *src,
     unsigned i;
 
     buf[0] = '\0';
-    for (i = 0; (names[i] != NULL) && (i < sizeof(value) * 8); ++i) {
+    for (i = 0; (i < sizeof(value) * 8) && (names[i] != NULL); ++i) {
         if (value & (1u << i)) {
             ucs_config_append(buf, max, &len, (len == 0) ? "" : ",");
             ucs_config_append(buf, max, &len, names[i]);

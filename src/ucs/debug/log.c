@@ -87,6 +87,9 @@ static void ucs_log_vdispatch(const char *file, unsigned line,
                               const char *function, ucs_log_level_t level,
                               const char *format, va_list ap)
 {
+    /* only the first num entries are written and read; cppcheck cannot
+     * follow the count through the lock */
+    /* cppcheck-suppress uninitvar */
     ucs_log_func_t handlers[UCS_LOG_MAX_HANDLERS];
     unsigned i, num;
     va_list aq;

@@ -208,7 +208,7 @@ static size_t ucs_mpool_chunk_size(const ucs_mpool_data_t *data,
 static ucs_status_t ucs_mpool_add_chunk(ucs_mpool_t *mp)
 {
     ucs_mpool_data_t *data = mp->data;
-    ucs_mpool_elem_t *elem, *prev;
+    ucs_mpool_elem_t *elem;
     size_t size, requested, num_fit;
     unsigned quota, num_elems, i;
     ucs_mpool_chunk_t *chunk;
@@ -252,18 +252,18 @@ static ucs_status_t ucs_mpool_add_chunk(ucs_mpool_t *mp)
     chunk->mem       = mem;
     chunk->elems     = (ucs_mpool_elem_t*)first - 1;
     chunk->num_elems = num_elems;
-    prev             = NULL;
     for (i = 0; i < num_elems; ++i) {
         elem = (ucs_mpool_elem_t*)(first + ((size_t)i * data->stride)) - 1;
         if (data->ops->obj_init != NULL) {
             data->ops->obj_init(mp, elem + 1, mem);
         }
-        if (prev != NULL) {
-            prev->next = elem;
+        if (i + 1 < num_elems) {
+            elem->next = (ucs_mpool_elem_t*)(first + ((size_t)(i + 1) *
+                                                      data->stride)) - 1;
+        } else {
+            elem->next = mp->freelist;
         }
-        prev = elem;
     }
-    prev->next   = mp->freelist;
     mp->freelist = chunk->elems;
 
     chunk->next      = data->chunks;

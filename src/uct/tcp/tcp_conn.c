@@ -397,7 +397,7 @@ uct_tcp_ep_t *uct_tcp_ep_rx_handshake(uct_tcp_ep_t *ep)
     }
     if (hs.version != UCT_TCP_VERSION) {
         snprintf(text, sizeof(text), "it speaks protocol version %u, this "
-                 "side version %u", hs.version, UCT_TCP_VERSION);
+                 "side version %u", hs.version, (unsigned)UCT_TCP_VERSION);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_BAD_VERSION, text);
         return NULL;
     }
