@@ -24,8 +24,9 @@
  * - Callbacks (active message handlers, completions, pending requests,
  *   purge callbacks, error handlers) run on the worker's thread from
  *   uct_worker_progress() or uct_iface_progress(), or from inside the call
- *   that triggers them (uct_ep_destroy(), uct_ep_pending_purge(),
- *   flushes). A callback may post new operations on the same worker
+ *   that triggers them (uct_ep_destroy(), uct_ep_pending_purge(); on the
+ *   self transport the receiver's active message handler runs inside the
+ *   sender's call). A callback may post new operations on the same worker
  *   (sends, RMA, atomics, uct_ep_pending_add()), but must not call
  *   progress, destroy the endpoint or close the interface it runs for.
  */
@@ -497,7 +498,8 @@ struct uct_iface_attr {
     /** Bandwidth of the device. */
     uct_ppn_bandwidth_t     bandwidth;
     ucs_linear_func_t       latency;   /**< seconds; m is per endpoint */
-    /** Rank among devices of the same speed; higher is preferred. */
+    /** Preference among devices otherwise alike; higher is preferred
+     *  (0 for tcp, from the device for InfiniBand). */
     uint8_t                 priority;
     /** Most endpoints the interface may create (UCX_*_MAX_NUM_EPS). */
     size_t                  max_num_eps;
@@ -1007,9 +1009,11 @@ enum uct_msg_flags {
  */
 enum uct_cb_flags {
     UCT_CB_FLAG_RESERVED = UCS_BIT(0), /**< not used */
-    /** run from uct_worker_progress */
+    /** The handler runs from uct_worker_progress() on the worker's
+     *  thread (needs UCT_IFACE_FLAG_CB_SYNC). */
     UCT_CB_FLAG_SYNC     = UCS_BIT(1), /* run from uct_worker_progress */
-    /** may run from any thread */
+    /** The handler tolerates running on any thread; on interfaces
+     *  without UCT_IFACE_FLAG_CB_ASYNC it still runs from progress. */
     UCT_CB_FLAG_ASYNC    = UCS_BIT(2)  /* may run from any thread */
 };
 
