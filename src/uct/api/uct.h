@@ -1,5 +1,6 @@
-/*
- * openuct: the UCT transport API.
+/**
+ * @file
+ * The UCT transport API, the one header an application includes.
  *
  * Objects: a component (family of memory domains) opens memory domains;
  * a memory domain lists transport resources (transport + device); an
@@ -7,6 +8,27 @@
  * connect an interface to remote ones. The worker's progress drives
  * everything. Fast-path calls are inline dispatches through the
  * interface's operations table (see tl.h).
+ *
+ * Applications, the tools, the examples and the tests include
+ * `<uct/api/uct.h>`; it brings in uct_def.h, tl.h and version.h.
+ *
+ * Thread rules, common to the whole API unless a call says otherwise:
+ * - Component and resource queries (uct_query_components(),
+ *   uct_component_query(), uct_md_query_tl_resources()) and configuration
+ *   reading may run from any thread.
+ * - An interface, its endpoints and its memory are driven by the thread of
+ *   the worker they belong to: with UCS_THREAD_MODE_SINGLE by one thread
+ *   only, with UCS_THREAD_MODE_SERIALIZED by any thread as long as the
+ *   application never lets two calls on the same worker overlap.
+ *   UCS_THREAD_MODE_MULTI is refused by uct_worker_create().
+ * - Callbacks (active message handlers, completions, pending requests,
+ *   purge callbacks, error handlers) run on the worker's thread from
+ *   uct_worker_progress() or uct_iface_progress(), or from inside the call
+ *   that triggers them (uct_ep_destroy(), uct_ep_pending_purge(); on the
+ *   self transport the receiver's active message handler runs inside the
+ *   sender's call). A callback may post new operations on the same worker
+ *   (sends, RMA, atomics, uct_ep_pending_add()), but must not call
+ *   progress, destroy the endpoint or close the interface it runs for.
  */
 #ifndef UCT_H_
 #define UCT_H_
@@ -31,45 +53,163 @@
 
 BEGIN_C_DECLS
 
+/**
+ * @defgroup UCT_API UCT transport API
+ * The UCT API of uct.h, by subject.
+ * @{
+ */
+
+/**
+ * @defgroup UCT_RESOURCE Components and transport resources
+ * Finding what is there: components, the memory domains they offer and
+ * the transports and devices each memory domain can open.
+ */
+
+/**
+ * @defgroup UCT_CONFIG Configuration
+ * Reading memory domain and interface configurations from the environment
+ * (UCX_* variables) and a configuration file, changing and printing them.
+ */
+
+/**
+ * @defgroup UCT_CONTEXT Workers and progress
+ * The worker owns the progress queue every interface of it registers with;
+ * everything happens when the application calls uct_worker_progress().
+ */
+
+/**
+ * @defgroup UCT_MD Memory domains and memory
+ * Opening memory domains, registering and allocating memory, packing and
+ * unpacking remote keys.
+ */
+
+/**
+ * @defgroup UCT_IFACE Interfaces
+ * Opening an interface (one transport on one device), its capabilities,
+ * addresses, events and buffers.
+ */
+
+/**
+ * @defgroup UCT_EP Endpoints
+ * Creating endpoints and connecting them to remote interfaces or
+ * endpoints.
+ */
+
+/**
+ * @defgroup UCT_AM Active messages
+ * Sending messages that run a handler on the receiving interface.
+ *
+ * Send variants: short (the data is copied by the call, which either sends
+ * it or refuses with UCS_ERR_NO_RESOURCE), bcopy (a pack callback writes
+ * the data into a transport buffer during the call) and zcopy (the
+ * transport reads the user's registered memory, possibly after the call
+ * returned; the memory must stay untouched until the completion).
+ */
+
+/**
+ * @defgroup UCT_RMA Remote memory access
+ * Writing to and reading from remote memory registered and packed with
+ * uct_md_mem_reg() and uct_md_mkey_pack() on the remote side.
+ */
+
+/**
+ * @defgroup UCT_AMO Atomic operations
+ * 32 and 64 bit atomic operations on remote memory.
+ */
+
+/**
+ * @defgroup UCT_FLUSH Completion, flush, fence and pending requests
+ * Waiting for outstanding operations, ordering them, and being called
+ * back when an endpoint that said UCS_ERR_NO_RESOURCE can send again.
+ */
+
+/** @} */
+
 /* ------------------------------------------------------------------------
  * Resources
  */
 
-/** Kind of device a transport runs on. */
+/**
+ * Kind of device a transport runs on.
+ * @ingroup UCT_RESOURCE
+ */
 typedef enum {
-    UCT_DEVICE_TYPE_NET,  /* network device */
-    UCT_DEVICE_TYPE_SHM,  /* shared memory */
-    UCT_DEVICE_TYPE_ACC,  /* accelerator */
-    UCT_DEVICE_TYPE_SELF, /* loopback within the process */
-    UCT_DEVICE_TYPE_LAST
+    UCT_DEVICE_TYPE_NET,  /**< network device */
+    UCT_DEVICE_TYPE_SHM,  /**< shared memory */
+    UCT_DEVICE_TYPE_ACC,  /**< accelerator */
+    UCT_DEVICE_TYPE_SELF, /**< loopback within the process */
+    UCT_DEVICE_TYPE_LAST  /**< number of device types, not a type */
 } uct_device_type_t;
 
-/** Names of the device types, indexed by uct_device_type_t. */
+/**
+ * Names of the device types ("network", "intra-node", "accelerator",
+ * "loopback"), indexed by uct_device_type_t and ended by a NULL entry at
+ * UCT_DEVICE_TYPE_LAST. Read only.
+ * @ingroup UCT_RESOURCE
+ */
 extern const char *uct_device_type_names[];
 
-/** A transport on a device, as listed by uct_md_query_tl_resources(). */
+/**
+ * A transport on a device, as listed by uct_md_query_tl_resources().
+ * The two names are what uct_iface_params_t::mode.device takes to open an
+ * interface on it.
+ * @ingroup UCT_RESOURCE
+ */
 typedef struct uct_tl_resource_desc {
+    /** Transport name, e.g. "tcp", "self", "rc_verbs" (NUL-terminated). */
     char              tl_name[UCT_TL_NAME_MAX];
+    /** Device name, e.g. "lo", "eth0", "mlx5_0:1" (NUL-terminated). */
     char              dev_name[UCT_DEVICE_NAME_MAX];
+    /** Kind of the device. */
     uct_device_type_t dev_type;
+    /** The device in the system topology; UCS_SYS_DEVICE_ID_UNKNOWN if
+     *  the transport does not know it. */
     ucs_sys_device_t  sys_device; /* UCS_SYS_DEVICE_ID_UNKNOWN if none */
 } uct_tl_resource_desc_t;
 
+/**
+ * printf format of a transport resource as "transport/device"; use with
+ * UCT_TL_RESOURCE_DESC_ARG().
+ * @ingroup UCT_RESOURCE
+ */
 #define UCT_TL_RESOURCE_DESC_FMT     "%s/%s"
+/**
+ * The printf arguments matching UCT_TL_RESOURCE_DESC_FMT.
+ * @ingroup UCT_RESOURCE
+ * @param _r pointer to a uct_tl_resource_desc_t (evaluated twice).
+ */
 #define UCT_TL_RESOURCE_DESC_ARG(_r) (_r)->tl_name, (_r)->dev_name
 
-/** A memory domain offered by a component. */
+/**
+ * A memory domain offered by a component
+ * (uct_component_attr_t::md_resources).
+ * @ingroup UCT_RESOURCE
+ */
 typedef struct uct_md_resource_desc {
+    /** Name to pass to uct_md_open() (NUL-terminated). */
     char md_name[UCT_MD_NAME_MAX];
 } uct_md_resource_desc_t;
 
+/**
+ * Which fields of uct_component_attr_t uct_component_query() fills
+ * (uct_component_attr_t::field_mask).
+ * @ingroup UCT_RESOURCE
+ */
 enum uct_component_attr_field {
+    /** Fill uct_component_attr_t::name. */
     UCT_COMPONENT_ATTR_FIELD_NAME              = UCS_BIT(0),
+    /** Fill uct_component_attr_t::md_resource_count. */
     UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT = UCS_BIT(1),
+    /** Fill the caller's uct_component_attr_t::md_resources array. */
     UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES      = UCS_BIT(2),
+    /** Fill uct_component_attr_t::flags. */
     UCT_COMPONENT_ATTR_FIELD_FLAGS             = UCS_BIT(3)
 };
 
+/**
+ * Capabilities of a component (uct_component_attr_t::flags).
+ * @ingroup UCT_RESOURCE
+ */
 enum {
     /** The component can open a client/server connection manager. */
     UCT_COMPONENT_FLAG_CM      = UCS_BIT(0),
@@ -77,13 +217,22 @@ enum {
     UCT_COMPONENT_FLAG_RKEY_PTR = UCS_BIT(1)
 };
 
+/**
+ * Attributes of a component, filled by uct_component_query() for the
+ * fields selected in field_mask.
+ * @ingroup UCT_RESOURCE
+ */
 typedef struct uct_component_attr {
+    /** Set by the caller: mask of uct_component_attr_field values. */
     uint64_t               field_mask;
+    /** Component name, e.g. "tcp", "self", "ib" (NUL-terminated). */
     char                   name[UCT_COMPONENT_NAME_MAX];
+    /** How many memory domains the component offers. */
     unsigned               md_resource_count;
     /** Filled when FIELD_MD_RESOURCES is set: the caller provides an array
      *  of md_resource_count entries (query the count first). */
     uct_md_resource_desc_t *md_resources;
+    /** UCT_COMPONENT_FLAG_* capabilities. */
     uint64_t               flags;
 } uct_component_attr_t;
 
@@ -91,189 +240,371 @@ typedef struct uct_component_attr {
  * Interface capabilities
  */
 
-/** Capability flags of an interface (uct_iface_attr_t::cap.flags). */
+/**
+ * @name Interface capability flags
+ * Capability flags of an interface (uct_iface_attr_t::cap.flags): an
+ * operation whose flag is missing returns UCS_ERR_UNSUPPORTED.
+ * @ingroup UCT_IFACE
+ * @{
+ */
+/** uct_ep_am_short() and uct_ep_am_short_iov() are supported. */
 #define UCT_IFACE_FLAG_AM_SHORT               UCS_BIT(0)
+/** uct_ep_am_bcopy() is supported. */
 #define UCT_IFACE_FLAG_AM_BCOPY               UCS_BIT(1)
+/** uct_ep_am_zcopy() is supported. */
 #define UCT_IFACE_FLAG_AM_ZCOPY               UCS_BIT(2)
+/** uct_ep_pending_add() is supported. */
 #define UCT_IFACE_FLAG_PENDING                UCS_BIT(3)
+/** uct_ep_put_short() is supported. */
 #define UCT_IFACE_FLAG_PUT_SHORT              UCS_BIT(4)
+/** uct_ep_put_bcopy() is supported. */
 #define UCT_IFACE_FLAG_PUT_BCOPY              UCS_BIT(5)
+/** uct_ep_put_zcopy() is supported. */
 #define UCT_IFACE_FLAG_PUT_ZCOPY              UCS_BIT(6)
+/** uct_ep_get_short() is supported. */
 #define UCT_IFACE_FLAG_GET_SHORT              UCS_BIT(8)
+/** uct_ep_get_bcopy() is supported. */
 #define UCT_IFACE_FLAG_GET_BCOPY              UCS_BIT(9)
+/** uct_ep_get_zcopy() is supported. */
 #define UCT_IFACE_FLAG_GET_ZCOPY              UCS_BIT(10)
+/** Atomics are atomic with respect to CPU atomics on the target memory. */
 #define UCT_IFACE_FLAG_ATOMIC_CPU             UCS_BIT(30)
+/** Atomics are atomic only with respect to other atomics of the same
+ *  device. */
 #define UCT_IFACE_FLAG_ATOMIC_DEVICE          UCS_BIT(31)
+/** A bad short send buffer is reported as an error, not a crash. */
 #define UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF    UCS_BIT(32)
+/** A bad bcopy send buffer is reported as an error. */
 #define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF    UCS_BIT(33)
+/** A bad zcopy buffer is reported as an error. */
 #define UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF    UCS_BIT(34)
+/** An active message id without a handler is reported as an error. */
 #define UCT_IFACE_FLAG_ERRHANDLE_AM_ID        UCS_BIT(35)
+/** Bad remote memory access is reported as an error. */
 #define UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM   UCS_BIT(36)
+/** A bcopy length beyond the limit is reported as an error. */
 #define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN    UCS_BIT(37)
+/** A failed peer is reported to the error handler
+ *  (uct_iface_params_t::err_handler) instead of aborting. */
 #define UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE UCS_BIT(38)
+/** uct_ep_check() is supported. */
 #define UCT_IFACE_FLAG_EP_CHECK               UCS_BIT(39)
+/** Endpoints connect to an interface address: uct_ep_create() with
+ *  uct_ep_params_t::dev_addr and iface_addr. */
 #define UCT_IFACE_FLAG_CONNECT_TO_IFACE       UCS_BIT(40)
+/** Endpoints connect pairwise: uct_ep_create() without addresses, then
+ *  uct_ep_get_address() and uct_ep_connect_to_ep() on both sides. */
 #define UCT_IFACE_FLAG_CONNECT_TO_EP          UCS_BIT(41)
+/** Endpoints connect to a socket address (connection managers; not
+ *  offered by the transports of openuct). */
 #define UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR    UCS_BIT(42)
+/** A message may be delivered more than once. */
 #define UCT_IFACE_FLAG_AM_DUP                 UCS_BIT(43)
+/** Active message handlers may be registered without UCT_CB_FLAG_ASYNC:
+ *  they run from progress on the worker's thread. */
 #define UCT_IFACE_FLAG_CB_SYNC                UCS_BIT(44)
+/** Active message handlers may run from another thread
+ *  (UCT_CB_FLAG_ASYNC). */
 #define UCT_IFACE_FLAG_CB_ASYNC               UCS_BIT(45)
+/** The transport checks on its own that peers are alive. */
 #define UCT_IFACE_FLAG_EP_KEEPALIVE           UCS_BIT(46)
+/** Tag offload: eager short send (hardware tag matching). */
 #define UCT_IFACE_FLAG_TAG_EAGER_SHORT        UCS_BIT(50)
+/** Tag offload: eager bcopy send. */
 #define UCT_IFACE_FLAG_TAG_EAGER_BCOPY        UCS_BIT(51)
+/** Tag offload: eager zcopy send. */
 #define UCT_IFACE_FLAG_TAG_EAGER_ZCOPY        UCS_BIT(52)
+/** Tag offload: rendezvous zcopy. */
 #define UCT_IFACE_FLAG_TAG_RNDV_ZCOPY         UCS_BIT(53)
+/** The interface can reach other hosts, not only this one. */
 #define UCT_IFACE_FLAG_INTER_NODE             UCS_BIT(54)
+/** @} */
 
-/** Event capabilities (uct_iface_attr_t::cap.event_flags). */
+/**
+ * @name Interface event capability flags
+ * Event capabilities (uct_iface_attr_t::cap.event_flags): which events
+ * uct_iface_event_arm() can wait for and how they are signalled.
+ * @ingroup UCT_IFACE
+ * @{
+ */
+/** Arming for UCT_EVENT_SEND_COMP is supported. */
 #define UCT_IFACE_FLAG_EVENT_SEND_COMP        UCS_BIT(0)
+/** Arming for UCT_EVENT_RECV is supported. */
 #define UCT_IFACE_FLAG_EVENT_RECV             UCS_BIT(1)
+/** Arming for UCT_EVENT_RECV_SIG is supported. */
 #define UCT_IFACE_FLAG_EVENT_RECV_SIG         UCS_BIT(2)
+/** Events are signalled on the file descriptor of
+ *  uct_iface_event_fd_get(). */
 #define UCT_IFACE_FLAG_EVENT_FD               UCS_BIT(3)
+/** Events are signalled through uct_iface_params_t::async_event_cb. */
 #define UCT_IFACE_FLAG_EVENT_ASYNC_CB         UCS_BIT(4)
+/** @} */
 
-/** How an interface is opened. */
+/**
+ * How an interface is opened (uct_iface_params_t::open_mode).
+ * @ingroup UCT_IFACE
+ */
 enum uct_iface_open_mode {
+    /** On a transport resource: uct_iface_params_t::mode.device. The only
+     *  mode uct_iface_open() accepts. */
     UCT_IFACE_OPEN_MODE_DEVICE          = UCS_BIT(0),
+    /** As a socket address server (not supported). */
     UCT_IFACE_OPEN_MODE_SOCKADDR_SERVER = UCS_BIT(1),
+    /** As a socket address client (not supported). */
     UCT_IFACE_OPEN_MODE_SOCKADDR_CLIENT = UCS_BIT(2)
 };
 
-/** Which fields of uct_iface_params_t are set. */
+/**
+ * Which fields of uct_iface_params_t are set
+ * (uct_iface_params_t::field_mask); unset fields take their defaults.
+ * @ingroup UCT_IFACE
+ */
 enum uct_iface_params_field {
+    /** uct_iface_params_t::cpu_mask is set. */
     UCT_IFACE_PARAM_FIELD_CPU_MASK           = UCS_BIT(0),
+    /** uct_iface_params_t::open_mode is set (required). */
     UCT_IFACE_PARAM_FIELD_OPEN_MODE          = UCS_BIT(1),
+    /** uct_iface_params_t::mode.device is set. */
     UCT_IFACE_PARAM_FIELD_DEVICE             = UCS_BIT(2),
+    /** uct_iface_params_t::mode.sockaddr is set. */
     UCT_IFACE_PARAM_FIELD_SOCKADDR           = UCS_BIT(3),
+    /** uct_iface_params_t::stats_root is set. */
     UCT_IFACE_PARAM_FIELD_STATS_ROOT         = UCS_BIT(4),
+    /** uct_iface_params_t::rx_headroom is set (default 0). */
     UCT_IFACE_PARAM_FIELD_RX_HEADROOM        = UCS_BIT(5),
+    /** uct_iface_params_t::err_handler_arg is set. */
     UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG    = UCS_BIT(6),
+    /** uct_iface_params_t::err_handler is set. */
     UCT_IFACE_PARAM_FIELD_ERR_HANDLER        = UCS_BIT(7),
+    /** uct_iface_params_t::err_handler_flags is set. */
     UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS  = UCS_BIT(8),
+    /** uct_iface_params_t::eager_arg is set. */
     UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_ARG    = UCS_BIT(9),
+    /** uct_iface_params_t::eager_cb is set. */
     UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_CB     = UCS_BIT(10),
+    /** uct_iface_params_t::rndv_arg is set. */
     UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_ARG     = UCS_BIT(11),
+    /** uct_iface_params_t::rndv_cb is set. */
     UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_CB      = UCS_BIT(12),
+    /** uct_iface_params_t::async_event_arg is set. */
     UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_ARG    = UCS_BIT(13),
+    /** uct_iface_params_t::async_event_cb is set. */
     UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_CB     = UCS_BIT(14),
+    /** uct_iface_params_t::keepalive_interval is set. */
     UCT_IFACE_PARAM_FIELD_KEEPALIVE_INTERVAL = UCS_BIT(15),
+    /** uct_iface_params_t::am_alignment is set (default 1). */
     UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT       = UCS_BIT(16),
+    /** uct_iface_params_t::am_align_offset is set (default 0); needs
+     *  UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT too. */
     UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET    = UCS_BIT(17),
+    /** uct_iface_params_t::features is set. */
     UCT_IFACE_PARAM_FIELD_FEATURES           = UCS_BIT(18)
 };
 
-/** Features the user will use; a transport may save resources on others. */
+/**
+ * Features the user will use; a transport may save resources on others.
+ * @ingroup UCT_IFACE
+ */
 enum uct_iface_feature {
-    UCT_IFACE_FEATURE_AM           = UCS_BIT(0),
-    UCT_IFACE_FEATURE_PUT          = UCS_BIT(1),
-    UCT_IFACE_FEATURE_GET          = UCS_BIT(2),
-    UCT_IFACE_FEATURE_AMO32        = UCS_BIT(3),
-    UCT_IFACE_FEATURE_AMO64        = UCS_BIT(4),
-    UCT_IFACE_FEATURE_TAG          = UCS_BIT(5),
+    UCT_IFACE_FEATURE_AM           = UCS_BIT(0), /**< active messages */
+    UCT_IFACE_FEATURE_PUT          = UCS_BIT(1), /**< put operations */
+    UCT_IFACE_FEATURE_GET          = UCS_BIT(2), /**< get operations */
+    UCT_IFACE_FEATURE_AMO32        = UCS_BIT(3), /**< 32 bit atomics */
+    UCT_IFACE_FEATURE_AMO64        = UCS_BIT(4), /**< 64 bit atomics */
+    UCT_IFACE_FEATURE_TAG          = UCS_BIT(5), /**< tag offload */
+    /** remote completion flushes (UCT_FLUSH_FLAG_REMOTE) */
     UCT_IFACE_FEATURE_FLUSH_REMOTE = UCS_BIT(6),
-    UCT_IFACE_FEATURE_LAST         = UCS_BIT(7)
+    UCT_IFACE_FEATURE_LAST         = UCS_BIT(7)  /**< end marker */
 };
 
-/** Bandwidth of a device: dedicated per process plus a shared part. */
+/**
+ * Bandwidth of a device: dedicated per process plus a shared part.
+ * The bandwidth one of N processes can expect is
+ * dedicated + shared / N.
+ * @ingroup UCT_IFACE
+ */
 typedef struct uct_ppn_bandwidth {
-    double dedicated; /* bytes/sec */
-    double shared;    /* bytes/sec, divided among processes */
+    double dedicated; /**< bytes/sec each process gets on its own */
+    double shared;    /**< bytes/sec, divided among processes */
 } uct_ppn_bandwidth_t;
 
-/** Limits of one kind of operation. */
+/**
+ * Limits of one kind of operation. The same fields appear, per kind, in
+ * uct_iface_attr_t::cap.
+ * @ingroup UCT_IFACE
+ */
 typedef struct uct_iface_op_caps {
-    size_t max_short;        /* largest short payload */
-    size_t max_bcopy;        /* largest bcopy payload */
-    size_t min_zcopy;        /* smallest zcopy total length */
-    size_t max_zcopy;        /* largest zcopy total length */
-    size_t opt_zcopy_align;  /* best buffer alignment for zcopy */
-    size_t align_mtu;        /* MTU used for alignment */
-    size_t max_iov;          /* most iov entries a zcopy takes */
+    size_t max_short;        /**< largest short payload */
+    size_t max_bcopy;        /**< largest bcopy payload */
+    size_t min_zcopy;        /**< smallest zcopy total length */
+    size_t max_zcopy;        /**< largest zcopy total length */
+    size_t opt_zcopy_align;  /**< best buffer alignment for zcopy */
+    size_t align_mtu;        /**< MTU used for alignment */
+    size_t max_iov;          /**< most iov entries a zcopy takes */
 } uct_iface_op_caps_t;
 
+/**
+ * Attributes of an interface, filled whole by uct_iface_query(). Limits
+ * are 0 for an operation the interface does not support.
+ * @ingroup UCT_IFACE
+ */
 struct uct_iface_attr {
+    /** What the interface can do. */
     struct {
+        /** Limits of put and get (see uct_iface_op_caps_t). */
         struct {
-            size_t max_short;
-            size_t max_bcopy;
-            size_t min_zcopy;
-            size_t max_zcopy;
-            size_t opt_zcopy_align;
-            size_t align_mtu;
-            size_t max_iov;
+            size_t max_short;       /**< largest short length */
+            size_t max_bcopy;       /**< largest bcopy length */
+            size_t min_zcopy;       /**< smallest zcopy total length */
+            size_t max_zcopy;       /**< largest zcopy total length */
+            size_t opt_zcopy_align; /**< best zcopy buffer alignment */
+            size_t align_mtu;       /**< MTU used for alignment */
+            size_t max_iov;         /**< most iov entries in a zcopy */
         } put, get;
 
+        /** Limits of active messages. */
         struct {
-            size_t max_short;
-            size_t max_bcopy;
-            size_t min_zcopy;
-            size_t max_zcopy;
-            size_t opt_zcopy_align;
-            size_t align_mtu;
-            size_t max_hdr;  /* largest zcopy header */
-            size_t max_iov;
+            size_t max_short;       /**< largest header + payload */
+            size_t max_bcopy;       /**< largest packed length */
+            size_t min_zcopy;       /**< smallest zcopy total length */
+            size_t max_zcopy;       /**< largest zcopy payload */
+            size_t opt_zcopy_align; /**< best zcopy buffer alignment */
+            size_t align_mtu;       /**< MTU used for alignment */
+            size_t max_hdr;  /**< largest zcopy header */
+            size_t max_iov;         /**< most iov entries in a zcopy */
         } am;
 
+        /** Atomic operations supported, by width. */
         struct {
-            uint64_t op_flags;  /* UCS_BIT(uct_atomic_op_t) for post */
-            uint64_t fop_flags; /* UCS_BIT(uct_atomic_op_t) for fetch */
+            uint64_t op_flags;  /**< UCS_BIT(uct_atomic_op_t) for post */
+            uint64_t fop_flags; /**< UCS_BIT(uct_atomic_op_t) for fetch */
         } atomic32, atomic64;
 
-        uint64_t flags;        /* UCT_IFACE_FLAG_* */
-        uint64_t event_flags;  /* UCT_IFACE_FLAG_EVENT_* */
+        uint64_t flags;        /**< UCT_IFACE_FLAG_* */
+        uint64_t event_flags;  /**< UCT_IFACE_FLAG_EVENT_* */
     } cap;
 
+    /** Size of the buffer uct_iface_get_device_address() fills. */
     size_t                  device_addr_len;
+    /** Size of the buffer uct_iface_get_address() fills. */
     size_t                  iface_addr_len;
+    /** Size of the buffer uct_ep_get_address() fills. */
     size_t                  ep_addr_len;
+    /** Largest private data of a connection manager (0 here). */
     size_t                  max_conn_priv;
+    /** Address a sockaddr server listens on (unused here). */
     struct sockaddr_storage listen_sockaddr;
-    double                  overhead;  /* seconds of CPU per message */
+    double                  overhead;  /**< seconds of CPU per message */
+    /** Bandwidth of the device. */
     uct_ppn_bandwidth_t     bandwidth;
-    ucs_linear_func_t       latency;   /* seconds; m is per endpoint */
+    ucs_linear_func_t       latency;   /**< seconds; m is per endpoint */
+    /** Preference among devices otherwise alike; higher is preferred
+     *  (0 for tcp, from the device for InfiniBand). */
     uint8_t                 priority;
+    /** Most endpoints the interface may create (UCX_*_MAX_NUM_EPS). */
     size_t                  max_num_eps;
+    /** Number of network paths of the device (1 here); an endpoint picks
+     *  one with uct_ep_params_t::path_index. */
     unsigned                dev_num_paths;
 };
 
-/** Called for an unexpected tag-matched message (tag offload only). */
+/**
+ * Called for an unexpected tag-matched eager message (tag offload only,
+ * which no transport of openuct offers).
+ * @ingroup UCT_IFACE
+ * @param [in]  arg     uct_iface_params_t::eager_arg.
+ * @param [in]  data    the message payload.
+ * @param [in]  length  payload length in bytes.
+ * @param [in]  flags   UCT_CB_PARAM_FLAG_* of the message.
+ * @param [in]  stag    the sender's tag.
+ * @param [in]  imm     immediate value sent with the message.
+ * @param [in,out] context per-message context for multi-fragment
+ *                 messages.
+ * @return UCS_OK when the data was consumed, UCS_INPROGRESS to keep a
+ *         descriptor (UCT_CB_PARAM_FLAG_DESC).
+ */
 typedef ucs_status_t (*uct_tag_unexp_eager_cb_t)(void *arg, void *data,
         size_t length, unsigned flags, uct_tag_t stag, uint64_t imm,
         void **context);
+/**
+ * Called for an unexpected tag-matched rendezvous request (tag offload
+ * only, which no transport of openuct offers).
+ * @ingroup UCT_IFACE
+ * @param [in] arg           uct_iface_params_t::rndv_arg.
+ * @param [in] flags         UCT_CB_PARAM_FLAG_* of the request.
+ * @param [in] stag          the sender's tag.
+ * @param [in] header        user header sent with the request.
+ * @param [in] header_length header length in bytes.
+ * @param [in] remote_addr   address of the data at the sender.
+ * @param [in] length        data length in bytes.
+ * @param [in] rkey_buf      packed remote key of the data.
+ * @return UCS_OK when handled.
+ */
 typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(void *arg, unsigned flags,
         uint64_t stag, const void *header, unsigned header_length,
         uint64_t remote_addr, size_t length, const void *rkey_buf);
 
+/**
+ * Parameters of uct_iface_open(). Only the fields named in field_mask are
+ * read; the structure and the strings it points to are only read during
+ * uct_iface_open() and may be freed when it returns.
+ * @ingroup UCT_IFACE
+ */
 struct uct_iface_params {
-    uint64_t         field_mask;   /* UCT_IFACE_PARAM_FIELD_* */
+    uint64_t         field_mask;   /**< UCT_IFACE_PARAM_FIELD_* */
+    /** CPUs the interface should be near (accepted, not used by the
+     *  transports of openuct). */
     ucs_cpu_set_t    cpu_mask;
-    uint64_t         open_mode;    /* UCT_IFACE_OPEN_MODE_* */
+    uint64_t         open_mode;    /**< UCT_IFACE_OPEN_MODE_* */
+    /** Where to open, by open_mode. */
     union {
+        /** UCT_IFACE_OPEN_MODE_DEVICE: a resource of
+         *  uct_md_query_tl_resources(). */
         struct {
-            const char *tl_name;
-            const char *dev_name;
+            const char *tl_name;  /**< transport name */
+            const char *dev_name; /**< device name */
         } device;
+        /** Socket address modes (not supported). */
         struct {
-            const struct sockaddr *addr;
-            socklen_t             addrlen;
+            const struct sockaddr *addr;    /**< socket address */
+            socklen_t             addrlen;  /**< length of addr */
         } sockaddr;
     } mode;
+    /** Parent of the interface's statistics node (ignored: counters are
+     *  in the object tree, see uct_vfs). */
     void                     *stats_root;
-    size_t                   rx_headroom;   /* user bytes before AM data */
+    size_t                   rx_headroom;   /**< user bytes before AM data */
+    /** Passed to err_handler. */
     void                     *err_handler_arg;
+    /** Called from progress, once per failed endpoint, with the
+     *  endpoint and the failure status; after it the endpoint only
+     *  returns that status and should be destroyed. Without it a failure
+     *  is logged at the UCX_*_FAILURE level. */
     uct_error_handler_t      err_handler;
+    /** UCT_CB_FLAG_* of err_handler (stored; the handler always runs
+     *  from progress). */
     uint32_t                 err_handler_flags;
-    void                     *eager_arg;
+    void                     *eager_arg; /**< argument of eager_cb */
+    /** Unexpected eager tag handler (tag offload). */
     uct_tag_unexp_eager_cb_t eager_cb;
-    void                     *rndv_arg;
+    void                     *rndv_arg;  /**< argument of rndv_cb */
+    /** Unexpected rendezvous tag handler (tag offload). */
     uct_tag_unexp_rndv_cb_t  rndv_cb;
+    /** Passed to async_event_cb. */
     void                     *async_event_arg;
+    /** Called when an armed event occurs, if the interface signals events
+     *  that way (UCT_IFACE_FLAG_EVENT_ASYNC_CB). */
     uct_async_event_cb_t     async_event_cb;
+    /** Interval between liveness checks of the peers (accepted, not used
+     *  by the transports of openuct). */
     uint64_t                 keepalive_interval;
     /** Align the AM data passed to handlers: (data + am_align_offset) is a
      *  multiple of am_alignment (a power of two). */
     size_t                   am_alignment;
+    /** See am_alignment; smaller than am_alignment. */
     size_t                   am_align_offset;
+    /** UCT_IFACE_FEATURE_* the user needs (accepted; the transports of
+     *  openuct set up every feature they have). */
     uint64_t                 features;      /* UCT_IFACE_FEATURE_* */
 };
 
@@ -281,215 +612,408 @@ struct uct_iface_params {
  * Endpoints
  */
 
+/**
+ * Which fields of uct_ep_params_t are set (uct_ep_params_t::field_mask).
+ * @ingroup UCT_EP
+ */
 enum uct_ep_params_field {
+    /** uct_ep_params_t::iface is set (required). */
     UCT_EP_PARAM_FIELD_IFACE             = UCS_BIT(0),
+    /** uct_ep_params_t::user_data is set. */
     UCT_EP_PARAM_FIELD_USER_DATA         = UCS_BIT(1),
+    /** uct_ep_params_t::dev_addr is set. */
     UCT_EP_PARAM_FIELD_DEV_ADDR          = UCS_BIT(2),
+    /** uct_ep_params_t::iface_addr is set. */
     UCT_EP_PARAM_FIELD_IFACE_ADDR        = UCS_BIT(3),
+    /** uct_ep_params_t::sockaddr is set (not supported). */
     UCT_EP_PARAM_FIELD_SOCKADDR          = UCS_BIT(4),
+    /** uct_ep_params_t::sockaddr_cb_flags is set (not supported). */
     UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS = UCS_BIT(5),
+    /** uct_ep_params_t::sockaddr_pack_cb is set (not supported). */
     UCT_EP_PARAM_FIELD_SOCKADDR_PACK_CB  = UCS_BIT(6),
+    /** uct_ep_params_t::cm is set (not supported). */
     UCT_EP_PARAM_FIELD_CM                = UCS_BIT(7),
+    /** uct_ep_params_t::conn_request is set (not supported). */
     UCT_EP_PARAM_FIELD_CONN_REQUEST      = UCS_BIT(8),
+    /** uct_ep_params_t::path_index is set. */
     UCT_EP_PARAM_FIELD_PATH_INDEX        = UCS_BIT(13)
 };
 
+/**
+ * Parameters of uct_ep_create(). Only the fields named in field_mask are
+ * read. The structure may be freed when uct_ep_create() returns; the
+ * addresses it points to are copied or used during the call only.
+ * @ingroup UCT_EP
+ */
 struct uct_ep_params {
-    uint64_t                field_mask;  /* UCT_EP_PARAM_FIELD_* */
+    uint64_t                field_mask;  /**< UCT_EP_PARAM_FIELD_* */
+    /** Interface the endpoint belongs to (required: connection managers
+     *  are not supported). */
     uct_iface_h             iface;
+    /** User value of the endpoint (stored by none of the transports of
+     *  openuct). */
     void                    *user_data;
+    /** Peer's device address (uct_iface_get_device_address()); with
+     *  iface_addr it connects to that interface. */
     const uct_device_addr_t *dev_addr;
+    /** Peer's interface address (uct_iface_get_address()). Leave both
+     *  addresses out to create an endpoint for uct_ep_connect_to_ep(). */
     const uct_iface_addr_t  *iface_addr;
+    /** Peer's socket address (not supported). */
     const void              *sockaddr;
+    /** Flags of sockaddr_pack_cb (not supported). */
     uint32_t                sockaddr_cb_flags;
+    /** Packs the private data of a sockaddr connection (not
+     *  supported). */
     void                    *sockaddr_pack_cb;
+    /** Connection manager to connect through (not supported). */
     uct_cm_h                cm;
+    /** Connection request to accept on a server (not supported). */
     uct_conn_request_h      conn_request;
+    /** Which of uct_iface_attr_t::dev_num_paths network paths to use
+     *  (there is one path here). */
     unsigned                path_index;
 };
 
+/**
+ * Parameters of a client/server connection (connection managers, not
+ * supported by openuct; kept for source compatibility).
+ * @ingroup UCT_EP
+ */
 struct uct_ep_connect_params {
-    uint64_t   field_mask;
-    const void *private_data;
-    size_t     private_data_length;
+    uint64_t   field_mask;          /**< which fields are set */
+    const void *private_data;       /**< data sent to the peer */
+    size_t     private_data_length; /**< length of private_data */
 };
 
 /* ------------------------------------------------------------------------
  * Memory domains and memory
  */
 
-/** Memory domain capabilities (uct_md_attr_t::cap.flags). */
+/**
+ * Memory domain capabilities (uct_md_attr_t::cap.flags).
+ * @ingroup UCT_MD
+ */
 enum {
-    UCT_MD_FLAG_ALLOC          = UCS_BIT(0),  /* can allocate memory */
-    UCT_MD_FLAG_REG            = UCS_BIT(1),  /* can register memory */
-    UCT_MD_FLAG_NEED_MEMH      = UCS_BIT(2),  /* zcopy needs a memh */
-    UCT_MD_FLAG_NEED_RKEY      = UCS_BIT(3),  /* RMA needs a remote key */
+    UCT_MD_FLAG_ALLOC          = UCS_BIT(0),  /**< can allocate memory */
+    UCT_MD_FLAG_REG            = UCS_BIT(1),  /**< can register memory */
+    UCT_MD_FLAG_NEED_MEMH      = UCS_BIT(2),  /**< zcopy needs a memh */
+    UCT_MD_FLAG_NEED_RKEY      = UCS_BIT(3),  /**< RMA needs a remote key */
+    /** uct_md_mem_advise() works */
     UCT_MD_FLAG_ADVISE         = UCS_BIT(4),  /* uct_md_mem_advise works */
+    /** can map at a fixed address */
     UCT_MD_FLAG_FIXED          = UCS_BIT(5),  /* can map at a fixed address */
-    UCT_MD_FLAG_RKEY_PTR       = UCS_BIT(6),  /* remote keys map locally */
+    UCT_MD_FLAG_RKEY_PTR       = UCS_BIT(6),  /**< remote keys map locally */
+    /** can open a socket address connection (not here) */
     UCT_MD_FLAG_SOCKADDR       = UCS_BIT(7),
+    /** registrations can be invalidated (not here) */
     UCT_MD_FLAG_INVALIDATE     = UCS_BIT(8),
+    /** memory keys can be exported to other processes (not here) */
     UCT_MD_FLAG_EXPORTED_MKEY  = UCS_BIT(9),
+    /** can register dma-buf memory (not here) */
     UCT_MD_FLAG_REG_DMABUF     = UCS_BIT(10),
-    UCT_MD_FLAG_LAST           = UCS_BIT(11)
+    UCT_MD_FLAG_LAST           = UCS_BIT(11)  /**< end marker */
 };
 
-/** Flags of uct_md_mem_reg() and memory allocation. */
+/**
+ * Flags of uct_md_mem_reg() and memory allocation
+ * (uct_mem_alloc_params_t::flags, uct_iface_mem_alloc()).
+ * @ingroup UCT_MD
+ */
 enum uct_md_mem_flags {
+    /** Register lazily, without touching the pages now (accepted; the
+     *  memory domains of openuct register at once). */
     UCT_MD_MEM_FLAG_NONBLOCK       = UCS_BIT(0),
+    /** Allocate at exactly uct_mem_alloc_params_t::address, which must be
+     *  page aligned; methods that cannot are skipped. */
     UCT_MD_MEM_FLAG_FIXED          = UCS_BIT(1),
+    /** Lock the pages in memory (accepted, not acted upon). */
     UCT_MD_MEM_FLAG_LOCK           = UCS_BIT(2),
+    /** Do not log an error when the allocation fails; only the status
+     *  tells. */
     UCT_MD_MEM_FLAG_HIDE_ERRORS    = UCS_BIT(3),
+    /** Remote peers may put to the memory. */
     UCT_MD_MEM_ACCESS_REMOTE_PUT   = UCS_BIT(5),
+    /** Remote peers may get from the memory. */
     UCT_MD_MEM_ACCESS_REMOTE_GET   = UCS_BIT(6),
+    /** Remote peers may run atomics on the memory. */
     UCT_MD_MEM_ACCESS_REMOTE_ATOMIC = UCS_BIT(7),
+    /** Local operations may read the memory (zcopy sends). */
     UCT_MD_MEM_ACCESS_LOCAL_READ   = UCS_BIT(8),
+    /** Local operations may write the memory (get into it). */
     UCT_MD_MEM_ACCESS_LOCAL_WRITE  = UCS_BIT(9),
 
+    /** Every kind of access. */
     UCT_MD_MEM_ACCESS_ALL  = UCT_MD_MEM_ACCESS_REMOTE_PUT |
                              UCT_MD_MEM_ACCESS_REMOTE_GET |
                              UCT_MD_MEM_ACCESS_REMOTE_ATOMIC |
                              UCT_MD_MEM_ACCESS_LOCAL_READ |
                              UCT_MD_MEM_ACCESS_LOCAL_WRITE,
+    /** Every access but atomics: what put and get need. */
     UCT_MD_MEM_ACCESS_RMA  = UCT_MD_MEM_ACCESS_REMOTE_PUT |
                              UCT_MD_MEM_ACCESS_REMOTE_GET |
                              UCT_MD_MEM_ACCESS_LOCAL_READ |
                              UCT_MD_MEM_ACCESS_LOCAL_WRITE
 };
 
+/**
+ * Advice on how registered memory will be used (uct_md_mem_advise()).
+ * @ingroup UCT_MD
+ */
 typedef enum {
-    UCT_MADV_NORMAL   = 0,
-    UCT_MADV_WILLNEED
+    UCT_MADV_NORMAL   = 0, /**< no particular advice */
+    UCT_MADV_WILLNEED      /**< the range will be accessed soon */
 } uct_mem_advice_t;
 
+/**
+ * Attributes of a memory domain, filled whole by uct_md_query().
+ * @ingroup UCT_MD
+ */
 struct uct_md_attr {
+    /** What the memory domain can do. */
     struct {
-        uint64_t max_alloc;        /* largest allocation */
-        size_t   max_reg;          /* largest registration */
-        uint64_t flags;            /* UCT_MD_FLAG_* */
-        uint64_t reg_mem_types;    /* UCS_BIT(ucs_memory_type_t) */
+        uint64_t max_alloc;        /**< largest allocation */
+        size_t   max_reg;          /**< largest registration */
+        uint64_t flags;            /**< UCT_MD_FLAG_* */
+        uint64_t reg_mem_types;    /**< UCS_BIT(ucs_memory_type_t) */
+        /** Memory types uct_md_detect_memory_type() recognizes. */
         uint64_t detect_mem_types;
+        /** Memory types the domain can allocate. */
         uint64_t alloc_mem_types;
+        /** Memory types its transports can access. */
         uint64_t access_mem_types;
     } cap;
-    ucs_linear_func_t reg_cost;    /* seconds: c + m * bytes */
+    ucs_linear_func_t reg_cost;    /**< seconds: c + m * bytes */
+    /** Name of the component of the memory domain. */
     char              component_name[UCT_COMPONENT_NAME_MAX];
+    /** Size of the buffer uct_md_mkey_pack() fills (may be 0). */
     size_t            rkey_packed_size;
+    /** CPUs close to the device of the memory domain (empty if not
+     *  known). */
     ucs_cpu_set_t     local_cpus;
 };
 
+/**
+ * Which fields of uct_md_mem_attr_t uct_md_mem_query() fills.
+ * @ingroup UCT_MD
+ */
 enum uct_md_mem_attr_field {
+    /** Fill uct_md_mem_attr_t::mem_type. */
     UCT_MD_MEM_ATTR_FIELD_MEM_TYPE     = UCS_BIT(0),
+    /** Fill uct_md_mem_attr_t::sys_dev. */
     UCT_MD_MEM_ATTR_FIELD_SYS_DEV      = UCS_BIT(1),
+    /** Fill uct_md_mem_attr_t::base_address. */
     UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS = UCS_BIT(2),
+    /** Fill uct_md_mem_attr_t::alloc_length. */
     UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH = UCS_BIT(3)
 };
 
+/**
+ * What a memory domain knows about a range of memory
+ * (uct_md_mem_query()).
+ * @ingroup UCT_MD
+ */
 typedef struct uct_md_mem_attr {
+    /** Set by the caller: mask of uct_md_mem_attr_field values. */
     uint64_t          field_mask;
-    ucs_memory_type_t mem_type;
+    ucs_memory_type_t mem_type;     /**< kind of memory */
+    /** Device the memory is on; UCS_SYS_DEVICE_ID_UNKNOWN for host
+     *  memory. */
     ucs_sys_device_t  sys_dev;
-    void              *base_address;
-    size_t            alloc_length;
+    void              *base_address; /**< start of the allocation */
+    size_t            alloc_length;  /**< length of the allocation */
 } uct_md_mem_attr_t;
 
-/** Ways to allocate memory, tried in the order given. */
+/**
+ * Ways to allocate memory, tried in the order given.
+ * @ingroup UCT_MD
+ */
 typedef enum {
-    UCT_ALLOC_METHOD_THP,   /* transparent huge pages */
-    UCT_ALLOC_METHOD_MD,    /* the memory domain's own allocator */
-    UCT_ALLOC_METHOD_HEAP,  /* malloc-style heap */
-    UCT_ALLOC_METHOD_MMAP,  /* anonymous mmap */
-    UCT_ALLOC_METHOD_HUGE,  /* explicit huge pages (MAP_HUGETLB) */
-    UCT_ALLOC_METHOD_LAST,
+    UCT_ALLOC_METHOD_THP,   /**< transparent huge pages */
+    UCT_ALLOC_METHOD_MD,    /**< the memory domain's own allocator */
+    UCT_ALLOC_METHOD_HEAP,  /**< malloc-style heap */
+    UCT_ALLOC_METHOD_MMAP,  /**< anonymous mmap */
+    UCT_ALLOC_METHOD_HUGE,  /**< explicit huge pages (MAP_HUGETLB) */
+    UCT_ALLOC_METHOD_LAST,  /**< number of methods, not a method */
+    /** Same as UCT_ALLOC_METHOD_LAST (no method of its own). */
     UCT_ALLOC_METHOD_DEFAULT = UCT_ALLOC_METHOD_LAST
 } uct_alloc_method_t;
 
-/** Names of the allocation methods, indexed by uct_alloc_method_t. */
+/**
+ * Names of the allocation methods ("thp", "md", "heap", "mmap", "huge"),
+ * indexed by uct_alloc_method_t and ended by NULL at UCT_ALLOC_METHOD_LAST.
+ * Read only.
+ * @ingroup UCT_MD
+ */
 extern const char *uct_alloc_method_names[];
 
+/**
+ * Memory allocated by uct_mem_alloc() or uct_iface_mem_alloc(). Free it
+ * with the matching uct_mem_free() or uct_iface_mem_free(); do not change
+ * the fields.
+ * @ingroup UCT_MD
+ */
 typedef struct uct_allocated_memory {
-    void               *address;
-    size_t             length;
-    uct_alloc_method_t method;
-    ucs_memory_type_t  mem_type;
+    void               *address; /**< start of the usable memory */
+    size_t             length;   /**< usable length (may be rounded up) */
+    uct_alloc_method_t method;   /**< the method that succeeded */
+    ucs_memory_type_t  mem_type; /**< kind of memory (host here) */
+    /** Memory domain that allocated or registered it, or NULL. */
     uct_md_h           md;     /* set for UCT_ALLOC_METHOD_MD */
+    /** Its memory handle, for zcopy operations and uct_md_mkey_pack();
+     *  UCT_MEM_HANDLE_NULL when not registered. */
     uct_mem_h          memh;
 } uct_allocated_memory_t;
 
+/**
+ * Which fields of uct_mem_alloc_params_t are set.
+ * @ingroup UCT_MD
+ */
 enum uct_mem_alloc_params_field {
+    /** uct_mem_alloc_params_t::flags is set (default 0). */
     UCT_MEM_ALLOC_PARAM_FIELD_FLAGS    = UCS_BIT(0),
+    /** uct_mem_alloc_params_t::address is set (default NULL). */
     UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS  = UCS_BIT(1),
+    /** uct_mem_alloc_params_t::mem_type is set (default host). */
     UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE = UCS_BIT(2),
+    /** uct_mem_alloc_params_t::mds is set (needed by
+     *  UCT_ALLOC_METHOD_MD). */
     UCT_MEM_ALLOC_PARAM_FIELD_MDS      = UCS_BIT(3),
+    /** uct_mem_alloc_params_t::name is set (default "user"). */
     UCT_MEM_ALLOC_PARAM_FIELD_NAME     = UCS_BIT(4)
 };
 
+/**
+ * Parameters of uct_mem_alloc(); read during the call only.
+ * @ingroup UCT_MD
+ */
 typedef struct uct_mem_alloc_params {
-    uint64_t          field_mask;
-    unsigned          flags;     /* UCT_MD_MEM_FLAG_* and access flags */
-    void              *address;  /* hint, or required with FLAG_FIXED */
+    uint64_t          field_mask; /**< UCT_MEM_ALLOC_PARAM_FIELD_* */
+    unsigned          flags;     /**< UCT_MD_MEM_FLAG_* and access flags */
+    void              *address;  /**< hint, or required with FLAG_FIXED */
+    /** Kind of memory; only UCS_MEMORY_TYPE_HOST is supported. */
     ucs_memory_type_t mem_type;
+    /** Memory domains UCT_ALLOC_METHOD_MD tries, in order. */
     struct {
-        const uct_md_h *mds;
-        unsigned       count;
+        const uct_md_h *mds;   /**< array of count memory domains */
+        unsigned       count;  /**< entries in mds */
     } mds;
+    /** Name of the allocation, for log messages. */
     const char        *name;
 } uct_mem_alloc_params_t;
 
-/** An unpacked remote key. */
+/**
+ * An unpacked remote key (uct_rkey_unpack()). Pass @a rkey to RMA and
+ * atomic calls; release the bundle with uct_rkey_release().
+ * @ingroup UCT_MD
+ */
 typedef struct uct_rkey_bundle {
-    uct_rkey_t rkey;
-    void       *handle;
-    void       *type;
+    uct_rkey_t rkey;   /**< the key RMA and atomic calls take */
+    void       *handle; /**< transport state of the key, or NULL */
+    void       *type;   /**< the component that unpacked it */
 } uct_rkey_bundle_t;
 
 /* ------------------------------------------------------------------------
  * Requests, completions, flags
  */
 
+/**
+ * Completion of one or more operations. The user sets func and count
+ * (the number of operations it waits for) and status to UCS_OK; each
+ * operation that returned UCS_INPROGRESS with this completion decrements
+ * count when it finishes, recording a failure in status, and func runs,
+ * from progress on the worker's thread, when count reaches 0. The
+ * structure must stay valid until then.
+ * @ingroup UCT_FLUSH
+ */
 struct uct_completion {
-    uct_completion_callback_t func;   /* runs when count reaches 0 */
-    int                       count;  /* operations still outstanding */
-    ucs_status_t              status; /* first error seen, or UCS_OK */
+    uct_completion_callback_t func;   /**< runs when count reaches 0 */
+    int                       count;  /**< operations still outstanding */
+    ucs_status_t              status; /**< first error seen, or UCS_OK */
 };
 
+/**
+ * A request queued by uct_ep_pending_add(). The user owns the memory
+ * (usually embedded in a larger request of its own); it must stay valid
+ * until func returned UCS_OK or the request was purged.
+ * @ingroup UCT_FLUSH
+ */
 struct uct_pending_req {
+    /** Called from progress when the endpoint may have resources. */
     uct_pending_callback_t func;
+    /** Used by the transport while the request is queued. */
     char                   priv[UCT_PENDING_REQ_PRIV_LEN];
 };
 
-/** The worker: its progress queue is public so progress is inline. */
+/**
+ * The worker: its progress queue is public so progress is inline.
+ * @ingroup UCT_CONTEXT
+ */
 struct uct_worker {
+    /** Callbacks uct_worker_progress() runs (interfaces, user
+     *  callbacks of uct_worker_progress_register_safe()). */
     ucs_callbackq_t progress_q;
 };
 
+/**
+ * Flags of uct_ep_flush() and uct_iface_flush().
+ * @ingroup UCT_FLUSH
+ */
 enum uct_flush_flags {
-    UCT_FLUSH_FLAG_LOCAL  = 0,          /* local completion */
+    UCT_FLUSH_FLAG_LOCAL  = 0,          /**< local completion */
+    /** Cancel outstanding operations: on an endpoint, queued pending
+     *  requests are dropped without their callback; the tcp interface
+     *  flush refuses it (UCS_ERR_UNSUPPORTED). */
     UCT_FLUSH_FLAG_CANCEL = UCS_BIT(0), /* cancel outstanding operations */
-    UCT_FLUSH_FLAG_REMOTE = UCS_BIT(1)  /* remote completion */
+    UCT_FLUSH_FLAG_REMOTE = UCS_BIT(1)  /**< remote completion */
 };
 
+/**
+ * Which progress uct_iface_progress_enable() and
+ * uct_iface_progress_disable() turn on or off.
+ * @ingroup UCT_CONTEXT
+ */
 enum uct_progress_types {
-    UCT_PROGRESS_SEND        = UCS_BIT(0),
-    UCT_PROGRESS_RECV        = UCS_BIT(1),
+    UCT_PROGRESS_SEND        = UCS_BIT(0), /**< send completions */
+    UCT_PROGRESS_RECV        = UCS_BIT(1), /**< receives */
+    /** The call may come from another thread than the worker's (the
+     *  base implementation is safe either way). */
     UCT_PROGRESS_THREAD_SAFE = UCS_BIT(7)
 };
 
+/**
+ * Events uct_iface_event_arm() can wait for.
+ * @ingroup UCT_IFACE
+ */
 enum uct_iface_event_types {
-    UCT_EVENT_SEND_COMP = UCS_BIT(0),
-    UCT_EVENT_RECV      = UCS_BIT(1),
+    UCT_EVENT_SEND_COMP = UCS_BIT(0), /**< a send completed */
+    UCT_EVENT_RECV      = UCS_BIT(1), /**< a message arrived */
+    /** a message sent with UCT_SEND_FLAG_SIGNALED arrived */
     UCT_EVENT_RECV_SIG  = UCS_BIT(2)
 };
 
+/**
+ * Flags of send operations (uct_ep_am_bcopy(), uct_ep_am_zcopy()).
+ * @ingroup UCT_AM
+ */
 enum uct_msg_flags {
+    /** Wake a receiver armed for UCT_EVENT_RECV_SIG. */
     UCT_SEND_FLAG_SIGNALED   = UCS_BIT(0),
+    /** Check the peer is alive before sending. */
     UCT_SEND_FLAG_PEER_CHECK = UCS_BIT(1)
 };
 
-/** Flags of uct_iface_set_am_handler(). */
+/**
+ * Flags of uct_iface_set_am_handler().
+ * @ingroup UCT_AM
+ */
 enum uct_cb_flags {
-    UCT_CB_FLAG_RESERVED = UCS_BIT(0),
+    UCT_CB_FLAG_RESERVED = UCS_BIT(0), /**< not used */
+    /** The handler runs from uct_worker_progress() on the worker's
+     *  thread (needs UCT_IFACE_FLAG_CB_SYNC). */
     UCT_CB_FLAG_SYNC     = UCS_BIT(1), /* run from uct_worker_progress */
+    /** The handler tolerates running on any thread; on interfaces
+     *  without UCT_IFACE_FLAG_CB_ASYNC it still runs from progress. */
     UCT_CB_FLAG_ASYNC    = UCS_BIT(2)  /* may run from any thread */
 };
 
@@ -497,102 +1021,612 @@ enum uct_cb_flags {
  * Functions
  */
 
+/**
+ * Lists the components, loading the transport modules the first time.
+ * Thread safe.
+ * @ingroup UCT_RESOURCE
+ * @param [out] components_p     set to a new array of the components; the
+ *                               handles stay valid for the life of the
+ *                               process. Free the array with
+ *                               uct_release_component_list().
+ * @param [out] num_components_p set to the number of entries.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM if an output is NULL;
+ *         UCS_ERR_NO_MEMORY.
+ */
 ucs_status_t uct_query_components(uct_component_h **components_p,
                                   unsigned *num_components_p);
+/**
+ * Frees the array of uct_query_components() (not the components).
+ * @ingroup UCT_RESOURCE
+ * @param [in] components the array; NULL is allowed.
+ */
 void uct_release_component_list(uct_component_h *components);
+/**
+ * Reads attributes of a component: the fields selected by
+ * component_attr->field_mask. To get the memory domains, query
+ * UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT first, then set md_resources
+ * to an array of that many entries and query
+ * UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES. Thread safe.
+ * @ingroup UCT_RESOURCE
+ * @param [in]     component      a component of uct_query_components().
+ * @param [in,out] component_attr field_mask in, selected fields out.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a NULL
+ *         md_resources when the component has memory domains;
+ *         UCS_ERR_NO_MEMORY.
+ */
 ucs_status_t uct_component_query(uct_component_h component,
                                  uct_component_attr_t *component_attr);
 
+/**
+ * Opens a memory domain of a component.
+ * @ingroup UCT_MD
+ * @param [in]  component the component.
+ * @param [in]  md_name   one of its uct_md_resource_desc_t::md_name.
+ * @param [in]  config    configuration read by uct_md_config_read() for
+ *                        this component; it may be released when the call
+ *                        returns.
+ * @param [out] md_p      set to the memory domain; close it with
+ *                        uct_md_close() after every interface and memory
+ *                        registration of it.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_NO_DEVICE if the component has no such memory domain;
+ *         UCS_ERR_NO_MEMORY, or the error of the component (e.g.
+ *         UCS_ERR_IO_ERROR when a device cannot be opened).
+ */
 ucs_status_t uct_md_open(uct_component_h component, const char *md_name,
                          const uct_md_config_t *config, uct_md_h *md_p);
+/**
+ * Closes a memory domain.
+ * @ingroup UCT_MD
+ * @param [in] md the memory domain; NULL is allowed.
+ */
 void uct_md_close(uct_md_h md);
+/**
+ * Reads the attributes of a memory domain.
+ * @ingroup UCT_MD
+ * @param [in]  md      the memory domain.
+ * @param [out] md_attr filled whole.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument.
+ */
 ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
+/**
+ * Lists the transports and devices a memory domain can open interfaces
+ * on. Network devices are filtered by UCX_NET_DEVICES, read at each call;
+ * a transport whose device query fails is left out. Thread safe.
+ * @ingroup UCT_RESOURCE
+ * @param [in]  md              the memory domain.
+ * @param [out] resources_p     set to a new array (NULL when empty); free
+ *                              it with uct_release_tl_resource_list().
+ * @param [out] num_resources_p set to the number of entries (may be 0).
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a bad
+ *         UCX_NET_DEVICES; UCS_ERR_NO_MEMORY.
+ */
 ucs_status_t uct_md_query_tl_resources(uct_md_h md,
                                        uct_tl_resource_desc_t **resources_p,
                                        unsigned *num_resources_p);
+/**
+ * Frees the array of uct_md_query_tl_resources().
+ * @ingroup UCT_RESOURCE
+ * @param [in] resources the array; NULL is allowed.
+ */
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
+/**
+ * Reads the configuration of a component's memory domains: defaults, then
+ * @a filename, then the environment. Thread safe.
+ * @ingroup UCT_CONFIG
+ * @param [in]  component  the component.
+ * @param [in]  env_prefix prefix of the environment variables; NULL for
+ *                         "UCX_".
+ * @param [in]  filename   configuration file to read; NULL or "" for
+ *                         none.
+ * @param [out] config_p   set to the new configuration; release it with
+ *                         uct_config_release().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a bad
+ *         value (logged with the variable); UCS_ERR_IO_ERROR if
+ *         @a filename cannot be read; UCS_ERR_NO_MEMORY.
+ */
 ucs_status_t uct_md_config_read(uct_component_h component,
                                 const char *env_prefix, const char *filename,
                                 uct_md_config_t **config_p);
+/**
+ * Reads the configuration of a transport's interfaces, as
+ * uct_md_config_read() does for memory domains (variables such as
+ * UCX_TCP_SNDBUF). Thread safe.
+ * @ingroup UCT_CONFIG
+ * @param [in]  md         a memory domain of the transport's component.
+ * @param [in]  tl_name    the transport name.
+ * @param [in]  env_prefix prefix of the environment variables; NULL for
+ *                         "UCX_".
+ * @param [in]  filename   configuration file to read; NULL or "" for
+ *                         none.
+ * @param [out] config_p   set to the new configuration; release it with
+ *                         uct_config_release().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a bad
+ *         value; UCS_ERR_NO_DEVICE if the component has no such
+ *         transport; UCS_ERR_IO_ERROR if @a filename cannot be read;
+ *         UCS_ERR_NO_MEMORY.
+ */
 ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
                                       const char *env_prefix,
                                       const char *filename,
                                       uct_iface_config_t **config_p);
+/**
+ * Releases a configuration of uct_md_config_read() or
+ * uct_md_iface_config_read().
+ * @ingroup UCT_CONFIG
+ * @param [in] config the configuration; NULL is allowed.
+ */
 void uct_config_release(void *config);
+/**
+ * Reads one value of a configuration as text.
+ * @ingroup UCT_CONFIG
+ * @param [in]  config the configuration.
+ * @param [in]  name   variable name without the prefixes (e.g. "SNDBUF").
+ * @param [out] value  buffer for the value, NUL-terminated, truncated to
+ *                     fit.
+ * @param [in]  max    size of @a value in bytes.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_NO_ELEM for an unknown name.
+ */
 ucs_status_t uct_config_get(void *config, const char *name, char *value,
                             size_t max);
+/**
+ * Sets one value of a configuration, parsed as the environment variable
+ * would be. Change a configuration before the object is opened with it.
+ * @ingroup UCT_CONFIG
+ * @param [in,out] config the configuration.
+ * @param [in]     name   variable name without the prefixes.
+ * @param [in]     value  the new value as text.
+ * @return UCS_OK; UCS_ERR_NO_ELEM for an unknown name;
+ *         UCS_ERR_INVALID_PARAM for a NULL argument or a bad value (the
+ *         old value is kept).
+ */
 ucs_status_t uct_config_modify(void *config, const char *name,
                                const char *value);
-/** Prints a configuration (flags: UCS_CONFIG_PRINT_*). */
+/**
+ * Prints a configuration (flags: UCS_CONFIG_PRINT_*).
+ * @ingroup UCT_CONFIG
+ * @param [in] config      the configuration (not NULL).
+ * @param [in] stream      where to print.
+ * @param [in] title       heading of the output.
+ * @param [in] print_flags mask of ucs_config_print_flags_t.
+ */
 void uct_config_print(const void *config, FILE *stream, const char *title,
                       unsigned print_flags);
 
+/**
+ * Creates a worker: the progress queue its interfaces run from.
+ * @ingroup UCT_CONTEXT
+ * @param [in]  async       asynchronous context for the transports' event
+ *                          handlers and timers, or NULL (transports that
+ *                          need one then make their own). It must outlive
+ *                          the worker.
+ * @param [in]  thread_mode UCS_THREAD_MODE_SINGLE (one thread uses the
+ *                          worker) or UCS_THREAD_MODE_SERIALIZED (any
+ *                          thread, never two at once).
+ * @param [out] worker_p    set to the worker; destroy it with
+ *                          uct_worker_destroy().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL worker_p or an invalid
+ *         mode; UCS_ERR_UNSUPPORTED for UCS_THREAD_MODE_MULTI (use one
+ *         worker per thread); UCS_ERR_NO_MEMORY.
+ */
 ucs_status_t uct_worker_create(ucs_async_context_t *async,
                                ucs_thread_mode_t thread_mode,
                                uct_worker_h *worker_p);
+/**
+ * Destroys a worker. Close its interfaces first (a warning is logged
+ * otherwise).
+ * @ingroup UCT_CONTEXT
+ * @param [in] worker the worker; NULL is allowed.
+ */
 void uct_worker_destroy(uct_worker_h worker);
+/**
+ * Adds a callback to the worker's progress, unless *id_p shows one is
+ * registered already. Safe from any thread and from inside a progress
+ * callback: the change may take effect at the next progress.
+ * @ingroup UCT_CONTEXT
+ * @param [in]     worker the worker.
+ * @param [in]     func   called by each uct_worker_progress(); returns the
+ *                        number of events it handled.
+ * @param [in]     arg    passed to @a func.
+ * @param [in]     flags  UCS_CALLBACKQ_FLAG_* (e.g. FAST, ONESHOT).
+ * @param [in,out] id_p   must hold UCS_CALLBACKQ_ID_NULL to register; set
+ *                        to the id to pass to
+ *                        uct_worker_progress_unregister_safe(). A NULL
+ *                        argument is logged and nothing is registered.
+ */
 void uct_worker_progress_register_safe(uct_worker_h worker,
                                        ucs_callback_t func, void *arg,
                                        unsigned flags,
                                        uct_worker_cb_id_t *id_p);
+/**
+ * Removes a callback of uct_worker_progress_register_safe() and sets *id_p
+ * to UCS_CALLBACKQ_ID_NULL; nothing happens if it already holds that.
+ * Safe from any thread and from inside a progress callback.
+ * @ingroup UCT_CONTEXT
+ * @param [in]     worker the worker.
+ * @param [in,out] id_p   the id of the callback.
+ */
 void uct_worker_progress_unregister_safe(uct_worker_h worker,
                                          uct_worker_cb_id_t *id_p);
 
+/**
+ * Opens an interface: one transport on one device, driven by @a worker.
+ * Active messages that arrive before a handler is set are dropped with a
+ * warning, so set handlers before giving the address to peers.
+ * @ingroup UCT_IFACE
+ * @param [in]  md      memory domain that listed the resource.
+ * @param [in]  worker  the worker whose progress drives the interface.
+ * @param [in]  params  must set UCT_IFACE_PARAM_FIELD_OPEN_MODE with
+ *                      UCT_IFACE_OPEN_MODE_DEVICE and the transport and
+ *                      device names; read during the call only.
+ * @param [in]  config  configuration of uct_md_iface_config_read() for
+ *                      this transport, or NULL to read it from the
+ *                      environment; it may be released when the call
+ *                      returns.
+ * @param [out] iface_p set to the interface; close it with
+ *                      uct_iface_close().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument, a missing
+ *         open mode or name, a bad alignment or allocation method;
+ *         UCS_ERR_NO_DEVICE if the transport or the device does not
+ *         exist; UCS_ERR_NO_MEMORY; UCS_ERR_IO_ERROR or another error
+ *         of the transport when the device cannot be set up.
+ */
 ucs_status_t uct_iface_open(uct_md_h md, uct_worker_h worker,
                             const uct_iface_params_t *params,
                             const uct_iface_config_t *config,
                             uct_iface_h *iface_p);
+/**
+ * Closes an interface. Destroy its endpoints, free its memory of
+ * uct_iface_mem_alloc() and release the descriptors kept by its active
+ * message handlers first; endpoints left open are freed with it.
+ * @ingroup UCT_IFACE
+ * @param [in] iface the interface; NULL is allowed.
+ */
 void uct_iface_close(uct_iface_h iface);
+/**
+ * Reads the capabilities and limits of an interface.
+ * @ingroup UCT_IFACE
+ * @param [in]  iface      the interface.
+ * @param [out] iface_attr filled whole.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument.
+ */
 ucs_status_t uct_iface_query(uct_iface_h iface, uct_iface_attr_t *iface_attr);
+/**
+ * Writes the device address of an interface: what peers pass as
+ * uct_ep_params_t::dev_addr and to uct_iface_is_reachable().
+ * @ingroup UCT_IFACE
+ * @param [in]  iface the interface.
+ * @param [out] addr  buffer of uct_iface_attr_t::device_addr_len bytes.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_UNSUPPORTED if the transport has no device address.
+ */
 ucs_status_t uct_iface_get_device_address(uct_iface_h iface,
                                           uct_device_addr_t *addr);
+/**
+ * Writes the address of an interface: what peers pass as
+ * uct_ep_params_t::iface_addr to connect to it.
+ * @ingroup UCT_IFACE
+ * @param [in]  iface the interface.
+ * @param [out] addr  buffer of uct_iface_attr_t::iface_addr_len bytes.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_UNSUPPORTED if the interface cannot be connected to
+ *         (UCT_IFACE_FLAG_CONNECT_TO_IFACE missing).
+ */
 ucs_status_t uct_iface_get_address(uct_iface_h iface, uct_iface_addr_t *addr);
+/**
+ * Tells whether an interface can reach a remote one.
+ * @ingroup UCT_IFACE
+ * @param [in] iface      the local interface.
+ * @param [in] dev_addr   the remote device address.
+ * @param [in] iface_addr the remote interface address, or NULL for an
+ *                        endpoint-to-endpoint transport.
+ * @return nonzero if reachable; 0 if not, or for a NULL @a iface.
+ */
 int uct_iface_is_reachable(const uct_iface_h iface,
                            const uct_device_addr_t *dev_addr,
                            const uct_iface_addr_t *iface_addr);
+/**
+ * Checks that the peer of an endpoint is alive; a failure is reported
+ * later through the interface's error handler.
+ * @ingroup UCT_EP
+ * @param [in] ep    the endpoint.
+ * @param [in] flags reserved, pass 0.
+ * @param [in] comp  reserved, pass NULL.
+ * @return UCS_OK when the check was started or not needed;
+ *         UCS_ERR_INVALID_PARAM for a NULL endpoint; UCS_ERR_UNSUPPORTED
+ *         without UCT_IFACE_FLAG_EP_CHECK. An endpoint that failed
+ *         already gives UCS_OK: its error handler was or will be called.
+ */
 ucs_status_t uct_ep_check(const uct_ep_h ep, unsigned flags,
                           uct_completion_t *comp);
+/**
+ * Gets the file descriptor that becomes readable when an armed event
+ * occurs (UCT_IFACE_FLAG_EVENT_FD). The interface owns it: do not close
+ * it or read from it; poll it, then call progress.
+ * @ingroup UCT_IFACE
+ * @param [in]  iface the interface.
+ * @param [out] fd_p  set to the descriptor.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_UNSUPPORTED without event support.
+ */
 ucs_status_t uct_iface_event_fd_get(uct_iface_h iface, int *fd_p);
+/**
+ * Arms an interface so that its event descriptor signals the next event
+ * of the kinds given. Call it after progress found nothing to do, then
+ * wait on the descriptor.
+ * @ingroup UCT_IFACE
+ * @param [in] iface  the interface.
+ * @param [in] events mask of uct_iface_event_types.
+ * @return UCS_OK when armed; UCS_ERR_BUSY if events are already waiting
+ *         (call progress and arm again, do not sleep);
+ *         UCS_ERR_INVALID_PARAM for a NULL interface; UCS_ERR_UNSUPPORTED
+ *         without event support; UCS_ERR_IO_ERROR.
+ */
 ucs_status_t uct_iface_event_arm(uct_iface_h iface, unsigned events);
+/**
+ * Allocates memory for zero-copy use with an interface: with the
+ * interface's allocation methods (UCX_*_ALLOC), registered on its memory
+ * domain when that registers memory.
+ * @ingroup UCT_IFACE
+ * @param [in]  iface  the interface.
+ * @param [in]  length bytes to allocate (not 0).
+ * @param [in]  flags  UCT_MD_MEM_FLAG_* (access flags are added).
+ * @param [in]  name   name for log messages.
+ * @param [out] mem    the memory; free it with uct_iface_mem_free()
+ *                     before closing the interface.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a zero
+ *         length; UCS_ERR_NO_MEMORY if every method failed; the error of
+ *         the registration.
+ */
 ucs_status_t uct_iface_mem_alloc(uct_iface_h iface, size_t length,
                                  unsigned flags, const char *name,
                                  uct_allocated_memory_t *mem);
+/**
+ * Deregisters and frees memory of uct_iface_mem_alloc().
+ * @ingroup UCT_IFACE
+ * @param [in] mem the memory; NULL is allowed.
+ */
 void uct_iface_mem_free(const uct_allocated_memory_t *mem);
+/**
+ * Sets the handler of one active message id on an interface. Set it
+ * before peers send; do not change it while progress runs on another
+ * thread.
+ * @ingroup UCT_AM
+ * @param [in] iface the interface.
+ * @param [in] id    message id, below UCT_AM_ID_MAX.
+ * @param [in] cb    the handler, or NULL to remove it (messages are then
+ *                   dropped with a warning). It runs from progress with
+ *                   @a arg, the data, its length and UCT_CB_PARAM_FLAG_*;
+ *                   see uct_am_callback_t for keeping the data.
+ * @param [in] arg   passed to @a cb.
+ * @param [in] flags UCT_CB_FLAG_SYNC, or UCT_CB_FLAG_ASYNC when the
+ *                   handler may run on any thread.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL interface or an id out
+ *         of range; UCS_ERR_UNSUPPORTED when the interface cannot call
+ *         the handler in that mode (UCT_IFACE_FLAG_CB_SYNC missing for a
+ *         synchronous one).
+ */
 ucs_status_t uct_iface_set_am_handler(uct_iface_h iface, uint8_t id,
                                       uct_am_callback_t cb, void *arg,
                                       uint32_t flags);
+/**
+ * Sets a tracer that describes active messages sent and received, for
+ * the trace log.
+ * @ingroup UCT_AM
+ * @param [in] iface  the interface.
+ * @param [in] tracer the tracer, or NULL to remove it.
+ * @param [in] arg    passed to @a tracer.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL interface.
+ */
 ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
                                      uct_am_tracer_t tracer, void *arg);
 
+/**
+ * Creates an endpoint. With uct_ep_params_t::dev_addr and iface_addr it
+ * connects to that remote interface (UCT_IFACE_FLAG_CONNECT_TO_IFACE) and
+ * may be used at once; without them it waits for uct_ep_connect_to_ep()
+ * (UCT_IFACE_FLAG_CONNECT_TO_EP). Sends before the connection is up are
+ * queued or refused with UCS_ERR_NO_RESOURCE by the transport.
+ * @ingroup UCT_EP
+ * @param [in]  params must name the interface (UCT_EP_PARAM_FIELD_IFACE);
+ *                     read during the call only.
+ * @param [out] ep_p   set to the endpoint; destroy it with
+ *                     uct_ep_destroy().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument, a missing
+ *         interface or an incomplete address; UCS_ERR_UNSUPPORTED if the
+ *         transport cannot connect that way; UCS_ERR_INVALID_ADDR for an
+ *         address the transport does not understand; UCS_ERR_NO_MEMORY.
+ *         A connection that fails later is reported through the error
+ *         handler (e.g. UCS_ERR_UNREACHABLE).
+ */
 ucs_status_t uct_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
+/**
+ * Destroys an endpoint. Queued pending requests are dropped without their
+ * callback (purge them first with uct_ep_pending_purge() to get them
+ * back). What becomes of operations still outstanding depends on the
+ * transport: tcp completes them with UCS_ERR_CANCELED from inside this
+ * call, rc_verbs never calls their completions. So flush the endpoint
+ * and wait for the flush first when completions or zcopy buffers
+ * matter.
+ * @ingroup UCT_EP
+ * @param [in] ep the endpoint; NULL is allowed.
+ */
 void uct_ep_destroy(uct_ep_h ep);
+/**
+ * Writes the address of an endpoint, for the peer's
+ * uct_ep_connect_to_ep().
+ * @ingroup UCT_EP
+ * @param [in]  ep   the endpoint.
+ * @param [out] addr buffer of uct_iface_attr_t::ep_addr_len bytes.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_UNSUPPORTED without UCT_IFACE_FLAG_CONNECT_TO_EP.
+ */
 ucs_status_t uct_ep_get_address(uct_ep_h ep, uct_ep_addr_t *addr);
+/**
+ * Connects an endpoint to a remote endpoint whose address came from the
+ * peer's uct_ep_get_address(); both sides do the same.
+ * @ingroup UCT_EP
+ * @param [in] ep       the local endpoint, created without addresses.
+ * @param [in] dev_addr the peer's device address.
+ * @param [in] ep_addr  the peer's endpoint address.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or an endpoint
+ *         connected already; UCS_ERR_UNSUPPORTED without
+ *         UCT_IFACE_FLAG_CONNECT_TO_EP; UCS_ERR_INVALID_ADDR for an
+ *         address the transport does not understand; UCS_ERR_NO_MEMORY.
+ *         A connection that fails later is reported through the error
+ *         handler.
+ */
 ucs_status_t uct_ep_connect_to_ep(uct_ep_h ep,
                                   const uct_device_addr_t *dev_addr,
                                   const uct_ep_addr_t *ep_addr);
 
+/**
+ * Gives advice on how part of registered memory will be used.
+ * @ingroup UCT_MD
+ * @param [in] md     the memory domain.
+ * @param [in] memh   handle of a registration of @a md.
+ * @param [in] addr   start of the range, inside the registration.
+ * @param [in] length length of the range (not 0).
+ * @param [in] advice the advice.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL md or handle or a zero
+ *         length; UCS_ERR_UNSUPPORTED without UCT_MD_FLAG_ADVISE.
+ */
 ucs_status_t uct_md_mem_advise(uct_md_h md, uct_mem_h memh, void *addr,
                                size_t length, uct_mem_advice_t advice);
+/**
+ * Registers memory with a memory domain, so zero-copy operations can use
+ * it and uct_md_mkey_pack() can give peers access to it. The memory must
+ * stay mapped until uct_md_mem_dereg().
+ * @ingroup UCT_MD
+ * @param [in]  md      the memory domain.
+ * @param [in]  address start of the memory (not NULL).
+ * @param [in]  length  length in bytes (not 0).
+ * @param [in]  flags   UCT_MD_MEM_ACCESS_* and UCT_MD_MEM_FLAG_*.
+ * @param [out] memh_p  set to the memory handle.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or an empty
+ *         region; UCS_ERR_UNSUPPORTED without UCT_MD_FLAG_REG;
+ *         UCS_ERR_NO_MEMORY; UCS_ERR_IO_ERROR when the device refuses the
+ *         registration.
+ */
 ucs_status_t uct_md_mem_reg(uct_md_h md, void *address, size_t length,
                             unsigned flags, uct_mem_h *memh_p);
+/**
+ * Deregisters memory. Operations that use it must have completed, and
+ * remote keys packed from it stop working.
+ * @ingroup UCT_MD
+ * @param [in] md   the memory domain that registered it.
+ * @param [in] memh the handle of uct_md_mem_reg().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL md or handle;
+ *         UCS_ERR_UNSUPPORTED without registration support.
+ */
 ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
+/**
+ * Tells what a memory domain knows about a range of memory.
+ * @ingroup UCT_MD
+ * @param [in]     md       the memory domain.
+ * @param [in]     address  start of the range.
+ * @param [in]     length   length of the range.
+ * @param [in,out] mem_attr field_mask in, selected fields out.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL md or attributes;
+ *         UCS_ERR_UNSUPPORTED if the domain cannot tell.
+ */
 ucs_status_t uct_md_mem_query(uct_md_h md, const void *address,
                               size_t length, uct_md_mem_attr_t *mem_attr);
+/**
+ * Tells the kind of memory a range is.
+ * @ingroup UCT_MD
+ * @param [in]  md         the memory domain.
+ * @param [in]  addr       start of the range.
+ * @param [in]  length     length of the range.
+ * @param [out] mem_type_p set to the memory type.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL md or output;
+ *         UCS_ERR_UNSUPPORTED if the domain cannot tell.
+ */
 ucs_status_t uct_md_detect_memory_type(uct_md_h md, const void *addr,
                                        size_t length,
                                        ucs_memory_type_t *mem_type_p);
+/**
+ * Allocates memory with the first of @a methods that succeeds. With
+ * UCT_ALLOC_METHOD_MD the memory is also registered with the memory domain
+ * that allocated it; with the other methods it is not registered.
+ * @ingroup UCT_MD
+ * @param [in]  length      bytes to allocate (not 0); may be rounded up.
+ * @param [in]  methods     the methods to try, in order.
+ * @param [in]  num_methods entries in @a methods (not 0).
+ * @param [in]  params      flags, address, memory type, memory domains and
+ *                          name; read during the call only.
+ * @param [out] mem         the memory; free it with uct_mem_free().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument, no methods, a
+ *         zero length, an unknown method or UCT_MD_MEM_FLAG_FIXED without
+ *         a page-aligned address; UCS_ERR_UNSUPPORTED for a memory type
+ *         other than host; UCS_ERR_NO_MEMORY if every method failed
+ *         (logged unless UCT_MD_MEM_FLAG_HIDE_ERRORS).
+ */
 ucs_status_t uct_mem_alloc(size_t length, const uct_alloc_method_t *methods,
                            unsigned num_methods,
                            const uct_mem_alloc_params_t *params,
                            uct_allocated_memory_t *mem);
+/**
+ * Frees memory of uct_mem_alloc().
+ * @ingroup UCT_MD
+ * @param [in] mem the memory.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for NULL, an unknown method or a
+ *         failed unmap; the error of the memory domain for
+ *         UCT_ALLOC_METHOD_MD.
+ */
 ucs_status_t uct_mem_free(const uct_allocated_memory_t *mem);
+/**
+ * Packs the remote key of registered memory, to send to peers who unpack
+ * it with uct_rkey_unpack(). The key stays usable while the memory is
+ * registered; the buffer is plain bytes the caller owns.
+ * @ingroup UCT_MD
+ * @param [in]  md          the memory domain that registered the memory.
+ * @param [in]  memh        the memory handle.
+ * @param [out] rkey_buffer buffer of uct_md_attr_t::rkey_packed_size
+ *                          bytes.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL md, buffer or handle;
+ *         UCS_ERR_UNSUPPORTED if the domain has no remote keys.
+ */
 ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
+/**
+ * Unpacks a remote key received from a peer. The buffer may be freed
+ * when the call returns.
+ * @ingroup UCT_MD
+ * @param [in]  component   the component of the memory domain that
+ *                          packed the key (same name on both sides).
+ * @param [in]  rkey_buffer the packed key.
+ * @param [out] rkey_ob     set to the unpacked key; release it with
+ *                          uct_rkey_release() after the operations that
+ *                          use it have completed.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a buffer
+ *         that holds no valid key.
+ */
 ucs_status_t uct_rkey_unpack(uct_component_h component,
                              const void *rkey_buffer,
                              uct_rkey_bundle_t *rkey_ob);
+/**
+ * Gives a local pointer to remote memory, for components with
+ * UCT_COMPONENT_FLAG_RKEY_PTR (memory shared between processes).
+ * @ingroup UCT_MD
+ * @param [in]  component   the component that unpacked the key.
+ * @param [in]  rkey_ob     the unpacked key.
+ * @param [in]  remote_addr a remote address inside the registration.
+ * @param [out] addr_p      set to the matching local address, valid
+ *                          until the key is released.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
+ *         UCS_ERR_UNSUPPORTED if the component cannot map keys.
+ */
 ucs_status_t uct_rkey_ptr(uct_component_h component,
                           uct_rkey_bundle_t *rkey_ob, uint64_t remote_addr,
                           void **addr_p);
+/**
+ * Releases a remote key of uct_rkey_unpack().
+ * @ingroup UCT_MD
+ * @param [in] component the component that unpacked it.
+ * @param [in] rkey_ob   the key.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument.
+ */
 ucs_status_t uct_rkey_release(uct_component_h component,
                               const uct_rkey_bundle_t *rkey_ob);
 
@@ -600,18 +1634,49 @@ ucs_status_t uct_rkey_release(uct_component_h component,
  * Fast path: inline dispatch through the operations table
  */
 
-/** Runs the worker's progress callbacks; returns how many events ran. */
+/**
+ * Runs the worker's progress callbacks; returns how many events ran.
+ * This is where receives are handled, active message handlers, completion
+ * callbacks and pending requests run. Call it from the worker's thread
+ * (see uct_worker_create()), never from inside one of the callbacks it
+ * runs.
+ * @ingroup UCT_CONTEXT
+ * @param [in] worker the worker.
+ * @return the number of events handled (0 when there was nothing to do).
+ */
 UCT_INLINE_API unsigned uct_worker_progress(uct_worker_h worker)
 {
     return ucs_callbackq_dispatch(&worker->progress_q);
 }
 
+/**
+ * Waits, without blocking, for the operations posted on all endpoints of
+ * an interface. With UCT_FLUSH_FLAG_LOCAL the send buffers may be reused;
+ * with UCT_FLUSH_FLAG_REMOTE the remote side has also performed them.
+ * @ingroup UCT_FLUSH
+ * @param [in] iface the interface.
+ * @param [in] flags UCT_FLUSH_FLAG_LOCAL or UCT_FLUSH_FLAG_REMOTE.
+ * @param [in] comp  completion updated when the flush finishes after
+ *                   UCS_INPROGRESS, or NULL to poll (call again after
+ *                   progress until it returns UCS_OK).
+ * @return UCS_OK when nothing is outstanding; UCS_INPROGRESS;
+ *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_UNSUPPORTED (e.g.
+ *         UCT_FLUSH_FLAG_CANCEL on tcp); UCS_ERR_NO_MEMORY.
+ */
 UCT_INLINE_API ucs_status_t uct_iface_flush(uct_iface_h iface, unsigned flags,
                                             uct_completion_t *comp)
 {
     return iface->ops.iface_flush(iface, flags, comp);
 }
 
+/**
+ * Orders the operations of all endpoints of an interface: those posted
+ * after the fence are performed after those posted before it.
+ * @ingroup UCT_FLUSH
+ * @param [in] iface the interface.
+ * @param [in] flags reserved, pass 0.
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED.
+ */
 UCT_INLINE_API ucs_status_t uct_iface_fence(uct_iface_h iface, unsigned flags)
 {
     return iface->ops.iface_fence(iface, flags);
@@ -621,6 +1686,13 @@ UCT_INLINE_API ucs_status_t uct_iface_fence(uct_iface_h iface, unsigned flags)
  * Releases a descriptor kept by an active message handler. @a desc is the
  * start of the user's headroom: the handler's @a data minus the
  * interface's rx_headroom (just @a data when rx_headroom is 0).
+ *
+ * A handler may keep the data only when its flags carry
+ * UCT_CB_PARAM_FLAG_DESC and it returns UCS_INPROGRESS; the user then
+ * owns the descriptor and must release it exactly once, from the
+ * worker's thread, before the interface is closed.
+ * @ingroup UCT_AM
+ * @param [in] desc the descriptor.
  */
 UCT_INLINE_API void uct_iface_release_desc(void *desc)
 {
@@ -628,6 +1700,21 @@ UCT_INLINE_API void uct_iface_release_desc(void *desc)
     release_desc->cb(release_desc, desc);
 }
 
+/**
+ * Writes a small buffer to remote memory. The buffer is copied: it may be
+ * reused when the call returns.
+ * @ingroup UCT_RMA
+ * @param [in] ep          the endpoint.
+ * @param [in] buffer      the data.
+ * @param [in] length      its length, up to cap.put.max_short.
+ * @param [in] remote_addr remote address inside the peer's registration.
+ * @param [in] rkey        remote key of that registration.
+ * @return UCS_OK when the data was taken (it is performed remotely after a
+ *         remote flush); UCS_ERR_NO_RESOURCE to retry later (or queue a
+ *         pending request); UCS_ERR_INVALID_PARAM for a length over the
+ *         limit; UCS_ERR_UNSUPPORTED; the endpoint's failure status
+ *         (e.g. UCS_ERR_CONNECTION_RESET, UCS_ERR_ENDPOINT_TIMEOUT).
+ */
 UCT_INLINE_API ucs_status_t uct_ep_put_short(uct_ep_h ep, const void *buffer,
                                              unsigned length,
                                              uint64_t remote_addr,
@@ -636,6 +1723,20 @@ UCT_INLINE_API ucs_status_t uct_ep_put_short(uct_ep_h ep, const void *buffer,
     return ep->iface->ops.ep_put_short(ep, buffer, length, remote_addr, rkey);
 }
 
+/**
+ * Writes to remote memory what @a pack_cb packs. The callback runs inside
+ * this call, on this thread, and writes at most cap.put.max_bcopy bytes
+ * into the transport's buffer.
+ * @ingroup UCT_RMA
+ * @param [in] ep          the endpoint.
+ * @param [in] pack_cb     packs the data; returns the length packed.
+ * @param [in] arg         passed to @a pack_cb.
+ * @param [in] remote_addr remote address inside the peer's registration.
+ * @param [in] rkey        remote key of that registration.
+ * @return the number of bytes packed (>= 0) when taken, or a negative
+ *         ucs_status_t: UCS_ERR_NO_RESOURCE (pack_cb was not called),
+ *         UCS_ERR_UNSUPPORTED or the endpoint's failure status.
+ */
 UCT_INLINE_API ssize_t uct_ep_put_bcopy(uct_ep_h ep,
                                         uct_pack_callback_t pack_cb,
                                         void *arg, uint64_t remote_addr,
@@ -644,6 +1745,26 @@ UCT_INLINE_API ssize_t uct_ep_put_bcopy(uct_ep_h ep,
     return ep->iface->ops.ep_put_bcopy(ep, pack_cb, arg, remote_addr, rkey);
 }
 
+/**
+ * Writes local memory described by an iov to remote memory, without an
+ * intermediate copy where the transport can.
+ * @ingroup UCT_RMA
+ * @param [in] ep          the endpoint.
+ * @param [in] iov         the local data; entries carry the memory handle
+ *                         of their registration when the memory domain
+ *                         needs one (UCT_MD_FLAG_NEED_MEMH).
+ * @param [in] iovcnt      entries in @a iov, up to cap.put.max_iov.
+ * @param [in] remote_addr remote address inside the peer's registration.
+ * @param [in] rkey        remote key of that registration.
+ * @param [in] comp        completion updated when the operation finishes
+ *                         after UCS_INPROGRESS, or NULL (then only a flush
+ *                         tells).
+ * @return UCS_OK when completed locally: the buffers may be reused;
+ *         UCS_INPROGRESS: the buffers (not the iov array itself) must stay
+ *         untouched until @a comp is updated; UCS_ERR_NO_RESOURCE to
+ *         retry later; UCS_ERR_INVALID_PARAM for a length or count over
+ *         the limits; UCS_ERR_UNSUPPORTED; the endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_put_zcopy(uct_ep_h ep, const uct_iov_t *iov,
                                              size_t iovcnt,
                                              uint64_t remote_addr,
@@ -654,6 +1775,19 @@ UCT_INLINE_API ucs_status_t uct_ep_put_zcopy(uct_ep_h ep, const uct_iov_t *iov,
                                        comp);
 }
 
+/**
+ * Reads a small piece of remote memory into @a buffer, which holds the
+ * data when the call returns UCS_OK.
+ * @ingroup UCT_RMA
+ * @param [in] ep          the endpoint.
+ * @param [out] buffer     where the data goes.
+ * @param [in] length      its length, up to cap.get.max_short.
+ * @param [in] remote_addr remote address inside the peer's registration.
+ * @param [in] rkey        remote key of that registration.
+ * @return UCS_OK; UCS_ERR_NO_RESOURCE to retry later;
+ *         UCS_ERR_INVALID_PARAM for a length over the limit;
+ *         UCS_ERR_UNSUPPORTED; the endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_get_short(uct_ep_h ep, void *buffer,
                                              unsigned length,
                                              uint64_t remote_addr,
@@ -662,6 +1796,25 @@ UCT_INLINE_API ucs_status_t uct_ep_get_short(uct_ep_h ep, void *buffer,
     return ep->iface->ops.ep_get_short(ep, buffer, length, remote_addr, rkey);
 }
 
+/**
+ * Reads remote memory and passes it to @a unpack_cb, which runs on the
+ * worker's thread, inside this call or from progress, before @a comp is
+ * updated.
+ * @ingroup UCT_RMA
+ * @param [in] ep          the endpoint.
+ * @param [in] unpack_cb   consumes the data.
+ * @param [in] arg         passed to @a unpack_cb; must stay valid until
+ *                         the operation completes.
+ * @param [in] length      bytes to read, up to cap.get.max_bcopy.
+ * @param [in] remote_addr remote address inside the peer's registration.
+ * @param [in] rkey        remote key of that registration.
+ * @param [in] comp        completion updated after UCS_INPROGRESS.
+ * @return UCS_OK when the data was unpacked already; UCS_INPROGRESS;
+ *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_INVALID_PARAM for a
+ *         length over the limit; UCS_ERR_UNSUPPORTED; UCS_ERR_NO_MEMORY;
+ *         the endpoint's failure status. A read of memory the peer did
+ *         not expose completes with UCS_ERR_INVALID_ADDR in @a comp.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_get_bcopy(uct_ep_h ep,
                                              uct_unpack_callback_t unpack_cb,
                                              void *arg, size_t length,
@@ -673,6 +1826,22 @@ UCT_INLINE_API ucs_status_t uct_ep_get_bcopy(uct_ep_h ep,
                                        remote_addr, rkey, comp);
 }
 
+/**
+ * Reads remote memory into local memory described by an iov.
+ * @ingroup UCT_RMA
+ * @param [in] ep          the endpoint.
+ * @param [in] iov         where the data goes (registered memory when the
+ *                         memory domain needs it).
+ * @param [in] iovcnt      entries in @a iov, up to cap.get.max_iov.
+ * @param [in] remote_addr remote address inside the peer's registration.
+ * @param [in] rkey        remote key of that registration.
+ * @param [in] comp        completion updated after UCS_INPROGRESS.
+ * @return UCS_OK when the data is in place already; UCS_INPROGRESS: the
+ *         buffers must not be read or freed until @a comp is updated;
+ *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_INVALID_PARAM for a
+ *         length or count over the limits; UCS_ERR_UNSUPPORTED;
+ *         UCS_ERR_NO_MEMORY; the endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_get_zcopy(uct_ep_h ep, const uct_iov_t *iov,
                                              size_t iovcnt,
                                              uint64_t remote_addr,
@@ -683,6 +1852,22 @@ UCT_INLINE_API ucs_status_t uct_ep_get_zcopy(uct_ep_h ep, const uct_iov_t *iov,
                                        comp);
 }
 
+/**
+ * Sends a small active message: an 8-byte header and a payload, copied by
+ * the call. The receiver's handler gets header and payload as one buffer.
+ * @ingroup UCT_AM
+ * @param [in] ep      the endpoint.
+ * @param [in] id      message id, below UCT_AM_ID_MAX.
+ * @param [in] header  8 bytes sent first.
+ * @param [in] payload the payload; may be NULL when @a length is 0.
+ * @param [in] length  payload length; header + payload up to
+ *                     cap.am.max_short.
+ * @return UCS_OK when sent (the payload may be reused);
+ *         UCS_ERR_NO_RESOURCE to retry later (or queue a pending
+ *         request); UCS_ERR_INVALID_PARAM for an id or length out of
+ *         range; UCS_ERR_UNSUPPORTED; the endpoint's failure status (e.g.
+ *         UCS_ERR_CONNECTION_RESET, UCS_ERR_ENDPOINT_TIMEOUT).
+ */
 UCT_INLINE_API ucs_status_t uct_ep_am_short(uct_ep_h ep, uint8_t id,
                                             uint64_t header,
                                             const void *payload,
@@ -691,6 +1876,16 @@ UCT_INLINE_API ucs_status_t uct_ep_am_short(uct_ep_h ep, uint8_t id,
     return ep->iface->ops.ep_am_short(ep, id, header, payload, length);
 }
 
+/**
+ * Sends a small active message gathered from an iov, copied by the call.
+ * @ingroup UCT_AM
+ * @param [in] ep     the endpoint.
+ * @param [in] id     message id, below UCT_AM_ID_MAX.
+ * @param [in] iov    the pieces of the message (no memory handle needed).
+ * @param [in] iovcnt entries in @a iov, up to cap.am.max_iov; the total
+ *                    length up to cap.am.max_short.
+ * @return as uct_ep_am_short(); the buffers may be reused on return.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_am_short_iov(uct_ep_h ep, uint8_t id,
                                                 const uct_iov_t *iov,
                                                 size_t iovcnt)
@@ -698,6 +1893,22 @@ UCT_INLINE_API ucs_status_t uct_ep_am_short_iov(uct_ep_h ep, uint8_t id,
     return ep->iface->ops.ep_am_short_iov(ep, id, iov, iovcnt);
 }
 
+/**
+ * Sends an active message whose data @a pack_cb writes into a transport
+ * buffer. The callback runs inside this call, on this thread, and writes
+ * at most cap.am.max_bcopy bytes.
+ * @ingroup UCT_AM
+ * @param [in] ep      the endpoint.
+ * @param [in] id      message id, below UCT_AM_ID_MAX.
+ * @param [in] pack_cb packs the message; returns the length packed.
+ * @param [in] arg     passed to @a pack_cb.
+ * @param [in] flags   UCT_SEND_FLAG_*.
+ * @return the length packed (>= 0) when the message was taken, or a
+ *         negative ucs_status_t: UCS_ERR_NO_RESOURCE (pack_cb was not
+ *         called), UCS_ERR_INVALID_PARAM for an id out of range or a
+ *         packed length over the limit, UCS_ERR_UNSUPPORTED or the
+ *         endpoint's failure status.
+ */
 UCT_INLINE_API ssize_t uct_ep_am_bcopy(uct_ep_h ep, uint8_t id,
                                        uct_pack_callback_t pack_cb, void *arg,
                                        unsigned flags)
@@ -705,6 +1916,30 @@ UCT_INLINE_API ssize_t uct_ep_am_bcopy(uct_ep_h ep, uint8_t id,
     return ep->iface->ops.ep_am_bcopy(ep, id, pack_cb, arg, flags);
 }
 
+/**
+ * Sends an active message of a header and data read from the user's
+ * memory, without an intermediate copy where the transport can. The
+ * receiver's handler gets header and data as one buffer.
+ * @ingroup UCT_AM
+ * @param [in] ep            the endpoint.
+ * @param [in] id            message id, below UCT_AM_ID_MAX.
+ * @param [in] header        user header, copied by the call: it may be
+ *                           reused when the call returns.
+ * @param [in] header_length its length, up to cap.am.max_hdr.
+ * @param [in] iov           the data; entries carry the memory handle of
+ *                           their registration when the memory domain
+ *                           needs one.
+ * @param [in] iovcnt        entries in @a iov, up to cap.am.max_iov.
+ * @param [in] flags         UCT_SEND_FLAG_*.
+ * @param [in] comp          completion updated when the send finishes
+ *                           after UCS_INPROGRESS, or NULL.
+ * @return UCS_OK when the data was sent or copied: the buffers may be
+ *         reused; UCS_INPROGRESS: the buffers (not the iov array) must
+ *         stay untouched until @a comp is updated; UCS_ERR_NO_RESOURCE to
+ *         retry later; UCS_ERR_INVALID_PARAM for an id, length or count
+ *         out of range; UCS_ERR_UNSUPPORTED; UCS_ERR_NO_MEMORY; the
+ *         endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_am_zcopy(uct_ep_h ep, uint8_t id,
                                             const void *header,
                                             unsigned header_length,
@@ -716,6 +1951,23 @@ UCT_INLINE_API ucs_status_t uct_ep_am_zcopy(uct_ep_h ep, uint8_t id,
                                       iovcnt, flags, comp);
 }
 
+/**
+ * Compares a remote 64-bit word with @a compare and, if equal, replaces
+ * it with @a swap; returns the old value in @a result.
+ * @ingroup UCT_AMO
+ * @param [in]  ep          the endpoint.
+ * @param [in]  compare     expected value.
+ * @param [in]  swap        new value.
+ * @param [in]  remote_addr remote address, 8-byte aligned, inside the
+ *                          peer's registration.
+ * @param [in]  rkey        remote key of that registration.
+ * @param [out] result      set to the old value; must stay valid until
+ *                          the operation completes.
+ * @param [in]  comp        completion updated after UCS_INPROGRESS.
+ * @return UCS_OK when @a result holds the value already; UCS_INPROGRESS;
+ *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_UNSUPPORTED; the
+ *         endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap64(uct_ep_h ep,
                                                   uint64_t compare,
                                                   uint64_t swap,
@@ -728,6 +1980,19 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap64(uct_ep_h ep,
                                             rkey, result, comp);
 }
 
+/**
+ * The 32-bit form of uct_ep_atomic_cswap64().
+ * @ingroup UCT_AMO
+ * @param [in]  ep          the endpoint.
+ * @param [in]  compare     expected value.
+ * @param [in]  swap        new value.
+ * @param [in]  remote_addr remote address, 4-byte aligned.
+ * @param [in]  rkey        remote key.
+ * @param [out] result      set to the old value; must stay valid until
+ *                          the operation completes.
+ * @param [in]  comp        completion updated after UCS_INPROGRESS.
+ * @return as uct_ep_atomic_cswap64().
+ */
 UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap32(uct_ep_h ep,
                                                   uint32_t compare,
                                                   uint32_t swap,
@@ -740,6 +2005,19 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap32(uct_ep_h ep,
                                             rkey, result, comp);
 }
 
+/**
+ * Applies an atomic operation to a remote 32-bit word, without fetching
+ * the old value.
+ * @ingroup UCT_AMO
+ * @param [in] ep          the endpoint.
+ * @param [in] opcode      one of cap.atomic32.op_flags.
+ * @param [in] value       the operand.
+ * @param [in] remote_addr remote address, 4-byte aligned.
+ * @param [in] rkey        remote key.
+ * @return UCS_OK when posted (performed remotely after a remote flush);
+ *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_UNSUPPORTED for an
+ *         operation the interface lacks; the endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_atomic32_post(uct_ep_h ep,
                                                  uct_atomic_op_t opcode,
                                                  uint32_t value,
@@ -750,6 +2028,16 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic32_post(uct_ep_h ep,
                                            rkey);
 }
 
+/**
+ * The 64-bit form of uct_ep_atomic32_post().
+ * @ingroup UCT_AMO
+ * @param [in] ep          the endpoint.
+ * @param [in] opcode      one of cap.atomic64.op_flags.
+ * @param [in] value       the operand.
+ * @param [in] remote_addr remote address, 8-byte aligned.
+ * @param [in] rkey        remote key.
+ * @return as uct_ep_atomic32_post().
+ */
 UCT_INLINE_API ucs_status_t uct_ep_atomic64_post(uct_ep_h ep,
                                                  uct_atomic_op_t opcode,
                                                  uint64_t value,
@@ -760,6 +2048,20 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic64_post(uct_ep_h ep,
                                            rkey);
 }
 
+/**
+ * Applies an atomic operation to a remote 32-bit word and fetches its old
+ * value.
+ * @ingroup UCT_AMO
+ * @param [in]  ep          the endpoint.
+ * @param [in]  opcode      one of cap.atomic32.fop_flags.
+ * @param [in]  value       the operand.
+ * @param [out] result      set to the old value; must stay valid until
+ *                          the operation completes.
+ * @param [in]  remote_addr remote address, 4-byte aligned.
+ * @param [in]  rkey        remote key.
+ * @param [in]  comp        completion updated after UCS_INPROGRESS.
+ * @return as uct_ep_atomic_cswap64().
+ */
 UCT_INLINE_API ucs_status_t uct_ep_atomic32_fetch(uct_ep_h ep,
                                                   uct_atomic_op_t opcode,
                                                   uint32_t value,
@@ -772,6 +2074,19 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic32_fetch(uct_ep_h ep,
                                             remote_addr, rkey, comp);
 }
 
+/**
+ * The 64-bit form of uct_ep_atomic32_fetch().
+ * @ingroup UCT_AMO
+ * @param [in]  ep          the endpoint.
+ * @param [in]  opcode      one of cap.atomic64.fop_flags.
+ * @param [in]  value       the operand.
+ * @param [out] result      set to the old value; must stay valid until
+ *                          the operation completes.
+ * @param [in]  remote_addr remote address, 8-byte aligned.
+ * @param [in]  rkey        remote key.
+ * @param [in]  comp        completion updated after UCS_INPROGRESS.
+ * @return as uct_ep_atomic_cswap64().
+ */
 UCT_INLINE_API ucs_status_t uct_ep_atomic64_fetch(uct_ep_h ep,
                                                   uct_atomic_op_t opcode,
                                                   uint64_t value,
@@ -787,6 +2102,19 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic64_fetch(uct_ep_h ep,
 /**
  * Queues @a req to run when the endpoint has resources again. Returns
  * UCS_ERR_BUSY if resources are free already (retry the operation now).
+ *
+ * The request's callback runs from progress on the worker's thread; it
+ * sends and returns UCS_OK (the request leaves the queue and belongs to
+ * the user again), UCS_INPROGRESS (partial progress, it runs again) or
+ * UCS_ERR_NO_RESOURCE (it runs again when resources return). Until then
+ * the request memory must stay valid and untouched.
+ * @ingroup UCT_FLUSH
+ * @param [in] ep    the endpoint.
+ * @param [in] req   the request, with func set.
+ * @param [in] flags UCT_CB_FLAG_* of the callback (ignored by the
+ *                   transports here).
+ * @return UCS_OK when queued; UCS_ERR_BUSY; UCS_ERR_UNSUPPORTED without
+ *         UCT_IFACE_FLAG_PENDING.
  */
 UCT_INLINE_API ucs_status_t uct_ep_pending_add(uct_ep_h ep,
                                                uct_pending_req_t *req,
@@ -795,6 +2123,14 @@ UCT_INLINE_API ucs_status_t uct_ep_pending_add(uct_ep_h ep,
     return ep->iface->ops.ep_pending_add(ep, req, flags);
 }
 
+/**
+ * Removes every queued pending request of an endpoint, calling @a cb for
+ * each from inside this call; afterwards the requests belong to the user.
+ * @ingroup UCT_FLUSH
+ * @param [in] ep  the endpoint.
+ * @param [in] cb  called with each request and @a arg, or NULL.
+ * @param [in] arg passed to @a cb.
+ */
 UCT_INLINE_API void uct_ep_pending_purge(uct_ep_h ep,
                                          uct_pending_purge_callback_t cb,
                                          void *arg)
@@ -802,35 +2138,89 @@ UCT_INLINE_API void uct_ep_pending_purge(uct_ep_h ep,
     ep->iface->ops.ep_pending_purge(ep, cb, arg);
 }
 
+/**
+ * Waits, without blocking, for the operations posted on an endpoint.
+ * With UCT_FLUSH_FLAG_LOCAL the send buffers may be reused; with
+ * UCT_FLUSH_FLAG_REMOTE the peer has also performed them; with
+ * UCT_FLUSH_FLAG_CANCEL queued pending requests are dropped without
+ * their callback.
+ * @ingroup UCT_FLUSH
+ * @param [in] ep    the endpoint.
+ * @param [in] flags mask of uct_flush_flags.
+ * @param [in] comp  completion updated when the flush finishes after
+ *                   UCS_INPROGRESS, or NULL to poll (call again after
+ *                   progress until it returns UCS_OK).
+ * @return UCS_OK when nothing is outstanding; UCS_INPROGRESS;
+ *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_NO_MEMORY;
+ *         UCS_ERR_UNSUPPORTED; the endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_flush(uct_ep_h ep, unsigned flags,
                                          uct_completion_t *comp)
 {
     return ep->iface->ops.ep_flush(ep, flags, comp);
 }
 
+/**
+ * Orders the operations of an endpoint: those posted after the fence are
+ * performed after those posted before it.
+ * @ingroup UCT_FLUSH
+ * @param [in] ep    the endpoint.
+ * @param [in] flags reserved, pass 0.
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED; the endpoint's failure status.
+ */
 UCT_INLINE_API ucs_status_t uct_ep_fence(uct_ep_h ep, unsigned flags)
 {
     return ep->iface->ops.ep_fence(ep, flags);
 }
 
+/**
+ * Makes uct_worker_progress() progress the interface for the given
+ * directions; until then only uct_iface_progress() does. Call it from the
+ * worker's thread, or with UCT_PROGRESS_THREAD_SAFE from another.
+ * @ingroup UCT_CONTEXT
+ * @param [in] iface the interface.
+ * @param [in] flags UCT_PROGRESS_SEND and/or UCT_PROGRESS_RECV, possibly
+ *                   with UCT_PROGRESS_THREAD_SAFE.
+ */
 UCT_INLINE_API void uct_iface_progress_enable(uct_iface_h iface,
                                               unsigned flags)
 {
     iface->ops.iface_progress_enable(iface, flags);
 }
 
+/**
+ * Stops progressing the interface for the given directions; when none is
+ * left, the interface leaves the worker's progress.
+ * @ingroup UCT_CONTEXT
+ * @param [in] iface the interface.
+ * @param [in] flags UCT_PROGRESS_SEND and/or UCT_PROGRESS_RECV, possibly
+ *                   with UCT_PROGRESS_THREAD_SAFE.
+ */
 UCT_INLINE_API void uct_iface_progress_disable(uct_iface_h iface,
                                                unsigned flags)
 {
     iface->ops.iface_progress_disable(iface, flags);
 }
 
+/**
+ * Progresses one interface, as uct_worker_progress() does for all; same
+ * thread rules.
+ * @ingroup UCT_CONTEXT
+ * @param [in] iface the interface.
+ * @return the number of events handled.
+ */
 UCT_INLINE_API unsigned uct_iface_progress(uct_iface_h iface)
 {
     return iface->ops.iface_progress(iface);
 }
 
-/** Records @a status in @a comp if it is the first error. */
+/**
+ * Records @a status in @a comp if it is the first error.
+ * @ingroup UCT_FLUSH
+ * @param [in,out] comp   the completion.
+ * @param [in]     status status of one operation; UCS_OK changes
+ *                        nothing.
+ */
 UCT_INLINE_API void uct_completion_update_status(uct_completion_t *comp,
                                                  ucs_status_t status)
 {
