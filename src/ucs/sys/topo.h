@@ -63,7 +63,8 @@ typedef struct ucs_sys_dev_distance {
 /**
  * What the topology was read with.
  *
- * @return "hwloc" or "sysfs", a static string.
+ * @return "hwloc" or "sysfs", or "none" if the topology could not be read
+ *         (out of memory); a static string.
  */
 const char *ucs_topo_backend_name(void);
 
@@ -147,13 +148,15 @@ unsigned ucs_topo_num_devices(void);
 
 /**
  * Number of configured CPUs (sysconf(_SC_NPROCESSORS_CONF)).
- * @return The count, at least 1.
+ * @return The count; 0 if the topology could not be read, or after the
+ *         library's destructors ran.
  */
 unsigned ucs_topo_num_cpus(void);
 
 /**
  * Number of NUMA nodes.
- * @return The count, 1 on a machine without NUMA.
+ * @return The count, 1 on a machine without NUMA; 0 after the library's
+ *         destructors ran.
  */
 unsigned ucs_topo_num_numa_nodes(void);
 
