@@ -1,6 +1,8 @@
-/*
+/**
+ * @file
  * The time type alone, for headers that store times but do not read the
- * clock (async_fwd.h).
+ * clock (async_fwd.h, log_limit.h). Programs include <ucs/time/time.h>
+ * instead, which includes this one.
  */
 #ifndef UCS_TIME_TIME_DEF_H_
 #define UCS_TIME_TIME_DEF_H_

@@ -1,6 +1,9 @@
-/*
+/**
+ * @file
  * A linear function f(x) = c + m * x, used for cost models
  * (latency = c + m * number_of_endpoints, registration cost per byte...).
+ * Included by uct.h for interface and memory domain performance
+ * attributes. Values only: nothing to free, nothing shared.
  */
 #ifndef UCS_TYPE_LINEAR_FUNC_H_
 #define UCS_TYPE_LINEAR_FUNC_H_
@@ -9,11 +12,20 @@
 
 BEGIN_C_DECLS
 
+/** f(x) = c + m * x. */
 typedef struct ucs_linear_func {
-    double c; /* constant term */
-    double m; /* slope */
+    double c; /**< Constant term. */
+    double m; /**< Slope. */
 } ucs_linear_func_t;
 
+/**
+ * Build a linear function.
+ *
+ * @param [in] c  Constant term.
+ * @param [in] m  Slope.
+ *
+ * @return The function c + m * x.
+ */
 static inline ucs_linear_func_t ucs_linear_func_make(double c, double m)
 {
     ucs_linear_func_t f;
@@ -23,6 +35,14 @@ static inline ucs_linear_func_t ucs_linear_func_make(double c, double m)
     return f;
 }
 
+/**
+ * Evaluate a linear function.
+ *
+ * @param [in] f  The function.
+ * @param [in] x  Where to evaluate it.
+ *
+ * @return f.c + f.m * x.
+ */
 static inline double ucs_linear_func_apply(ucs_linear_func_t f, double x)
 {
     return f.c + (f.m * x);

@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * Spinlocks: a plain one, and a recursive one that remembers its owner
  * thread (the async context's lock, "is this thread inside a blocked
  * section?" checks).
@@ -6,6 +7,9 @@
  * The owner field of the recursive lock is written only by the thread
  * holding the lock and read by any thread; a reader that is not the owner
  * can never see its own thread id there, which is all the checks need.
+ *
+ * Included by the async layer, the registration cache and transports. The
+ * plain lock is not recursive: taking it twice in one thread deadlocks.
  */
 #ifndef UCS_TYPE_SPINLOCK_H_
 #define UCS_TYPE_SPINLOCK_H_
@@ -24,18 +28,27 @@ BEGIN_C_DECLS
 /** "No thread" value of ucs_recursive_spinlock_t::owner. */
 #define UCS_SPINLOCK_OWNER_NULL ((pthread_t)-1)
 
+/** A test-and-set spinlock on one atomic word. */
 typedef struct ucs_spinlock {
-    int lock; /* 0 free, 1 taken; works in shared memory too */
+    int lock; /**< 0 free, 1 taken; works in shared memory too. */
 } ucs_spinlock_t;
 
+/** A spinlock its owner thread may take again (nested). */
 typedef struct ucs_recursive_spinlock {
-    ucs_spinlock_t super;
-    int            count; /* nesting depth of the owner */
-    pthread_t      owner; /* UCS_SPINLOCK_OWNER_NULL when free */
+    ucs_spinlock_t super; /**< The underlying lock. */
+    int            count; /**< Nesting depth of the owner. */
+    pthread_t      owner; /**< UCS_SPINLOCK_OWNER_NULL when free. */
 } ucs_recursive_spinlock_t;
 
-/** Initialize @a lock; @a flags is 0 or UCS_SPINLOCK_FLAG_SHARED (an
- *  atomic-word lock works across processes as it is). */
+/**
+ * Initialize @a lock, unlocked.
+ *
+ * @param [out] lock   The lock.
+ * @param [in]  flags  0 or UCS_SPINLOCK_FLAG_SHARED (an atomic-word lock
+ *                     works across processes as it is).
+ *
+ * @return UCS_OK.
+ */
 static inline ucs_status_t ucs_spinlock_init(ucs_spinlock_t *lock, int flags)
 {
     (void)flags;
@@ -43,7 +56,12 @@ static inline ucs_status_t ucs_spinlock_init(ucs_spinlock_t *lock, int flags)
     return UCS_OK;
 }
 
-/** Release the resources of an unlocked @a lock. */
+/**
+ * Release the resources of an unlocked @a lock (there are none; a lock
+ * still held draws a warning).
+ *
+ * @param [in] lock  The lock.
+ */
 static inline void ucs_spinlock_destroy(ucs_spinlock_t *lock)
 {
     if (__atomic_load_n(&lock->lock, __ATOMIC_RELAXED) != 0) {
@@ -51,6 +69,12 @@ static inline void ucs_spinlock_destroy(ucs_spinlock_t *lock)
     }
 }
 
+/**
+ * Take @a lock, spinning (with a pause hint) until it is free. Not
+ * recursive.
+ *
+ * @param [in,out] lock  The lock.
+ */
 static UCS_F_ALWAYS_INLINE void ucs_spin_lock(ucs_spinlock_t *lock)
 {
     while (__atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE)) {
@@ -62,19 +86,37 @@ static UCS_F_ALWAYS_INLINE void ucs_spin_lock(ucs_spinlock_t *lock)
     }
 }
 
-/** Nonzero if the lock was taken. */
+/**
+ * Take @a lock if it is free, without waiting.
+ *
+ * @param [in,out] lock  The lock.
+ *
+ * @return Nonzero if the lock was taken, 0 if it is held.
+ */
 static UCS_F_ALWAYS_INLINE int ucs_spin_trylock(ucs_spinlock_t *lock)
 {
     return !__atomic_load_n(&lock->lock, __ATOMIC_RELAXED) &&
            !__atomic_exchange_n(&lock->lock, 1, __ATOMIC_ACQUIRE);
 }
 
+/**
+ * Release @a lock, held by the calling thread.
+ *
+ * @param [in,out] lock  The lock.
+ */
 static UCS_F_ALWAYS_INLINE void ucs_spin_unlock(ucs_spinlock_t *lock)
 {
     __atomic_store_n(&lock->lock, 0, __ATOMIC_RELEASE);
 }
 
-/** Initialize a recursive lock; @a flags as for ucs_spinlock_init(). */
+/**
+ * Initialize a recursive lock, free.
+ *
+ * @param [out] lock   The lock.
+ * @param [in]  flags  As for ucs_spinlock_init().
+ *
+ * @return UCS_OK.
+ */
 static inline ucs_status_t
 ucs_recursive_spinlock_init(ucs_recursive_spinlock_t *lock, int flags)
 {
@@ -84,8 +126,12 @@ ucs_recursive_spinlock_init(ucs_recursive_spinlock_t *lock, int flags)
 }
 
 /**
- * Release the resources of @a lock. Returns UCS_ERR_BUSY, and leaves the
- * lock alone, if some thread still holds it.
+ * Release the resources of @a lock.
+ *
+ * @param [in] lock  The lock.
+ *
+ * @return UCS_OK; UCS_ERR_BUSY (with a warning), leaving the lock alone,
+ *         if some thread still holds it.
  */
 static inline ucs_status_t
 ucs_recursive_spinlock_destroy(ucs_recursive_spinlock_t *lock)
@@ -100,7 +146,14 @@ ucs_recursive_spinlock_destroy(ucs_recursive_spinlock_t *lock)
     return UCS_OK;
 }
 
-/** Nonzero if the calling thread holds @a lock. */
+/**
+ * Tell whether thread @a self holds @a lock. Any thread may ask.
+ *
+ * @param [in] lock  The lock.
+ * @param [in] self  pthread_self() of the calling thread.
+ *
+ * @return Nonzero if @a self holds the lock.
+ */
 static UCS_F_ALWAYS_INLINE int
 ucs_recursive_spin_is_owner(const ucs_recursive_spinlock_t *lock,
                             pthread_t self)
@@ -109,6 +162,12 @@ ucs_recursive_spin_is_owner(const ucs_recursive_spinlock_t *lock,
                          self);
 }
 
+/**
+ * Take @a lock, spinning until it is free, or nest once more if the calling
+ * thread already holds it.
+ *
+ * @param [in,out] lock  The lock.
+ */
 static UCS_F_ALWAYS_INLINE void
 ucs_recursive_spin_lock(ucs_recursive_spinlock_t *lock)
 {
@@ -121,7 +180,13 @@ ucs_recursive_spin_lock(ucs_recursive_spinlock_t *lock)
     ++lock->count;
 }
 
-/** Take @a lock if it is free or already ours; nonzero on success. */
+/**
+ * Take @a lock if it is free or already ours, without waiting.
+ *
+ * @param [in,out] lock  The lock.
+ *
+ * @return Nonzero on success, 0 if another thread holds it.
+ */
 static UCS_F_ALWAYS_INLINE int
 ucs_recursive_spin_trylock(ucs_recursive_spinlock_t *lock)
 {
@@ -137,7 +202,12 @@ ucs_recursive_spin_trylock(ucs_recursive_spinlock_t *lock)
     return 1;
 }
 
-/** Undo one ucs_recursive_spin_lock() or successful trylock. */
+/**
+ * Undo one ucs_recursive_spin_lock() or successful trylock; the lock is
+ * released when the depth reaches 0. Only the owner may call it.
+ *
+ * @param [in,out] lock  The lock.
+ */
 static UCS_F_ALWAYS_INLINE void
 ucs_recursive_spin_unlock(ucs_recursive_spinlock_t *lock)
 {
