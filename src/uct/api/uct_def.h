@@ -205,8 +205,10 @@ typedef void (*uct_am_tracer_t)(void *arg, uct_am_trace_type_t type,
                                 char *buffer, size_t max);
 
 /**
- * Called once when the count of a uct_completion_t reaches 0, from the
- * progress of the interface that finished the last operation.
+ * Called once when the count of a uct_completion_t reaches 0: usually
+ * from the progress of the interface that finished the last operation, or
+ * from uct_ep_destroy() or a failed endpoint's error path when outstanding
+ * operations are cancelled.
  *
  * @param [in] self the completion; its status field holds the first error
  *                  of the operations it counted, or UCS_OK. The callback
