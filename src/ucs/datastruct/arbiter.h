@@ -1,5 +1,10 @@
-/*
- * Fair scheduler of pending work.
+#ifndef UCS_DATASTRUCT_ARBITER_H_
+#define UCS_DATASTRUCT_ARBITER_H_
+
+/**
+ * @file
+ * Fair scheduler of pending work, behind the pending queues of the
+ * transports (uct_ep_pending_add()).
  *
  *  - Element: one unit of pending work (a pending request). Embedded in the
  *    request; 16 bytes.
@@ -28,8 +33,6 @@
  *
  * Not thread-safe: callers serialize access.
  */
-#ifndef UCS_DATASTRUCT_ARBITER_H_
-#define UCS_DATASTRUCT_ARBITER_H_
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/datastruct/list.h>
@@ -37,22 +40,29 @@
 
 BEGIN_C_DECLS
 
+/** See struct ucs_arbiter. */
 typedef struct ucs_arbiter       ucs_arbiter_t;
+/** See struct ucs_arbiter_group. */
 typedef struct ucs_arbiter_group ucs_arbiter_group_t;
+/** See struct ucs_arbiter_elem. */
 typedef struct ucs_arbiter_elem  ucs_arbiter_elem_t;
 
+/** One unit of pending work, embedded in the request it stands for. */
 struct ucs_arbiter_elem {
-    ucs_arbiter_elem_t  *next;   /* next element of the group (circular) */
-    ucs_arbiter_group_t *group;  /* owning group; NULL when not queued */
+    ucs_arbiter_elem_t  *next;   /**< next element of the group (circular) */
+    ucs_arbiter_group_t *group;  /**< owning group; NULL when not queued */
 };
 
+/** An in-order queue of elements, usually one per endpoint. */
 struct ucs_arbiter_group {
-    ucs_arbiter_elem_t *tail;    /* last element, NULL when empty */
-    ucs_list_link_t    list;     /* schedule link; next NULL if unscheduled */
+    ucs_arbiter_elem_t *tail;    /**< last element, NULL when empty */
+    ucs_list_link_t    list;     /**< schedule link; next NULL if
+                                      unscheduled */
 };
 
+/** The schedule of groups that have work to offer. */
 struct ucs_arbiter {
-    ucs_list_link_t    schedule; /* scheduled groups, next to run first */
+    ucs_list_link_t    schedule; /**< scheduled groups, next to run first */
 };
 
 /** What the dispatch callback asks the arbiter to do next. */
@@ -73,58 +83,82 @@ typedef enum {
     UCS_ARBITER_CB_RESULT_STOP
 } ucs_arbiter_cb_result_t;
 
-/** Dispatch and purge callback. */
+/**
+ * Dispatch and purge callback.
+ *
+ * @param [in] arbiter the arbiter being dispatched or purged.
+ * @param [in] group   the group @a elem belongs to.
+ * @param [in] elem    the element offered (detached from its group during
+ *                     the call).
+ * @param [in] arg     the argument given to dispatch or purge.
+ * @return what to do with @a elem and its group.
+ */
 typedef ucs_arbiter_cb_result_t (*ucs_arbiter_callback_t)(
         ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
         ucs_arbiter_elem_t *elem, void *arg);
 
 
-/** Initialize an empty arbiter. */
+/** Initialize an empty arbiter.
+ *  @param [out] arbiter the arbiter. */
 void ucs_arbiter_init(ucs_arbiter_t *arbiter);
 
-/** Release the arbiter; warns if groups are still scheduled. */
+/** Release the arbiter; warns if groups are still scheduled.
+ *  @param [in,out] arbiter the arbiter. */
 void ucs_arbiter_cleanup(ucs_arbiter_t *arbiter);
 
-/** Initialize an empty, unscheduled group. */
+/** Initialize an empty, unscheduled group.
+ *  @param [out] group the group. */
 void ucs_arbiter_group_init(ucs_arbiter_group_t *group);
 
-/** Release the group; warns if it still has elements or is scheduled. */
+/** Release the group; warns if it still has elements or is scheduled.
+ *  @param [in,out] group the group. */
 void ucs_arbiter_group_cleanup(ucs_arbiter_group_t *group);
 
-/** Prepare an element for its first push. */
+/** Prepare an element for its first push.
+ *  @param [out] elem the element. */
 static inline void ucs_arbiter_elem_init(ucs_arbiter_elem_t *elem)
 {
     elem->next  = NULL;
     elem->group = NULL;
 }
 
-/** Nonzero if the element is in a group. */
+/** Whether the element is in a group.
+ *  @param [in] elem the element.
+ *  @return nonzero if queued. */
 static inline int ucs_arbiter_elem_is_queued(const ucs_arbiter_elem_t *elem)
 {
     return elem->group != NULL;
 }
 
-/** The group the element is in, or NULL. */
+/** The group the element is in.
+ *  @param [in] elem the element.
+ *  @return the group, or NULL. */
 static inline ucs_arbiter_group_t *
 ucs_arbiter_elem_group(const ucs_arbiter_elem_t *elem)
 {
     return elem->group;
 }
 
-/** Nonzero if the group has no elements. */
+/** Whether the group has no elements.
+ *  @param [in] group the group.
+ *  @return nonzero if empty. */
 static inline int ucs_arbiter_group_is_empty(const ucs_arbiter_group_t *group)
 {
     return group->tail == NULL;
 }
 
-/** Nonzero if the group is on the schedule. */
+/** Whether the group is on the schedule.
+ *  @param [in] group the group.
+ *  @return nonzero if scheduled. */
 static inline int
 ucs_arbiter_group_is_scheduled(const ucs_arbiter_group_t *group)
 {
     return group->list.next != NULL;
 }
 
-/** Nonzero if the element is in a group that is on the schedule. */
+/** Whether the element is in a group that is on the schedule.
+ *  @param [in] elem the element.
+ *  @return nonzero if so. */
 static inline int
 ucs_arbiter_elem_is_scheduled(const ucs_arbiter_elem_t *elem)
 {
@@ -132,23 +166,31 @@ ucs_arbiter_elem_is_scheduled(const ucs_arbiter_elem_t *elem)
            ucs_arbiter_group_is_scheduled(elem->group);
 }
 
-/** Nonzero if no group is scheduled. */
+/** Whether no group is scheduled.
+ *  @param [in] arbiter the arbiter.
+ *  @return nonzero if nothing is scheduled. */
 static inline int ucs_arbiter_is_empty(const ucs_arbiter_t *arbiter)
 {
     return ucs_list_is_empty(&arbiter->schedule);
 }
 
-/** The first element of the group, or NULL if it is empty. */
+/** The first element of the group.
+ *  @param [in] group the group.
+ *  @return the element, or NULL if the group is empty. */
 static inline ucs_arbiter_elem_t *
 ucs_arbiter_group_head(const ucs_arbiter_group_t *group)
 {
     return (group->tail != NULL) ? group->tail->next : NULL;
 }
 
-/** Number of elements in the group (walks it). */
+/** Number of elements in the group (walks it).
+ *  @param [in] group the group.
+ *  @return the number of elements. */
 unsigned ucs_arbiter_group_num_elems(const ucs_arbiter_group_t *group);
 
-/** Append @a elem (initialized, not queued) at the tail of @a group. */
+/** Append an element at the tail of a group; it is not scheduled.
+ *  @param [in,out] group the group.
+ *  @param [in,out] elem  an initialized element that is not queued. */
 static UCS_F_ALWAYS_INLINE void
 ucs_arbiter_group_push_elem(ucs_arbiter_group_t *group,
                             ucs_arbiter_elem_t *elem)
@@ -166,7 +208,9 @@ ucs_arbiter_group_push_elem(ucs_arbiter_group_t *group,
     elem->group = group;
 }
 
-/** Insert @a elem (initialized, not queued) at the head of @a group. */
+/** Insert an element at the head of a group; it is not scheduled.
+ *  @param [in,out] group the group.
+ *  @param [in,out] elem  an initialized element that is not queued. */
 static UCS_F_ALWAYS_INLINE void
 ucs_arbiter_group_push_head_elem(ucs_arbiter_group_t *group,
                                  ucs_arbiter_elem_t *elem)
@@ -187,6 +231,9 @@ ucs_arbiter_group_push_head_elem(ucs_arbiter_group_t *group,
 /**
  * Put @a group at the tail of the schedule. No-op if the group is empty or
  * already scheduled.
+ *
+ * @param [in,out] arbiter the arbiter.
+ * @param [in,out] group   the group.
  */
 static UCS_F_ALWAYS_INLINE void
 ucs_arbiter_group_schedule(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group)
@@ -199,7 +246,9 @@ ucs_arbiter_group_schedule(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group)
 }
 
 /** Take @a group off the schedule; its elements stay. No-op if it is not
- *  scheduled. */
+ *  scheduled.
+ *  @param [in,out] arbiter the arbiter (unused; the group knows its place).
+ *  @param [in,out] group   the group. */
 static inline void ucs_arbiter_group_desched(ucs_arbiter_t *arbiter,
                                              ucs_arbiter_group_t *group)
 {
@@ -216,6 +265,11 @@ static inline void ucs_arbiter_group_desched(ucs_arbiter_t *arbiter,
  * Offer the head element of each scheduled group to @a cb, once around the
  * schedule (groups scheduled during the pass are visited too), removing up
  * to @a per_group elements per group. See ucs_arbiter_cb_result_t.
+ *
+ * @param [in,out] arbiter   the arbiter; at least one group scheduled.
+ * @param [in]     per_group most elements removed from one group per pass.
+ * @param [in]     cb        the dispatch callback.
+ * @param [in]     arg       passed to @a cb.
  * @return the number of elements removed.
  */
 unsigned ucs_arbiter_dispatch_nonempty(ucs_arbiter_t *arbiter,
@@ -223,7 +277,12 @@ unsigned ucs_arbiter_dispatch_nonempty(ucs_arbiter_t *arbiter,
                                        ucs_arbiter_callback_t cb, void *arg);
 
 /** ucs_arbiter_dispatch_nonempty() with a quick exit when nothing is
- *  scheduled. */
+ *  scheduled.
+ *  @param [in,out] arbiter   the arbiter.
+ *  @param [in]     per_group most elements removed from one group.
+ *  @param [in]     cb        the dispatch callback.
+ *  @param [in]     arg       passed to @a cb.
+ *  @return the number of elements removed. */
 static UCS_F_ALWAYS_INLINE unsigned
 ucs_arbiter_dispatch(ucs_arbiter_t *arbiter, unsigned per_group,
                      ucs_arbiter_callback_t cb, void *arg)
@@ -238,6 +297,11 @@ ucs_arbiter_dispatch(ucs_arbiter_t *arbiter, unsigned per_group,
  * Offer every element of @a group to @a cb, in order: REMOVE_ELEM removes
  * it (the callback may free it), any other result keeps it. An emptied group
  * is descheduled. The callback must not push to this group.
+ *
+ * @param [in,out] arbiter the arbiter the group is scheduled on.
+ * @param [in,out] group   the group.
+ * @param [in]     cb      the purge callback.
+ * @param [in]     arg     passed to @a cb.
  */
 void ucs_arbiter_group_purge(ucs_arbiter_t *arbiter,
                              ucs_arbiter_group_t *group,

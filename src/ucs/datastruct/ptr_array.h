@@ -1,4 +1,8 @@
-/*
+#ifndef UCS_DATASTRUCT_PTR_ARRAY_H_
+#define UCS_DATASTRUCT_PTR_ARRAY_H_
+
+/**
+ * @file
  * Pointer array: maps a small unsigned index to a pointer, reusing the
  * indexes of removed entries. Used where a compact integer handle must be
  * turned back into an object quickly (for example an endpoint id carried in
@@ -13,8 +17,6 @@
  *
  * Not thread-safe: callers serialize access.
  */
-#ifndef UCS_DATASTRUCT_PTR_ARRAY_H_
-#define UCS_DATASTRUCT_PTR_ARRAY_H_
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
@@ -28,30 +30,40 @@ BEGIN_C_DECLS
 /** "No index": end of the free list. */
 #define UCS_PTR_ARRAY_NO_INDEX  ((unsigned)-1)
 
+/** A pointer array; fields are read by the inline calls only. */
 typedef struct ucs_ptr_array {
-    uintptr_t  *slots;
-    unsigned   size;       /* number of slots */
-    unsigned   count;      /* slots holding a value */
-    unsigned   free_head;  /* first free slot, or UCS_PTR_ARRAY_NO_INDEX */
-    const char *name;
+    uintptr_t  *slots;     /**< values, or tagged free-list links */
+    unsigned   size;       /**< number of slots */
+    unsigned   count;      /**< slots holding a value */
+    unsigned   free_head;  /**< first free slot, or UCS_PTR_ARRAY_NO_INDEX */
+    const char *name;      /**< used in messages */
 } ucs_ptr_array_t;
 
 
 /**
  * Initialize an empty array; nothing is allocated until the first insert.
- * @a name (used in messages) must outlive the array, e.g. a string literal.
+ *
+ * @param [out] ptr_array the array.
+ * @param [in]  name      used in messages; must outlive the array, e.g. a
+ *                        string literal.
  */
 void ucs_ptr_array_init(ucs_ptr_array_t *ptr_array, const char *name);
 
 /**
- * Release the array. If @a leak_check is set and values remain, warn with
- * their count. The values themselves are not touched.
+ * Release the array. The values themselves are not touched.
+ *
+ * @param [in,out] ptr_array  the array.
+ * @param [in]     leak_check if nonzero and values remain, warn with their
+ *                            count.
  */
 void ucs_ptr_array_cleanup(ucs_ptr_array_t *ptr_array, int leak_check);
 
 /**
- * Store @a value in a free slot (growing the array if needed) and return the
- * slot index in @a *index_p.
+ * Store a value in a free slot, growing the array if needed.
+ *
+ * @param [in,out] ptr_array the array.
+ * @param [in]     value     the value; its low bit must be clear.
+ * @param [out]    index_p   receives the slot index, set only on success.
  * @return UCS_OK, UCS_ERR_INVALID_PARAM if the low bit of @a value is set,
  *         or UCS_ERR_NO_MEMORY (array unchanged).
  */
@@ -59,15 +71,23 @@ ucs_status_t ucs_ptr_array_insert(ucs_ptr_array_t *ptr_array, void *value,
                                   unsigned *index_p);
 
 /**
- * Free slot @a index, storing its value in @a *value_p unless it is NULL.
+ * Free a slot; its index may be returned by a later insert.
+ *
+ * @param [in,out] ptr_array the array.
+ * @param [in]     index     the slot.
+ * @param [out]    value_p   receives the removed value, or NULL.
  * @return UCS_OK, or UCS_ERR_NO_ELEM if the slot holds no value.
  */
 ucs_status_t ucs_ptr_array_remove(ucs_ptr_array_t *ptr_array, unsigned index,
                                   void **value_p);
 
 /**
- * Replace the value of a used slot. The old value goes to @a *old_value_p
- * unless it is NULL.
+ * Replace the value of a used slot.
+ *
+ * @param [in,out] ptr_array   the array.
+ * @param [in]     index       the slot.
+ * @param [in]     value       the new value; its low bit must be clear.
+ * @param [out]    old_value_p receives the old value, or NULL.
  * @return UCS_OK, UCS_ERR_NO_ELEM if the slot is free, or
  *         UCS_ERR_INVALID_PARAM if the low bit of @a value is set.
  */
@@ -75,9 +95,13 @@ ucs_status_t ucs_ptr_array_replace(ucs_ptr_array_t *ptr_array, unsigned index,
                                    void *value, void **old_value_p);
 
 /**
- * Fetch the value of slot @a index.
- * @return 1 and *value_p set if the slot holds a value, 0 otherwise
- *         (including an index past the end).
+ * Fetch the value of a slot (fast path: a bounds check and one load).
+ *
+ * @param [in]  ptr_array the array.
+ * @param [in]  index     the slot; any value is safe.
+ * @param [out] value_p   receives the value, set only when 1 is returned.
+ * @return 1 if the slot holds a value, 0 otherwise (including an index
+ *         past the end).
  */
 static UCS_F_ALWAYS_INLINE int
 ucs_ptr_array_lookup(const ucs_ptr_array_t *ptr_array, unsigned index,
@@ -98,13 +122,18 @@ ucs_ptr_array_lookup(const ucs_ptr_array_t *ptr_array, unsigned index,
     return 1;
 }
 
-/** Number of slots holding a value. */
+/** Number of slots holding a value.
+ *  @param [in] ptr_array the array.
+ *  @return the count. */
 static inline unsigned ucs_ptr_array_count(const ucs_ptr_array_t *ptr_array)
 {
     return ptr_array->count;
 }
 
-/** Index of the first used slot at or after @a index, or the array size. */
+/** Index of the first used slot at or after @a index.
+ *  @param [in] ptr_array the array.
+ *  @param [in] index     where to start.
+ *  @return the index, or the array size if there is none. */
 static inline unsigned ucs_ptr_array_next_used(const ucs_ptr_array_t *ptr_array,
                                                unsigned index)
 {
@@ -116,10 +145,14 @@ static inline unsigned ucs_ptr_array_next_used(const ucs_ptr_array_t *ptr_array,
 }
 
 /**
- * Iterate over the used slots in index order: @a _value (any pointer type)
- * receives the value and @a _index (unsigned) its index. The body may remove
- * the current or any other slot; a value inserted during the walk may or may
+ * Iterate over the used slots in index order. The body may remove the
+ * current or any other slot; a value inserted during the walk may or may
  * not be visited.
+ *
+ * @param _value      a pointer variable (any pointer type) receiving each
+ *                    value.
+ * @param _index      an unsigned variable receiving each index.
+ * @param _ptr_array  the array (ucs_ptr_array_t *).
  */
 #define ucs_ptr_array_for_each(_value, _index, _ptr_array) \
     for (_index = ucs_ptr_array_next_used(_ptr_array, 0); \
