@@ -35,6 +35,10 @@ fail() {
     failures=$((failures + 1))
 }
 
+indent() {
+    printf '%s\n' "$1" | sed 's/^/    /' >&2
+}
+
 # The roff source of a page with its escapes reduced to plain text, one
 # line per input line: font changes and zero-width escapes go, \- becomes
 # -, quotes of macro arguments become spaces.
@@ -64,13 +68,13 @@ check_format() {
     out=$(groff -man -Tutf8 -ww -z "$file" 2>&1)
     if [ -n "$out" ]; then
         fail "$page: groff -ww warns:"
-        echo "$out" | sed 's/^/    /' >&2
+        indent "$out"
     fi
 
-    out=$(MANWIDTH=80 man --warnings -l "$file" 2>&1 >/dev/null)
-    if [ $? -ne 0 ] || [ -n "$out" ]; then
+    if ! out=$(MANWIDTH=80 man --warnings -l "$file" 2>&1 >/dev/null) ||
+            [ -n "$out" ]; then
         fail "$page: man -l fails or warns:"
-        echo "$out" | sed 's/^/    /' >&2
+        indent "$out"
     fi
 
     if command -v lexgrog >/dev/null 2>&1 &&
@@ -129,7 +133,7 @@ check_tool() {
         if ! echo "$tags" | grep -qxF -- "$opt"; then
             fail "$page: option $opt of $(basename "$prog")'s help is not" \
                  "a tag of the OPTIONS section (.TP, then" \
-                 "'.B $(echo "$opt" | sed 's/-/\\-/g')' and its argument)"
+                 "'.B ${opt//-/\\-}' and its argument)"
         fi
     done
     echo "$page: $count options of $(basename "$prog") documented"
@@ -154,7 +158,7 @@ check_env() {
         return
     fi
 
-    words=$(plain_roff "$page" | tr ' \t' '\n\n')
+    words=$(plain_roff "$page" | tr -s ' \t' '\n')
     while IFS= read -r var; do
         count=$((count + 1))
         if ! echo "$words" | grep -qxF -- "$var"; then
