@@ -136,7 +136,7 @@ check_tool() {
                  "'.B ${opt//-/\\-}' and its argument)"
         fi
     done
-    echo "$page: $count options of $(basename "$prog") documented"
+    echo "$page: $count options of $(basename "$prog") checked"
 }
 
 # 3. Variables
@@ -173,7 +173,7 @@ check_env() {
             fi
         fi
     done <<< "$vars"
-    echo "$env_page: $count variables of uct_info -c documented"
+    echo "$env_page: $count variables of uct_info -c checked"
 }
 
 for page in ${MAN_PAGES:-}; do
