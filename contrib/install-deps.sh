@@ -9,6 +9,7 @@ packages=(
     googletest
     valgrind
     iproute2
+    groff-base man-db
     sockperf gnuplot-nox
     libfuse3-dev fuse3
     libibverbs-dev rdma-core ibverbs-providers ibverbs-utils perftest
