@@ -21,6 +21,20 @@
 #  define UCT_INFO_MODULE_DIR ""
 #endif
 
+/* Set by Makefile.am from configure's results */
+#ifndef UCT_INFO_CC
+#  define UCT_INFO_CC ""
+#endif
+#ifndef UCT_INFO_CFLAGS
+#  define UCT_INFO_CFLAGS ""
+#endif
+#ifndef UCT_INFO_MODULES
+#  define UCT_INFO_MODULES ""
+#endif
+#ifndef UCT_INFO_TOOLS
+#  define UCT_INFO_TOOLS ""
+#endif
+
 static void uct_info_print_module(const char *name, const char *path,
                                   void *arg)
 {
@@ -55,60 +69,97 @@ void uct_info_print_version(void)
     }
 }
 
-static void uct_info_print_define(const char *name, int defined,
-                                  const char *value)
+/* "#define NAME value", aligned as config.h lists them */
+static void uct_info_print_define(const char *name, const char *value)
 {
-    if (defined) {
-        printf("#define %s %s\n", name, value);
-    } else {
-        printf("/* #undef %s */\n", name);
-    }
+    printf("#define %-28s %s\n", name, value);
+}
+
+static void uct_info_print_str_define(const char *name, const char *value)
+{
+    printf("#define %-28s \"%s\"\n", name, value);
+}
+
+static void uct_info_print_undef(const char *name)
+{
+    printf("/* #undef %s */\n", name);
 }
 
 #define UCT_INFO_STR_(_x) #_x
 #define UCT_INFO_STR(_x)  UCT_INFO_STR_(_x)
 
+/* A config.h flag: its value when defined, the #undef line otherwise */
+#define UCT_INFO_PRINT_FLAG(_name, _defined, _value) \
+    ((_defined) ? uct_info_print_define(_name, _value) : \
+                  uct_info_print_undef(_name))
+
 void uct_info_print_build_config(void)
 {
-    printf("#define OPENUCT_VERSION_STRING \"%s\"\n",
-           OPENUCT_VERSION_STRING);
-    printf("#define UCT_VERNO_STRING \"%s\"\n", UCT_VERNO_STRING);
-    printf("#define UCT_API 0x%lx\n", (unsigned long)UCT_API);
-    printf("#define UCT_MODULE_API_MAJOR %d\n", UCT_MODULE_API_MAJOR);
-    printf("#define UCT_MODULE_API_MINOR %d\n", UCT_MODULE_API_MINOR);
+    char api[32];
+
+    uct_info_print_str_define("OPENUCT_VERSION_STRING",
+                              OPENUCT_VERSION_STRING);
+    uct_info_print_str_define("UCT_VERNO_STRING", UCT_VERNO_STRING);
+    snprintf(api, sizeof(api), "0x%lx", (unsigned long)UCT_API);
+    uct_info_print_define("UCT_API", api);
+    uct_info_print_define("UCT_MODULE_API_MAJOR",
+                          UCT_INFO_STR(UCT_MODULE_API_MAJOR));
+    uct_info_print_define("UCT_MODULE_API_MINOR",
+                          UCT_INFO_STR(UCT_MODULE_API_MINOR));
 
 #ifdef ENABLE_DEBUG
-    uct_info_print_define("ENABLE_DEBUG", 1, UCT_INFO_STR(ENABLE_DEBUG));
+    UCT_INFO_PRINT_FLAG("ENABLE_DEBUG", 1, UCT_INFO_STR(ENABLE_DEBUG));
 #else
-    uct_info_print_define("ENABLE_DEBUG", 0, NULL);
+    UCT_INFO_PRINT_FLAG("ENABLE_DEBUG", 0, NULL);
 #endif
 #ifdef ENABLE_ASSERT
-    uct_info_print_define("ENABLE_ASSERT", 1, UCT_INFO_STR(ENABLE_ASSERT));
+    UCT_INFO_PRINT_FLAG("ENABLE_ASSERT", 1, UCT_INFO_STR(ENABLE_ASSERT));
 #else
-    uct_info_print_define("ENABLE_ASSERT", 0, NULL);
+    UCT_INFO_PRINT_FLAG("ENABLE_ASSERT", 0, NULL);
 #endif
 #ifdef ENABLE_ASAN
-    uct_info_print_define("ENABLE_ASAN", 1, UCT_INFO_STR(ENABLE_ASAN));
+    UCT_INFO_PRINT_FLAG("ENABLE_ASAN", 1, UCT_INFO_STR(ENABLE_ASAN));
 #else
-    uct_info_print_define("ENABLE_ASAN", 0, NULL);
+    UCT_INFO_PRINT_FLAG("ENABLE_ASAN", 0, NULL);
+#endif
+#ifdef ENABLE_STATS
+    UCT_INFO_PRINT_FLAG("ENABLE_STATS", 1, UCT_INFO_STR(ENABLE_STATS));
+#else
+    UCT_INFO_PRINT_FLAG("ENABLE_STATS", 0, NULL);
+#endif
+#ifdef ENABLE_FUZZ
+    UCT_INFO_PRINT_FLAG("ENABLE_FUZZ", 1, UCT_INFO_STR(ENABLE_FUZZ));
+#else
+    UCT_INFO_PRINT_FLAG("ENABLE_FUZZ", 0, NULL);
 #endif
 #ifdef HAVE_HWLOC
-    uct_info_print_define("HAVE_HWLOC", 1, UCT_INFO_STR(HAVE_HWLOC));
+    UCT_INFO_PRINT_FLAG("HAVE_HWLOC", 1, UCT_INFO_STR(HAVE_HWLOC));
 #else
-    uct_info_print_define("HAVE_HWLOC", 0, NULL);
+    UCT_INFO_PRINT_FLAG("HAVE_HWLOC", 0, NULL);
 #endif
 #ifdef HAVE_VERBS
-    uct_info_print_define("HAVE_VERBS", 1, UCT_INFO_STR(HAVE_VERBS));
+    UCT_INFO_PRINT_FLAG("HAVE_VERBS", 1, UCT_INFO_STR(HAVE_VERBS));
 #else
-    uct_info_print_define("HAVE_VERBS", 0, NULL);
+    UCT_INFO_PRINT_FLAG("HAVE_VERBS", 0, NULL);
 #endif
-#ifdef HAVE_FUSE3
-    uct_info_print_define("HAVE_FUSE3", 1, UCT_INFO_STR(HAVE_FUSE3));
+#ifdef UCT_INFO_HAVE_FUSE3
+    UCT_INFO_PRINT_FLAG("HAVE_FUSE3", 1, "1");
 #else
-    uct_info_print_define("HAVE_FUSE3", 0, NULL);
+    UCT_INFO_PRINT_FLAG("HAVE_FUSE3", 0, NULL);
+#endif
+#ifdef HAVE_VALGRIND_VALGRIND_H
+    UCT_INFO_PRINT_FLAG("HAVE_VALGRIND_VALGRIND_H", 1,
+                        UCT_INFO_STR(HAVE_VALGRIND_VALGRIND_H));
+#else
+    UCT_INFO_PRINT_FLAG("HAVE_VALGRIND_VALGRIND_H", 0, NULL);
 #endif
 
-    printf("#define UCT_BUILD_CONFIGURE_ARGS \"%s\"\n",
-           UCT_BUILD_CONFIGURE_ARGS);
-    printf("#define UCT_MODULE_DIR \"%s\"\n", UCT_INFO_MODULE_DIR);
+    uct_info_print_str_define("UCT_BUILD_CONFIGURE_ARGS",
+                              UCT_BUILD_CONFIGURE_ARGS);
+    uct_info_print_str_define("UCT_BUILD_CC", UCT_INFO_CC);
+    uct_info_print_str_define("UCT_BUILD_COMPILER", __VERSION__);
+    uct_info_print_str_define("UCT_BUILD_CFLAGS", UCT_INFO_CFLAGS);
+    uct_info_print_str_define("UCT_BUILD_MODULES", UCT_INFO_MODULES);
+    uct_info_print_str_define("UCT_BUILD_TOOLS", UCT_INFO_TOOLS);
+    uct_info_print_str_define("UCT_MODULE_DIR", UCT_INFO_MODULE_DIR);
 }

@@ -29,6 +29,7 @@ typedef struct {
 /* What the listing shares: the filter and one worker for all ifaces */
 typedef struct {
     const char          *tl_filter;
+    unsigned            dev_types; /* mask of UCS_BIT(uct_device_type_t) */
     ucs_async_context_t *async;
     uct_worker_h        worker;
     unsigned            num_matched;
@@ -538,8 +539,21 @@ static void uct_info_print_md_attr(const uct_md_attr_t *attr)
 static int uct_info_resource_matches(const uct_info_ctx_t *ctx,
                                      const uct_tl_resource_desc_t *resource)
 {
-    return (ctx->tl_filter == NULL) ||
-           !strcmp(ctx->tl_filter, resource->tl_name);
+    return ((ctx->tl_filter == NULL) ||
+            !strcmp(ctx->tl_filter, resource->tl_name)) &&
+           (ctx->dev_types & UCS_BIT(resource->dev_type));
+}
+
+/* Tells whether -D limits the listing */
+static int uct_info_filtered_by_type(const uct_info_ctx_t *ctx)
+{
+    return ctx->dev_types != UCS_MASK(UCT_DEVICE_TYPE_LAST);
+}
+
+/* Tells whether -t or -D limits the listing */
+static int uct_info_filtered(const uct_info_ctx_t *ctx)
+{
+    return (ctx->tl_filter != NULL) || uct_info_filtered_by_type(ctx);
 }
 
 static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
@@ -582,7 +596,7 @@ static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
     for (i = 0; i < num_resources; ++i) {
         num_matched += uct_info_resource_matches(ctx, &resources[i]);
     }
-    if ((ctx->tl_filter != NULL) && (num_matched == 0)) {
+    if (uct_info_filtered(ctx) && (num_matched == 0)) {
         goto out_release;
     }
 
@@ -644,7 +658,7 @@ static void uct_info_print_component(uct_info_ctx_t *ctx,
         goto out;
     }
 
-    if (ctx->tl_filter == NULL) {
+    if (!uct_info_filtered(ctx)) {
         uct_info_flags_str(attr.flags, uct_info_component_flags, str,
                            sizeof(str));
         printf("#\n# Component: %s\n", attr.name);
@@ -660,7 +674,7 @@ out:
     free(attr.md_resources);
 }
 
-int uct_info_print_devices(const char *tl_filter)
+int uct_info_print_devices(const char *tl_filter, unsigned dev_types)
 {
     uct_component_h *components;
     unsigned i, num_components;
@@ -669,6 +683,7 @@ int uct_info_print_devices(const char *tl_filter)
     int ret = 0;
 
     ctx.tl_filter         = tl_filter;
+    ctx.dev_types         = dev_types;
     ctx.num_matched       = 0;
     ctx.num_config_errors = 0;
 
@@ -704,7 +719,7 @@ int uct_info_print_devices(const char *tl_filter)
     for (i = 0; i < num_components; ++i) {
         uct_info_print_component(&ctx, components[i]);
     }
-    if ((tl_filter == NULL) || (ctx.num_matched > 0)) {
+    if (!uct_info_filtered(&ctx) || (ctx.num_matched > 0)) {
         printf("#\n");
     }
 
@@ -713,8 +728,14 @@ int uct_info_print_devices(const char *tl_filter)
                 "above names the variable); fix or unset it\n");
         ret = 1;
     } else if ((tl_filter != NULL) && (ctx.num_matched == 0)) {
-        fprintf(stderr, "uct_info: transport '%s' not found; run uct_info "
-                "-d to list transports\n", tl_filter);
+        fprintf(stderr, "uct_info: transport '%s' not found%s; run uct_info "
+                "-d to list transports\n", tl_filter,
+                uct_info_filtered_by_type(&ctx) ?
+                " among the devices of the -D types" : "");
+        ret = 1;
+    } else if ((ctx.num_matched == 0) && uct_info_filtered(&ctx)) {
+        fprintf(stderr, "uct_info: no device of the -D types; run uct_info "
+                "-d to list devices\n");
         ret = 1;
     }
 

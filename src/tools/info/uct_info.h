@@ -13,10 +13,28 @@ void uct_info_print_build_config(void);
 /**
  * Every component, memory domain and transport resource with its
  * attributes (-d). @a tl_filter, when not NULL, limits the listing to
- * one transport name. Returns 0, or 1 when nothing matched the filter,
- * the components cannot be listed, or a configuration value is invalid
- * (the parser logged which).
+ * one transport name; @a dev_types is a mask of UCS_BIT(uct_device_type_t)
+ * the listed devices must be in. Returns 0, or 1 when nothing matched the
+ * filters, the components cannot be listed, or a configuration value is
+ * invalid (the parser logged which).
  */
-int uct_info_print_devices(const char *tl_filter);
+int uct_info_print_devices(const char *tl_filter, unsigned dev_types);
+
+/**
+ * Sizes of the structures of the installed headers, and the heap a worker,
+ * an interface and an endpoint of each transport take (-y). Returns 0, or
+ * 1 when the components cannot be listed.
+ */
+int uct_info_print_types(void);
+
+/** Processor, memory, clock, kernel and limits of this machine (-s). */
+void uct_info_print_system(void);
+
+/** NUMA nodes, the devices transports run on and their distances (-T). */
+void uct_info_print_topology(void);
+
+/** memcpy bandwidth for sizes from 4 KiB to 64 MiB (-M). Returns 0, or 1
+ * when the buffers cannot be allocated. */
+int uct_info_print_memcpy(void);
 
 #endif
