@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 failed=0
 count=0
-for h in $(cd "$inc" && find ucs uct -name '*.h' | sort); do
+for h in $(cd "$inc" && find ucs uct ucm -name '*.h' | sort); do
     count=$((count + 1))
     printf '#include <%s>\nint openuct_header_check;\n' "$h" > "$tmp/t.c"
     cp "$tmp/t.c" "$tmp/t.cc"

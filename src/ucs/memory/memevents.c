@@ -1,6 +1,8 @@
 /*
- * Memory release events by interposition of the libc functions that
- * release or replace pages. See memevents.h and README.md.
+ * Memory events by interposition of the libc functions that map, release
+ * or replace pages. See memevents.h and README.md. The handlers and their
+ * dispatch live in libucm (src/ucm): every range seen here is reported
+ * there, and ucs_memevents_subscribe() adds a libucm handler.
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE
@@ -13,6 +15,7 @@
 #undef _FILE_OFFSET_BITS
 
 #include <ucs/memory/memevents.h>
+#include <ucm/event/event.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
@@ -45,6 +48,7 @@
 /* Shared memory segments attached through shmat(), for shmdt() */
 #define UCS_MEMEVENTS_MAX_SHM      64
 
+/* A subscription: the libucm handler's argument */
 typedef struct ucs_memevents_sub {
     ucs_memevents_cb_t cb;
     void               *arg;
@@ -86,12 +90,12 @@ static ucs_memevents_real_t ucs_memevents_real;
 static int ucs_memevents_resolve_state = UCS_MEMEVENTS_UNRESOLVED;
 static unsigned long ucs_memevents_resolver; /* pthread_t of the resolver */
 
-/* Subscribers, the probe state and the shm table; recursive because a
- * callback may release memory, which notifies again */
+/* Subscriptions, the probe state and the shm table; recursive because the
+ * probe's munmap() reports to ucs_memevents_notify() */
 static pthread_mutex_t ucs_memevents_lock =
         PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static UCS_LIST_HEAD(ucs_memevents_subs);
-static unsigned ucs_memevents_listeners; /* subscribers + running probe */
+static int ucs_memevents_probing;        /* the probe runs */
 static int ucs_memevents_probed;
 static unsigned ucs_memevents_caps_value;
 static int ucs_memevents_glibc_layout;   /* chunk headers can be decoded */
@@ -192,26 +196,36 @@ static void UCS_F_CTOR ucs_memevents_init(void)
 
 static UCS_F_ALWAYS_INLINE int ucs_memevents_is_listened(void)
 {
-    return __atomic_load_n(&ucs_memevents_listeners, __ATOMIC_ACQUIRE) != 0;
+    return ucm_event_is_listened(UCM_EVENT_VM_UNMAPPED) ||
+           __atomic_load_n(&ucs_memevents_probing, __ATOMIC_ACQUIRE);
 }
 
 void ucs_memevents_notify(uintptr_t start, uintptr_t end)
 {
-    ucs_memevents_sub_t *sub;
-
     if ((start >= end) || !ucs_memevents_is_listened()) {
         return;
     }
 
-    pthread_mutex_lock(&ucs_memevents_lock);
-    if ((start == ucs_memevents_probe_start) &&
-        (end == ucs_memevents_probe_end)) {
+    /* No lock: a libucm handler that releases memory would take it after
+     * libucm's, and the probe takes them in the other order. Another
+     * thread can only report the probe's range through the interposition,
+     * which is what the probe wants to know. */
+    if (__atomic_load_n(&ucs_memevents_probing, __ATOMIC_ACQUIRE) &&
+        (start == __atomic_load_n(&ucs_memevents_probe_start,
+                                  __ATOMIC_ACQUIRE)) &&
+        (end == __atomic_load_n(&ucs_memevents_probe_end,
+                                __ATOMIC_ACQUIRE))) {
         ucs_memevents_probe_hit = 1;
     }
-    ucs_list_for_each(sub, &ucs_memevents_subs, list) {
-        sub->cb(sub->arg, start, end);
+    ucm_vm_munmap((void*)start, end - start);
+}
+
+/* [addr, addr + length) was mapped by a successful call */
+static void ucs_memevents_notify_mapped(const void *addr, size_t length)
+{
+    if (ucm_event_is_listened(UCM_EVENT_VM_MAPPED)) {
+        ucm_vm_mmap((void*)addr, length);
     }
-    pthread_mutex_unlock(&ucs_memevents_lock);
 }
 
 static void ucs_memevents_notify_len(const void *addr, size_t length)
@@ -321,6 +335,13 @@ static int ucs_memevents_check_glibc_layout(void)
     return ok;
 }
 
+/* The range whose release the probe waits for; read without the lock */
+static void ucs_memevents_probe_range(uintptr_t start, uintptr_t end)
+{
+    __atomic_store_n(&ucs_memevents_probe_start, start, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucs_memevents_probe_end, end, __ATOMIC_RELEASE);
+}
+
 /* Called with ucs_memevents_lock held, once. */
 static void ucs_memevents_probe(void)
 {
@@ -328,15 +349,14 @@ static void ucs_memevents_probe(void)
     uintptr_t start, end;
     void *ptr;
 
-    __atomic_add_fetch(&ucs_memevents_listeners, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucs_memevents_probing, 1, __ATOMIC_RELEASE);
 
     /* munmap() called like any caller would, through the global symbol */
     ptr = mmap(NULL, page, PROT_READ | PROT_WRITE,
                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ptr != MAP_FAILED) {
-        ucs_memevents_probe_start = (uintptr_t)ptr;
-        ucs_memevents_probe_end   = (uintptr_t)ptr + page;
-        ucs_memevents_probe_hit   = 0;
+        ucs_memevents_probe_range((uintptr_t)ptr, (uintptr_t)ptr + page);
+        ucs_memevents_probe_hit = 0;
         munmap(ptr, page);
         if (ucs_memevents_probe_hit) {
             ucs_memevents_caps_value |= UCS_MEMEVENTS_CAP_UNMAP;
@@ -352,9 +372,8 @@ static void ucs_memevents_probe(void)
         ptr = ucs_memevents_probe_malloc(UCS_MEMEVENTS_PROBE_SIZE);
         if ((ptr != NULL) &&
             ucs_memevents_malloc_chunk_range(ptr, &start, &end)) {
-            ucs_memevents_probe_start = start;
-            ucs_memevents_probe_end   = end;
-            ucs_memevents_probe_hit   = 0;
+            ucs_memevents_probe_range(start, end);
+            ucs_memevents_probe_hit = 0;
             ucs_memevents_probe_free(ptr);
             if (ucs_memevents_probe_hit) {
                 ucs_memevents_caps_value |= UCS_MEMEVENTS_CAP_MALLOC;
@@ -364,10 +383,9 @@ static void ucs_memevents_probe(void)
         }
     }
 
-    ucs_memevents_probe_start = 0;
-    ucs_memevents_probe_end   = 0;
+    ucs_memevents_probe_range(0, 0);
     ucs_memevents_probed      = 1;
-    __atomic_sub_fetch(&ucs_memevents_listeners, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucs_memevents_probing, 0, __ATOMIC_RELEASE);
 
     ucs_debug("memory events: munmap %s, glibc malloc chunks %s",
               (ucs_memevents_caps_value & UCS_MEMEVENTS_CAP_UNMAP) ?
@@ -387,6 +405,15 @@ unsigned ucs_memevents_caps(void)
     caps = ucs_memevents_caps_value;
     pthread_mutex_unlock(&ucs_memevents_lock);
     return caps;
+}
+
+static void ucs_memevents_handler(ucm_event_type_t event_type,
+                                  ucm_event_t *event, void *arg)
+{
+    ucs_memevents_sub_t *sub = arg;
+    uintptr_t start          = (uintptr_t)event->vm_unmapped.address;
+
+    sub->cb(sub->arg, start, start + event->vm_unmapped.size);
 }
 
 ucs_status_t ucs_memevents_subscribe(ucs_memevents_cb_t cb, void *arg)
@@ -412,9 +439,15 @@ ucs_status_t ucs_memevents_subscribe(ucs_memevents_cb_t cb, void *arg)
 
     sub->cb  = cb;
     sub->arg = arg;
+    /* the probe above checked the interposition already */
+    status   = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED |
+                                     UCM_EVENT_FLAG_NO_INSTALL, 0,
+                                     ucs_memevents_handler, sub);
+    if (status != UCS_OK) {
+        free(sub);
+        goto out;
+    }
     ucs_list_add_tail(&ucs_memevents_subs, &sub->list);
-    __atomic_add_fetch(&ucs_memevents_listeners, 1, __ATOMIC_RELEASE);
-    status = UCS_OK;
 
 out:
     pthread_mutex_unlock(&ucs_memevents_lock);
@@ -429,8 +462,9 @@ void ucs_memevents_unsubscribe(ucs_memevents_cb_t cb, void *arg)
     ucs_list_for_each_safe(sub, tmp, &ucs_memevents_subs, list) {
         if ((sub->cb == cb) && (sub->arg == arg)) {
             ucs_list_del(&sub->list);
-            __atomic_sub_fetch(&ucs_memevents_listeners, 1,
-                               __ATOMIC_RELEASE);
+            /* returns when no thread is inside the handler any more */
+            ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED,
+                                    ucs_memevents_handler, sub);
             free(sub);
             break;
         }
@@ -503,6 +537,7 @@ void *mremap(void *old_addr, size_t old_size, size_t new_size, int flags,
              ...)
 {
     void *new_addr = NULL;
+    void *result;
     va_list ap;
 
     if (flags & MREMAP_FIXED) {
@@ -516,11 +551,16 @@ void *mremap(void *old_addr, size_t old_size, size_t new_size, int flags,
     /* moved, shrunk or grown: the old pages may all go */
     ucs_memevents_notify_len(old_addr, old_size);
     if (ucs_memevents_real.mremap == NULL) {
-        return (void*)syscall(SYS_mremap, old_addr, old_size, new_size,
-                              flags, new_addr);
+        result = (void*)syscall(SYS_mremap, old_addr, old_size, new_size,
+                                flags, new_addr);
+    } else {
+        result = ucs_memevents_real.mremap(old_addr, old_size, new_size,
+                                           flags, new_addr);
     }
-    return ucs_memevents_real.mremap(old_addr, old_size, new_size, flags,
-                                     new_addr);
+    if (result != MAP_FAILED) {
+        ucs_memevents_notify_mapped(result, new_size);
+    }
+    return result;
 }
 
 static int ucs_memevents_advice_drops_pages(int advice)
@@ -553,34 +593,51 @@ int madvise(void *addr, size_t length, int advice)
 void *mmap(void *addr, size_t length, int prot, int flags, int fd,
            off_t offset)
 {
+    void *result;
+
     ucs_memevents_resolve();
     if (flags & MAP_FIXED) {
         ucs_memevents_notify_len(addr, length);
     }
     if (ucs_memevents_real.mmap == NULL) {
-        return (void*)syscall(SYS_mmap, addr, length, prot, flags, fd,
-                              offset);
+        result = (void*)syscall(SYS_mmap, addr, length, prot, flags, fd,
+                                offset);
+    } else {
+        result = ucs_memevents_real.mmap(addr, length, prot, flags, fd,
+                                       offset);
     }
-    return ucs_memevents_real.mmap(addr, length, prot, flags, fd, offset);
+    if (result != MAP_FAILED) {
+        ucs_memevents_notify_mapped(result, length);
+    }
+    return result;
 }
 
 void *mmap64(void *addr, size_t length, int prot, int flags, int fd,
              off64_t offset)
 {
+    void *result;
+
     ucs_memevents_resolve();
     if (flags & MAP_FIXED) {
         ucs_memevents_notify_len(addr, length);
     }
     if (ucs_memevents_real.mmap64 == NULL) {
-        return (void*)syscall(SYS_mmap, addr, length, prot, flags, fd,
-                              offset);
+        result = (void*)syscall(SYS_mmap, addr, length, prot, flags, fd,
+                                offset);
+    } else {
+        result = ucs_memevents_real.mmap64(addr, length, prot, flags, fd,
+                                       offset);
     }
-    return ucs_memevents_real.mmap64(addr, length, prot, flags, fd, offset);
+    if (result != MAP_FAILED) {
+        ucs_memevents_notify_mapped(result, length);
+    }
+    return result;
 }
 
 int brk(void *addr)
 {
     void *cur;
+    int ret;
 
     ucs_memevents_resolve();
     if ((ucs_memevents_real.brk == NULL) ||
@@ -593,7 +650,12 @@ int brk(void *addr)
     if ((cur != (void*)-1) && ((uintptr_t)addr < (uintptr_t)cur)) {
         ucs_memevents_notify((uintptr_t)addr, (uintptr_t)cur);
     }
-    return ucs_memevents_real.brk(addr);
+    ret = ucs_memevents_real.brk(addr);
+    if ((ret == 0) && (cur != (void*)-1) &&
+        ((uintptr_t)addr > (uintptr_t)cur)) {
+        ucs_memevents_notify_mapped(cur, (uintptr_t)addr - (uintptr_t)cur);
+    }
+    return ret;
 }
 
 void *sbrk(intptr_t increment)
@@ -612,7 +674,11 @@ void *sbrk(intptr_t increment)
             ucs_memevents_notify((uintptr_t)cur + increment, (uintptr_t)cur);
         }
     }
-    return ucs_memevents_real.sbrk(increment);
+    cur = ucs_memevents_real.sbrk(increment);
+    if ((cur != (void*)-1) && (increment > 0)) {
+        ucs_memevents_notify_mapped(cur, increment);
+    }
+    return cur;
 }
 
 void *shmat(int shmid, const void *shmaddr, int shmflg)
@@ -634,6 +700,7 @@ void *shmat(int shmid, const void *shmaddr, int shmflg)
 
     if ((addr != (void*)-1) && (size != 0)) {
         ucs_memevents_shm_add(addr, size);
+        ucs_memevents_notify_mapped(addr, size);
     }
     return addr;
 }
