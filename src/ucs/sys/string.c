@@ -223,27 +223,27 @@ const char *ucs_str_dump_hex(const void *data, size_t length, char *buf,
     const uint8_t *bytes       = (const uint8_t*)data;
     size_t pos                 = 0;
     size_t i;
+    char sep;
 
     if (max == 0) {
         return buf;
     }
 
     for (i = 0; i < length; ++i) {
-        if (i > 0) {
-            /* a separator and two digits must fit before the terminator */
-            if (pos + 3 >= max) {
-                break;
-            }
-
-            if ((per_line != 0) && ((i % per_line) == 0)) {
-                buf[pos++] = '\n';
-            } else if ((i % 4) == 0) {
-                buf[pos++] = ':';
-            }
+        sep = '\0';
+        if ((i > 0) && (per_line != 0) && ((i % per_line) == 0)) {
+            sep = '\n';
+        } else if ((i > 0) && ((i % 4) == 0)) {
+            sep = ':';
         }
 
-        if (pos + 2 >= max) {
+        /* the separator and both digits must fit before the terminator */
+        if ((pos + (sep != '\0') + 2) >= max) {
             break;
+        }
+
+        if (sep != '\0') {
+            buf[pos++] = sep;
         }
 
         buf[pos++] = digits[bytes[i] >> 4];
