@@ -88,6 +88,7 @@ for p in "${packages[@]}"; do
     debs+=("$deb")
     echo "check-deb: built $(basename "$deb")"
 done
+echo "check-deb: packages built in ${SECONDS}s"
 
 # 2. lintian: errors fail, warnings are shown
 changes=$(ls "$work"/openuct_"$version"_*.changes)
@@ -107,7 +108,7 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${debs[@]}" \
     cat "$work/install.log" >&2
     fail "apt-get install of the packages failed"
 }
-echo "check-deb: installed ${packages[*]}"
+echo "check-deb: installed ${packages[*]} (${SECONDS}s)"
 
 # 4. use them from /usr, nothing of the source or build tree in the way
 unset UCX_MODULE_DIR LD_LIBRARY_PATH
@@ -146,4 +147,4 @@ echo "check-deb: uct_info finds the self and tcp modules in $moddir"
 sh "$examples/plugin/check.sh" /usr ||
     fail "the example transport module does not work against /usr"
 
-echo "check-deb: PASS"
+echo "check-deb: PASS (${SECONDS}s, the purge follows)"
