@@ -56,6 +56,12 @@ cleanup() {
 trap cleanup EXIT
 
 version=$(cd "$top" && dpkg-parsechangelog -S Version)
+# debian/changelog follows the version configure.ac gives the libraries
+ac_version=$(sed -n 's/^AC_INIT(\[openuct\], \[\([^]]*\)\].*/\1/p' \
+             "$top/configure.ac")
+[ "${version%%-*}" = "$ac_version" ] ||
+    fail "debian/changelog is at $version, configure.ac at $ac_version:" \
+         "add a debian/changelog entry (dch -v $ac_version)"
 src="$work/openuct-$version"
 
 # 1. The sources without what builds leave behind: build trees (build/ of
@@ -128,7 +134,8 @@ for lib in libuct libucs; do
     *) fail "the hello world does not use /usr's $lib: $(ldd "$hello")" ;;
     esac
 done
-echo "check-deb: built the hello world with $(pkg-config --cflags --libs openuct)"
+echo "check-deb: built the hello world with" \
+     "$(pkg-config --cflags --libs openuct)"
 
 HELLO="$hello" bash "$top/examples/check-hello.sh" ||
     fail "the hello world built against /usr failed (above)"

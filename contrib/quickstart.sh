@@ -98,7 +98,7 @@ test)
         exit 1
     fi
 
-    step "Debian packages: build, lintian, install, hello world against /usr, purge"
+    step "Debian packages: build, lintian, install, use from /usr, purge"
     "$top/contrib/check-deb.sh"
 
     step "demo"
