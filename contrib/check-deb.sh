@@ -61,7 +61,7 @@ ac_version=$(sed -n 's/^AC_INIT(\[openuct\], \[\([^]]*\)\].*/\1/p' \
              "$top/configure.ac")
 [ "${version%%-*}" = "$ac_version" ] ||
     fail "debian/changelog is at $version, configure.ac at $ac_version:" \
-         "add a debian/changelog entry (dch -v $ac_version)"
+         "add a debian/changelog entry for $ac_version"
 src="$work/openuct-$version"
 
 # 1. The sources without what builds leave behind: build trees (build/ of
