@@ -16,6 +16,7 @@ packages=(
     libnuma1 librdmacm1
     qemu-system-x86 busybox-static cpio kmod xz-utils
     clang libclang-rt-14-dev llvm
+    debhelper dpkg-dev fakeroot lintian
 )
 
 missing=()

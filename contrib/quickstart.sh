@@ -8,7 +8,9 @@
 #                                valgrind, ASan/UBSan build + unit tests,
 #                                libFuzzer build (clang) + fuzzing,
 #                                optimized build + install + installcheck +
-#                                distcheck, and the dispatch benchmark
+#                                distcheck, Debian packages (built,
+#                                checked, installed, used, purged),
+#                                and the dispatch benchmark
 #
 # FUZZ_TIME sets the seconds of fuzzing per harness (default 60).
 set -euo pipefail
@@ -95,6 +97,9 @@ test)
         tail -n 150 "$builds/distcheck.log" >&2
         exit 1
     fi
+
+    step "Debian packages: build, lintian, install, use from /usr, purge"
+    "$top/contrib/check-deb.sh"
 
     step "demo"
     tl=$(best_transport "$builds/release")
