@@ -17,6 +17,7 @@ packages=(
     qemu-system-x86 busybox-static cpio kmod xz-utils
     clang libclang-rt-14-dev llvm
     debhelper dpkg-dev fakeroot lintian
+    doxygen clang-format cppcheck
 )
 
 missing=()

@@ -88,10 +88,16 @@ static void uct_info_print_undef(const char *name)
 #define UCT_INFO_STR_(_x) #_x
 #define UCT_INFO_STR(_x)  UCT_INFO_STR_(_x)
 
-/* A config.h flag: its value when defined, the #undef line otherwise */
-#define UCT_INFO_PRINT_FLAG(_name, _defined, _value) \
-    ((_defined) ? uct_info_print_define(_name, _value) : \
-                  uct_info_print_undef(_name))
+/* A config.h flag: its value when defined (value != NULL), the #undef
+ * line otherwise */
+static void uct_info_print_flag(const char *name, const char *value)
+{
+    if (value != NULL) {
+        uct_info_print_define(name, value);
+    } else {
+        uct_info_print_undef(name);
+    }
+}
 
 void uct_info_print_build_config(void)
 {
@@ -108,50 +114,50 @@ void uct_info_print_build_config(void)
                           UCT_INFO_STR(UCT_MODULE_API_MINOR));
 
 #ifdef ENABLE_DEBUG
-    UCT_INFO_PRINT_FLAG("ENABLE_DEBUG", 1, UCT_INFO_STR(ENABLE_DEBUG));
+    uct_info_print_flag("ENABLE_DEBUG", UCT_INFO_STR(ENABLE_DEBUG));
 #else
-    UCT_INFO_PRINT_FLAG("ENABLE_DEBUG", 0, NULL);
+    uct_info_print_flag("ENABLE_DEBUG", NULL);
 #endif
 #ifdef ENABLE_ASSERT
-    UCT_INFO_PRINT_FLAG("ENABLE_ASSERT", 1, UCT_INFO_STR(ENABLE_ASSERT));
+    uct_info_print_flag("ENABLE_ASSERT", UCT_INFO_STR(ENABLE_ASSERT));
 #else
-    UCT_INFO_PRINT_FLAG("ENABLE_ASSERT", 0, NULL);
+    uct_info_print_flag("ENABLE_ASSERT", NULL);
 #endif
 #ifdef ENABLE_ASAN
-    UCT_INFO_PRINT_FLAG("ENABLE_ASAN", 1, UCT_INFO_STR(ENABLE_ASAN));
+    uct_info_print_flag("ENABLE_ASAN", UCT_INFO_STR(ENABLE_ASAN));
 #else
-    UCT_INFO_PRINT_FLAG("ENABLE_ASAN", 0, NULL);
+    uct_info_print_flag("ENABLE_ASAN", NULL);
 #endif
 #ifdef ENABLE_STATS
-    UCT_INFO_PRINT_FLAG("ENABLE_STATS", 1, UCT_INFO_STR(ENABLE_STATS));
+    uct_info_print_flag("ENABLE_STATS", UCT_INFO_STR(ENABLE_STATS));
 #else
-    UCT_INFO_PRINT_FLAG("ENABLE_STATS", 0, NULL);
+    uct_info_print_flag("ENABLE_STATS", NULL);
 #endif
 #ifdef ENABLE_FUZZ
-    UCT_INFO_PRINT_FLAG("ENABLE_FUZZ", 1, UCT_INFO_STR(ENABLE_FUZZ));
+    uct_info_print_flag("ENABLE_FUZZ", UCT_INFO_STR(ENABLE_FUZZ));
 #else
-    UCT_INFO_PRINT_FLAG("ENABLE_FUZZ", 0, NULL);
+    uct_info_print_flag("ENABLE_FUZZ", NULL);
 #endif
 #ifdef HAVE_HWLOC
-    UCT_INFO_PRINT_FLAG("HAVE_HWLOC", 1, UCT_INFO_STR(HAVE_HWLOC));
+    uct_info_print_flag("HAVE_HWLOC", UCT_INFO_STR(HAVE_HWLOC));
 #else
-    UCT_INFO_PRINT_FLAG("HAVE_HWLOC", 0, NULL);
+    uct_info_print_flag("HAVE_HWLOC", NULL);
 #endif
 #ifdef HAVE_VERBS
-    UCT_INFO_PRINT_FLAG("HAVE_VERBS", 1, UCT_INFO_STR(HAVE_VERBS));
+    uct_info_print_flag("HAVE_VERBS", UCT_INFO_STR(HAVE_VERBS));
 #else
-    UCT_INFO_PRINT_FLAG("HAVE_VERBS", 0, NULL);
+    uct_info_print_flag("HAVE_VERBS", NULL);
 #endif
 #ifdef UCT_INFO_HAVE_FUSE3
-    UCT_INFO_PRINT_FLAG("HAVE_FUSE3", 1, "1");
+    uct_info_print_flag("HAVE_FUSE3", "1");
 #else
-    UCT_INFO_PRINT_FLAG("HAVE_FUSE3", 0, NULL);
+    uct_info_print_flag("HAVE_FUSE3", NULL);
 #endif
 #ifdef HAVE_VALGRIND_VALGRIND_H
     UCT_INFO_PRINT_FLAG("HAVE_VALGRIND_VALGRIND_H", 1,
                         UCT_INFO_STR(HAVE_VALGRIND_VALGRIND_H));
 #else
-    UCT_INFO_PRINT_FLAG("HAVE_VALGRIND_VALGRIND_H", 0, NULL);
+    uct_info_print_flag("HAVE_VALGRIND_VALGRIND_H", NULL);
 #endif
 
     uct_info_print_str_define("UCT_BUILD_CONFIGURE_ARGS",
