@@ -2,7 +2,7 @@
  * uct_info -v and -b: version, loaded modules and build configuration.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "uct_info.h"
@@ -14,29 +14,28 @@
 #include <stdio.h>
 
 #ifndef UCT_BUILD_CONFIGURE_ARGS
-#  define UCT_BUILD_CONFIGURE_ARGS ""
+#define UCT_BUILD_CONFIGURE_ARGS ""
 #endif
 
 #ifndef UCT_INFO_MODULE_DIR
-#  define UCT_INFO_MODULE_DIR ""
+#define UCT_INFO_MODULE_DIR ""
 #endif
 
 /* Set by Makefile.am from configure's results */
 #ifndef UCT_INFO_CC
-#  define UCT_INFO_CC ""
+#define UCT_INFO_CC ""
 #endif
 #ifndef UCT_INFO_CFLAGS
-#  define UCT_INFO_CFLAGS ""
+#define UCT_INFO_CFLAGS ""
 #endif
 #ifndef UCT_INFO_MODULES
-#  define UCT_INFO_MODULES ""
+#define UCT_INFO_MODULES ""
 #endif
 #ifndef UCT_INFO_TOOLS
-#  define UCT_INFO_TOOLS ""
+#define UCT_INFO_TOOLS ""
 #endif
 
-static void uct_info_print_module(const char *name, const char *path,
-                                  void *arg)
+static void uct_info_print_module(const char *name, const char *path, void *arg)
 {
     unsigned *count = arg;
 
@@ -51,9 +50,9 @@ void uct_info_print_version(void)
     unsigned count = 0;
 
     printf("# openuct version %s, UCT API %d.%d.%d (UCX's), module API "
-           "%d.%d\n", OPENUCT_VERSION_STRING, UCT_VERNO_MAJOR,
-           UCT_VERNO_MINOR, UCT_VERNO_PATCH, UCT_MODULE_API_MAJOR,
-           UCT_MODULE_API_MINOR);
+           "%d.%d\n",
+           OPENUCT_VERSION_STRING, UCT_VERNO_MAJOR, UCT_VERNO_MINOR,
+           UCT_VERNO_PATCH, UCT_MODULE_API_MAJOR, UCT_MODULE_API_MINOR);
     printf("# configured with: %s\n", UCT_BUILD_CONFIGURE_ARGS);
     printf("# installed module directory: %s\n", UCT_INFO_MODULE_DIR);
 
@@ -103,8 +102,7 @@ void uct_info_print_build_config(void)
 {
     char api[32];
 
-    uct_info_print_str_define("OPENUCT_VERSION_STRING",
-                              OPENUCT_VERSION_STRING);
+    uct_info_print_str_define("OPENUCT_VERSION_STRING", OPENUCT_VERSION_STRING);
     uct_info_print_str_define("UCT_VERNO_STRING", UCT_VERNO_STRING);
     snprintf(api, sizeof(api), "0x%lx", (unsigned long)UCT_API);
     uct_info_print_define("UCT_API", api);
@@ -154,7 +152,7 @@ void uct_info_print_build_config(void)
     uct_info_print_flag("HAVE_FUSE3", NULL);
 #endif
 #ifdef HAVE_VALGRIND_VALGRIND_H
-    UCT_INFO_PRINT_FLAG("HAVE_VALGRIND_VALGRIND_H", 1,
+    uct_info_print_flag("HAVE_VALGRIND_VALGRIND_H",
                         UCT_INFO_STR(HAVE_VALGRIND_VALGRIND_H));
 #else
     uct_info_print_flag("HAVE_VALGRIND_VALGRIND_H", NULL);
