@@ -24,7 +24,7 @@
  *   cc uct_hello_world.c -o uct_hello_world $(pkg-config --cflags --libs
  *      openuct)
  */
-#define _POSIX_C_SOURCE 200809L  /* getaddrinfo, nanosleep in strict C11 */
+#define _POSIX_C_SOURCE 200809L /* getaddrinfo, nanosleep in strict C11 */
 
 #include <uct/api/uct.h>
 
@@ -41,26 +41,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HELLO_DEFAULT_PORT     13337u
-#define HELLO_TEXT             "hello world"
-#define HELLO_PRINT_MAX        64    /* bytes of the text printed at most */
-#define HELLO_CONNECT_TIMEOUT  10    /* seconds a client retries */
-#define HELLO_RECV_TIMEOUT     10    /* seconds the server waits for the
-                                        message once the client flushed */
+#define HELLO_DEFAULT_PORT    13337u
+#define HELLO_TEXT            "hello world"
+#define HELLO_PRINT_MAX       64 /* bytes of the text printed at most */
+#define HELLO_CONNECT_TIMEOUT 10 /* seconds a client retries */
+#define HELLO_RECV_TIMEOUT                 \
+    10 /* seconds the server waits for the \
+          message once the client flushed */
 
 /* Signals on the out-of-band socket, one byte each */
 enum {
-    HELLO_SIG_READY   = 'r',  /* server: the client may send */
-    HELLO_SIG_FLUSHED = 'f',  /* client: the send completed at the server */
-    HELLO_SIG_DONE    = 'd',  /* server: message good, both may tear down */
-    HELLO_SIG_BAD     = 'x'   /* server: message bad, both may tear down */
+    HELLO_SIG_READY   = 'r', /* server: the client may send */
+    HELLO_SIG_FLUSHED = 'f', /* client: the send completed at the server */
+    HELLO_SIG_DONE    = 'd', /* server: message good, both may tear down */
+    HELLO_SIG_BAD     = 'x'  /* server: message bad, both may tear down */
 };
 
 /* One AM id per send mode, so the receiver knows the layout */
 enum {
-    HELLO_AM_ID_SHORT = 0,  /* 8-byte header (the length), then the text */
-    HELLO_AM_ID_BCOPY = 1,  /* the text */
-    HELLO_AM_ID_ZCOPY = 2   /* the text */
+    HELLO_AM_ID_SHORT = 0, /* 8-byte header (the length), then the text */
+    HELLO_AM_ID_BCOPY = 1, /* the text */
+    HELLO_AM_ID_ZCOPY = 2  /* the text */
 };
 
 typedef enum {
@@ -69,29 +70,27 @@ typedef enum {
     HELLO_MODE_ZCOPY
 } hello_mode_t;
 
-static const char *hello_mode_names[] = {
-    [HELLO_MODE_SHORT] = "am_short",
-    [HELLO_MODE_BCOPY] = "am_bcopy",
-    [HELLO_MODE_ZCOPY] = "am_zcopy"
-};
+static const char *hello_mode_names[] = {[HELLO_MODE_SHORT] = "am_short",
+                                         [HELLO_MODE_BCOPY] = "am_bcopy",
+                                         [HELLO_MODE_ZCOPY] = "am_zcopy"};
 
 typedef struct {
-    const char   *dev_name;
-    const char   *tl_name;
-    const char   *server;     /* NULL: this process is the server */
-    const char   *text;       /* sent, or expected, cut or padded to size */
-    uint16_t     port;        /* 0: the server takes any free port */
-    size_t       size;
-    int          size_max;    /* -s max: size is the mode's limit */
+    const char *dev_name;
+    const char *tl_name;
+    const char *server; /* NULL: this process is the server */
+    const char *text;   /* sent, or expected, cut or padded to size */
+    uint16_t port;      /* 0: the server takes any free port */
+    size_t size;
+    int size_max; /* -s max: size is the mode's limit */
     hello_mode_t mode;
-    int          loopback;
-    unsigned     linger;     /* seconds to stay up after the message */
+    int loopback;
+    unsigned linger; /* seconds to stay up after the message */
 } hello_args_t;
 
 /* What goes over the socket before the address blobs */
 typedef struct {
-    char     tl_name[UCT_TL_NAME_MAX];
-    uint32_t conn_to_ep;      /* 1: endpoint address, 0: iface address */
+    char tl_name[UCT_TL_NAME_MAX];
+    uint32_t conn_to_ep; /* 1: endpoint address, 0: iface address */
     uint32_t dev_addr_len;
     uint32_t iface_addr_len;
     uint32_t ep_addr_len;
@@ -100,45 +99,45 @@ typedef struct {
 /* The addresses one side hands to the other */
 typedef struct {
     hello_addr_hdr_t hdr;
-    void             *dev_addr;
-    void             *iface_addr;
-    void             *ep_addr;
+    void *dev_addr;
+    void *iface_addr;
+    void *ep_addr;
 } hello_addr_t;
 
 /* An interface with its endpoint and its own addresses */
 typedef struct {
-    uct_iface_h      iface;
+    uct_iface_h iface;
     uct_iface_attr_t attr;
-    uct_ep_h         ep;
-    hello_addr_t     addr;
+    uct_ep_h ep;
+    hello_addr_t addr;
 } hello_iface_t;
 
 /* What the receiver learns from its AM handlers */
 typedef struct {
-    const char   *text;       /* what the message should hold */
+    const char *text; /* what the message should hold */
     volatile int received;
     volatile int valid;
-    volatile int extra;       /* messages after the first, ignored */
+    volatile int extra; /* messages after the first, ignored */
 } hello_recv_t;
 
 typedef struct {
     uct_completion_t super;
-    volatile int     done;
+    volatile int done;
 } hello_comp_t;
 
 typedef struct {
-    hello_args_t        args;
-    char                *msg;       /* the SIZE bytes sent */
+    hello_args_t args;
+    char *msg; /* the SIZE bytes sent */
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_md_h            md;
-    uct_md_attr_t       md_attr;
-    hello_iface_t       rx;         /* receiver: server, or loopback */
-    hello_iface_t       tx;         /* sender: client, or loopback */
-    hello_addr_t        peer;       /* addresses read from the socket */
-    int                 conn_to_ep;
-    int                 sock;
-    hello_recv_t        recv;
+    uct_worker_h worker;
+    uct_md_h md;
+    uct_md_attr_t md_attr;
+    hello_iface_t rx;  /* receiver: server, or loopback */
+    hello_iface_t tx;  /* sender: client, or loopback */
+    hello_addr_t peer; /* addresses read from the socket */
+    int conn_to_ep;
+    int sock;
+    hello_recv_t recv;
 } hello_ctx_t;
 
 /* ------------------------------------------------------------------------
@@ -242,8 +241,10 @@ static ucs_status_t hello_am_short_cb(void *arg, void *data, size_t length,
     }
 
     if (length < sizeof(header)) {
-        fprintf(stderr, "am_short message of %zu bytes has no header; "
-                "dropped\n", length);
+        fprintf(stderr,
+                "am_short message of %zu bytes has no header; "
+                "dropped\n",
+                length);
         hello_msg_rejected(arg);
         return UCS_OK;
     }
@@ -252,13 +253,14 @@ static ucs_status_t hello_am_short_cb(void *arg, void *data, size_t length,
      * must agree with what arrived, and only what arrived is read */
     memcpy(&header, data, sizeof(header));
     if (header != length - sizeof(header)) {
-        fprintf(stderr, "am_short header says %llu bytes of text, %zu "
-                "arrived; dropped\n", (unsigned long long)header,
-                length - sizeof(header));
+        fprintf(stderr,
+                "am_short header says %llu bytes of text, %zu "
+                "arrived; dropped\n",
+                (unsigned long long)header, length - sizeof(header));
         hello_msg_rejected(arg);
         return UCS_OK;
     }
-    hello_msg_received(arg, (char*)data + sizeof(header),
+    hello_msg_received(arg, (char *)data + sizeof(header),
                        length - sizeof(header));
     return UCS_OK;
 }
@@ -314,7 +316,7 @@ static int hello_sock_send(int sock, const void *data, size_t length)
             fprintf(stderr, "socket send failed: %s\n", strerror(errno));
             return -1;
         }
-        p      += ret;
+        p += ret;
         length -= ret;
     }
     return 0;
@@ -337,7 +339,7 @@ static int hello_sock_recv(int sock, void *data, size_t length)
             fprintf(stderr, "socket receive failed: %s\n", strerror(errno));
             return -1;
         }
-        p      += ret;
+        p += ret;
         length -= ret;
     }
     return 0;
@@ -349,13 +351,13 @@ static unsigned hello_sock_port(int sock)
     struct sockaddr_storage addr;
     socklen_t addr_len = sizeof(addr);
 
-    if (getsockname(sock, (struct sockaddr*)&addr, &addr_len) != 0) {
+    if (getsockname(sock, (struct sockaddr *)&addr, &addr_len) != 0) {
         return 0;
     }
     if (addr.ss_family == AF_INET6) {
-        return ntohs(((struct sockaddr_in6*)&addr)->sin6_port);
+        return ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
     } else if (addr.ss_family == AF_INET) {
-        return ntohs(((struct sockaddr_in*)&addr)->sin_port);
+        return ntohs(((struct sockaddr_in *)&addr)->sin_port);
     }
     return 0;
 }
@@ -378,7 +380,7 @@ static int hello_sock_accept(uint16_t port)
     if (lsock >= 0) {
         setsockopt(lsock, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
         setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(lsock, (struct sockaddr*)&addr6, sizeof(addr6)) < 0) {
+        if (bind(lsock, (struct sockaddr *)&addr6, sizeof(addr6)) < 0) {
             close(lsock);
             lsock = -1;
         }
@@ -397,9 +399,11 @@ static int hello_sock_accept(uint16_t port)
             return -1;
         }
         setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(lsock, (struct sockaddr*)&addr4, sizeof(addr4)) < 0) {
-            fprintf(stderr, "cannot listen on port %u: %s; pick another "
-                    "with -p\n", port, strerror(errno));
+        if (bind(lsock, (struct sockaddr *)&addr4, sizeof(addr4)) < 0) {
+            fprintf(stderr,
+                    "cannot listen on port %u: %s; pick another "
+                    "with -p\n",
+                    port, strerror(errno));
             close(lsock);
             return -1;
         }
@@ -442,8 +446,7 @@ static int hello_sock_connect(const char *server, uint16_t port)
 
     ret = getaddrinfo(server, port_str, &hints, &res);
     if (ret != 0) {
-        fprintf(stderr, "cannot resolve '%s': %s\n", server,
-                gai_strerror(ret));
+        fprintf(stderr, "cannot resolve '%s': %s\n", server, gai_strerror(ret));
         return -1;
     }
 
@@ -479,8 +482,8 @@ static int hello_addr_send(int sock, const hello_addr_t *addr)
 {
     if ((hello_sock_send(sock, &addr->hdr, sizeof(addr->hdr)) != 0) ||
         (hello_sock_send(sock, addr->dev_addr, addr->hdr.dev_addr_len) != 0) ||
-        (hello_sock_send(sock, addr->iface_addr,
-                         addr->hdr.iface_addr_len) != 0) ||
+        (hello_sock_send(sock, addr->iface_addr, addr->hdr.iface_addr_len) !=
+         0) ||
         (hello_sock_send(sock, addr->ep_addr, addr->hdr.ep_addr_len) != 0)) {
         return -1;
     }
@@ -529,15 +532,17 @@ static int hello_addr_recv(int sock, const hello_iface_t *local,
         fprintf(stderr, "the peer uses transport '");
         hello_print_escaped(stderr, peer->hdr.tl_name,
                             strlen(peer->hdr.tl_name), UCT_TL_NAME_MAX);
-        fprintf(stderr, "' with other address sizes than our '%s'; run "
-                "both sides with the same -t\n", ours->tl_name);
+        fprintf(stderr,
+                "' with other address sizes than our '%s'; run "
+                "both sides with the same -t\n",
+                ours->tl_name);
         return -1;
     }
 
     if ((hello_addr_alloc(peer) != 0) ||
         (hello_sock_recv(sock, peer->dev_addr, peer->hdr.dev_addr_len) != 0) ||
-        (hello_sock_recv(sock, peer->iface_addr,
-                         peer->hdr.iface_addr_len) != 0) ||
+        (hello_sock_recv(sock, peer->iface_addr, peer->hdr.iface_addr_len) !=
+         0) ||
         (hello_sock_recv(sock, peer->ep_addr, peer->hdr.ep_addr_len) != 0)) {
         return -1;
     }
@@ -621,8 +626,8 @@ static int hello_md_find(hello_ctx_t *ctx)
             continue;
         }
 
-        attr.md_resources = calloc(attr.md_resource_count + 1,
-                                   sizeof(*attr.md_resources));
+        attr.md_resources =
+            calloc(attr.md_resource_count + 1, sizeof(*attr.md_resources));
         if (attr.md_resources == NULL) {
             break;
         }
@@ -631,8 +636,7 @@ static int hello_md_find(hello_ctx_t *ctx)
         if (uct_component_query(components[c], &attr) == UCS_OK) {
             for (m = 0; (m < attr.md_resource_count) && (ctx->md == NULL);
                  ++m) {
-                hello_md_try(ctx, components[c],
-                             attr.md_resources[m].md_name);
+                hello_md_try(ctx, components[c], attr.md_resources[m].md_name);
             }
         }
         free(attr.md_resources);
@@ -641,8 +645,10 @@ static int hello_md_find(hello_ctx_t *ctx)
     uct_release_component_list(components);
 
     if (ctx->md == NULL) {
-        fprintf(stderr, "transport %s / device %s not found; run uct_info "
-                "-d\n", ctx->args.tl_name, ctx->args.dev_name);
+        fprintf(stderr,
+                "transport %s / device %s not found; run uct_info "
+                "-d\n",
+                ctx->args.tl_name, ctx->args.dev_name);
         return -1;
     }
 
@@ -659,23 +665,22 @@ static int hello_iface_open(hello_ctx_t *ctx, hello_iface_t *hi)
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = uct_md_iface_config_read(ctx->md, ctx->args.tl_name, NULL,
-                                      NULL, &config);
+    status = uct_md_iface_config_read(ctx->md, ctx->args.tl_name, NULL, NULL,
+                                      &config);
     if (status != UCS_OK) {
         return hello_fail("uct_md_iface_config_read", status);
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                        UCT_IFACE_PARAM_FIELD_DEVICE |
+                        UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ctx->args.tl_name;
     params.mode.device.dev_name = ctx->args.dev_name;
     params.rx_headroom          = 0;
 
-    status = uct_iface_open(ctx->md, ctx->worker, &params, config,
-                            &hi->iface);
+    status = uct_iface_open(ctx->md, ctx->worker, &params, config, &hi->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         hi->iface = NULL;
@@ -688,8 +693,7 @@ static int hello_iface_open(hello_ctx_t *ctx, hello_iface_t *hi)
     }
 
     /* Let the worker's progress drive this interface */
-    uct_iface_progress_enable(hi->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_iface_progress_enable(hi->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     return 0;
 }
 
@@ -724,27 +728,28 @@ static int hello_check_caps(hello_ctx_t *ctx, const uct_iface_attr_t *attr)
     static const uint64_t mode_flags[] = {
         [HELLO_MODE_SHORT] = UCT_IFACE_FLAG_AM_SHORT,
         [HELLO_MODE_BCOPY] = UCT_IFACE_FLAG_AM_BCOPY,
-        [HELLO_MODE_ZCOPY] = UCT_IFACE_FLAG_AM_ZCOPY
-    };
+        [HELLO_MODE_ZCOPY] = UCT_IFACE_FLAG_AM_ZCOPY};
     hello_args_t *args    = &ctx->args;
     const char *mode_name = hello_mode_names[args->mode];
-    size_t min = 0, max;
+    size_t min            = 0, max;
 
     if (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
         ctx->conn_to_ep = 0;
     } else if (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP) {
         ctx->conn_to_ep = 1;
     } else {
-        fprintf(stderr, "%s/%s connects neither to an interface nor to an "
+        fprintf(stderr,
+                "%s/%s connects neither to an interface nor to an "
                 "endpoint; pick another transport (uct_info -d)\n",
                 args->tl_name, args->dev_name);
         return -1;
     }
 
     if (!(attr->cap.flags & mode_flags[args->mode])) {
-        fprintf(stderr, "%s/%s does not support %s; try another of -i, -b, "
-                "-z (uct_info -d -t %s)\n", args->tl_name, args->dev_name,
-                mode_name, args->tl_name);
+        fprintf(stderr,
+                "%s/%s does not support %s; try another of -i, -b, "
+                "-z (uct_info -d -t %s)\n",
+                args->tl_name, args->dev_name, mode_name, args->tl_name);
         return -1;
     }
 
@@ -770,9 +775,10 @@ static int hello_check_caps(hello_ctx_t *ctx, const uct_iface_attr_t *attr)
         args->size = max;
     }
     if ((args->size < min) || (args->size > max)) {
-        fprintf(stderr, "message size %zu is outside the %s limits of %s/%s "
-                "(%zu..%zu bytes); change -s or the mode\n", args->size,
-                mode_name, args->tl_name, args->dev_name, min, max);
+        fprintf(stderr,
+                "message size %zu is outside the %s limits of %s/%s "
+                "(%zu..%zu bytes); change -s or the mode\n",
+                args->size, mode_name, args->tl_name, args->dev_name, min, max);
         return -1;
     }
     return 0;
@@ -812,7 +818,7 @@ static int hello_iface_addr(hello_ctx_t *ctx, hello_iface_t *hi)
      * the peer's endpoint address arrives */
     ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     ep_params.iface      = hi->iface;
-    status = uct_ep_create(&ep_params, &hi->ep);
+    status               = uct_ep_create(&ep_params, &hi->ep);
     if (status != UCS_OK) {
         hi->ep = NULL;
         return hello_fail("uct_ep_create", status);
@@ -853,7 +859,7 @@ static int hello_connect(hello_ctx_t *ctx, hello_iface_t *hi,
     ep_params.iface      = hi->iface;
     ep_params.dev_addr   = peer->dev_addr;
     ep_params.iface_addr = peer->iface_addr;
-    status = uct_ep_create(&ep_params, &hi->ep);
+    status               = uct_ep_create(&ep_params, &hi->ep);
     if (status != UCS_OK) {
         hi->ep = NULL;
         return hello_fail("uct_ep_create", status);
@@ -933,8 +939,8 @@ static int hello_send(hello_ctx_t *ctx, uct_ep_h ep)
         break;
     case HELLO_MODE_BCOPY:
         do {
-            packed = uct_ep_am_bcopy(ep, HELLO_AM_ID_BCOPY, hello_pack_cb,
-                                     ctx, 0);
+            packed =
+                uct_ep_am_bcopy(ep, HELLO_AM_ID_BCOPY, hello_pack_cb, ctx, 0);
             if (packed == UCS_ERR_NO_RESOURCE) {
                 uct_worker_progress(ctx->worker);
             }
@@ -993,8 +999,10 @@ static int hello_msg_create(hello_ctx_t *ctx)
 {
     ctx->msg = malloc((ctx->args.size > 0) ? ctx->args.size : 1);
     if (ctx->msg == NULL) {
-        fprintf(stderr, "cannot allocate a message of %zu bytes; give a "
-                "smaller -s\n", ctx->args.size);
+        fprintf(stderr,
+                "cannot allocate a message of %zu bytes; give a "
+                "smaller -s\n",
+                ctx->args.size);
         return -1;
     }
     hello_msg_fill(ctx->msg, ctx->args.size, ctx->args.text);
@@ -1025,8 +1033,7 @@ static int hello_run_loopback(hello_ctx_t *ctx)
         return -1;
     }
 
-    if (ctx->conn_to_ep &&
-        (hello_connect(ctx, &ctx->rx, &ctx->tx.addr) != 0)) {
+    if (ctx->conn_to_ep && (hello_connect(ctx, &ctx->rx, &ctx->tx.addr) != 0)) {
         return -1;
     }
 
@@ -1055,8 +1062,7 @@ static int hello_run_server(hello_ctx_t *ctx)
     }
 
     ctx->sock = hello_sock_accept(ctx->args.port);
-    if ((ctx->sock < 0) ||
-        (hello_addr_send(ctx->sock, &ctx->rx.addr) != 0) ||
+    if ((ctx->sock < 0) || (hello_addr_send(ctx->sock, &ctx->rx.addr) != 0) ||
         (hello_addr_recv(ctx->sock, &ctx->rx, &ctx->peer) != 0)) {
         return -1;
     }
@@ -1077,8 +1083,10 @@ static int hello_run_server(hello_ctx_t *ctx)
         return -1;
     }
     if (signal != HELLO_SIG_FLUSHED) {
-        fprintf(stderr, "the client sent signal 0x%02x instead of 0x%02x "
-                "(flushed)\n", (unsigned char)signal, HELLO_SIG_FLUSHED);
+        fprintf(stderr,
+                "the client sent signal 0x%02x instead of 0x%02x "
+                "(flushed)\n",
+                (unsigned char)signal, HELLO_SIG_FLUSHED);
         return -1;
     }
 
@@ -1088,14 +1096,18 @@ static int hello_run_server(hello_ctx_t *ctx)
     while (!ctx->recv.received) {
         if ((uct_worker_progress(ctx->worker) == 0) &&
             (time(NULL) > deadline)) {
-            fprintf(stderr, "the client reports its send complete, but no "
-                    "message arrived within %d s\n", HELLO_RECV_TIMEOUT);
+            fprintf(stderr,
+                    "the client reports its send complete, but no "
+                    "message arrived within %d s\n",
+                    HELLO_RECV_TIMEOUT);
             return -1;
         }
     }
     if (ctx->recv.extra > 0) {
-        fprintf(stderr, "the client sent %d more messages than one; "
-                "ignored them\n", ctx->recv.extra);
+        fprintf(stderr,
+                "the client sent %d more messages than one; "
+                "ignored them\n",
+                ctx->recv.extra);
         ctx->recv.valid = 0;
     }
 
@@ -1124,8 +1136,10 @@ static int hello_run_client(hello_ctx_t *ctx)
         return -1;
     }
     if (signal != HELLO_SIG_READY) {
-        fprintf(stderr, "the server sent signal 0x%02x instead of 0x%02x "
-                "(ready)\n", (unsigned char)signal, HELLO_SIG_READY);
+        fprintf(stderr,
+                "the server sent signal 0x%02x instead of 0x%02x "
+                "(ready)\n",
+                (unsigned char)signal, HELLO_SIG_READY);
         return -1;
     }
 
@@ -1150,11 +1164,13 @@ static int hello_run_client(hello_ctx_t *ctx)
     }
     if (signal == HELLO_SIG_BAD) {
         fprintf(stderr, "the server reports that the message did not "
-                "arrive as expected; give both sides the same -m\n");
+                        "arrive as expected; give both sides the same -m\n");
         return -1;
     } else if (signal != HELLO_SIG_DONE) {
-        fprintf(stderr, "the server sent signal 0x%02x instead of 0x%02x "
-                "(done)\n", (unsigned char)signal, HELLO_SIG_DONE);
+        fprintf(stderr,
+                "the server sent signal 0x%02x instead of 0x%02x "
+                "(done)\n",
+                (unsigned char)signal, HELLO_SIG_DONE);
         return -1;
     }
     return 0;
@@ -1202,16 +1218,16 @@ static int hello_run(hello_ctx_t *ctx)
     ucs_status_t status;
 
     /* Timers and fd events of transports run in this context */
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &ctx->async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx->async);
     if (status != UCS_OK) {
         ctx->async = NULL;
         return hello_fail("ucs_async_context_create", status);
     }
 
     /* The worker is the progress engine of every interface we open */
-    status = uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE,
-                               &ctx->worker);
+    status =
+        uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE, &ctx->worker);
     if (status != UCS_OK) {
         ctx->worker = NULL;
         return hello_fail("uct_worker_create", status);
@@ -1254,8 +1270,8 @@ static void hello_usage(FILE *stream, const char *prog)
             "             endpoints open (to look at them with uct_vfs)\n"
             "  -h         print this help\n"
             "\n"
-            "Example: %s -t self -d memory -l\n", prog, HELLO_DEFAULT_PORT,
-            HELLO_TEXT, prog);
+            "Example: %s -t self -d memory -l\n",
+            prog, HELLO_DEFAULT_PORT, HELLO_TEXT, prog);
 }
 
 static int hello_parse_args(int argc, char **argv, hello_args_t *args)
@@ -1286,8 +1302,10 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
             value = strtoul(optarg, &end, 10);
             if ((errno != 0) || (*end != '\0') || (optarg[0] == '-') ||
                 (value > 65535)) {
-                fprintf(stderr, "invalid port '%s'; give 1..65535 (0: "
-                        "any free port, server only)\n", optarg);
+                fprintf(stderr,
+                        "invalid port '%s'; give 1..65535 (0: "
+                        "any free port, server only)\n",
+                        optarg);
                 return -1;
             }
             args->port = (uint16_t)value;
@@ -1299,11 +1317,13 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
                 break;
             }
             args->size_max = 0;
-            errno = 0;
-            value = strtoul(optarg, &end, 10);
+            errno          = 0;
+            value          = strtoul(optarg, &end, 10);
             if ((errno != 0) || (*end != '\0') || (optarg[0] == '-')) {
-                fprintf(stderr, "invalid size '%s'; give a number of "
-                        "bytes or 'max'\n", optarg);
+                fprintf(stderr,
+                        "invalid size '%s'; give a number of "
+                        "bytes or 'max'\n",
+                        optarg);
                 return -1;
             }
             args->size = value;
@@ -1316,8 +1336,10 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
             value = strtoul(optarg, &end, 10);
             if ((errno != 0) || (*end != '\0') || (optarg[0] == '-') ||
                 (value > 86400)) {
-                fprintf(stderr, "invalid linger time '%s'; give 0..86400 "
-                        "seconds\n", optarg);
+                fprintf(stderr,
+                        "invalid linger time '%s'; give 0..86400 "
+                        "seconds\n",
+                        optarg);
                 return -1;
             }
             args->linger = (unsigned)value;
@@ -1350,18 +1372,18 @@ static int hello_parse_args(int argc, char **argv, hello_args_t *args)
     }
     if ((args->dev_name == NULL) || (args->tl_name == NULL)) {
         fprintf(stderr, "both -d DEV and -t TL are required; run uct_info "
-                "-d to list them\n");
+                        "-d to list them\n");
         hello_usage(stderr, argv[0]);
         return -1;
     }
     if (args->loopback && (args->server != NULL)) {
         fprintf(stderr, "-l and -n exclude each other: loopback runs both "
-                "sides in this process\n");
+                        "sides in this process\n");
         return -1;
     }
     if ((args->server != NULL) && (args->port == 0)) {
         fprintf(stderr, "the client needs the server's port: give -p "
-                "1..65535\n");
+                        "1..65535\n");
         return -1;
     }
     if (!size_set) {
@@ -1403,7 +1425,8 @@ int main(int argc, char **argv)
 
     ret = hello_run(&ctx);
     if ((ret == 0) && (ctx.recv.received && !ctx.recv.valid)) {
-        fprintf(stderr, "the message is not the expected text (-m, cut or "
+        fprintf(stderr,
+                "the message is not the expected text (-m, cut or "
                 "padded with dots): corrupted, or the peer sent another\n");
         ret = -1;
     }

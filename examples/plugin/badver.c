@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 UCS_F_API const uint32_t ucs_module_api_version =
-        (uint32_t)(UCT_MODULE_API_MAJOR + 1) << 16;
+    (uint32_t)(UCT_MODULE_API_MAJOR + 1) << 16;
 
 UCS_F_API ucs_status_t ucs_module_init(void);
 

@@ -21,7 +21,7 @@
  * Configuration: UCX_LOOP_RING_SIZE (messages in flight per interface) and
  * UCX_LOOP_SEG_SIZE (largest message), plus the common interface settings.
  */
-#define _POSIX_C_SOURCE 200809L  /* POSIX calls in strict C11 */
+#define _POSIX_C_SOURCE 200809L /* POSIX calls in strict C11 */
 
 #include <uct/api/uct.h>
 #include <uct/api/tl.h>
@@ -44,23 +44,23 @@
 #define UCT_LOOP_SLOT_ALIGN 64
 
 typedef struct uct_loop_iface_config {
-    uct_iface_config_t super;     /* common settings: keep first */
-    unsigned           ring_size;
-    size_t             seg_size;
+    uct_iface_config_t super; /* common settings: keep first */
+    unsigned ring_size;
+    size_t seg_size;
 } uct_loop_iface_config_t;
 
 /* What precedes the data of a message in a ring slot */
 typedef struct uct_loop_slot_hdr {
-    uint64_t peer_id;             /* the receiving interface */
+    uint64_t peer_id; /* the receiving interface */
     uint32_t length;
-    uint8_t  am_id;
+    uint8_t am_id;
 } uct_loop_slot_hdr_t;
 
 /* A flush waiting for the messages sent before it */
 typedef struct uct_loop_flush {
-    ucs_list_link_t  list;
+    ucs_list_link_t list;
     uct_completion_t *comp;
-    uint64_t         seq;         /* done once this many were delivered */
+    uint64_t seq; /* done once this many were delivered */
 } uct_loop_flush_t;
 
 typedef struct uct_loop_md {
@@ -68,23 +68,23 @@ typedef struct uct_loop_md {
 } uct_loop_md_t;
 
 typedef struct uct_loop_iface {
-    uct_base_iface_t super;       /* keep first */
-    uint64_t         id;          /* the interface address */
-    ucs_list_link_t  list;        /* in uct_loop_ifaces */
-    size_t           seg_size;
-    char             *ring;       /* ring_size slots of slot_size bytes */
-    size_t           slot_size;
-    size_t           data_offset; /* of the data within a slot */
-    uint64_t         ring_size;   /* a power of 2 */
-    uint64_t         head;        /* messages queued, ever */
-    uint64_t         tail;        /* messages delivered, ever */
-    ucs_arbiter_t    arbiter;     /* endpoints with pending requests */
-    ucs_list_link_t  flushes;     /* uct_loop_flush_t, in seq order */
+    uct_base_iface_t super; /* keep first */
+    uint64_t id;            /* the interface address */
+    ucs_list_link_t list;   /* in uct_loop_ifaces */
+    size_t seg_size;
+    char *ring; /* ring_size slots of slot_size bytes */
+    size_t slot_size;
+    size_t data_offset;      /* of the data within a slot */
+    uint64_t ring_size;      /* a power of 2 */
+    uint64_t head;           /* messages queued, ever */
+    uint64_t tail;           /* messages delivered, ever */
+    ucs_arbiter_t arbiter;   /* endpoints with pending requests */
+    ucs_list_link_t flushes; /* uct_loop_flush_t, in seq order */
 } uct_loop_iface_t;
 
 typedef struct uct_loop_ep {
-    uct_base_ep_t       super;    /* keep first */
-    uint64_t            peer_id;
+    uct_base_ep_t super; /* keep first */
+    uint64_t peer_id;
     ucs_arbiter_group_t arb_group;
 } uct_loop_ep_t;
 
@@ -105,13 +105,10 @@ static ucs_config_field_t uct_loop_iface_config_table[] = {
      "power of 2). A send beyond that returns UCS_ERR_NO_RESOURCE.",
      ucs_offsetof(uct_loop_iface_config_t, ring_size), UCS_CONFIG_TYPE_UINT},
 
-    {"SEG_SIZE", "8k",
-     "Largest active message, header included.",
-     ucs_offsetof(uct_loop_iface_config_t, seg_size),
-     UCS_CONFIG_TYPE_MEMUNITS},
+    {"SEG_SIZE", "8k", "Largest active message, header included.",
+     ucs_offsetof(uct_loop_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
 
-    {NULL}
-};
+    {NULL}};
 
 static inline uct_loop_iface_t *uct_loop_iface(uct_iface_h tl_iface)
 {
@@ -145,10 +142,8 @@ static ucs_status_t uct_loop_md_query(uct_md_h md, uct_md_attr_t *md_attr)
     return UCS_OK;
 }
 
-static const uct_md_ops_t uct_loop_md_ops = {
-    .close = uct_loop_md_close,
-    .query = uct_loop_md_query
-};
+static const uct_md_ops_t uct_loop_md_ops = {.close = uct_loop_md_close,
+                                             .query = uct_loop_md_query};
 
 static ucs_status_t uct_loop_md_open(uct_component_t *component,
                                      const char *md_name,
@@ -175,8 +170,9 @@ static ucs_status_t uct_loop_md_open(uct_component_t *component,
 static inline uct_loop_slot_hdr_t *uct_loop_slot(uct_loop_iface_t *iface,
                                                  uint64_t seq)
 {
-    return (uct_loop_slot_hdr_t*)(iface->ring + ((seq & (iface->ring_size -
-                                                  1)) * iface->slot_size));
+    return (uct_loop_slot_hdr_t *)(iface->ring +
+                                   ((seq & (iface->ring_size - 1)) *
+                                    iface->slot_size));
 }
 
 static inline int uct_loop_ring_has_room(const uct_loop_iface_t *iface)
@@ -198,18 +194,17 @@ static inline void *uct_loop_slot_reserve(uct_loop_iface_t *iface,
     hdr          = uct_loop_slot(iface, iface->head);
     hdr->peer_id = ep->peer_id;
     hdr->am_id   = id;
-    return (char*)hdr + iface->data_offset;
+    return (char *)hdr + iface->data_offset;
 }
 
-static inline void uct_loop_slot_commit(uct_loop_iface_t *iface,
-                                        size_t length)
+static inline void uct_loop_slot_commit(uct_loop_iface_t *iface, size_t length)
 {
     uct_loop_slot_hdr_t *hdr = uct_loop_slot(iface, iface->head);
 
     hdr->length = (uint32_t)length;
     ++iface->head;
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, hdr->am_id,
-                       (char*)hdr + iface->data_offset, length);
+                       (char *)hdr + iface->data_offset, length);
 }
 
 /* Caller holds uct_loop_lock */
@@ -233,8 +228,8 @@ static ucs_status_t uct_loop_ep_am_short(uct_ep_h tl_ep, uint8_t id,
                                          uint64_t header, const void *payload,
                                          unsigned length)
 {
-    uct_loop_ep_t *ep         = uct_loop_ep(tl_ep);
-    uct_loop_iface_t *iface   = uct_loop_ep_iface(ep);
+    uct_loop_ep_t *ep       = uct_loop_ep(tl_ep);
+    uct_loop_iface_t *iface = uct_loop_ep_iface(ep);
     ucs_status_t status;
     char *data;
 
@@ -283,8 +278,8 @@ static ssize_t uct_loop_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely(length > iface->seg_size)) {
         /* The slot is followed by the next one: it has been overwritten */
         ucs_error("loop: am_bcopy pack callback wrote %zu bytes, more than "
-                  "max_bcopy %zu; check uct_iface_query() limits", length,
-                  iface->seg_size);
+                  "max_bcopy %zu; check uct_iface_query() limits",
+                  length, iface->seg_size);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
@@ -292,9 +287,8 @@ static ssize_t uct_loop_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     return (ssize_t)length;
 }
 
-static ucs_status_t uct_loop_ep_pending_add(uct_ep_h tl_ep,
-                                            uct_pending_req_t *req,
-                                            unsigned flags)
+static ucs_status_t
+uct_loop_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags)
 {
     uct_loop_ep_t *ep       = uct_loop_ep(tl_ep);
     uct_loop_iface_t *iface = uct_loop_ep_iface(ep);
@@ -313,8 +307,8 @@ static void uct_loop_ep_pending_purge(uct_ep_h tl_ep,
 {
     uct_loop_ep_t *ep = uct_loop_ep(tl_ep);
 
-    uct_pending_queue_purge(&uct_loop_ep_iface(ep)->arbiter, &ep->arb_group,
-                            cb, arg);
+    uct_pending_queue_purge(&uct_loop_ep_iface(ep)->arbiter, &ep->arb_group, cb,
+                            arg);
 }
 
 /* Completes now, or remembers @a comp until the ring drains to here */
@@ -401,7 +395,8 @@ static void uct_loop_ep_destroy(uct_ep_h tl_ep)
 
     if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
         ucs_warn("loop: endpoint %p destroyed with pending requests; call "
-                 "uct_ep_pending_purge() first", (void*)ep);
+                 "uct_ep_pending_purge() first",
+                 (void *)ep);
         uct_loop_ep_pending_purge(tl_ep, NULL, NULL);
     }
 
@@ -430,17 +425,16 @@ static unsigned uct_loop_iface_progress(uct_iface_h tl_iface)
     /* Bounded: messages sent by handlers wait for the next call */
     while ((iface->tail != iface->head) && (count < iface->ring_size)) {
         hdr  = uct_loop_slot(iface, iface->tail);
-        data = (char*)hdr + iface->data_offset;
+        data = (char *)hdr + iface->data_offset;
 
         pthread_mutex_lock(&uct_loop_lock);
         peer = uct_loop_iface_find(hdr->peer_id);
         pthread_mutex_unlock(&uct_loop_lock);
 
         if (peer != NULL) {
-            uct_iface_trace_am(&peer->super, UCT_AM_TRACE_TYPE_RECV,
-                               hdr->am_id, data, hdr->length);
-            uct_iface_invoke_am(&peer->super, hdr->am_id, data, hdr->length,
-                                0);
+            uct_iface_trace_am(&peer->super, UCT_AM_TRACE_TYPE_RECV, hdr->am_id,
+                               data, hdr->length);
+            uct_iface_invoke_am(&peer->super, hdr->am_id, data, hdr->length, 0);
         } else {
             ucs_debug("loop: dropped a message for closed interface %llu",
                       (unsigned long long)hdr->peer_id);
@@ -463,8 +457,7 @@ static unsigned uct_loop_iface_progress(uct_iface_h tl_iface)
         free(flush);
     }
 
-    ucs_arbiter_dispatch(&iface->arbiter, 1, uct_pending_req_dispatch_cb,
-                         NULL);
+    ucs_arbiter_dispatch(&iface->arbiter, 1, uct_pending_req_dispatch_cb, NULL);
     return count;
 }
 
@@ -475,23 +468,21 @@ static ucs_status_t uct_loop_iface_query(uct_iface_h tl_iface,
 
     uct_base_iface_query(&iface->super, attr);
 
-    attr->cap.flags           = UCT_IFACE_FLAG_AM_SHORT |
-                                UCT_IFACE_FLAG_AM_BCOPY |
-                                UCT_IFACE_FLAG_PENDING |
-                                UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                                UCT_IFACE_FLAG_CB_SYNC;
-    attr->cap.am.max_short    = iface->seg_size - sizeof(uint64_t);
-    attr->cap.am.max_bcopy    = iface->seg_size;
+    attr->cap.flags = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                      UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                      UCT_IFACE_FLAG_CB_SYNC;
+    attr->cap.am.max_short       = iface->seg_size - sizeof(uint64_t);
+    attr->cap.am.max_bcopy       = iface->seg_size;
     attr->cap.am.opt_zcopy_align = 1;
-    attr->cap.am.align_mtu    = 1;
-    attr->device_addr_len     = sizeof(uct_loop_process_token);
-    attr->iface_addr_len      = sizeof(iface->id);
-    attr->ep_addr_len         = 0;
-    attr->latency             = ucs_linear_func_make(50e-9, 0);
-    attr->bandwidth.dedicated = 4e9;
-    attr->bandwidth.shared    = 0;
-    attr->overhead            = 20e-9;
-    attr->priority            = 0;
+    attr->cap.am.align_mtu       = 1;
+    attr->device_addr_len        = sizeof(uct_loop_process_token);
+    attr->iface_addr_len         = sizeof(iface->id);
+    attr->ep_addr_len            = 0;
+    attr->latency                = ucs_linear_func_make(50e-9, 0);
+    attr->bandwidth.dedicated    = 4e9;
+    attr->bandwidth.shared       = 0;
+    attr->overhead               = 20e-9;
+    attr->priority               = 0;
     return UCS_OK;
 }
 
@@ -549,7 +540,8 @@ static void uct_loop_iface_close(uct_iface_h tl_iface)
 
     if (iface->head != iface->tail) {
         ucs_debug("loop: interface %llu closed with %llu undelivered "
-                  "messages", (unsigned long long)iface->id,
+                  "messages",
+                  (unsigned long long)iface->id,
                   (unsigned long long)(iface->head - iface->tail));
     }
 
@@ -585,8 +577,7 @@ static const uct_iface_ops_t uct_loop_iface_ops = {
     .iface_query              = uct_loop_iface_query,
     .iface_get_device_address = uct_loop_iface_get_device_address,
     .iface_get_address        = uct_loop_iface_get_address,
-    .iface_is_reachable       = uct_loop_iface_is_reachable
-};
+    .iface_is_reachable       = uct_loop_iface_is_reachable};
 
 /* Lays out the ring so that handler data meets the requested alignment */
 static ucs_status_t uct_loop_iface_ring_init(uct_loop_iface_t *iface)
@@ -595,13 +586,13 @@ static ucs_status_t uct_loop_iface_ring_init(uct_loop_iface_t *iface)
     size_t offset = iface->super.am_align_offset;
     size_t ring_align;
 
-    iface->data_offset = ucs_align_up(sizeof(uct_loop_slot_hdr_t) + offset,
-                                      align) - offset;
-    ring_align         = ucs_max(align, UCT_LOOP_SLOT_ALIGN);
-    iface->slot_size   = ucs_align_up(iface->data_offset + iface->seg_size,
-                                      ring_align);
+    iface->data_offset =
+        ucs_align_up(sizeof(uct_loop_slot_hdr_t) + offset, align) - offset;
+    ring_align = ucs_max(align, UCT_LOOP_SLOT_ALIGN);
+    iface->slot_size =
+        ucs_align_up(iface->data_offset + iface->seg_size, ring_align);
 
-    if (posix_memalign((void**)&iface->ring, ring_align,
+    if (posix_memalign((void **)&iface->ring, ring_align,
                        iface->slot_size * iface->ring_size) != 0) {
         ucs_error("loop: failed to allocate a ring of %llu x %zu bytes; "
                   "lower UCX_LOOP_RING_SIZE or UCX_LOOP_SEG_SIZE",
@@ -617,19 +608,21 @@ static ucs_status_t uct_loop_iface_open(uct_md_h md, uct_worker_h worker,
                                         uct_iface_h *iface_p)
 {
     const uct_loop_iface_config_t *config =
-            ucs_container_of(tl_config, uct_loop_iface_config_t, super);
+        ucs_container_of(tl_config, uct_loop_iface_config_t, super);
     uct_loop_iface_t *iface;
     ucs_status_t status;
 
     if (!ucs_is_pow2(config->ring_size)) {
         ucs_error("loop: UCX_LOOP_RING_SIZE=%u is not a power of 2; use "
-                  "for example 16", config->ring_size);
+                  "for example 16",
+                  config->ring_size);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((config->seg_size <= sizeof(uint64_t)) ||
         (config->seg_size > UINT32_MAX)) {
         ucs_error("loop: UCX_LOOP_SEG_SIZE=%zu is out of range; use 16 "
-                  "bytes to 4g", config->seg_size);
+                  "bytes to 4g",
+                  config->seg_size);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -639,8 +632,8 @@ static ucs_status_t uct_loop_iface_open(uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_base_iface_init(&iface->super, &uct_loop_iface_ops, md,
-                                 worker, params, tl_config);
+    status = uct_base_iface_init(&iface->super, &uct_loop_iface_ops, md, worker,
+                                 params, tl_config);
     if (status != UCS_OK) {
         free(iface);
         return status;
@@ -678,23 +671,19 @@ static ucs_status_t uct_loop_query_devices(uct_md_h md,
                                            uct_tl_device_resource_t **devs_p,
                                            unsigned *num_devices_p)
 {
-    return uct_single_device_resource(md, UCT_LOOP_DEV_NAME,
-                                      UCT_DEVICE_TYPE_SELF,
-                                      UCS_SYS_DEVICE_ID_UNKNOWN, devs_p,
-                                      num_devices_p);
+    return uct_single_device_resource(
+        md, UCT_LOOP_DEV_NAME, UCT_DEVICE_TYPE_SELF, UCS_SYS_DEVICE_ID_UNKNOWN,
+        devs_p, num_devices_p);
 }
 
 static uct_tl_t uct_loop_tl = {
     .name          = UCT_LOOP_NAME,
     .query_devices = uct_loop_query_devices,
     .iface_open    = uct_loop_iface_open,
-    .config        = {
-        .name   = "Loop example transport",
-        .prefix = "LOOP_",
-        .table  = uct_loop_iface_config_table,
-        .size   = sizeof(uct_loop_iface_config_t)
-    }
-};
+    .config        = {.name   = "Loop example transport",
+                      .prefix = "LOOP_",
+                      .table  = uct_loop_iface_config_table,
+                      .size   = sizeof(uct_loop_iface_config_t)}};
 
 static uct_component_t uct_loop_component = {
     .name               = UCT_LOOP_NAME,
@@ -703,14 +692,11 @@ static uct_component_t uct_loop_component = {
     .rkey_unpack        = uct_md_stub_rkey_unpack,
     .rkey_ptr           = NULL,
     .rkey_release       = uct_md_stub_rkey_release,
-    .md_config          = {
-        .name   = "Loop example memory domain",
-        .prefix = "LOOP_",
-        .table  = uct_md_config_table,
-        .size   = sizeof(uct_md_config_t)
-    },
-    .flags              = 0
-};
+    .md_config          = {.name   = "Loop example memory domain",
+                           .prefix = "LOOP_",
+                           .table  = uct_md_config_table,
+                           .size   = sizeof(uct_md_config_t)},
+    .flags              = 0};
 
 /* Runs once, when the module loader accepts this module */
 static ucs_status_t uct_loop_init(void)
@@ -719,8 +705,7 @@ static ucs_status_t uct_loop_init(void)
 
     clock_gettime(CLOCK_REALTIME, &ts);
     uct_loop_process_token = ((uint64_t)getpid() << 32) ^
-                             ((uint64_t)ts.tv_sec << 20) ^
-                             (uint64_t)ts.tv_nsec;
+                             ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)ts.tv_nsec;
 
     uct_component_register(&uct_loop_component);
     uct_tl_register(&uct_loop_component, &uct_loop_tl);

@@ -9,7 +9,7 @@
  * Run with UCX_MODULE_DIR pointing at the directory of libuct_loop.so.
  * Exit code 0 when every check passed, 1 otherwise.
  */
-#define _POSIX_C_SOURCE 200809L  /* POSIX calls in strict C11 */
+#define _POSIX_C_SOURCE 200809L /* POSIX calls in strict C11 */
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
@@ -19,47 +19,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOOP_TEST_AM_ID    3
-#define LOOP_TEST_COUNT    100     /* messages of each kind */
-#define LOOP_TEST_BCOPY    1000    /* bytes of each bcopy message */
+#define LOOP_TEST_AM_ID 3
+#define LOOP_TEST_COUNT 100  /* messages of each kind */
+#define LOOP_TEST_BCOPY 1000 /* bytes of each bcopy message */
 
 typedef struct loop_test loop_test_t;
 
 /* A pending request that sends messages until the ring is full again */
 typedef struct {
     uct_pending_req_t super;
-    loop_test_t       *test;
-    int               runs;
+    loop_test_t *test;
+    int runs;
 } loop_test_req_t;
 
 struct loop_test {
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_md_h            md;
-    uct_iface_h         iface;
-    uct_iface_attr_t    attr;
-    uct_ep_h            ep;
-    int                 bcopy;       /* kind of message sent now */
-    uint64_t            sent;        /* messages sent so far */
-    uint64_t            received;    /* messages delivered so far */
-    uint64_t            total;       /* messages the current phase sends */
-    uint64_t            ring_held;   /* sends that fit before progress */
-    int                 failed;
+    uct_worker_h worker;
+    uct_md_h md;
+    uct_iface_h iface;
+    uct_iface_attr_t attr;
+    uct_ep_h ep;
+    int bcopy;          /* kind of message sent now */
+    uint64_t sent;      /* messages sent so far */
+    uint64_t received;  /* messages delivered so far */
+    uint64_t total;     /* messages the current phase sends */
+    uint64_t ring_held; /* sends that fit before progress */
+    int failed;
 };
 
 typedef struct {
     uct_completion_t super;
-    int              done;
+    int done;
 } loop_test_comp_t;
 
-#define LOOP_TEST_CHECK(_test, _cond, ...) \
-    do { \
-        if (!(_cond)) { \
+#define LOOP_TEST_CHECK(_test, _cond, ...)                               \
+    do {                                                                 \
+        if (!(_cond)) {                                                  \
             fprintf(stderr, "loop_test: FAILED at line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n"); \
-            (_test)->failed = 1; \
-        } \
+            fprintf(stderr, __VA_ARGS__);                                \
+            fprintf(stderr, "\n");                                       \
+            (_test)->failed = 1;                                         \
+        }                                                                \
     } while (0)
 
 static ucs_status_t loop_test_am_cb(void *arg, void *data, size_t length,
@@ -80,9 +80,11 @@ static ucs_status_t loop_test_am_cb(void *arg, void *data, size_t length,
                         "bcopy message of %zu bytes, expected %d", length,
                         LOOP_TEST_BCOPY);
         for (i = sizeof(seq); i < length; ++i) {
-            if (((uint8_t*)data)[i] != (uint8_t)(seq + i)) {
-                LOOP_TEST_CHECK(test, 0, "bcopy byte %zu of message %llu "
-                                "is wrong", i, (unsigned long long)seq);
+            if (((uint8_t *)data)[i] != (uint8_t)(seq + i)) {
+                LOOP_TEST_CHECK(test, 0,
+                                "bcopy byte %zu of message %llu "
+                                "is wrong",
+                                i, (unsigned long long)seq);
                 break;
             }
         }
@@ -104,7 +106,7 @@ static size_t loop_test_pack_cb(void *dest, void *arg)
 
     memcpy(dest, &seq, sizeof(seq));
     for (i = sizeof(seq); i < LOOP_TEST_BCOPY; ++i) {
-        ((uint8_t*)dest)[i] = (uint8_t)(seq + i);
+        ((uint8_t *)dest)[i] = (uint8_t)(seq + i);
     }
     return LOOP_TEST_BCOPY;
 }
@@ -117,8 +119,8 @@ static ucs_status_t loop_test_send_one(loop_test_t *test)
     ssize_t packed;
 
     if (test->bcopy) {
-        packed = uct_ep_am_bcopy(test->ep, LOOP_TEST_AM_ID,
-                                 loop_test_pack_cb, test, 0);
+        packed = uct_ep_am_bcopy(test->ep, LOOP_TEST_AM_ID, loop_test_pack_cb,
+                                 test, 0);
         status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
         if (status == UCS_OK) {
             LOOP_TEST_CHECK(test, packed == LOOP_TEST_BCOPY,
@@ -126,8 +128,8 @@ static ucs_status_t loop_test_send_one(loop_test_t *test)
         }
     } else {
         /* short: the header is the sequence number, so is the payload */
-        status = uct_ep_am_short(test->ep, LOOP_TEST_AM_ID, seq, &seq,
-                                 sizeof(seq));
+        status =
+            uct_ep_am_short(test->ep, LOOP_TEST_AM_ID, seq, &seq, sizeof(seq));
     }
 
     if (status == UCS_OK) {
@@ -165,18 +167,17 @@ static void loop_test_comp_cb(uct_completion_t *self)
 
 static void loop_test_purge_cb(uct_pending_req_t *self, void *arg)
 {
-    ++(*(int*)arg);
+    ++(*(int *)arg);
 }
 
 /* Progresses until @a cond holds, or gives up after many idle rounds */
-#define LOOP_TEST_PROGRESS_UNTIL(_test, _cond) \
-    do { \
-        unsigned long _idle = 0; \
-        while (!(_cond) && (_idle < 1000000)) { \
-            _idle = uct_worker_progress((_test)->worker) ? 0 : _idle + 1; \
-        } \
-        LOOP_TEST_CHECK(_test, (_cond), "progress never reached: %s", \
-                        #_cond); \
+#define LOOP_TEST_PROGRESS_UNTIL(_test, _cond)                                 \
+    do {                                                                       \
+        unsigned long _idle = 0;                                               \
+        while (!(_cond) && (_idle < 1000000)) {                                \
+            _idle = uct_worker_progress((_test)->worker) ? 0 : _idle + 1;      \
+        }                                                                      \
+        LOOP_TEST_CHECK(_test, (_cond), "progress never reached: %s", #_cond); \
     } while (0)
 
 /* Sends LOOP_TEST_COUNT messages: fills the ring, then lets a pending
@@ -208,19 +209,19 @@ static void loop_test_send_phase(loop_test_t *test, int bcopy)
     req.super.func = loop_test_pending_cb;
     req.test       = test;
     req.runs       = 0;
-    status = uct_ep_pending_add(test->ep, &req.super, 0);
+    status         = uct_ep_pending_add(test->ep, &req.super, 0);
     LOOP_TEST_CHECK(test, status == UCS_OK, "pending_add on a full ring: %s",
                     ucs_status_string(status));
 
     LOOP_TEST_PROGRESS_UNTIL(test, test->received == test->total);
     LOOP_TEST_CHECK(test, req.runs >= 1, "the pending request never ran");
-    LOOP_TEST_CHECK(test, test->sent == test->total,
-                    "sent %llu of %llu", (unsigned long long)test->sent,
+    LOOP_TEST_CHECK(test, test->sent == test->total, "sent %llu of %llu",
+                    (unsigned long long)test->sent,
                     (unsigned long long)test->total);
     printf("loop_test: %s: %llu messages in order (ring held %llu, pending "
-           "request ran %d times)\n", bcopy ? "am_bcopy" : "am_short",
-           (unsigned long long)test->received, (unsigned long long)in_ring,
-           req.runs);
+           "request ran %d times)\n",
+           bcopy ? "am_bcopy" : "am_short", (unsigned long long)test->received,
+           (unsigned long long)in_ring, req.runs);
 }
 
 static void loop_test_flush_and_purge(loop_test_t *test)
@@ -240,9 +241,9 @@ static void loop_test_flush_and_purge(loop_test_t *test)
     reqs[0].super.func = loop_test_pending_cb;
     reqs[0].test       = test;
     reqs[0].runs       = 0;
-    status = uct_ep_pending_add(test->ep, &reqs[0].super, 0);
-    LOOP_TEST_CHECK(test, status == UCS_ERR_BUSY,
-                    "pending_add with room: %s", ucs_status_string(status));
+    status             = uct_ep_pending_add(test->ep, &reqs[0].super, 0);
+    LOOP_TEST_CHECK(test, status == UCS_ERR_BUSY, "pending_add with room: %s",
+                    ucs_status_string(status));
 
     /* Messages in flight: flush completes when they are delivered */
     test->bcopy    = 0;
@@ -259,7 +260,7 @@ static void loop_test_flush_and_purge(loop_test_t *test)
     comp.super.count  = 1;
     comp.super.status = UCS_OK;
     comp.done         = 0;
-    status = uct_ep_flush(test->ep, 0, &comp.super);
+    status            = uct_ep_flush(test->ep, 0, &comp.super);
     LOOP_TEST_CHECK(test, status == UCS_INPROGRESS, "busy ep flush: %s",
                     ucs_status_string(status));
     LOOP_TEST_PROGRESS_UNTIL(test, comp.done);
@@ -280,7 +281,7 @@ static void loop_test_flush_and_purge(loop_test_t *test)
         reqs[i].super.func = loop_test_pending_cb;
         reqs[i].test       = test;
         reqs[i].runs       = 0;
-        status = uct_ep_pending_add(test->ep, &reqs[i].super, 0);
+        status             = uct_ep_pending_add(test->ep, &reqs[i].super, 0);
         LOOP_TEST_CHECK(test, status == UCS_OK, "pending_add: %s",
                         ucs_status_string(status));
     }
@@ -320,8 +321,7 @@ static int loop_test_open_md(loop_test_t *test)
             continue;
         }
 
-        if (uct_md_config_read(components[c], NULL, NULL, &config) !=
-            UCS_OK) {
+        if (uct_md_config_read(components[c], NULL, NULL, &config) != UCS_OK) {
             continue;
         }
         status = uct_md_open(components[c], "loop", config, &md);
@@ -348,7 +348,7 @@ static int loop_test_open_md(loop_test_t *test)
     uct_release_component_list(components);
     if (test->md == NULL) {
         fprintf(stderr, "loop_test: transport loop/loop0 not found; set "
-                "UCX_MODULE_DIR to the directory of libuct_loop.so\n");
+                        "UCX_MODULE_DIR to the directory of libuct_loop.so\n");
         return -1;
     }
     return 0;
@@ -362,8 +362,8 @@ static int loop_test_setup(loop_test_t *test)
     ucs_status_t status;
     uint64_t dev_addr[8], iface_addr[8], other[8];
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &test->async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &test->async);
     if (status != UCS_OK) {
         test->async = NULL;
         fprintf(stderr, "loop_test: async context: %s\n",
@@ -371,8 +371,8 @@ static int loop_test_setup(loop_test_t *test)
         return -1;
     }
 
-    status = uct_worker_create(test->async, UCS_THREAD_MODE_SINGLE,
-                               &test->worker);
+    status =
+        uct_worker_create(test->async, UCS_THREAD_MODE_SINGLE, &test->worker);
     if (status != UCS_OK) {
         test->worker = NULL;
         fprintf(stderr, "loop_test: worker: %s\n", ucs_status_string(status));
@@ -400,13 +400,13 @@ static int loop_test_setup(loop_test_t *test)
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = "loop";
     params.mode.device.dev_name = "loop0";
-    status = uct_iface_open(test->md, test->worker, &params, config,
-                            &test->iface);
+    status =
+        uct_iface_open(test->md, test->worker, &params, config, &test->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         test->iface = NULL;
@@ -420,18 +420,19 @@ static int loop_test_setup(loop_test_t *test)
     status = uct_iface_query(test->iface, &test->attr);
     LOOP_TEST_CHECK(test, status == UCS_OK, "uct_iface_query: %s",
                     ucs_status_string(status));
-    LOOP_TEST_CHECK(test, (test->attr.cap.flags &
-                           (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                            UCT_IFACE_FLAG_PENDING |
-                            UCT_IFACE_FLAG_CONNECT_TO_IFACE)) ==
-                          (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                           UCT_IFACE_FLAG_PENDING |
-                           UCT_IFACE_FLAG_CONNECT_TO_IFACE),
-                    "capability flags 0x%llx lack am short/bcopy, pending "
-                    "or connect to iface",
-                    (unsigned long long)test->attr.cap.flags);
-    LOOP_TEST_CHECK(test, (test->attr.device_addr_len <= sizeof(dev_addr)) &&
-                          (test->attr.iface_addr_len <= sizeof(iface_addr)),
+    LOOP_TEST_CHECK(
+        test,
+        (test->attr.cap.flags &
+         (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+          UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CONNECT_TO_IFACE)) ==
+            (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+             UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CONNECT_TO_IFACE),
+        "capability flags 0x%llx lack am short/bcopy, pending "
+        "or connect to iface",
+        (unsigned long long)test->attr.cap.flags);
+    LOOP_TEST_CHECK(test,
+                    (test->attr.device_addr_len <= sizeof(dev_addr)) &&
+                        (test->attr.iface_addr_len <= sizeof(iface_addr)),
                     "addresses larger than expected");
     LOOP_TEST_CHECK(test, test->attr.cap.am.max_bcopy >= LOOP_TEST_BCOPY,
                     "max_bcopy %zu is below %d", test->attr.cap.am.max_bcopy,
@@ -441,8 +442,7 @@ static int loop_test_setup(loop_test_t *test)
     }
 
     status = uct_iface_set_am_handler(test->iface, LOOP_TEST_AM_ID,
-                                      loop_test_am_cb, test,
-                                      UCT_CB_FLAG_SYNC);
+                                      loop_test_am_cb, test, UCT_CB_FLAG_SYNC);
     if (status != UCS_OK) {
         fprintf(stderr, "loop_test: uct_iface_set_am_handler: %s\n",
                 ucs_status_string(status));
@@ -451,37 +451,36 @@ static int loop_test_setup(loop_test_t *test)
 
     memset(dev_addr, 0, sizeof(dev_addr));
     memset(iface_addr, 0, sizeof(iface_addr));
-    if ((uct_iface_get_device_address(test->iface,
-                                      (uct_device_addr_t*)dev_addr) !=
-         UCS_OK) ||
-        (uct_iface_get_address(test->iface, (uct_iface_addr_t*)iface_addr) !=
+    if ((uct_iface_get_device_address(
+             test->iface, (uct_device_addr_t *)dev_addr) != UCS_OK) ||
+        (uct_iface_get_address(test->iface, (uct_iface_addr_t *)iface_addr) !=
          UCS_OK)) {
         fprintf(stderr, "loop_test: cannot read the interface addresses\n");
         return -1;
     }
 
-    LOOP_TEST_CHECK(test, uct_iface_is_reachable(test->iface,
-                                                 (uct_device_addr_t*)dev_addr,
-                                                 (uct_iface_addr_t*)
-                                                 iface_addr),
+    LOOP_TEST_CHECK(test,
+                    uct_iface_is_reachable(test->iface,
+                                           (uct_device_addr_t *)dev_addr,
+                                           (uct_iface_addr_t *)iface_addr),
                     "own address is not reachable");
 
     /* Another process has another device address */
     memcpy(other, dev_addr, sizeof(other));
     other[0] ^= 1;
-    LOOP_TEST_CHECK(test, !uct_iface_is_reachable(test->iface,
-                                                  (uct_device_addr_t*)other,
-                                                  (uct_iface_addr_t*)
-                                                  iface_addr),
+    LOOP_TEST_CHECK(test,
+                    !uct_iface_is_reachable(test->iface,
+                                            (uct_device_addr_t *)other,
+                                            (uct_iface_addr_t *)iface_addr),
                     "a foreign device address is reachable");
 
     ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                            UCT_EP_PARAM_FIELD_DEV_ADDR |
                            UCT_EP_PARAM_FIELD_IFACE_ADDR;
     ep_params.iface      = test->iface;
-    ep_params.dev_addr   = (uct_device_addr_t*)dev_addr;
-    ep_params.iface_addr = (uct_iface_addr_t*)iface_addr;
-    status = uct_ep_create(&ep_params, &test->ep);
+    ep_params.dev_addr   = (uct_device_addr_t *)dev_addr;
+    ep_params.iface_addr = (uct_iface_addr_t *)iface_addr;
+    status               = uct_ep_create(&ep_params, &test->ep);
     if (status != UCS_OK) {
         test->ep = NULL;
         fprintf(stderr, "loop_test: uct_ep_create: %s\n",

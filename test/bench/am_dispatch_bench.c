@@ -28,13 +28,13 @@ static ucs_status_t bench_am_handler(void *arg, void *data, size_t length,
     bench_rx_t *rx = arg;
     uint64_t value;
 
-    memcpy(&value, (char*)data + 8, sizeof(value));
+    memcpy(&value, (char *)data + 8, sizeof(value));
     rx->sum += value + length;
     ++rx->count;
     return UCS_OK;
 }
 
-typedef ucs_status_t (*bench_handler_t)(void*, void*, size_t, unsigned);
+typedef ucs_status_t (*bench_handler_t)(void *, void *, size_t, unsigned);
 
 /* Keeps the compiler from inlining the baseline call */
 static bench_handler_t volatile bench_handler_ptr = bench_am_handler;
@@ -103,13 +103,13 @@ static int bench_find(const char *tl, const char *dev, uct_component_h *comp_p,
     for (c = 0; c < nc; ++c) {
         attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
         uct_component_query(components[c], &attr);
-        attr.md_resources = calloc(attr.md_resource_count,
-                                   sizeof(*attr.md_resources));
-        attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+        attr.md_resources =
+            calloc(attr.md_resource_count, sizeof(*attr.md_resources));
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
         uct_component_query(components[c], &attr);
         for (m = 0; m < attr.md_resource_count; ++m) {
-            if (uct_md_open(components[c], attr.md_resources[m].md_name,
-                            NULL, &md) != UCS_OK) {
+            if (uct_md_open(components[c], attr.md_resources[m].md_name, NULL,
+                            &md) != UCS_OK) {
                 continue;
             }
             uct_md_query_tl_resources(md, &res, &nr);
@@ -135,7 +135,7 @@ static int bench_find(const char *tl, const char *dev, uct_component_h *comp_p,
 
 static int bench_cmp(const void *a, const void *b)
 {
-    double x = *(const double*)a, y = *(const double*)b;
+    double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 {
     const char *tl = "self", *dev = "memory";
     unsigned long iters = 10000000;
-    unsigned repeats = 5, i;
+    unsigned repeats    = 5, i;
     double base[64], uct[64];
     uct_iface_params_t params;
     uct_iface_attr_t iface_attr;
@@ -159,10 +159,18 @@ int main(int argc, char **argv)
 
     while ((c = getopt(argc, argv, "t:d:n:r:h")) != -1) {
         switch (c) {
-        case 't': tl = optarg; break;
-        case 'd': dev = optarg; break;
-        case 'n': iters = strtoul(optarg, NULL, 0); break;
-        case 'r': repeats = atoi(optarg); break;
+        case 't':
+            tl = optarg;
+            break;
+        case 'd':
+            dev = optarg;
+            break;
+        case 'n':
+            iters = strtoul(optarg, NULL, 0);
+            break;
+        case 'r':
+            repeats = atoi(optarg);
+            break;
         default:
             printf("usage: %s [-t TL] [-d DEV] [-n ITERS] [-r REPEATS]\n",
                    argv[0]);
@@ -185,8 +193,8 @@ int main(int argc, char **argv)
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = tl;
     params.mode.device.dev_name = dev;
@@ -226,15 +234,16 @@ int main(int argc, char **argv)
     qsort(uct, repeats, sizeof(double), bench_cmp);
 
     printf("am_short 8 B + progress over %s/%s, %lu messages x %u runs "
-           "(median)\n", tl, dev, iters, repeats);
-    printf("  %-34s %8.2f ns/msg\n", "uct_ep_am_short + worker progress:",
-           uct[repeats / 2] * 1e9);
-    printf("  %-34s %8.2f ns/msg\n", "baseline (indirect handler call):",
-           base[repeats / 2] * 1e9);
-    printf("  %-34s %8.2f ns/msg\n", "transport overhead:",
-           (uct[repeats / 2] - base[repeats / 2]) * 1e9);
-    printf("  %-34s %8.2fx\n", "ratio to baseline:",
-           uct[repeats / 2] / base[repeats / 2]);
+           "(median)\n",
+           tl, dev, iters, repeats);
+    printf("  %-34s %8.2f ns/msg\n",
+           "uct_ep_am_short + worker progress:", uct[repeats / 2] * 1e9);
+    printf("  %-34s %8.2f ns/msg\n",
+           "baseline (indirect handler call):", base[repeats / 2] * 1e9);
+    printf("  %-34s %8.2f ns/msg\n",
+           "transport overhead:", (uct[repeats / 2] - base[repeats / 2]) * 1e9);
+    printf("  %-34s %8.2fx\n",
+           "ratio to baseline:", uct[repeats / 2] / base[repeats / 2]);
     printf("  target: <= 20 ns/msg -> %s\n",
            (uct[repeats / 2] * 1e9 <= 20.0) ? "met" : "MISSED");
     if (rx.count == 0) {

@@ -20,9 +20,9 @@
 #include <string.h>
 
 typedef struct {
-    double first_ns;    /* the first registration */
+    double first_ns; /* the first registration */
     double first_cycles;
-    double ns;          /* per reg + dereg after it */
+    double ns; /* per reg + dereg after it */
     double cycles;
 } bench_result_t;
 
@@ -121,8 +121,8 @@ static int bench_reg(uct_md_h md, void *buffer, size_t length,
     time1   = ucs_get_time();
     cycles1 = bench_cycles();
     for (i = 0; i < iters; ++i) {
-        if (uct_md_mem_reg(md, buffer, length, UCT_MD_MEM_ACCESS_ALL,
-                           &memh) != UCS_OK) {
+        if (uct_md_mem_reg(md, buffer, length, UCT_MD_MEM_ACCESS_ALL, &memh) !=
+            UCS_OK) {
             return -1;
         }
         uct_md_mem_dereg(md, memh);
@@ -185,13 +185,16 @@ int main(int argc, char **argv)
     md_direct = bench_open_md(component, md_name, "no");
     md_cached = bench_open_md(component, md_name, "yes");
     if ((md_direct == NULL) || (md_cached == NULL)) {
-        fprintf(stderr, "cannot open %s with and without the registration "
-                "cache (UCX_IB_RCACHE=no/yes)\n", md_name);
+        fprintf(stderr,
+                "cannot open %s with and without the registration "
+                "cache (UCX_IB_RCACHE=no/yes)\n",
+                md_name);
         return 1;
     }
 
     printf("# ib_reg_bench: md %s, %lu iterations of reg + dereg of one "
-           "buffer\n", md_name, iters);
+           "buffer\n",
+           md_name, iters);
     printf("# %8s %14s %14s %14s %14s %8s\n", "size", "direct cycles",
            "direct ns", "cached cycles", "cached ns", "ratio");
 
@@ -212,8 +215,8 @@ int main(int argc, char **argv)
                direct.cycles, direct.ns, cached.cycles, cached.ns,
                direct.ns / cached.ns);
         printf("# %8zu first cached registration (a miss): %.0f cycles, "
-               "%.0f ns\n", sizes[i], cached.first_cycles,
-               cached.first_ns);
+               "%.0f ns\n",
+               sizes[i], cached.first_cycles, cached.first_ns);
         free(buffer);
     }
 

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FLOOR_MAX_SIZES  64
-#define FLOOR_ALIGN      4096
-#define FLOOR_BATCH_MIN  16
+#define FLOOR_MAX_SIZES 64
+#define FLOOR_ALIGN     4096
+#define FLOOR_BATCH_MIN 16
 
 static double floor_now(void)
 {
@@ -54,9 +54,18 @@ static int floor_parse_sizes(const char *str, size_t *sizes, int *count)
             return -1;
         }
         switch (*end) {
-        case 'k': case 'K': v <<= 10; ++end; break;
-        case 'm': case 'M': v <<= 20; ++end; break;
-        default: break;
+        case 'k':
+        case 'K':
+            v <<= 10;
+            ++end;
+            break;
+        case 'm':
+        case 'M':
+            v <<= 20;
+            ++end;
+            break;
+        default:
+            break;
         }
         if (v > (1ull << 30)) {
             return -1;
@@ -90,17 +99,20 @@ int main(int argc, char **argv)
         switch (c) {
         case 's':
             if (floor_parse_sizes(optarg, sizes, &count) != 0) {
-                fprintf(stderr, "memcpy_floor: invalid sizes '%s': give up "
-                        "to %d sizes of 1 B-1 GiB like 8,4k,1m\n", optarg,
-                        FLOOR_MAX_SIZES);
+                fprintf(stderr,
+                        "memcpy_floor: invalid sizes '%s': give up "
+                        "to %d sizes of 1 B-1 GiB like 8,4k,1m\n",
+                        optarg, FLOOR_MAX_SIZES);
                 return 1;
             }
             break;
         case 't':
             seconds = strtod(optarg, &end);
             if ((*end != '\0') || !(seconds > 0) || (seconds > 60)) {
-                fprintf(stderr, "memcpy_floor: invalid -t '%s': give "
-                        "seconds per size, 0-60\n", optarg);
+                fprintf(stderr,
+                        "memcpy_floor: invalid -t '%s': give "
+                        "seconds per size, 0-60\n",
+                        optarg);
                 return 1;
             }
             break;
@@ -150,11 +162,10 @@ int main(int argc, char **argv)
                 floor_clobber(dst);
             }
             copies += batch;
-            t1      = floor_now();
+            t1 = floor_now();
         } while ((t1 - t0) < seconds);
         per_copy = (t1 - t0) / (double)copies;
-        printf("%zu,%.4f,%.0f,%.1f\n", sizes[k], per_copy * 1e6,
-               1.0 / per_copy,
+        printf("%zu,%.4f,%.0f,%.1f\n", sizes[k], per_copy * 1e6, 1.0 / per_copy,
                (double)sizes[k] / per_copy / (1024.0 * 1024.0));
     }
 

@@ -29,7 +29,7 @@
 
 typedef struct {
     ucs_rcache_region_t super;
-    int                 locked; /* mlock() succeeded */
+    int locked; /* mlock() succeeded */
 } bench_region_t;
 
 typedef struct {
@@ -47,22 +47,21 @@ static double bench_now(void)
 static ucs_status_t bench_mem_reg(void *context, ucs_rcache_t *rcache,
                                   void *arg, ucs_rcache_region_t *region)
 {
-    bench_md_t *md         = context;
-    bench_region_t *bregion = (bench_region_t*)region;
+    bench_md_t *md          = context;
+    bench_region_t *bregion = (bench_region_t *)region;
 
-    bregion->locked = md->pin &&
-                      (mlock((void*)region->start,
-                             region->end - region->start) == 0);
+    bregion->locked = md->pin && (mlock((void *)region->start,
+                                        region->end - region->start) == 0);
     return UCS_OK;
 }
 
 static void bench_mem_dereg(void *context, ucs_rcache_t *rcache,
                             ucs_rcache_region_t *region)
 {
-    bench_region_t *bregion = (bench_region_t*)region;
+    bench_region_t *bregion = (bench_region_t *)region;
 
     if (bregion->locked) {
-        munlock((void*)region->start, region->end - region->start);
+        munlock((void *)region->start, region->end - region->start);
     }
 }
 
@@ -98,10 +97,9 @@ static void bench_get(ucs_rcache_t *rcache, void *address, size_t length,
 
 /* ns per get+put of 4 KiB at a random one of @a num_regions cached regions
  * (two pages apart, so that they do not merge) */
-static double bench_hit(char *buffer, unsigned num_regions,
-                        unsigned long iters)
+static double bench_hit(char *buffer, unsigned num_regions, unsigned long iters)
 {
-    size_t page = ucs_get_page_size();
+    size_t page   = ucs_get_page_size();
     bench_md_t md = {0};
     ucs_rcache_region_t *region;
     ucs_rcache_t *rcache;
@@ -122,8 +120,7 @@ static double bench_hit(char *buffer, unsigned num_regions,
 
     start = bench_now();
     for (i = 0; i < iters; ++i) {
-        bench_get(rcache, buffer + 2 * order[i % 4096] * page, page,
-                  &region);
+        bench_get(rcache, buffer + 2 * order[i % 4096] * page, page, &region);
         ucs_rcache_region_put(rcache, region);
     }
     elapsed = bench_now() - start;
@@ -220,7 +217,8 @@ int main(int argc, char **argv)
     printf("  hit, %5u regions cached       %8.1f ns per get+put\n",
            num_regions, hitn);
     printf("  miss, no-op registration       %8.1f ns per get+put+"
-           "invalidate\n", miss);
+           "invalidate\n",
+           miss);
     if (reg4k < 0) {
         printf("  registration stand-in: mlock() failed (RLIMIT_MEMLOCK?)\n");
     } else {

@@ -43,36 +43,36 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#define MEM_DEFAULT_EPS     1000
-#define MEM_TARGET_BYTES    160   /* per idle endpoint, each side */
-#define MEM_RELEASE_SLACK   (64 * 1024) /* kept after the idle deadline */
+#define MEM_DEFAULT_EPS   1000
+#define MEM_TARGET_BYTES  160         /* per idle endpoint, each side */
+#define MEM_RELEASE_SLACK (64 * 1024) /* kept after the idle deadline */
 /* The tcp interface's housekeeping period (UCT_TCP_HOUSEKEEPING_SEC)
  * plus a margin for the pass that notices it */
 #define MEM_IDLE_DEADLINE_SEC 1.2
-#define MEM_BATCH           64    /* connects in flight at once */
-#define MEM_AM_ID           5
-#define MEM_FDS_RESERVED    64    /* descriptors left for everything else */
-#define MEM_TIMEOUT_SEC     60.0  /* bound on every wait */
-#define MEM_SETTLE_SEC      0.2   /* progress after the closes */
+#define MEM_BATCH             64 /* connects in flight at once */
+#define MEM_AM_ID             5
+#define MEM_FDS_RESERVED      64   /* descriptors left for everything else */
+#define MEM_TIMEOUT_SEC       60.0 /* bound on every wait */
+#define MEM_SETTLE_SEC        0.2  /* progress after the closes */
 
 typedef struct {
-    uct_iface_h      iface;
+    uct_iface_h iface;
     uct_iface_attr_t attr;
-    void             *dev_addr;
-    void             *iface_addr;
+    void *dev_addr;
+    void *iface_addr;
 } mem_iface_t;
 
 typedef struct {
-    const char          *tl_name;
-    const char          *dev_name;
-    unsigned            num_eps;
+    const char *tl_name;
+    const char *dev_name;
+    unsigned num_eps;
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_md_h            md;
-    mem_iface_t         client;
-    mem_iface_t         server;
-    uct_ep_h            *eps;
-    unsigned long       received;
+    uct_worker_h worker;
+    uct_md_h md;
+    mem_iface_t client;
+    mem_iface_t server;
+    uct_ep_h *eps;
+    unsigned long received;
 } mem_ctx_t;
 
 static double mem_now(void)
@@ -133,13 +133,14 @@ static void mem_raise_fd_limit(mem_ctx_t *ctx)
     if (rl.rlim_cur == RLIM_INFINITY) {
         return;
     }
-    max_eps = (rl.rlim_cur > 2 * MEM_FDS_RESERVED) ?
-              (unsigned)((rl.rlim_cur - MEM_FDS_RESERVED) / 2) : 1;
+    max_eps = (rl.rlim_cur > 2 * MEM_FDS_RESERVED)
+                  ? (unsigned)((rl.rlim_cur - MEM_FDS_RESERVED) / 2)
+                  : 1;
     if (ctx->num_eps > max_eps) {
         printf("open file limit %llu allows %u connections in one "
                "process: measuring %u endpoints instead of %u (raise "
-               "ulimit -n for more)\n", (unsigned long long)rl.rlim_cur,
-               max_eps, max_eps, ctx->num_eps);
+               "ulimit -n for more)\n",
+               (unsigned long long)rl.rlim_cur, max_eps, max_eps, ctx->num_eps);
         ctx->num_eps = max_eps;
     }
 }
@@ -151,7 +152,8 @@ static int mem_md_open(mem_ctx_t *ctx)
 
     status = test_uct_md_find(ctx->tl_name, ctx->dev_name, &ctx->md, NULL);
     if (status == UCS_ERR_NO_DEVICE) {
-        fprintf(stderr, "tcp_ep_memory: transport %s on device %s not "
+        fprintf(stderr,
+                "tcp_ep_memory: transport %s on device %s not "
                 "found (is it built? uct_info -d lists the devices)\n",
                 ctx->tl_name, ctx->dev_name);
         return -1;
@@ -167,21 +169,20 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL,
-                                      &config);
+    status =
+        uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL, &config);
     if (status != UCS_OK) {
         return mem_fail("uct_md_iface_config_read", status);
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ctx->tl_name;
     params.mode.device.dev_name = ctx->dev_name;
 
-    status = uct_iface_open(ctx->md, ctx->worker, &params, config,
-                            &mi->iface);
+    status = uct_iface_open(ctx->md, ctx->worker, &params, config, &mi->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         mi->iface = NULL;
@@ -194,9 +195,10 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     }
     if (!(mi->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
         !(mi->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
-        fprintf(stderr, "tcp_ep_memory: %s/%s cannot connect to an "
-                "interface or lacks am_short\n", ctx->tl_name,
-                ctx->dev_name);
+        fprintf(stderr,
+                "tcp_ep_memory: %s/%s cannot connect to an "
+                "interface or lacks am_short\n",
+                ctx->tl_name, ctx->dev_name);
         return -1;
     }
 
@@ -215,13 +217,12 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
         return mem_fail("uct_iface_get_address", status);
     }
 
-    status = uct_iface_set_am_handler(mi->iface, MEM_AM_ID, mem_am_handler,
-                                      ctx, 0);
+    status =
+        uct_iface_set_am_handler(mi->iface, MEM_AM_ID, mem_am_handler, ctx, 0);
     if (status != UCS_OK) {
         return mem_fail("uct_iface_set_am_handler", status);
     }
-    uct_iface_progress_enable(mi->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_iface_progress_enable(mi->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     return 0;
 }
 
@@ -239,8 +240,7 @@ static int mem_ep_create(mem_ctx_t *ctx, uct_ep_h *ep_p)
     uct_ep_params_t params;
     ucs_status_t status;
 
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                        UCT_EP_PARAM_FIELD_DEV_ADDR |
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
     params.iface      = ctx->client.iface;
     params.dev_addr   = ctx->server.dev_addr;
@@ -266,8 +266,10 @@ static int mem_ep_send(mem_ctx_t *ctx, uct_ep_h ep, uint64_t value)
         } else if (status != UCS_ERR_NO_RESOURCE) {
             return mem_fail("uct_ep_am_short", status);
         } else if (mem_now() > deadline) {
-            fprintf(stderr, "tcp_ep_memory: an endpoint had no send "
-                    "resources for %.0f s\n", MEM_TIMEOUT_SEC);
+            fprintf(stderr,
+                    "tcp_ep_memory: an endpoint had no send "
+                    "resources for %.0f s\n",
+                    MEM_TIMEOUT_SEC);
             return -1;
         }
         uct_worker_progress(ctx->worker);
@@ -280,9 +282,10 @@ static int mem_wait_received(mem_ctx_t *ctx, unsigned long count)
 
     while (ctx->received < count) {
         if (mem_now() > deadline) {
-            fprintf(stderr, "tcp_ep_memory: the server received %lu of %lu "
-                    "messages in %.0f s\n", ctx->received, count,
-                    MEM_TIMEOUT_SEC);
+            fprintf(stderr,
+                    "tcp_ep_memory: the server received %lu of %lu "
+                    "messages in %.0f s\n",
+                    ctx->received, count, MEM_TIMEOUT_SEC);
             return -1;
         }
         uct_worker_progress(ctx->worker);
@@ -293,7 +296,7 @@ static int mem_wait_received(mem_ctx_t *ctx, unsigned long count)
 /* Waits until the client interface has nothing outstanding */
 static int mem_flush(mem_ctx_t *ctx)
 {
-    double deadline       = mem_now() + MEM_TIMEOUT_SEC;
+    double deadline = mem_now() + MEM_TIMEOUT_SEC;
     ucs_status_t status;
 
     /* polled without a completion, which UCX's tcp requires too */
@@ -396,8 +399,7 @@ static int mem_round(mem_ctx_t *ctx, mem_sample_t *sample)
     return 0;
 }
 
-static void mem_print_round(const char *name, const mem_sample_t *s,
-                            unsigned n)
+static void mem_print_round(const char *name, const mem_sample_t *s, unsigned n)
 {
     printf("  %-6s %10zu %10zu %10zu %10zu %10zu  %+6.0f %6.0f %6.0f "
            "%+6.0f %+6.0f\n",
@@ -405,17 +407,15 @@ static void mem_print_round(const char *name, const mem_sample_t *s,
            mem_per_ep(s->idle, s->base, n),
            mem_per_ep(s->idle, s->client_gone, n),
            mem_per_ep(s->client_gone, s->end, n),
-           mem_per_ep(s->end, s->base, n),
-           mem_per_ep(s->released, s->base, n));
+           mem_per_ep(s->end, s->base, n), mem_per_ep(s->released, s->base, n));
 }
 
 /* One figure against its target: the ratio and PASS or FAIL */
 static void mem_report(const char *what, double value, double target,
                        const char *unit)
 {
-    printf("%s: %.0f %s (target <= %.0f, ratio %.2f) %s\n", what, value,
-           unit, target, value / target,
-           (value <= target) ? "PASS" : "FAIL");
+    printf("%s: %.0f %s (target <= %.0f, ratio %.2f) %s\n", what, value, unit,
+           target, value / target, (value <= target) ? "PASS" : "FAIL");
 }
 
 static int mem_run(mem_ctx_t *ctx)
@@ -445,10 +445,11 @@ static int mem_run(mem_ctx_t *ctx)
     }
 
     printf("heap in use (mallinfo2 uordblks+hblkhd, bytes), %u idle "
-           "connections on %s/%s:\n", n, ctx->tl_name, ctx->dev_name);
-    printf("  %-6s %10s %10s %10s %10s %10s  %6s %6s %6s %6s %6s\n",
-           "round", "base", "idle", "cl-gone", "end", "released", "conn",
-           "client", "server", "left", "kept");
+           "connections on %s/%s:\n",
+           n, ctx->tl_name, ctx->dev_name);
+    printf("  %-6s %10s %10s %10s %10s %10s  %6s %6s %6s %6s %6s\n", "round",
+           "base", "idle", "cl-gone", "end", "released", "conn", "client",
+           "server", "left", "kept");
     mem_print_round("first", &first, n);
     mem_print_round("second", &second, n);
     printf("  cl-gone: client eps destroyed, server side not yet "
@@ -464,13 +465,13 @@ static int mem_run(mem_ctx_t *ctx)
     client = mem_per_ep(second.idle, second.client_gone, n);
     server = mem_per_ep(second.client_gone, second.end, n);
     printf("%s idle connection memory (client ep + server side, second "
-           "round): %.0f bytes/ep\n", ctx->tl_name,
-           mem_per_ep(second.idle, second.base, n));
+           "round): %.0f bytes/ep\n",
+           ctx->tl_name, mem_per_ep(second.idle, second.base, n));
     if (!strcmp(ctx->tl_name, "tcp")) {
-        mem_report("tcp idle ep memory, client side", client,
-                   MEM_TARGET_BYTES, "bytes/ep");
-        mem_report("tcp idle ep memory, server side", server,
-                   MEM_TARGET_BYTES, "bytes/ep");
+        mem_report("tcp idle ep memory, client side", client, MEM_TARGET_BYTES,
+                   "bytes/ep");
+        mem_report("tcp idle ep memory, server side", server, MEM_TARGET_BYTES,
+                   "bytes/ep");
         mem_report("heap kept after the idle deadline (first round)",
                    (double)first.released - (double)first.base,
                    MEM_RELEASE_SLACK, "bytes");
@@ -479,8 +480,9 @@ static int mem_run(mem_ctx_t *ctx)
                    MEM_RELEASE_SLACK, "bytes");
     }
     printf("ep-memory: tl=%s eps=%u client=%.0f server=%.0f "
-           "kept_first=%.0f kept_second=%.0f\n", ctx->tl_name, n, client,
-           server, (double)first.released - (double)first.base,
+           "kept_first=%.0f kept_second=%.0f\n",
+           ctx->tl_name, n, client, server,
+           (double)first.released - (double)first.base,
            (double)second.released - (double)second.base);
     return 0;
 }
@@ -514,8 +516,10 @@ int main(int argc, char **argv)
         case 'n':
             ctx.num_eps = strtoul(optarg, &end, 10);
             if ((*end != '\0') || (ctx.num_eps == 0)) {
-                fprintf(stderr, "tcp_ep_memory: -n wants a positive "
-                        "number, not '%s'\n", optarg);
+                fprintf(stderr,
+                        "tcp_ep_memory: -n wants a positive "
+                        "number, not '%s'\n",
+                        optarg);
                 return 1;
             }
             break;
@@ -537,23 +541,24 @@ int main(int argc, char **argv)
     mem_raise_fd_limit(&ctx);
     ctx.eps = calloc(ctx.num_eps, sizeof(*ctx.eps));
     if (ctx.eps == NULL) {
-        fprintf(stderr, "tcp_ep_memory: out of memory for %u endpoint "
-                "handles\n", ctx.num_eps);
+        fprintf(stderr,
+                "tcp_ep_memory: out of memory for %u endpoint "
+                "handles\n",
+                ctx.num_eps);
         return 1;
     }
 
     if (mem_md_open(&ctx) != 0) {
         goto out;
     }
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &ctx.async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx.async);
     if (status != UCS_OK) {
         ctx.async = NULL;
         mem_fail("ucs_async_context_create", status);
         goto out;
     }
-    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE,
-                               &ctx.worker);
+    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE, &ctx.worker);
     if (status != UCS_OK) {
         ctx.worker = NULL;
         mem_fail("uct_worker_create", status);

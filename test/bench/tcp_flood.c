@@ -58,71 +58,67 @@
 
 #define FLOOD_DEV            "lo"
 #define FLOOD_MAGIC          0x706374756e65706full
-#define FLOOD_HS_V3_LEN      56       /* v2: 48, no secret */
+#define FLOOD_HS_V3_LEN      56 /* v2: 48, no secret */
 #define FLOOD_HS_REPLY_LEN   16
 #define FLOOD_HDR_LEN        8
 #define FLOOD_CONN_TO_IFACE  1
 #define FLOOD_OP_GET_REQ     0x41
 #define FLOOD_OP_ACK_REQ     0x43
-#define FLOOD_ACK_LEN        8        /* an ACK: header only */
+#define FLOOD_ACK_LEN        8 /* an ACK: header only */
 #define FLOOD_ACK_BYTES      (64ul << 20)
 #define FLOOD_GET_BYTES      (480ul << 10)
-#define FLOOD_GET_SIZE       4000     /* bytes each GET asks for */
-#define FLOOD_GET_SLOTS      256      /* GETs cycle over the buffer */
+#define FLOOD_GET_SIZE       4000 /* bytes each GET asks for */
+#define FLOOD_GET_SLOTS      256  /* GETs cycle over the buffer */
 #define FLOOD_BUF_SIZE       (1ul << 20)
 #define FLOOD_WRITE_BYTES    (256ul << 10) /* one write of requests */
-#define FLOOD_STALL_SEC      2.0      /* nothing accepted: server stopped */
-#define FLOOD_MAX_SEC        15.0     /* bound on one flood */
-#define FLOOD_WARMUP_MAX_SEC 5.0      /* bound on the warm-up exchange */
-#define FLOOD_IDLE_SEC       1.5      /* progress before the baseline */
-#define FLOOD_AFTER_SEC      3.0      /* progress after the close */
-#define FLOOD_SAMPLE_SEC     0.01     /* RSS sampling period */
+#define FLOOD_STALL_SEC      2.0  /* nothing accepted: server stopped */
+#define FLOOD_MAX_SEC        15.0 /* bound on one flood */
+#define FLOOD_WARMUP_MAX_SEC 5.0  /* bound on the warm-up exchange */
+#define FLOOD_IDLE_SEC       1.5  /* progress before the baseline */
+#define FLOOD_AFTER_SEC      3.0  /* progress after the close */
+#define FLOOD_SAMPLE_SEC     0.01 /* RSS sampling period */
 #define FLOOD_HOLD_DEFAULT   5.0
 #define FLOOD_HOLD_MAX       20.0
 #define FLOOD_MARGIN_SEC     5.0
-#define FLOOD_RUN_MAX_SEC    58.0     /* bound on the whole run */
+#define FLOOD_RUN_MAX_SEC    58.0 /* bound on the whole run */
 
-typedef enum {
-    FLOOD_ACK,
-    FLOOD_GET,
-    FLOOD_LAST
-} flood_kind_t;
+typedef enum { FLOOD_ACK, FLOOD_GET, FLOOD_LAST } flood_kind_t;
 
 static const char *flood_names[FLOOD_LAST] = {"ack", "get"};
 
 /* What the attacker needs to know about its target */
 typedef struct {
-    int                     proto;     /* 2 or 3 */
-    struct sockaddr_storage addr;      /* server's listening address */
-    socklen_t               addr_len;
-    uint64_t                secret;    /* from the iface address (v3) */
-    uint64_t                buf_addr;  /* registered buffer */
-    uint64_t                rkey;      /* its key (v3) */
-    double                  hold_sec;
+    int proto;                    /* 2 or 3 */
+    struct sockaddr_storage addr; /* server's listening address */
+    socklen_t addr_len;
+    uint64_t secret;   /* from the iface address (v3) */
+    uint64_t buf_addr; /* registered buffer */
+    uint64_t rkey;     /* its key (v3) */
+    double hold_sec;
 } flood_target_t;
 
 /* What the attacker reports back through a pipe */
 typedef struct {
-    int      error;     /* errno of a failed connect, else 0 */
-    uint64_t sent;      /* request bytes the socket accepted */
-    double   stop_sec;  /* flood start to the last byte accepted, when the
-                           socket stalled; < 0 when everything went out */
-    double   drop_sec;  /* last byte accepted to the server's close or
-                           reset; < 0 when the server kept the
-                           connection */
+    int error;       /* errno of a failed connect, else 0 */
+    uint64_t sent;   /* request bytes the socket accepted */
+    double stop_sec; /* flood start to the last byte accepted, when the
+                        socket stalled; < 0 when everything went out */
+    double drop_sec; /* last byte accepted to the server's close or
+                        reset; < 0 when the server kept the
+                        connection */
 } flood_report_t;
 
 typedef struct {
-    flood_target_t      target;
-    uct_md_h            md;
+    flood_target_t target;
+    uct_md_h md;
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_iface_h         iface;
-    void                *buf;
-    uct_mem_h           memh;
-    size_t              rss_peak;
-    size_t              unread_peak; /* most bytes left unread in the
-                                        server's socket */
+    uct_worker_h worker;
+    uct_iface_h iface;
+    void *buf;
+    uct_mem_h memh;
+    size_t rss_peak;
+    size_t unread_peak; /* most bytes left unread in the
+                           server's socket */
 } flood_server_t;
 
 static double flood_now(void)
@@ -205,22 +201,24 @@ static uint64_t flood_get_le(const uint8_t *p, unsigned bytes)
  * attacker has none. */
 static size_t flood_pack_handshake(const flood_target_t *t, uint8_t *hs)
 {
-    const struct sockaddr_in *in   = (const void*)&t->addr;
-    const struct sockaddr_in6 *in6 = (const void*)&t->addr;
+    const struct sockaddr_in *in   = (const void *)&t->addr;
+    const struct sockaddr_in6 *in6 = (const void *)&t->addr;
     int is_v6                      = (t->addr.ss_family == AF_INET6);
     uint8_t *p                     = hs;
 
     memset(hs, 0, FLOOD_HS_V3_LEN);
-    p = flood_put_le(p, FLOOD_MAGIC, 8);
-    p = flood_put_le(p, t->proto, 2);
+    p    = flood_put_le(p, FLOOD_MAGIC, 8);
+    p    = flood_put_le(p, t->proto, 2);
     *p++ = FLOOD_CONN_TO_IFACE;
     *p++ = (uint8_t)t->addr.ss_family;
     /* listen_port, network order as it is in the sockaddr */
-    memcpy(p, is_v6 ? (const void*)&in6->sin6_port :
-                      (const void*)&in->sin_port, 2);
-    p += 4 + 16;                          /* port, reserved, ep ids */
-    memcpy(p, is_v6 ? (const void*)&in6->sin6_addr :
-                      (const void*)&in->sin_addr, is_v6 ? 16 : 4);
+    memcpy(p,
+           is_v6 ? (const void *)&in6->sin6_port : (const void *)&in->sin_port,
+           2);
+    p += 4 + 16; /* port, reserved, ep ids */
+    memcpy(p,
+           is_v6 ? (const void *)&in6->sin6_addr : (const void *)&in->sin_addr,
+           is_v6 ? 16 : 4);
     p += 16;
     if (t->proto >= 3) {
         p = flood_put_le(p, t->secret, 8);
@@ -231,18 +229,17 @@ static size_t flood_pack_handshake(const flood_target_t *t, uint8_t *hs)
 static uint8_t *flood_pack_hdr(uint8_t *p, uint8_t id, uint32_t length)
 {
     p = flood_put_le(p, id, 1);
-    p = flood_put_le(p, 0, 3);            /* flags (v3), reserved */
+    p = flood_put_le(p, 0, 3); /* flags (v3), reserved */
     return flood_put_le(p, length, 4);
 }
 
 static size_t flood_get_req_len(int proto)
 {
-    return (proto >= 3) ? 24 : 16;        /* + rkey in v3 */
+    return (proto >= 3) ? 24 : 16; /* + rkey in v3 */
 }
 
 /* GET request number @a i (header and payload); returns its end */
-static uint8_t *flood_pack_get(const flood_target_t *t, uint8_t *p,
-                               size_t i)
+static uint8_t *flood_pack_get(const flood_target_t *t, uint8_t *p, size_t i)
 {
     uint64_t addr = t->buf_addr + ((i % FLOOD_GET_SLOTS) * FLOOD_GET_SIZE);
 
@@ -262,8 +259,8 @@ static size_t flood_msg_len(const flood_target_t *t, flood_kind_t kind)
 }
 
 /* Fills @a buf (a whole number of messages) with requests of @a kind */
-static void flood_fill(const flood_target_t *t, flood_kind_t kind,
-                       uint8_t *buf, size_t len)
+static void flood_fill(const flood_target_t *t, flood_kind_t kind, uint8_t *buf,
+                       size_t len)
 {
     size_t msg_len = flood_msg_len(t, kind);
     uint8_t *p     = buf;
@@ -287,7 +284,7 @@ static int flood_connect(const flood_target_t *t)
     if (fd < 0) {
         return -1;
     }
-    if (connect(fd, (const struct sockaddr*)&t->addr, t->addr_len) != 0) {
+    if (connect(fd, (const struct sockaddr *)&t->addr, t->addr_len) != 0) {
         close(fd);
         return -1;
     }
@@ -310,7 +307,7 @@ static short flood_poll(int fd, short events, double sec)
  * the connection failed; fills the report's sent, stop and drop. Returns
  * when the socket took its last byte. */
 static double flood_send(int fd, const uint8_t *pattern, size_t pattern_len,
-                       size_t total, flood_report_t *report)
+                         size_t total, flood_report_t *report)
 {
     double start = flood_now();
     double last  = start;
@@ -327,12 +324,12 @@ static double flood_send(int fd, const uint8_t *pattern, size_t pattern_len,
         n = send(fd, pattern + off, len, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
             report->sent += n;
-            last          = flood_now();
+            last = flood_now();
             continue;
         }
         if ((n < 0) && (errno != EAGAIN) && (errno != EWOULDBLOCK) &&
             (errno != EINTR)) {
-            report->drop_sec = flood_now() - last;  /* reset or closed */
+            report->drop_sec = flood_now() - last; /* reset or closed */
             break;
         }
         if ((flood_now() - last) >= FLOOD_STALL_SEC) {
@@ -356,15 +353,13 @@ static double flood_send(int fd, const uint8_t *pattern, size_t pattern_len,
 
 /* Keeps the connection for @a sec without reading; notes when the server
  * closed or reset it, counted from @a since */
-static void flood_hold(int fd, double sec, double since,
-                       flood_report_t *report)
+static void flood_hold(int fd, double sec, double since, flood_report_t *report)
 {
     double deadline = flood_now() + sec;
     double left;
 
     while ((left = deadline - flood_now()) > 0) {
-        if (flood_poll(fd, POLLRDHUP, left) &
-            (POLLERR | POLLHUP | POLLRDHUP)) {
+        if (flood_poll(fd, POLLRDHUP, left) & (POLLERR | POLLHUP | POLLRDHUP)) {
             report->drop_sec = flood_now() - since;
             return;
         }
@@ -414,11 +409,11 @@ out:
 
 static uint16_t flood_port(const flood_target_t *t)
 {
-    const struct sockaddr_in *in   = (const void*)&t->addr;
-    const struct sockaddr_in6 *in6 = (const void*)&t->addr;
+    const struct sockaddr_in *in   = (const void *)&t->addr;
+    const struct sockaddr_in6 *in6 = (const void *)&t->addr;
 
-    return ntohs((t->addr.ss_family == AF_INET6) ? in6->sin6_port :
-                                                   in->sin_port);
+    return ntohs((t->addr.ss_family == AF_INET6) ? in6->sin6_port
+                                                 : in->sin_port);
 }
 
 /* Bytes received and not yet read in the server's accepted sockets (the
@@ -432,14 +427,17 @@ static size_t flood_unread(const flood_target_t *t)
     char line[256];
     FILE *f;
 
-    f = fopen((t->addr.ss_family == AF_INET6) ? "/proc/net/tcp6" :
-                                                "/proc/net/tcp", "r");
+    f = fopen((t->addr.ss_family == AF_INET6) ? "/proc/net/tcp6"
+                                              : "/proc/net/tcp",
+              "r");
     if (f == NULL) {
         return 0;
     }
     while (fgets(line, sizeof(line), f) != NULL) {
-        if ((sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x "
-                    "%*x:%lx", &port, &state, &rx_queue) == 3) &&
+        if ((sscanf(line,
+                    " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x "
+                    "%*x:%lx",
+                    &port, &state, &rx_queue) == 3) &&
             (port == flood_port(t)) && (state != 0x0a /* LISTEN */)) {
             unread += rx_queue;
         }
@@ -465,20 +463,21 @@ static int flood_server_open(flood_server_t *s)
 
     status = test_uct_md_find("tcp", FLOOD_DEV, &s->md, NULL);
     if (status == UCS_ERR_NO_DEVICE) {
-        fprintf(stderr, "tcp_flood: transport tcp on device %s not found "
-                "(is libuct_tcp.so built? UCX_MODULE_DIR?)\n", FLOOD_DEV);
+        fprintf(stderr,
+                "tcp_flood: transport tcp on device %s not found "
+                "(is libuct_tcp.so built? UCX_MODULE_DIR?)\n",
+                FLOOD_DEV);
         return -1;
     } else if (status != UCS_OK) {
         return flood_fail("uct_query_components", status);
     }
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &s->async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &s->async);
     if (status != UCS_OK) {
         s->async = NULL;
         return flood_fail("ucs_async_context_create", status);
     }
-    status = uct_worker_create(s->async, UCS_THREAD_MODE_SINGLE,
-                               &s->worker);
+    status = uct_worker_create(s->async, UCS_THREAD_MODE_SINGLE, &s->worker);
     if (status != UCS_OK) {
         s->worker = NULL;
         return flood_fail("uct_worker_create", status);
@@ -489,8 +488,8 @@ static int flood_server_open(flood_server_t *s)
         return flood_fail("uct_md_iface_config_read", status);
     }
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = "tcp";
     params.mode.device.dev_name = FLOOD_DEV;
@@ -500,8 +499,7 @@ static int flood_server_open(flood_server_t *s)
         s->iface = NULL;
         return flood_fail("uct_iface_open", status);
     }
-    uct_iface_progress_enable(s->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_iface_progress_enable(s->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     return 0;
 }
 
@@ -520,40 +518,42 @@ static int flood_server_address(flood_server_t *s)
     }
     if ((attr.device_addr_len > sizeof(dev)) ||
         (attr.iface_addr_len > sizeof(addr)) || (attr.iface_addr_len < 2)) {
-        fprintf(stderr, "tcp_flood: unexpected tcp address lengths %zu, "
-                "%zu\n", attr.device_addr_len, attr.iface_addr_len);
+        fprintf(stderr,
+                "tcp_flood: unexpected tcp address lengths %zu, "
+                "%zu\n",
+                attr.device_addr_len, attr.iface_addr_len);
         return -1;
     }
-    status = uct_iface_get_device_address(s->iface,
-                                          (uct_device_addr_t*)dev);
+    status = uct_iface_get_device_address(s->iface, (uct_device_addr_t *)dev);
     if (status == UCS_OK) {
-        status = uct_iface_get_address(s->iface, (uct_iface_addr_t*)addr);
+        status = uct_iface_get_address(s->iface, (uct_iface_addr_t *)addr);
     }
     if (status != UCS_OK) {
         return flood_fail("uct_iface_get_address", status);
     }
 
-    memcpy(&port, addr, sizeof(port));    /* network order */
+    memcpy(&port, addr, sizeof(port)); /* network order */
     if (attr.iface_addr_len >= 2 + sizeof(uint64_t)) {
         memcpy(&t->secret, addr + 2, sizeof(t->secret));
     }
     if ((t->proto >= 3) != (attr.iface_addr_len > 2)) {
-        fprintf(stderr, "tcp_flood: warning: speaking protocol %d to a "
+        fprintf(stderr,
+                "tcp_flood: warning: speaking protocol %d to a "
                 "build whose iface address is %zu bytes (v2: 2, v3: 10); "
-                "the handshake will be refused\n", t->proto,
-                attr.iface_addr_len);
+                "the handshake will be refused\n",
+                t->proto, attr.iface_addr_len);
     }
 
     memset(&t->addr, 0, sizeof(t->addr));
     if (dev[0] == AF_INET) {
-        struct sockaddr_in *in = (struct sockaddr_in*)&t->addr;
+        struct sockaddr_in *in = (struct sockaddr_in *)&t->addr;
 
         in->sin_family = AF_INET;
         in->sin_port   = port;
         memcpy(&in->sin_addr, dev + 1, 4);
         t->addr_len = sizeof(*in);
     } else if (dev[0] == AF_INET6) {
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6*)&t->addr;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&t->addr;
 
         in6->sin6_family = AF_INET6;
         in6->sin6_port   = port;
@@ -600,8 +600,8 @@ static int flood_server_register(flood_server_t *s)
         return flood_fail("uct_md_mkey_pack", status);
     }
     s->target.buf_addr = (uintptr_t)s->buf;
-    s->target.rkey     = (md_attr.rkey_packed_size >= 8) ?
-                         flood_get_le(packed, 8) : 0;
+    s->target.rkey =
+        (md_attr.rkey_packed_size >= 8) ? flood_get_le(packed, 8) : 0;
     return 0;
 }
 
@@ -630,8 +630,8 @@ static void flood_server_close(flood_server_t *s)
  * replies read, then close. */
 static int flood_warmup(flood_server_t *s)
 {
-    size_t expect   = FLOOD_HS_REPLY_LEN + FLOOD_ACK_LEN + FLOOD_HDR_LEN +
-                      FLOOD_GET_SIZE;
+    size_t expect =
+        FLOOD_HS_REPLY_LEN + FLOOD_ACK_LEN + FLOOD_HDR_LEN + FLOOD_GET_SIZE;
     double deadline = flood_now() + FLOOD_WARMUP_MAX_SEC;
     uint8_t out[FLOOD_HS_V3_LEN + 64], in[8192];
     size_t len, got = 0;
@@ -643,8 +643,9 @@ static int flood_warmup(flood_server_t *s)
         perror("tcp_flood: socket");
         return -1;
     }
-    if ((connect(fd, (struct sockaddr*)&s->target.addr,
-                 s->target.addr_len) != 0) && (errno != EINPROGRESS)) {
+    if ((connect(fd, (struct sockaddr *)&s->target.addr, s->target.addr_len) !=
+         0) &&
+        (errno != EINPROGRESS)) {
         perror("tcp_flood: warm-up connect");
         goto out;
     }
@@ -654,7 +655,7 @@ static int flood_warmup(flood_server_t *s)
         }
         uct_worker_progress(s->worker);
     }
-    len  = flood_pack_handshake(&s->target, out);
+    len = flood_pack_handshake(&s->target, out);
     len += flood_pack_hdr(out + len, FLOOD_OP_ACK_REQ, 0) - (out + len);
     len += flood_pack_get(&s->target, out + len, 0) - (out + len);
     if (send(fd, out, len, MSG_NOSIGNAL) != (ssize_t)len) {
@@ -666,9 +667,11 @@ static int flood_warmup(flood_server_t *s)
         if (n > 0) {
             got += n;
         } else if (n == 0) {
-            fprintf(stderr, "tcp_flood: the server closed the warm-up "
+            fprintf(stderr,
+                    "tcp_flood: the server closed the warm-up "
                     "connection after %zu of %zu bytes (protocol "
-                    "mismatch?)\n", got, expect);
+                    "mismatch?)\n",
+                    got, expect);
             goto out;
         } else if (flood_now() > deadline) {
             goto timeout;
@@ -679,8 +682,10 @@ static int flood_warmup(flood_server_t *s)
     ret = 0;
     goto out;
 timeout:
-    fprintf(stderr, "tcp_flood: no answer to the warm-up exchange in "
-            "%.0f s\n", FLOOD_WARMUP_MAX_SEC);
+    fprintf(stderr,
+            "tcp_flood: no answer to the warm-up exchange in "
+            "%.0f s\n",
+            FLOOD_WARMUP_MAX_SEC);
 out:
     close(fd);
     return ret;
@@ -735,11 +740,11 @@ static int flood_watch(flood_server_t *s, int report_fd, double deadline,
             return 0;
         } else if ((n == 0) || ((n < 0) && (errno != EAGAIN))) {
             fprintf(stderr, "tcp_flood: the attacker ended without a "
-                    "report\n");
+                            "report\n");
             return -1;
         } else if (now > deadline) {
             fprintf(stderr, "tcp_flood: the attacker did not finish in "
-                    "time: killed\n");
+                            "time: killed\n");
             return -1;
         }
     }
@@ -758,8 +763,9 @@ static void flood_print(flood_kind_t kind, const flood_report_t *r,
         snprintf(drop, sizeof(drop), "%.2f", r->drop_sec);
     }
     printf("%-5s  %8.3f  %12.1f  %12.1f  %13.1f  %10.2f  %6s  %6s  "
-           "%10.0f  %9.1f\n", flood_names[kind], flood_mib(r->sent),
-           flood_mib(base), flood_mib(s->rss_peak), flood_mib(after),
+           "%10.0f  %9.1f\n",
+           flood_names[kind], flood_mib(r->sent), flood_mib(base),
+           flood_mib(s->rss_peak), flood_mib(after),
            (base > 0) ? (double)after / base : 0.0, stop, drop,
            s->unread_peak / 1024.0, heap_kept / (1ul << 20));
     fflush(stdout);
@@ -768,11 +774,11 @@ static void flood_print(flood_kind_t kind, const flood_report_t *r,
 /* One scenario in this (fresh) process; returns the exit code */
 static int flood_scenario(flood_target_t *target, flood_kind_t kind)
 {
-    flood_server_t s        = {.target = *target};
-    flood_report_t report   = {.stop_sec = -1, .drop_sec = -1};
-    uint8_t *pattern        = NULL;
-    int pipe_fds[2]         = {-1, -1};
-    pid_t child             = -1;
+    flood_server_t s      = {.target = *target};
+    flood_report_t report = {.stop_sec = -1, .drop_sec = -1};
+    uint8_t *pattern      = NULL;
+    int pipe_fds[2]       = {-1, -1};
+    pid_t child           = -1;
     size_t msg_len, pattern_len, base, after, heap_base;
     double deadline;
     int ret = 1;
@@ -804,16 +810,15 @@ static int flood_scenario(flood_target_t *target, flood_kind_t kind)
     } else if (child == 0) {
         close(pipe_fds[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        alarm((unsigned)(FLOOD_MAX_SEC + s.target.hold_sec +
-                         FLOOD_MARGIN_SEC));
+        alarm((unsigned)(FLOOD_MAX_SEC + s.target.hold_sec + FLOOD_MARGIN_SEC));
         flood_attacker(&s.target, kind, pattern, pattern_len, pipe_fds[1]);
     }
     close(pipe_fds[1]);
     pipe_fds[1] = -1;
     fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
 
-    deadline = flood_now() + FLOOD_MAX_SEC + s.target.hold_sec +
-               FLOOD_MARGIN_SEC;
+    deadline =
+        flood_now() + FLOOD_MAX_SEC + s.target.hold_sec + FLOOD_MARGIN_SEC;
     if (flood_watch(&s, pipe_fds[0], deadline, &report) != 0) {
         goto out;
     }
@@ -947,8 +952,9 @@ int main(int argc, char **argv)
 
     timeout = getenv("UCX_TCP_PEER_TIMEOUT");
     printf("# tcp_flood: attacker speaks protocol %d on %s, holds %.1f s; "
-           "UCX_TCP_PEER_TIMEOUT=%s\n", target.proto, FLOOD_DEV,
-           target.hold_sec, (timeout != NULL) ? timeout : "(default)");
+           "UCX_TCP_PEER_TIMEOUT=%s\n",
+           target.proto, FLOOD_DEV, target.hold_sec,
+           (timeout != NULL) ? timeout : "(default)");
     printf("# stop_s: flood start to the last byte the socket took (- : "
            "took all)\n"
            "# drop_s: last byte taken to the server's close or reset (- : "
@@ -957,10 +963,9 @@ int main(int argc, char **argv)
            "(back-pressure)\n"
            "# heap_kept_MiB: glibc heap in use after - at base (kept by "
            "the server)\n");
-    printf("%-5s  %8s  %12s  %12s  %13s  %10s  %6s  %6s  %10s  %9s\n",
-           "flood", "sent_MiB", "rss_base_MiB", "rss_peak_MiB",
-           "rss_after_MiB", "after/base", "stop_s", "drop_s", "unread_KiB",
-           "heap_kept_MiB");
+    printf("%-5s  %8s  %12s  %12s  %13s  %10s  %6s  %6s  %10s  %9s\n", "flood",
+           "sent_MiB", "rss_base_MiB", "rss_peak_MiB", "rss_after_MiB",
+           "after/base", "stop_s", "drop_s", "unread_KiB", "heap_kept_MiB");
     fflush(stdout);
 
     for (kind = first; kind <= last; ++kind) {

@@ -63,52 +63,46 @@
 #include <string.h>
 #include <time.h>
 
-#define MEM_DEFAULT_EPS     1000
-#define MEM_TARGET_BYTES    128   /* heap per rc_verbs endpoint */
-#define MEM_BATCH           64    /* connections created, then sent to */
-#define MEM_AM_ID           7
-#define MEM_TIMEOUT_SEC     120.0 /* bound on every wait */
-#define MEM_SETTLE_SEC      0.2
-#define MEM_STALL_SEC       10.0  /* traffic: one send's longest wait */
+#define MEM_DEFAULT_EPS  1000
+#define MEM_TARGET_BYTES 128 /* heap per rc_verbs endpoint */
+#define MEM_BATCH        64  /* connections created, then sent to */
+#define MEM_AM_ID        7
+#define MEM_TIMEOUT_SEC  120.0 /* bound on every wait */
+#define MEM_SETTLE_SEC   0.2
+#define MEM_STALL_SEC    10.0 /* traffic: one send's longest wait */
 
-typedef enum {
-    MEM_TL_RC,
-    MEM_TL_UD
-} mem_tl_t;
+typedef enum { MEM_TL_RC, MEM_TL_UD } mem_tl_t;
 
-typedef enum {
-    MEM_CONNECT_EP,
-    MEM_CONNECT_IFACE
-} mem_connect_mode_t;
+typedef enum { MEM_CONNECT_EP, MEM_CONNECT_IFACE } mem_connect_mode_t;
 
 typedef struct {
-    uct_iface_h      iface;
+    uct_iface_h iface;
     uct_iface_attr_t attr;
-    void             *dev_addr;
-    void             *iface_addr;
+    void *dev_addr;
+    void *iface_addr;
 } mem_iface_t;
 
 typedef struct {
-    const char          *tl_name;
-    mem_tl_t            tl;
-    mem_connect_mode_t  mode;
-    const char          *dev_name;
-    unsigned            num_eps;   /* both interfaces together */
-    unsigned            batch;     /* connections per batch */
-    int                 quiet;
+    const char *tl_name;
+    mem_tl_t tl;
+    mem_connect_mode_t mode;
+    const char *dev_name;
+    unsigned num_eps; /* both interfaces together */
+    unsigned batch;   /* connections per batch */
+    int quiet;
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_md_h            md;
-    mem_iface_t         a;
-    mem_iface_t         b;
-    uct_ep_h            *eps_a;
-    uct_ep_h            *eps_b;    /* NULL entries: B's eps are private */
-    double              *t_create; /* per connection */
-    double              *t_recv;   /* first AM received, 0 before */
-    char                *sent;     /* the AM of the connection went out */
-    unsigned            max_index; /* t_* entries */
-    unsigned long       received;
-    double              loop_sec;  /* of mem_connect(), without flushes */
+    uct_worker_h worker;
+    uct_md_h md;
+    mem_iface_t a;
+    mem_iface_t b;
+    uct_ep_h *eps_a;
+    uct_ep_h *eps_b;    /* NULL entries: B's eps are private */
+    double *t_create;   /* per connection */
+    double *t_recv;     /* first AM received, 0 before */
+    char *sent;         /* the AM of the connection went out */
+    unsigned max_index; /* t_* entries */
+    unsigned long received;
+    double loop_sec; /* of mem_connect(), without flushes */
 } mem_ctx_t;
 
 /* /proc/meminfo fields, in bytes */
@@ -123,19 +117,15 @@ enum {
 };
 
 static const char *meminfo_names[MEMINFO_LAST] = {
-    [MEMINFO_FREE]       = "MemFree",
-    [MEMINFO_AVAILABLE]  = "MemAvailable",
-    [MEMINFO_SLAB]       = "Slab",
-    [MEMINFO_SUNRECLAIM] = "SUnreclaim",
-    [MEMINFO_VMALLOC]    = "VmallocUsed",
-    [MEMINFO_PAGETABLES] = "PageTables"
-};
+    [MEMINFO_FREE] = "MemFree",        [MEMINFO_AVAILABLE] = "MemAvailable",
+    [MEMINFO_SLAB] = "Slab",           [MEMINFO_SUNRECLAIM] = "SUnreclaim",
+    [MEMINFO_VMALLOC] = "VmallocUsed", [MEMINFO_PAGETABLES] = "PageTables"};
 
 typedef struct {
     size_t heap;
-    long   rss;                      /* VmRSS, bytes */
-    long   meminfo[MEMINFO_LAST];    /* bytes; -1 when not read */
-    long   qps;                      /* kernel QPs; -1 when not read */
+    long rss;                   /* VmRSS, bytes */
+    long meminfo[MEMINFO_LAST]; /* bytes; -1 when not read */
+    long qps;                   /* kernel QPs; -1 when not read */
 } mem_sample_t;
 
 static double mem_now(void)
@@ -242,28 +232,27 @@ static ucs_status_t mem_am_handler(void *arg, void *data, size_t length,
 
 static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
 {
-    uint64_t cap = (ctx->mode == MEM_CONNECT_EP) ?
-                   UCT_IFACE_FLAG_CONNECT_TO_EP :
-                   UCT_IFACE_FLAG_CONNECT_TO_IFACE;
+    uint64_t cap = (ctx->mode == MEM_CONNECT_EP)
+                       ? UCT_IFACE_FLAG_CONNECT_TO_EP
+                       : UCT_IFACE_FLAG_CONNECT_TO_IFACE;
     uct_iface_config_t *config;
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL,
-                                      &config);
+    status =
+        uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL, &config);
     if (status != UCS_OK) {
         return mem_fail("uct_md_iface_config_read", status);
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ctx->tl_name;
     params.mode.device.dev_name = ctx->dev_name;
 
-    status = uct_iface_open(ctx->md, ctx->worker, &params, config,
-                            &mi->iface);
+    status = uct_iface_open(ctx->md, ctx->worker, &params, config, &mi->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         mi->iface = NULL;
@@ -276,10 +265,11 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
     }
     if (!(mi->attr.cap.flags & cap) ||
         !(mi->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
-        fprintf(stderr, "verbs_ep_memory: %s/%s cannot connect to %s or "
-                "lacks am_short\n", ctx->tl_name, ctx->dev_name,
-                (ctx->mode == MEM_CONNECT_EP) ? "an endpoint" :
-                "an interface");
+        fprintf(stderr,
+                "verbs_ep_memory: %s/%s cannot connect to %s or "
+                "lacks am_short\n",
+                ctx->tl_name, ctx->dev_name,
+                (ctx->mode == MEM_CONNECT_EP) ? "an endpoint" : "an interface");
         return -1;
     }
 
@@ -300,13 +290,12 @@ static int mem_iface_open(mem_ctx_t *ctx, mem_iface_t *mi)
         }
     }
 
-    status = uct_iface_set_am_handler(mi->iface, MEM_AM_ID, mem_am_handler,
-                                      ctx, UCT_CB_FLAG_SYNC);
+    status = uct_iface_set_am_handler(mi->iface, MEM_AM_ID, mem_am_handler, ctx,
+                                      UCT_CB_FLAG_SYNC);
     if (status != UCS_OK) {
         return mem_fail("uct_iface_set_am_handler", status);
     }
-    uct_iface_progress_enable(mi->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_iface_progress_enable(mi->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     return 0;
 }
 
@@ -336,7 +325,7 @@ static int mem_pair_create(mem_ctx_t *ctx, uct_ep_h *ep_a, uct_ep_h *ep_b,
         params.iface      = ctx->a.iface;
         params.dev_addr   = ctx->b.dev_addr;
         params.iface_addr = ctx->b.iface_addr;
-        status = uct_ep_create(&params, ep_a);
+        status            = uct_ep_create(&params, ep_a);
         if (status != UCS_OK) {
             *ep_a = NULL;
             return mem_fail("uct_ep_create (to an interface)", status);
@@ -346,13 +335,13 @@ static int mem_pair_create(mem_ctx_t *ctx, uct_ep_h *ep_a, uct_ep_h *ep_b,
 
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = ctx->a.iface;
-    status = uct_ep_create(&params, ep_a);
+    status            = uct_ep_create(&params, ep_a);
     if (status != UCS_OK) {
         *ep_a = NULL;
         return mem_fail("uct_ep_create", status);
     }
     params.iface = ctx->b.iface;
-    status = uct_ep_create(&params, ep_b);
+    status       = uct_ep_create(&params, ep_b);
     if (status != UCS_OK) {
         *ep_b = NULL;
         return mem_fail("uct_ep_create", status);
@@ -403,9 +392,10 @@ static int mem_batch_send(mem_ctx_t *ctx, uct_ep_h *eps, unsigned first,
             return 0;
         }
         if (mem_now() > deadline) {
-            fprintf(stderr, "verbs_ep_memory: %u of %u endpoints had no "
-                    "send resources (or no connection) for %.0f s\n", left,
-                    count, MEM_TIMEOUT_SEC);
+            fprintf(stderr,
+                    "verbs_ep_memory: %u of %u endpoints had no "
+                    "send resources (or no connection) for %.0f s\n",
+                    left, count, MEM_TIMEOUT_SEC);
             return -1;
         }
         uct_worker_progress(ctx->worker);
@@ -418,8 +408,10 @@ static int mem_wait_received(mem_ctx_t *ctx, unsigned long count)
 
     while (ctx->received < count) {
         if (mem_now() > deadline) {
-            fprintf(stderr, "verbs_ep_memory: received %lu of %lu messages "
-                    "in %.0f s\n", ctx->received, count, MEM_TIMEOUT_SEC);
+            fprintf(stderr,
+                    "verbs_ep_memory: received %lu of %lu messages "
+                    "in %.0f s\n",
+                    ctx->received, count, MEM_TIMEOUT_SEC);
             return -1;
         }
         uct_worker_progress(ctx->worker);
@@ -428,14 +420,12 @@ static int mem_wait_received(mem_ctx_t *ctx, unsigned long count)
 }
 
 static void mem_comp_cb(uct_completion_t *self)
-{
-}
+{}
 
 static int mem_flush(mem_ctx_t *ctx, uct_iface_h iface)
 {
     double deadline       = mem_now() + MEM_TIMEOUT_SEC;
-    uct_completion_t comp = {.func = mem_comp_cb, .count = 1,
-                             .status = UCS_OK};
+    uct_completion_t comp = {.func = mem_comp_cb, .count = 1, .status = UCS_OK};
     ucs_status_t status;
 
     do {
@@ -493,7 +483,8 @@ static double mem_wait_eps_gone(mem_ctx_t *ctx)
     }
     while (mem_ud_ep_count(ctx) != 0) {
         if (mem_now() > start + MEM_TIMEOUT_SEC) {
-            fprintf(stderr, "verbs_ep_memory: %u endpoints still there "
+            fprintf(stderr,
+                    "verbs_ep_memory: %u endpoints still there "
                     "%.0f s after destroying them all\n",
                     mem_ud_ep_count(ctx), MEM_TIMEOUT_SEC);
             return -1;
@@ -526,8 +517,8 @@ static int mem_connect(mem_ctx_t *ctx, uct_ep_h *eps_a, uct_ep_h *eps_b,
         n = ucs_min(pairs - i, ctx->batch);
         for (j = i; j < i + n; ++j) {
             ctx->t_create[j] = mem_now();
-            if (mem_pair_create(ctx, &eps_a[j], &eps_b[j], addr_a,
-                                addr_b) != 0) {
+            if (mem_pair_create(ctx, &eps_a[j], &eps_b[j], addr_a, addr_b) !=
+                0) {
                 goto out;
             }
         }
@@ -540,8 +531,10 @@ static int mem_connect(mem_ctx_t *ctx, uct_ep_h *eps_a, uct_ep_h *eps_b,
         }
     }
     ctx->loop_sec = mem_now() - ctx->loop_sec;
-    ret = ((mem_flush(ctx, ctx->a.iface) == 0) &&
-           (mem_flush(ctx, ctx->b.iface) == 0)) ? 0 : -1;
+    ret           = ((mem_flush(ctx, ctx->a.iface) == 0) &&
+           (mem_flush(ctx, ctx->b.iface) == 0))
+                        ? 0
+                        : -1;
     mem_settle(ctx);
 
 out:
@@ -572,16 +565,16 @@ typedef struct {
     mem_sample_t base;
     mem_sample_t conn;
     mem_sample_t gone;
-    double       connect_sec;
-    double       gone_sec;     /* destroy until no ep left, or -1 */
-    double       loop_sec;      /* the same without the final flush */
-    double       am_p50;        /* traffic: one AM's delivery, seconds */
-    double       am_rate;       /* traffic: AMs per second */
-    double       lat_p50;       /* connection time, seconds */
-    double       lat_p99;
-    double       lat_max;
-    size_t       table_bytes;   /* both ifaces' tables of ep pointers */
-    unsigned     ahs;           /* both ifaces' address handles */
+    double connect_sec;
+    double gone_sec; /* destroy until no ep left, or -1 */
+    double loop_sec; /* the same without the final flush */
+    double am_p50;   /* traffic: one AM's delivery, seconds */
+    double am_rate;  /* traffic: AMs per second */
+    double lat_p50;  /* connection time, seconds */
+    double lat_p99;
+    double lat_max;
+    size_t table_bytes; /* both ifaces' tables of ep pointers */
+    unsigned ahs;       /* both ifaces' address handles */
 } mem_round_t;
 
 /* The interfaces' tables that grow with the endpoints: rc_verbs' qp_num
@@ -600,7 +593,7 @@ static size_t mem_table_bytes(mem_ctx_t *ctx)
     ub = uct_ud_iface(ctx->b.iface);
     return ((size_t)ua->eps.size + ub->eps.size) * sizeof(*ua->eps.slots) +
            ((size_t)ua->conns.mask + 1 + ub->conns.mask + 1) *
-           sizeof(*ua->conns.buckets);
+               sizeof(*ua->conns.buckets);
 }
 
 static unsigned mem_ah_count(mem_ctx_t *ctx)
@@ -614,7 +607,7 @@ static unsigned mem_ah_count(mem_ctx_t *ctx)
 
 static int mem_cmp_double(const void *a, const void *b)
 {
-    double x = *(const double*)a, y = *(const double*)b;
+    double x = *(const double *)a, y = *(const double *)b;
 
     return (x > y) - (x < y);
 }
@@ -655,8 +648,10 @@ static int mem_send_one(mem_ctx_t *ctx, unsigned i)
         } else if (status != UCS_ERR_NO_RESOURCE) {
             return mem_fail("uct_ep_am_short", status);
         } else if (mem_now() > deadline) {
-            fprintf(stderr, "verbs_ep_memory: endpoint %u of A had no send "
-                    "resources for %.0f s\n", i, MEM_STALL_SEC);
+            fprintf(stderr,
+                    "verbs_ep_memory: endpoint %u of A had no send "
+                    "resources for %.0f s\n",
+                    i, MEM_STALL_SEC);
             return -1;
         }
         uct_worker_progress(ctx->worker);
@@ -680,8 +675,8 @@ static int mem_traffic(mem_ctx_t *ctx, unsigned pairs, mem_round_t *r)
     for (k = 0; k < lat_count; ++k) {
         expected = ctx->received + 1;
         t0       = mem_now();
-        if ((mem_send_one(ctx, (unsigned)((uint64_t)k * pairs /
-                                          lat_count)) != 0) ||
+        if ((mem_send_one(ctx, (unsigned)((uint64_t)k * pairs / lat_count)) !=
+             0) ||
             (mem_wait_received(ctx, expected) != 0)) {
             free(lat);
             return -1;
@@ -697,8 +692,10 @@ static int mem_traffic(mem_ctx_t *ctx, unsigned pairs, mem_round_t *r)
     t0       = mem_now();
     for (k = 0; k < msgs; ++k) {
         if (mem_send_one(ctx, k % pairs) != 0) {
-            fprintf(stderr, "verbs_ep_memory: the round-robin stalled "
-                    "after %u of %u messages\n", k, msgs);
+            fprintf(stderr,
+                    "verbs_ep_memory: the round-robin stalled "
+                    "after %u of %u messages\n",
+                    k, msgs);
             /* what went out must arrive before the next round counts */
             (void)mem_wait_received(ctx, base + lat_count + k);
             return -1;
@@ -750,22 +747,20 @@ static int mem_round(mem_ctx_t *ctx, mem_round_t *r, int traffic)
     return mem_latencies(ctx, pairs, r);
 }
 
-static void mem_print_round(const char *name, const mem_round_t *r,
-                            unsigned n)
+static void mem_print_round(const char *name, const mem_round_t *r, unsigned n)
 {
     int i;
 
-    printf("  %-6s %8.0f %8.0f", name,
-           mem_per(r->conn.heap, r->base.heap, n),
+    printf("  %-6s %8.0f %8.0f", name, mem_per(r->conn.heap, r->base.heap, n),
            mem_per(r->conn.heap, r->gone.heap, n));
     for (i = 0; i < MEMINFO_LAST; ++i) {
         /* memory taken is what MemFree/MemAvailable lost */
         if ((i == MEMINFO_FREE) || (i == MEMINFO_AVAILABLE)) {
-            printf(" %9.0f", mem_per(r->base.meminfo[i], r->conn.meminfo[i],
-                                     n));
+            printf(" %9.0f",
+                   mem_per(r->base.meminfo[i], r->conn.meminfo[i], n));
         } else {
-            printf(" %9.0f", mem_per(r->conn.meminfo[i], r->base.meminfo[i],
-                                     n));
+            printf(" %9.0f",
+                   mem_per(r->conn.meminfo[i], r->base.meminfo[i], n));
         }
     }
     printf(" %8.0f %7.1f\n", mem_per(r->conn.rss, r->base.rss, n),
@@ -789,7 +784,7 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
     char dev[64];
     size_t before, after;
     unsigned i, n = ctx->num_eps;
-    int num, ret = -1;
+    int num, ret  = -1;
 
     snprintf(dev, sizeof(dev), "%s", ctx->dev_name);
     dev[strcspn(dev, ":")] = '\0';
@@ -809,8 +804,10 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
         ibv_free_device_list(list);
     }
     if (ibctx == NULL) {
-        fprintf(stderr, "verbs_ep_memory: cannot open %s with "
-                "libibverbs\n", dev);
+        fprintf(stderr,
+                "verbs_ep_memory: cannot open %s with "
+                "libibverbs\n",
+                dev);
         goto out;
     }
     pd = ibv_alloc_pd(ibctx);
@@ -818,10 +815,9 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
     memset(&srq_attr, 0, sizeof(srq_attr));
     srq_attr.attr.max_wr  = 64;
     srq_attr.attr.max_sge = 1;
-    srq = (cq != NULL) ? ibv_create_srq(pd, &srq_attr) : NULL;
+    srq                   = (cq != NULL) ? ibv_create_srq(pd, &srq_attr) : NULL;
     if (srq == NULL) {
-        fprintf(stderr, "verbs_ep_memory: pd/cq/srq on %s failed: %m\n",
-                dev);
+        fprintf(stderr, "verbs_ep_memory: pd/cq/srq on %s failed: %m\n", dev);
         goto out;
     }
 
@@ -838,8 +834,10 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
     for (i = 0; i < n; ++i) {
         qps[i] = ibv_create_qp(pd, &attr);
         if (qps[i] == NULL) {
-            fprintf(stderr, "verbs_ep_memory: bare QP %u of %u failed: "
-                    "%m\n", i + 1, n);
+            fprintf(stderr,
+                    "verbs_ep_memory: bare QP %u of %u failed: "
+                    "%m\n",
+                    i + 1, n);
             goto out;
         }
     }
@@ -880,13 +878,12 @@ static size_t mem_chunk(size_t size)
 
 static size_t mem_ep_struct(const mem_ctx_t *ctx)
 {
-    return (ctx->tl == MEM_TL_RC) ? sizeof(uct_rc_ep_t) :
-                                    sizeof(uct_ud_ep_t);
+    return (ctx->tl == MEM_TL_RC) ? sizeof(uct_rc_ep_t) : sizeof(uct_ud_ep_t);
 }
 
 /* Send queue length, SGEs and inline size of interface A */
-static void mem_tx_config(const mem_ctx_t *ctx, unsigned *txq,
-                          unsigned *sges, size_t *inl)
+static void mem_tx_config(const mem_ctx_t *ctx, unsigned *txq, unsigned *sges,
+                          size_t *inl)
 {
     const uct_rc_iface_t *rc;
     const uct_ud_iface_t *ud;
@@ -905,8 +902,7 @@ static void mem_tx_config(const mem_ctx_t *ctx, unsigned *txq,
 }
 
 /* Difference of two kernel QP counts, "-1" when either is unknown */
-static long mem_qp_delta(const mem_sample_t *after,
-                         const mem_sample_t *before)
+static long mem_qp_delta(const mem_sample_t *after, const mem_sample_t *before)
 {
     if ((after->qps < 0) || (before->qps < 0)) {
         return -1;
@@ -923,9 +919,12 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
 
     printf("%s/%s: %u connected endpoints (%u connections between two "
            "interfaces, %s), send queue %u (TX_QUEUE_LEN), %u SGEs, inline "
-           "%zu\n", ctx->tl_name, ctx->dev_name, n, n / 2,
-           (ctx->mode == MEM_CONNECT_EP) ? "CONNECT_TO_EP" :
-           "CONNECT_TO_IFACE, B's endpoints private", txq, sges, inl);
+           "%zu\n",
+           ctx->tl_name, ctx->dev_name, n, n / 2,
+           (ctx->mode == MEM_CONNECT_EP)
+               ? "CONNECT_TO_EP"
+               : "CONNECT_TO_IFACE, B's endpoints private",
+           txq, sges, inl);
     printf("per endpoint, both sides counted, bytes (heap: conn = "
            "connected - base,\n  ep = connected - destroyed; kernel: "
            "/proc/meminfo deltas; rss: VmRSS delta;\n  s: seconds to "
@@ -951,13 +950,13 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
            mem_qp_delta(&second->conn, &second->base), second->ahs);
     printf("connection time (create to first AM received, batches of "
            "%u): median %.2f ms, p99 %.2f ms, max %.2f ms; %.0f us per "
-           "connection in all\n", ctx->batch, second->lat_p50 * 1e3,
-           second->lat_p99 * 1e3, second->lat_max * 1e3,
-           second->loop_sec * 1e6 / (n / 2));
+           "connection in all\n",
+           ctx->batch, second->lat_p50 * 1e3, second->lat_p99 * 1e3,
+           second->lat_max * 1e3, second->loop_sec * 1e6 / (n / 2));
     printf("traffic over all %u connections (first round, one thread "
            "polling both sides):\n  one AM send to handler, median %.1f "
-           "us; %.0f AMs per second round-robin%s\n", n / 2,
-           first->am_p50 * 1e6, first->am_rate,
+           "us; %.0f AMs per second round-robin%s\n",
+           n / 2, first->am_p50 * 1e6, first->am_rate,
            (first->am_rate == -2) ? " (-2: stalled, see above)" : "");
     if (second->gone.heap > second->base.heap + n) {
         printf("after destroying the user's endpoints, %.0f bytes per ep "
@@ -966,7 +965,8 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
     }
     if (ctx->tl == MEM_TL_UD) {
         printf("no endpoint left on either side %.2f s after destroying "
-               "the user's\n", second->gone_sec);
+               "the user's\n",
+               second->gone_sec);
     }
 }
 
@@ -990,8 +990,7 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
     mem_destroy_eps(&warm_b, 1);
     mem_settle(ctx);
 
-    if ((mem_round(ctx, &first, 1) != 0) ||
-        (mem_round(ctx, &second, 0) != 0)) {
+    if ((mem_round(ctx, &first, 1) != 0) || (mem_round(ctx, &second, 0) != 0)) {
         return -1;
     }
     if (raw_verbs && (ctx->tl == MEM_TL_RC) &&
@@ -1010,8 +1009,8 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
 
     /* One machine-readable line for scripts */
     printf("result tl=%s mode=%s eps=%u txq=%u heap=%.0f heap_ep=%.0f",
-           ctx->tl_name, (ctx->mode == MEM_CONNECT_EP) ? "ep" : "iface", n,
-           txq, mem_per(second.conn.heap, second.base.heap, n),
+           ctx->tl_name, (ctx->mode == MEM_CONNECT_EP) ? "ep" : "iface", n, txq,
+           mem_per(second.conn.heap, second.base.heap, n),
            mem_per(second.conn.heap, second.gone.heap, n));
     printf(" memfree=%.0f slab=%.0f sunreclaim=%.0f vmalloc=%.0f "
            "pagetables=%.0f rss=%.0f",
@@ -1038,10 +1037,10 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
     printf(" qps=%ld ahs=%u kept=%.0f conn_p50_ms=%.2f conn_p99_ms=%.2f "
            "conn_max_ms=%.2f conn_us=%.0f batch=%u am_us=%.1f am_rate=%.0f\n",
            mem_qp_delta(&second.conn, &second.base), second.ahs,
-           mem_per(second.gone.heap, second.base.heap, n),
-           second.lat_p50 * 1e3, second.lat_p99 * 1e3,
-           second.lat_max * 1e3, second.loop_sec * 1e6 / (n / 2),
-           ctx->batch, first.am_p50 * 1e6, first.am_rate);
+           mem_per(second.gone.heap, second.base.heap, n), second.lat_p50 * 1e3,
+           second.lat_p99 * 1e3, second.lat_max * 1e3,
+           second.loop_sec * 1e6 / (n / 2), ctx->batch, first.am_p50 * 1e6,
+           first.am_rate);
     if (!ctx->quiet && (ctx->tl == MEM_TL_RC)) {
         printf("rc_verbs heap per connected ep: %.0f bytes (target <= %d)\n",
                mem_per(second.conn.heap, second.base.heap, n),
@@ -1069,11 +1068,11 @@ static void mem_usage(void)
            "               heap\n"
            "  -q           only the machine-readable result line\n"
            "UCX_IB_TX_QUEUE_LEN and the other UCX_RC_*/UCX_UD_*/UCX_IB_* "
-           "variables apply.\n", MEM_DEFAULT_EPS, MEM_BATCH);
+           "variables apply.\n",
+           MEM_DEFAULT_EPS, MEM_BATCH);
 }
 
-static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv,
-                          int *raw_verbs)
+static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv, int *raw_verbs)
 {
     char *end;
     int c;
@@ -1086,8 +1085,10 @@ static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv,
             } else if (!strcmp(optarg, UCT_UD_VERBS_NAME)) {
                 ctx->tl = MEM_TL_UD;
             } else {
-                fprintf(stderr, "verbs_ep_memory: -t wants rc_verbs or "
-                        "ud_verbs, not '%s'\n", optarg);
+                fprintf(stderr,
+                        "verbs_ep_memory: -t wants rc_verbs or "
+                        "ud_verbs, not '%s'\n",
+                        optarg);
                 return 1;
             }
             ctx->tl_name = optarg;
@@ -1098,8 +1099,10 @@ static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv,
             } else if (!strcmp(optarg, "iface")) {
                 ctx->mode = MEM_CONNECT_IFACE;
             } else {
-                fprintf(stderr, "verbs_ep_memory: -m wants ep or iface, "
-                        "not '%s'\n", optarg);
+                fprintf(stderr,
+                        "verbs_ep_memory: -m wants ep or iface, "
+                        "not '%s'\n",
+                        optarg);
                 return 1;
             }
             break;
@@ -1107,8 +1110,10 @@ static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv,
             ctx->num_eps = strtoul(optarg, &end, 10);
             if ((*end != '\0') || (ctx->num_eps < 2) ||
                 (ctx->num_eps % 2 != 0)) {
-                fprintf(stderr, "verbs_ep_memory: -n wants an even number "
-                        "of at least 2, not '%s'\n", optarg);
+                fprintf(stderr,
+                        "verbs_ep_memory: -n wants an even number "
+                        "of at least 2, not '%s'\n",
+                        optarg);
                 return 1;
             }
             break;
@@ -1118,8 +1123,10 @@ static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv,
         case 'B':
             ctx->batch = strtoul(optarg, &end, 10);
             if ((*end != '\0') || (ctx->batch == 0)) {
-                fprintf(stderr, "verbs_ep_memory: -B wants a positive "
-                        "number, not '%s'\n", optarg);
+                fprintf(stderr,
+                        "verbs_ep_memory: -B wants a positive "
+                        "number, not '%s'\n",
+                        optarg);
                 return 1;
             }
             break;
@@ -1139,7 +1146,7 @@ static int mem_parse_args(mem_ctx_t *ctx, int argc, char **argv,
     }
     if ((ctx->tl == MEM_TL_RC) && (ctx->mode == MEM_CONNECT_IFACE)) {
         fprintf(stderr, "verbs_ep_memory: rc_verbs connects endpoints to "
-                "endpoints only (-m ep)\n");
+                        "endpoints only (-m ep)\n");
         return 1;
     }
     return 0;
@@ -1175,34 +1182,35 @@ int main(int argc, char **argv)
     ctx.t_create  = calloc(pairs, sizeof(*ctx.t_create));
     ctx.t_recv    = calloc(pairs, sizeof(*ctx.t_recv));
     ctx.sent      = calloc(pairs, 1);
-    if ((ctx.eps_a == NULL) || (ctx.eps_b == NULL) ||
-        (ctx.t_create == NULL) || (ctx.t_recv == NULL) ||
-        (ctx.sent == NULL)) {
-        fprintf(stderr, "verbs_ep_memory: out of memory for %u endpoint "
-                "handles\n", ctx.num_eps);
+    if ((ctx.eps_a == NULL) || (ctx.eps_b == NULL) || (ctx.t_create == NULL) ||
+        (ctx.t_recv == NULL) || (ctx.sent == NULL)) {
+        fprintf(stderr,
+                "verbs_ep_memory: out of memory for %u endpoint "
+                "handles\n",
+                ctx.num_eps);
         goto out;
     }
 
     status = test_uct_md_find(ctx.tl_name, ctx.dev_name, &ctx.md, NULL);
     if (status == UCS_ERR_NO_DEVICE) {
-        fprintf(stderr, "verbs_ep_memory: %s on %s not found (run it where "
+        fprintf(stderr,
+                "verbs_ep_memory: %s on %s not found (run it where "
                 "an RDMA device is, e.g. contrib/bench/verbs_ep_memory.sh; "
-                "uct_info -d lists the devices)\n", ctx.tl_name,
-                ctx.dev_name);
+                "uct_info -d lists the devices)\n",
+                ctx.tl_name, ctx.dev_name);
         goto out;
     } else if (status != UCS_OK) {
         mem_fail("uct_query_components", status);
         goto out;
     }
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &ctx.async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx.async);
     if (status != UCS_OK) {
         ctx.async = NULL;
         mem_fail("ucs_async_context_create", status);
         goto out;
     }
-    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE,
-                               &ctx.worker);
+    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE, &ctx.worker);
     if (status != UCS_OK) {
         ctx.worker = NULL;
         mem_fail("uct_worker_create", status);

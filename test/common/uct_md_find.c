@@ -14,8 +14,7 @@ static int test_uct_md_offers(uct_md_h md, const char *tl_name,
     unsigned i, num_resources;
     int found = 0;
 
-    if (uct_md_query_tl_resources(md, &resources, &num_resources) !=
-        UCS_OK) {
+    if (uct_md_query_tl_resources(md, &resources, &num_resources) != UCS_OK) {
         return 0;
     }
     for (i = 0; (i < num_resources) && !found; ++i) {
@@ -41,8 +40,8 @@ static uct_md_h test_uct_component_find(uct_component_h component,
     if (uct_component_query(component, &attr) != UCS_OK) {
         return NULL;
     }
-    attr.md_resources = calloc(attr.md_resource_count + 1,
-                               sizeof(*attr.md_resources));
+    attr.md_resources =
+        calloc(attr.md_resource_count + 1, sizeof(*attr.md_resources));
     if (attr.md_resources == NULL) {
         return NULL;
     }
@@ -56,8 +55,8 @@ static uct_md_h test_uct_component_find(uct_component_h component,
         if (uct_md_config_read(component, NULL, NULL, &config) != UCS_OK) {
             continue;
         }
-        if (uct_md_open(component, attr.md_resources[i].md_name, config,
-                        &md) == UCS_OK) {
+        if (uct_md_open(component, attr.md_resources[i].md_name, config, &md) ==
+            UCS_OK) {
             if (test_uct_md_offers(md, tl_name, dev_name)) {
                 found = md;
             } else {

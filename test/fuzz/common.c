@@ -3,7 +3,7 @@
  * log.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"

@@ -24,16 +24,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * Abort with a message naming the harness's broken rule. For rules the
  * code under test must keep; the input is saved by libFuzzer.
  */
-#define fuzz_check(_cond, _fmt, ...) \
-    do { \
-        if (!(_cond)) { \
+#define fuzz_check(_cond, _fmt, ...)                                    \
+    do {                                                                \
+        if (!(_cond)) {                                                 \
             fuzz_fail(__FILE__, __LINE__, #_cond, _fmt, ##__VA_ARGS__); \
-        } \
+        }                                                               \
     } while (0)
 
 void fuzz_fail(const char *file, unsigned line, const char *cond,
                const char *fmt, ...)
-        __attribute__((noreturn, format(printf, 4, 5)));
+    __attribute__((noreturn, format(printf, 4, 5)));
 
 /**
  * Push a log handler that formats every message up to @a level (so a bad

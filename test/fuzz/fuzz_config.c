@@ -25,11 +25,11 @@
  * undefined behaviour or a leak.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* memfd_create */
+#define _GNU_SOURCE /* memfd_create */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"
@@ -46,53 +46,52 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define FUZZ_VALUE_MAX   4096 /* as the parser's own buffers */
-#define FUZZ_MAX_FIELDS  256
-#define FUZZ_MAX_TABLES  64
-#define FUZZ_MAX_ENV     16
+#define FUZZ_VALUE_MAX  4096 /* as the parser's own buffers */
+#define FUZZ_MAX_FIELDS 256
+#define FUZZ_MAX_TABLES 64
+#define FUZZ_MAX_ENV    16
 
 /* ---- the harness's table: every value type, nested tables ---- */
 
 static const char *fuzz_enum_names[] = {"alpha", "beta", "gamma", NULL};
 
 static const char *fuzz_bitmap_names[] = {
-    "b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11",
-    "b12", "b13", "b14", "b15", "b16", "b17", "b18", "b19", "b20", "b21",
-    "b22", "b23", "b24", "b25", "b26", "b27", "b28", "b29", "b30", "b31",
-    "b32", "b33", NULL
-};
+    "b0",  "b1",  "b2",  "b3",  "b4",  "b5",  "b6",  "b7",  "b8",
+    "b9",  "b10", "b11", "b12", "b13", "b14", "b15", "b16", "b17",
+    "b18", "b19", "b20", "b21", "b22", "b23", "b24", "b25", "b26",
+    "b27", "b28", "b29", "b30", "b31", "b32", "b33", NULL};
 
 typedef struct {
-    int    value;
+    int value;
     size_t seg;
 } fuzz_inner_opts_t;
 
 typedef struct {
     fuzz_inner_opts_t inner;
-    unsigned          count;
-    char              *name;
+    unsigned count;
+    char *name;
 } fuzz_mid_opts_t;
 
 typedef struct {
-    char                     *string;
-    int                      int_value;
-    unsigned                 uint_value;
-    unsigned long            ulong_value;
-    unsigned long            ulunits;
-    double                   double_value;
-    int                      bool_value;
-    int                      ternary;
-    int                      ternary_auto;
-    unsigned                 enum_value;
-    unsigned                 bitmap;
-    size_t                   memunits;
-    double                   time;
-    double                   bw;
+    char *string;
+    int int_value;
+    unsigned uint_value;
+    unsigned long ulong_value;
+    unsigned long ulunits;
+    double double_value;
+    int bool_value;
+    int ternary;
+    int ternary_auto;
+    unsigned enum_value;
+    unsigned bitmap;
+    size_t memunits;
+    double time;
+    double bw;
     ucs_config_names_array_t array;
-    ucs_config_allow_list_t  allow;
-    ucs_range_spec_t         range;
-    fuzz_mid_opts_t          mid;
-    fuzz_inner_opts_t        flat;
+    ucs_config_allow_list_t allow;
+    ucs_range_spec_t range;
+    fuzz_mid_opts_t mid;
+    fuzz_inner_opts_t flat;
 } fuzz_opts_t;
 
 static ucs_config_field_t fuzz_inner_table[] = {
@@ -100,8 +99,7 @@ static ucs_config_field_t fuzz_inner_table[] = {
      ucs_offsetof(fuzz_inner_opts_t, value), UCS_CONFIG_TYPE_INT},
     {"SEG", "8k", "A size of the innermost table.",
      ucs_offsetof(fuzz_inner_opts_t, seg), UCS_CONFIG_TYPE_MEMUNITS},
-    {NULL}
-};
+    {NULL}};
 
 static ucs_config_field_t fuzz_mid_table[] = {
     {"INNER_", "SEG=16k;INT=-3", "Nested table with default overrides.",
@@ -112,8 +110,7 @@ static ucs_config_field_t fuzz_mid_table[] = {
     {"NAME", "mid", NULL, ucs_offsetof(fuzz_mid_opts_t, name),
      UCS_CONFIG_TYPE_STRING},
     {"OLD", "", "A removed variable.", 0, UCS_CONFIG_TYPE_DEPRECATED},
-    {NULL}
-};
+    {NULL}};
 
 /* The types fuzzed by mode '0', in order: selector 'A' is the first */
 static ucs_config_field_t fuzz_types[] = {
@@ -123,8 +120,8 @@ static ucs_config_field_t fuzz_types[] = {
      UCS_CONFIG_TYPE_INT},
     {"UINT", "7", "An unsigned.", ucs_offsetof(fuzz_opts_t, uint_value),
      UCS_CONFIG_TYPE_UINT},
-    {"ULONG", "70", "An unsigned long.",
-     ucs_offsetof(fuzz_opts_t, ulong_value), UCS_CONFIG_TYPE_ULONG},
+    {"ULONG", "70", "An unsigned long.", ucs_offsetof(fuzz_opts_t, ulong_value),
+     UCS_CONFIG_TYPE_ULONG},
     {"ULUNITS", "auto", "Unsigned long units.",
      ucs_offsetof(fuzz_opts_t, ulunits), UCS_CONFIG_TYPE_ULUNITS},
     {"DOUBLE", "0.5", "A double.", ucs_offsetof(fuzz_opts_t, double_value),
@@ -151,8 +148,7 @@ static ucs_config_field_t fuzz_types[] = {
      UCS_CONFIG_TYPE_ALLOW_LIST},
     {"RANGE", "1000-2000", "A range.", ucs_offsetof(fuzz_opts_t, range),
      UCS_CONFIG_TYPE_RANGE},
-    {NULL}
-};
+    {NULL}};
 
 static ucs_config_field_t fuzz_table[] = {
     {"", "", NULL, 0, UCS_CONFIG_TYPE_TABLE(fuzz_types)},
@@ -160,19 +156,18 @@ static ucs_config_field_t fuzz_table[] = {
      UCS_CONFIG_TYPE_TABLE(fuzz_mid_table)},
     {"", "INT=5", NULL, ucs_offsetof(fuzz_opts_t, flat),
      UCS_CONFIG_TYPE_TABLE(fuzz_inner_table)},
-    {NULL}
-};
+    {NULL}};
 
 /* ---- state set up once ---- */
 
 static struct {
-    const ucs_config_field_t             *fields[FUZZ_MAX_FIELDS];
-    unsigned                             num_fields;
+    const ucs_config_field_t *fields[FUZZ_MAX_FIELDS];
+    unsigned num_fields;
     const ucs_config_global_list_entry_t *tables[FUZZ_MAX_TABLES];
-    unsigned                             num_tables;
-    int                                  memfd;
-    char                                 memfd_path[64];
-    FILE                                 *null_stream;
+    unsigned num_tables;
+    int memfd;
+    char memfd_path[64];
+    FILE *null_stream;
 } fuzz_ctx;
 
 /* Whether a field of the same type (read function and argument) is known */
@@ -196,8 +191,7 @@ static void fuzz_add_fields(const ucs_config_field_t *fields)
     for (field = fields; field->name != NULL; ++field) {
         if (field->parser.flags & UCS_CONFIG_PARSER_FLAG_TABLE) {
             fuzz_add_fields(field->parser.arg);
-        } else if (!(field->parser.flags &
-                     UCS_CONFIG_PARSER_FLAG_DEPRECATED) &&
+        } else if (!(field->parser.flags & UCS_CONFIG_PARSER_FLAG_DEPRECATED) &&
                    !fuzz_field_known(field) &&
                    (fuzz_ctx.num_fields < FUZZ_MAX_FIELDS)) {
             fuzz_ctx.fields[fuzz_ctx.num_fields++] = field;
@@ -296,8 +290,8 @@ static void fuzz_release(const ucs_config_parser_t *parser, void *value)
 }
 
 /* Print @a value into buffers of exactly @a max bytes */
-static void fuzz_write_short(const ucs_config_field_t *field,
-                             const void *value, size_t max)
+static void fuzz_write_short(const ucs_config_field_t *field, const void *value,
+                             size_t max)
 {
     char *buf = malloc(max);
 
@@ -349,30 +343,34 @@ static void fuzz_value(const uint8_t *data, size_t size)
     again     = calloc(1, parser->size);
     copy      = calloc(1, parser->size);
     fuzz_check((printed != NULL) && (reprinted != NULL) && (again != NULL) &&
-               (copy != NULL), "no memory");
+                   (copy != NULL),
+               "no memory");
 
     parser->write(printed, FUZZ_VALUE_MAX, value, parser->arg);
     fuzz_check(memchr(printed, '\0', FUZZ_VALUE_MAX) != NULL,
                "%s: write() left no terminating NUL", field->name);
     if (strlen(printed) < FUZZ_VALUE_MAX - 1) { /* not truncated */
         status = parser->read(printed, again, parser->arg);
-        fuzz_check(status == UCS_OK, "%s: '%s' parsed, printed as '%s', "
-                   "which does not parse: %s", field->name, input, printed,
-                   ucs_status_string(status));
+        fuzz_check(status == UCS_OK,
+                   "%s: '%s' parsed, printed as '%s', "
+                   "which does not parse: %s",
+                   field->name, input, printed, ucs_status_string(status));
 
         parser->write(reprinted, FUZZ_VALUE_MAX, again, parser->arg);
-        fuzz_check(!strcmp(printed, reprinted), "%s: '%s' printed as '%s', "
-                   "which parses to a value printed as '%s'", field->name,
-                   input, printed, reprinted);
+        fuzz_check(!strcmp(printed, reprinted),
+                   "%s: '%s' printed as '%s', "
+                   "which parses to a value printed as '%s'",
+                   field->name, input, printed, reprinted);
         if (fuzz_is_double(parser)) {
-            fuzz_check(fuzz_doubles_equal(*(double*)value, *(double*)again),
+            fuzz_check(fuzz_doubles_equal(*(double *)value, *(double *)again),
                        "%s: '%s' is %.17g, printed as '%s', which is %.17g",
-                       field->name, input, *(double*)value, printed,
-                       *(double*)again);
+                       field->name, input, *(double *)value, printed,
+                       *(double *)again);
         } else if (fuzz_is_plain(parser)) {
             fuzz_check(!memcmp(value, again, parser->size),
                        "%s: '%s' printed as '%s' does not parse to the same "
-                       "value", field->name, input, printed);
+                       "value",
+                       field->name, input, printed);
         }
         fuzz_release(parser, again);
     }
@@ -383,9 +381,10 @@ static void fuzz_value(const uint8_t *data, size_t size)
         fuzz_check(status == UCS_OK, "%s: clone failed: %s", field->name,
                    ucs_status_string(status));
         parser->write(reprinted, FUZZ_VALUE_MAX, copy, parser->arg);
-        fuzz_check(!strcmp(printed, reprinted), "%s: '%s' printed as '%s', "
-                   "its clone as '%s'", field->name, input, printed,
-                   reprinted);
+        fuzz_check(!strcmp(printed, reprinted),
+                   "%s: '%s' printed as '%s', "
+                   "its clone as '%s'",
+                   field->name, input, printed, reprinted);
         fuzz_release(parser, copy);
     }
 
@@ -425,19 +424,19 @@ static void fuzz_fill_print_release(const ucs_config_field_t *fields,
     status = ucs_config_parser_fill_opts_file(opts, fields, NULL, prefix,
                                               filename, ignore_errors);
     if (status == UCS_OK) {
-        ucs_config_parser_print_opts(fuzz_ctx.null_stream, "fuzz", opts,
-                                     fields, prefix, NULL,
-                                     UCS_CONFIG_PRINT_CONFIG |
-                                     UCS_CONFIG_PRINT_HEADER |
-                                     UCS_CONFIG_PRINT_DOC |
-                                     UCS_CONFIG_PRINT_HIDDEN);
+        ucs_config_parser_print_opts(
+            fuzz_ctx.null_stream, "fuzz", opts, fields, prefix, NULL,
+            UCS_CONFIG_PRINT_CONFIG | UCS_CONFIG_PRINT_HEADER |
+                UCS_CONFIG_PRINT_DOC | UCS_CONFIG_PRINT_HIDDEN);
         if (ucs_config_parser_clone_opts(opts, copy, fields) == UCS_OK) {
             ucs_config_parser_release_opts(copy, fields);
         }
         ucs_config_parser_release_opts(opts, fields);
     } else {
-        fuzz_check(ignore_errors == 0, "%s: filling with ignore_errors "
-                   "failed: %s", prefix, ucs_status_string(status));
+        fuzz_check(ignore_errors == 0,
+                   "%s: filling with ignore_errors "
+                   "failed: %s",
+                   prefix, ucs_status_string(status));
     }
 
     free(copy);
@@ -473,8 +472,7 @@ static void fuzz_env(uint8_t options, const uint8_t *data, size_t size)
     char *line, *next, *eq, *name;
     size_t len;
 
-    for (line = text; (line != NULL) && (count < FUZZ_MAX_ENV);
-         line = next) {
+    for (line = text; (line != NULL) && (count < FUZZ_MAX_ENV); line = next) {
         next = strchr(line, '\n');
         if (next != NULL) {
             *(next++) = '\0';
@@ -500,7 +498,7 @@ static void fuzz_env(uint8_t options, const uint8_t *data, size_t size)
 
     /* the environment points to vars[]: remove before freeing */
     for (i = 0; i < count; ++i) {
-        name = fuzz_strndup((const uint8_t*)vars[i],
+        name = fuzz_strndup((const uint8_t *)vars[i],
                             (size_t)(strchr(vars[i], '=') - vars[i]));
         unsetenv(name);
         free(name);
@@ -541,8 +539,8 @@ static void fuzz_set_get(uint8_t options, const uint8_t *data, size_t size)
     if (ucs_config_parser_get_value(&opts, fuzz_table, text, buf, max) ==
         UCS_OK) {
         fuzz_check(memchr(buf, '\0', max) != NULL,
-                   "get_value(%s) into %zu bytes left no terminating NUL",
-                   text, max);
+                   "get_value(%s) into %zu bytes left no terminating NUL", text,
+                   max);
     }
     free(buf);
 

@@ -2,7 +2,7 @@
  * The hand-made ib iface of the verbs harnesses (fuzz_ib.h).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static uct_ib_md_t    fuzz_ib_md;
+static uct_ib_md_t fuzz_ib_md;
 static uct_ib_iface_t fuzz_ib_iface;
 
 uct_ib_iface_t *fuzz_ib_port(int roce)
@@ -25,8 +25,7 @@ uct_ib_iface_t *fuzz_ib_port(int roce)
     fuzz_ib_md.dev.num_ports  = 1;
     iface->super.md           = &fuzz_ib_md.super;
     iface->port_num           = 1;
-    snprintf(iface->super.dev_name, sizeof(iface->super.dev_name),
-             "fuzz:1");
+    snprintf(iface->super.dev_name, sizeof(iface->super.dev_name), "fuzz:1");
     iface->config.hop_limit         = 64;
     iface->config.roce_local_subnet = roce;
     iface->config.roce_prefix_len   = 24;
@@ -68,12 +67,12 @@ int fuzz_ib_check_device_addr(const uct_ib_iface_t *iface,
                "peer MTU %d out of range", mtu);
     memset(&ah_attr, 0xa5, sizeof(ah_attr));
     uct_ib_iface_fill_ah_attr(iface, addr, &ah_attr);
-    fuzz_check(ah_attr.port_num == iface->port_num,
-               "address handle on port %u", ah_attr.port_num);
+    fuzz_check(ah_attr.port_num == iface->port_num, "address handle on port %u",
+               ah_attr.port_num);
     if (uct_ib_device_is_port_roce(uct_ib_iface_device(iface),
                                    iface->port_num)) {
-        fuzz_check(ah_attr.is_global && (ah_attr.grh.sgid_index ==
-                                         iface->gid_info.gid_index),
+        fuzz_check(ah_attr.is_global &&
+                       (ah_attr.grh.sgid_index == iface->gid_info.gid_index),
                    "RoCE address handle without our GRH");
     }
     return 1;

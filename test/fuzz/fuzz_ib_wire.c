@@ -18,7 +18,7 @@
  * a short message is refused.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"
@@ -41,8 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* A heap copy of exactly the address size: reading past it is seen */
-static void fuzz_device_addr(const uct_ib_iface_t *iface,
-                             const uint8_t *bytes)
+static void fuzz_device_addr(const uct_ib_iface_t *iface, const uint8_t *bytes)
 {
     uct_ib_device_addr_t *addr = malloc(FUZZ_DEV_ADDR_LEN);
 
@@ -53,7 +52,7 @@ static void fuzz_device_addr(const uct_ib_iface_t *iface,
 
 static void fuzz_ep_addr(const uint8_t *bytes)
 {
-    void *addr = malloc(FUZZ_EP_ADDR_LEN);
+    void *addr      = malloc(FUZZ_EP_ADDR_LEN);
     uint32_t qp_num = 0, psn = 0;
     uint16_t wnd = 0;
 
@@ -73,7 +72,7 @@ static void fuzz_ep_addr(const uint8_t *bytes)
 
 static void fuzz_message(const uint8_t *data, size_t size)
 {
-    uint8_t *msg = malloc(size ? size : 1);
+    uint8_t *msg     = malloc(size ? size : 1);
     uint16_t credits = 0;
     uint8_t am_id    = 0xee;
     ucs_status_t status;
@@ -97,15 +96,15 @@ static void fuzz_message(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t addrs[FUZZ_DEV_ADDR_LEN + FUZZ_EP_ADDR_LEN];
-    size_t head = ucs_min(size, sizeof(addrs));
+    size_t head        = ucs_min(size, sizeof(addrs));
     const uint8_t *msg = data + head;
     size_t msg_len     = size - head;
     const uct_ib_iface_t *iface;
 
     memset(addrs, 0, sizeof(addrs));
     memcpy(addrs, data, head);
-    iface = fuzz_ib_port((msg_len > sizeof(uct_rc_hdr_t)) ?
-                         (msg[sizeof(uct_rc_hdr_t)] & 1) : 1);
+    iface = fuzz_ib_port(
+        (msg_len > sizeof(uct_rc_hdr_t)) ? (msg[sizeof(uct_rc_hdr_t)] & 1) : 1);
     fuzz_device_addr(iface, addrs);
     fuzz_ep_addr(addrs + FUZZ_DEV_ADDR_LEN);
     fuzz_message(msg, msg_len);

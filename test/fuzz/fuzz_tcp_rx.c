@@ -19,7 +19,7 @@
  * the process does not crash, leak or hang.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"
@@ -38,24 +38,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define FUZZ_REGION_SIZE  65536
-#define FUZZ_MAX_INPUT    (256 * 1024)
-#define FUZZ_TOKEN_LEN    8
+#define FUZZ_REGION_SIZE 65536
+#define FUZZ_MAX_INPUT   (256 * 1024)
+#define FUZZ_TOKEN_LEN   8
 
 static struct {
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_component_h     component;
-    uct_md_h            md;
-    uct_iface_h         iface;
-    struct sockaddr_in  addr;
-    uint64_t            secret;
-    char                *memory;    /* rw region, canary, ro, canary */
-    uct_mem_h           memh_rw;
-    uct_mem_h           memh_ro;
-    uint64_t            key_rw;
-    uint64_t            key_ro;
-    uint8_t             *stream;
+    uct_worker_h worker;
+    uct_component_h component;
+    uct_md_h md;
+    uct_iface_h iface;
+    struct sockaddr_in addr;
+    uint64_t secret;
+    char *memory; /* rw region, canary, ro, canary */
+    uct_mem_h memh_rw;
+    uct_mem_h memh_ro;
+    uint64_t key_rw;
+    uint64_t key_ro;
+    uint8_t *stream;
 } fz;
 
 static char *fuzz_rw(void)
@@ -85,7 +85,7 @@ static ucs_status_t fuzz_am_cb(void *arg, void *data, size_t length,
     size_t i;
 
     for (i = 0; i < length; ++i) { /* the whole payload must be readable */
-        sum += ((const char*)data)[i];
+        sum += ((const char *)data)[i];
     }
     (void)sum;
     return UCS_OK;
@@ -98,16 +98,14 @@ static void fuzz_die(const char *what, ucs_status_t status)
     abort();
 }
 
-static uint64_t fuzz_register(void *address, unsigned access,
-                              uct_mem_h *memh_p)
+static uint64_t fuzz_register(void *address, unsigned access, uct_mem_h *memh_p)
 {
     uct_rkey_bundle_t rkey;
     uint8_t packed[64];
     ucs_status_t status;
     uint64_t key;
 
-    status = uct_md_mem_reg(fz.md, address, FUZZ_REGION_SIZE, access,
-                            memh_p);
+    status = uct_md_mem_reg(fz.md, address, FUZZ_REGION_SIZE, access, memh_p);
     if (status != UCS_OK) {
         fuzz_die("uct_md_mem_reg", status);
     }
@@ -138,8 +136,8 @@ static void fuzz_open_iface(void)
         fuzz_die("uct_md_iface_config_read", status);
     }
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = "tcp";
     params.mode.device.dev_name = "lo";
@@ -148,17 +146,16 @@ static void fuzz_open_iface(void)
     if (status != UCS_OK) {
         fuzz_die("uct_iface_open(tcp/lo)", status);
     }
-    uct_iface_progress_enable(fz.iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_iface_progress_enable(fz.iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     for (id = 0; id < UCT_AM_ID_MAX; id += 2) { /* odd ids: no handler */
         uct_iface_set_am_handler(fz.iface, id, fuzz_am_cb, NULL, 0);
     }
 
-    status = uct_iface_get_device_address(fz.iface,
-                                          (uct_device_addr_t*)dev_addr);
+    status =
+        uct_iface_get_device_address(fz.iface, (uct_device_addr_t *)dev_addr);
     if (status == UCS_OK) {
-        status = uct_iface_get_address(fz.iface,
-                                       (uct_iface_addr_t*)iface_addr);
+        status =
+            uct_iface_get_address(fz.iface, (uct_iface_addr_t *)iface_addr);
     }
     if ((status != UCS_OK) || (dev_addr[0] != AF_INET)) {
         fuzz_die("the IPv4 address of tcp/lo", status);
@@ -180,11 +177,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("UCX_TCP_AF_PRIO", "inet", 0);
     fuzz_log_silence(UCS_LOG_LEVEL_DEBUG);
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &fz.async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &fz.async);
     if (status == UCS_OK) {
-        status = uct_worker_create(fz.async, UCS_THREAD_MODE_SINGLE,
-                                   &fz.worker);
+        status =
+            uct_worker_create(fz.async, UCS_THREAD_MODE_SINGLE, &fz.worker);
     }
     if (status == UCS_OK) {
         status = test_uct_md_find("tcp", "lo", &fz.md, &fz.component);
@@ -200,19 +197,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fuzz_die("malloc", UCS_ERR_NO_MEMORY);
     }
     memset(fz.memory, 0x5a, 4 * FUZZ_REGION_SIZE);
-    fz.key_rw = fuzz_register(fuzz_rw(), UCT_MD_MEM_ACCESS_ALL,
-                              &fz.memh_rw);
-    fz.key_ro = fuzz_register(fuzz_ro(), UCT_MD_MEM_ACCESS_REMOTE_GET,
-                              &fz.memh_ro);
+    fz.key_rw = fuzz_register(fuzz_rw(), UCT_MD_MEM_ACCESS_ALL, &fz.memh_rw);
+    fz.key_ro =
+        fuzz_register(fuzz_ro(), UCT_MD_MEM_ACCESS_REMOTE_GET, &fz.memh_ro);
     return 0;
 }
 
 /* Replaces the tokens of the header comment in @a buf */
 static void fuzz_substitute(uint8_t *buf, size_t length)
 {
-    static const char *tokens[] = {
-        "@KEY_RW@", "@KEY_RO@", "@ADDR_RW", "@ADDR_RO", "@SECRET@"
-    };
+    static const char *tokens[] = {"@KEY_RW@", "@KEY_RO@", "@ADDR_RW",
+                                   "@ADDR_RO", "@SECRET@"};
     uint64_t values[5];
     size_t i, t;
 
@@ -244,7 +239,7 @@ static size_t fuzz_handshake(uint8_t *buf)
     memset(buf, 0, 56);
     memcpy(buf, &magic, 8);
     memcpy(buf + 8, &version, 2);
-    buf[10] = 1;       /* CONN_TO_IFACE */
+    buf[10] = 1; /* CONN_TO_IFACE */
     buf[11] = AF_INET;
     memcpy(buf + 12, &port, 2);
     buf[32] = 127;
@@ -272,7 +267,7 @@ static void fuzz_run_stream(const uint8_t *buf, size_t length, int deaf)
 
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     fuzz_check(fd >= 0, "socket: %m");
-    ret = connect(fd, (struct sockaddr*)&fz.addr, sizeof(fz.addr));
+    ret = connect(fd, (struct sockaddr *)&fz.addr, sizeof(fz.addr));
     fuzz_check((ret == 0) || (errno == EINPROGRESS), "connect: %m");
 
     for (rounds = 0; (sent < length) && (rounds < 10000); ++rounds) {
@@ -319,8 +314,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     fuzz_run_stream(fz.stream, length, data[0] & 2);
 
-    fuzz_check(fuzz_untouched(fuzz_canary(0)) &&
-               fuzz_untouched(fuzz_canary(1)),
+    fuzz_check(fuzz_untouched(fuzz_canary(0)) && fuzz_untouched(fuzz_canary(1)),
                "memory that was never registered was written");
     fuzz_check(fuzz_untouched(fuzz_ro()),
                "a region registered for GET only was written");

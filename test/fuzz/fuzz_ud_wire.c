@@ -24,7 +24,7 @@
  * wrap-around).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"
@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uint8_t fuzz_v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                           0xff, 0xff};
+static const uint8_t fuzz_v4_prefix[12] = {0, 0, 0, 0, 0,    0,
+                                           0, 0, 0, 0, 0xff, 0xff};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -67,14 +67,13 @@ static int fuzz_grh_mode(const uint8_t *grh, int ipv4, uint8_t *sgid)
     if (ipv4) {
         /* source and destination addresses of the IPv4 header */
         fuzz_check(!memcmp(sgid, fuzz_v4_prefix, 12) &&
-                   !memcmp(sgid + 12, grh + 32, 4),
+                       !memcmp(sgid + 12, grh + 32, 4),
                    "IPv4 source GID is not the header's source address");
         fuzz_check(!memcmp(dgid, fuzz_v4_prefix, 12) &&
-                   !memcmp(dgid + 12, grh + 36, 4),
+                       !memcmp(dgid + 12, grh + 36, 4),
                    "IPv4 destination GID is not the header's destination");
     } else {
-        fuzz_check(!memcmp(sgid, grh + 8, 16),
-                   "source GID is not the GRH's");
+        fuzz_check(!memcmp(sgid, grh + 8, 16), "source GID is not the GRH's");
         fuzz_check(!memcmp(dgid, grh + 24, 16),
                    "destination GID is not the GRH's");
     }
@@ -112,9 +111,8 @@ static void fuzz_pkt_refused(const uint8_t *pkt, size_t length,
     int fixed;
 
     if (length < sizeof(uct_ud_hdr_t)) {
-        fuzz_check(status == UCS_ERR_MESSAGE_TRUNCATED,
-                   "a %zu-byte packet: %s", length,
-                   ucs_status_string(status));
+        fuzz_check(status == UCS_ERR_MESSAGE_TRUNCATED, "a %zu-byte packet: %s",
+                   length, ucs_status_string(status));
         return;
     }
     type  = pkt[offsetof(uct_ud_hdr_t, type)] & UCT_UD_PKT_TYPE_MASK;
@@ -132,8 +130,8 @@ static void fuzz_pkt_refused(const uint8_t *pkt, size_t length,
          * wrong */
         dest_id = uct_ud_u24_get(pkt);
         fuzz_check((type == UCT_UD_PKT_CREQ) != (dest_id == UCT_UD_EP_ID_NONE),
-                   "a packet of type %u to ep 0x%x refused: %s", type,
-                   dest_id, ucs_status_string(status));
+                   "a packet of type %u to ep 0x%x refused: %s", type, dest_id,
+                   ucs_status_string(status));
         fuzz_check(status == UCS_ERR_INVALID_PARAM,
                    "a packet of type %u to ep 0x%x: %s", type, dest_id,
                    ucs_status_string(status));
@@ -161,9 +159,8 @@ static void fuzz_pkt_accepted(const uint8_t *pkt, size_t length,
                "type %u accepted", info->type);
     fuzz_check(info->hdr_len == sizeof(uct_ud_hdr_t) + (size_t)fixed,
                "header length %u for type %u", info->hdr_len, info->type);
-    fuzz_check(info->hdr_len <= length,
-               "header length %u of a %zu-byte packet", info->hdr_len,
-               length);
+    fuzz_check(info->hdr_len <= length, "header length %u of a %zu-byte packet",
+               info->hdr_len, length);
     /* uct_ud_rx_desc_t keeps it in 8 bits for the async queue */
     fuzz_check(info->hdr_len <= UINT8_MAX, "header length %u over 8 bits",
                info->hdr_len);
@@ -174,13 +171,12 @@ static void fuzz_pkt_accepted(const uint8_t *pkt, size_t length,
                    "a connection request to ep 0x%x", info->dest_id);
     } else {
         fuzz_check(info->dest_id <= UCT_UD_EP_ID_MAX,
-                   "a packet of type %u to ep 0x%x", info->type,
-                   info->dest_id);
+                   "a packet of type %u to ep 0x%x", info->type, info->dest_id);
     }
     fuzz_check(info->psn == fuzz_le16(pkt + offsetof(uct_ud_hdr_t, psn)),
                "psn %u is not the packet's", info->psn);
     fuzz_check(info->ack_psn ==
-               fuzz_le16(pkt + offsetof(uct_ud_hdr_t, ack_psn)),
+                   fuzz_le16(pkt + offsetof(uct_ud_hdr_t, ack_psn)),
                "ack_psn %u is not the packet's", info->ack_psn);
 }
 
@@ -189,8 +185,8 @@ static void fuzz_pkt_accepted(const uint8_t *pkt, size_t length,
 static void fuzz_creq(const uint8_t *pkt, const uint8_t *sgid,
                       const uct_ib_iface_t *iface)
 {
-    const uct_ud_creq_t *creq = (const uct_ud_creq_t*)
-                                (pkt + sizeof(uct_ud_hdr_t));
+    const uct_ud_creq_t *creq =
+        (const uct_ud_creq_t *)(pkt + sizeof(uct_ud_hdr_t));
 
     if ((sgid == NULL) || !memcmp(sgid, creq->dev_addr.gid, 16)) {
         (void)fuzz_ib_check_device_addr(iface, &creq->dev_addr);
@@ -205,16 +201,15 @@ static void fuzz_helpers(const uct_ud_pkt_info_t *info, const uint8_t *pkt)
     uint8_t bytes[4] = {0, 0, 0, 0x5a};
 
     uct_ud_u24_set(bytes, v);
-    fuzz_check((uct_ud_u24_get(bytes) == (v & 0xffffff)) &&
-               (bytes[3] == 0x5a), "24-bit value 0x%x stored as 0x%x", v,
-               uct_ud_u24_get(bytes));
+    fuzz_check((uct_ud_u24_get(bytes) == (v & 0xffffff)) && (bytes[3] == 0x5a),
+               "24-bit value 0x%x stored as 0x%x", v, uct_ud_u24_get(bytes));
     uct_ud_u24_set(bytes, uct_ud_u24_get(pkt));
     fuzz_check(!memcmp(bytes, pkt, 3), "24-bit id changed by a round trip");
 
     fuzz_check(uct_ud_psn_le(a, a) && !uct_ud_psn_lt(a, a),
                "psn %u not equal to itself", a);
     fuzz_check(uct_ud_psn_lt(a, (uint16_t)(a + 1)) &&
-               uct_ud_psn_lt((uint16_t)(a - 1), a),
+                   uct_ud_psn_lt((uint16_t)(a - 1), a),
                "psn %u not between its neighbours", a);
     /* half the space apart, the order is undefined (TX_WINDOW keeps
      * every live pair closer) */
@@ -226,8 +221,8 @@ static void fuzz_helpers(const uct_ud_pkt_info_t *info, const uint8_t *pkt)
     }
 }
 
-static void fuzz_packet(const uint8_t *data, size_t length,
-                        const uint8_t *sgid, const uct_ib_iface_t *iface)
+static void fuzz_packet(const uint8_t *data, size_t length, const uint8_t *sgid,
+                        const uct_ib_iface_t *iface)
 {
     /* a heap copy of exactly the packet: reading past it is seen */
     uint8_t *pkt = malloc(length ? length : 1);
@@ -252,8 +247,8 @@ static void fuzz_packet(const uint8_t *data, size_t length,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t head           = ucs_min(size, UCT_UD_GRH_LEN);
-    uint8_t *grh          = calloc(1, UCT_UD_GRH_LEN);
+    size_t head            = ucs_min(size, UCT_UD_GRH_LEN);
+    uint8_t *grh           = calloc(1, UCT_UD_GRH_LEN);
     const uint8_t *src_gid = NULL;
     uint8_t sgid4[16], sgid6[16];
     const uct_ib_iface_t *iface;

@@ -7,7 +7,7 @@
  *   fuzz_config corpus/fuzz_config regress/fuzz_config
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "fuzz.h"
@@ -31,14 +31,12 @@ static int fuzz_replay_file(const char *path)
 
     stream = fopen(path, "rb");
     if (stream == NULL) {
-        fprintf(stderr, "replay: cannot open %s: %s\n", path,
-                strerror(errno));
+        fprintf(stderr, "replay: cannot open %s: %s\n", path, strerror(errno));
         return -1;
     }
 
     if ((fstat(fileno(stream), &st) != 0) || (st.st_size < 0)) {
-        fprintf(stderr, "replay: cannot stat %s: %s\n", path,
-                strerror(errno));
+        fprintf(stderr, "replay: cannot stat %s: %s\n", path, strerror(errno));
         ret = -1;
         goto out;
     }
@@ -95,7 +93,8 @@ int main(int argc, char **argv)
     int i, ret = 0;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE|DIR...\n"
+        fprintf(stderr,
+                "usage: %s FILE|DIR...\n"
                 "Runs the harness once on each input (this build has no "
                 "libFuzzer; configure CC=clang --enable-fuzz to fuzz).\n",
                 argv[0]);

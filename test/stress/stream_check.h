@@ -11,49 +11,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SC_PROG              "uct_stream_check"
-#define SC_DEFAULT_TL        "tcp"
-#define SC_DEFAULT_TCP_DEV   "lo"
-#define SC_DEFAULT_PORT      13373
-#define SC_DEFAULT_BYTES     (200ull * 1024 * 1024)
-#define SC_DEFAULT_MAX_SIZE  (64 * 1024)
-#define SC_DEFAULT_STALL     60.0  /* -T: seconds without any progress, and
-                                      * for the error handler to confirm a
-                                      * failure */
-#define SC_MAX_EPS           1024
-#define SC_PUT_AREA          (32u * 1024 * 1024) /* all endpoints' halves */
-#define SC_PUT_HALF_MAX      (4u * 1024 * 1024)
-#define SC_PUT_HALF_MIN      (16u * 1024)
-#define SC_MAX_SIZE_LIMIT    SC_PUT_HALF_MAX     /* -s */
-#define SC_SLOTS_PER_EP      2
-#define SC_SLOTS_MIN         16
-#define SC_SLOTS_MAX         256
-#define SC_MAX_IOV           8     /* most iov entries a zcopy uses */
-#define SC_CONNECT_TIMEOUT   30.0  /* seconds the client retries */
-#define SC_OOB_CHECK_SEC     0.01
-#define SC_EP_CHECK_IDLE     1.0   /* -e: probe the endpoints when idle */
-#define SC_OOB_MAGIC         0x6b636874u /* control connection, version 2 */
-#define SC_MSG_MAGIC         0x5354u     /* "ST" in every data AM */
-#define SC_EXIT_ERROR        1
-#define SC_EXIT_PEER_FAILED  3
+#define SC_PROG             "uct_stream_check"
+#define SC_DEFAULT_TL       "tcp"
+#define SC_DEFAULT_TCP_DEV  "lo"
+#define SC_DEFAULT_PORT     13373
+#define SC_DEFAULT_BYTES    (200ull * 1024 * 1024)
+#define SC_DEFAULT_MAX_SIZE (64 * 1024)
+#define SC_DEFAULT_STALL                          \
+    60.0 /* -T: seconds without any progress, and \
+          * for the error handler to confirm a    \
+          * failure */
+#define SC_MAX_EPS          1024
+#define SC_PUT_AREA         (32u * 1024 * 1024) /* all endpoints' halves */
+#define SC_PUT_HALF_MAX     (4u * 1024 * 1024)
+#define SC_PUT_HALF_MIN     (16u * 1024)
+#define SC_MAX_SIZE_LIMIT   SC_PUT_HALF_MAX /* -s */
+#define SC_SLOTS_PER_EP     2
+#define SC_SLOTS_MIN        16
+#define SC_SLOTS_MAX        256
+#define SC_MAX_IOV          8    /* most iov entries a zcopy uses */
+#define SC_CONNECT_TIMEOUT  30.0 /* seconds the client retries */
+#define SC_OOB_CHECK_SEC    0.01
+#define SC_EP_CHECK_IDLE    1.0         /* -e: probe the endpoints when idle */
+#define SC_OOB_MAGIC        0x6b636874u /* control connection, version 2 */
+#define SC_MSG_MAGIC        0x5354u     /* "ST" in every data AM */
+#define SC_EXIT_ERROR       1
+#define SC_EXIT_PEER_FAILED 3
 
 /* Active message ids */
 enum {
-    SC_AM_DATA  = 1,  /* client -> server: sc_msg_hdr_t + pattern */
-    SC_AM_ROUND = 2,  /* client -> server: sc_round_msg_t */
-    SC_AM_FIN   = 3,  /* client -> server: sc_fin_msg_t */
-    SC_AM_HELLO = 4,  /* both ways: sc_ack_msg_t, round unused */
-    SC_AM_ACK   = 5   /* server -> client: sc_ack_msg_t, round verified */
+    SC_AM_DATA  = 1, /* client -> server: sc_msg_hdr_t + pattern */
+    SC_AM_ROUND = 2, /* client -> server: sc_round_msg_t */
+    SC_AM_FIN   = 3, /* client -> server: sc_fin_msg_t */
+    SC_AM_HELLO = 4, /* both ways: sc_ack_msg_t, round unused */
+    SC_AM_ACK   = 5  /* server -> client: sc_ack_msg_t, round verified */
 };
 
-typedef enum {
-    SC_MODE_AM,
-    SC_MODE_PUT,
-    SC_MODE_BOTH
-} sc_mode_t;
+typedef enum { SC_MODE_AM, SC_MODE_PUT, SC_MODE_BOTH } sc_mode_t;
 
 typedef enum {
-    SC_CONNECT_AUTO,   /* ep when the transport can, else iface */
+    SC_CONNECT_AUTO, /* ep when the transport can, else iface */
     SC_CONNECT_IFACE,
     SC_CONNECT_EP
 } sc_connect_t;
@@ -70,11 +67,11 @@ typedef enum {
 
 /* What a sending endpoint does next */
 typedef enum {
-    SC_ST_SEND,        /* data operations */
-    SC_ST_FLUSH,       /* uct_ep_flush to be started */
-    SC_ST_FLUSH_WAIT,  /* the flush is in progress */
-    SC_ST_ROUND,       /* the ROUND message to be sent */
-    SC_ST_FIN,         /* the FIN message to be sent */
+    SC_ST_SEND,       /* data operations */
+    SC_ST_FLUSH,      /* uct_ep_flush to be started */
+    SC_ST_FLUSH_WAIT, /* the flush is in progress */
+    SC_ST_ROUND,      /* the ROUND message to be sent */
+    SC_ST_FIN,        /* the FIN message to be sent */
     SC_ST_DONE
 } sc_state_t;
 
@@ -88,9 +85,9 @@ extern const char *sc_op_names[];
 
 /* Start of every data AM; the pattern of (ep, seq) follows */
 typedef struct {
-    uint64_t seq;         /* per endpoint, from 0 */
-    uint32_t length;      /* whole message, this header included */
-    uint16_t ep;          /* the sender's endpoint index */
+    uint64_t seq;    /* per endpoint, from 0 */
+    uint32_t length; /* whole message, this header included */
+    uint16_t ep;     /* the sender's endpoint index */
     uint16_t magic;
 } sc_msg_hdr_t;
 
@@ -107,14 +104,14 @@ typedef struct {
     uint32_t ep;
     uint32_t reserved;
     uint64_t round;
-    uint64_t bytes;       /* filled from the start of the half */
+    uint64_t bytes; /* filled from the start of the half */
     uint64_t puts;
-    uint64_t am_seq;      /* data AMs sent on the endpoint before it */
+    uint64_t am_seq; /* data AMs sent on the endpoint before it */
 } sc_round_msg_t;
 
 typedef struct {
-    uint32_t    ep;
-    uint32_t    reserved;
+    uint32_t ep;
+    uint32_t reserved;
     sc_totals_t totals;
 } sc_fin_msg_t;
 
@@ -128,13 +125,13 @@ typedef struct {
 typedef struct {
     uint32_t magic;
     uint32_t mode;
-    uint32_t connect;     /* SC_CONNECT_IFACE or SC_CONNECT_EP */
+    uint32_t connect; /* SC_CONNECT_IFACE or SC_CONNECT_EP */
     uint32_t num_eps;
-    uint64_t bytes;       /* per endpoint; 0: no limit */
-    uint64_t msgs;        /* per endpoint; 0: no limit */
+    uint64_t bytes; /* per endpoint; 0: no limit */
+    uint64_t msgs;  /* per endpoint; 0: no limit */
     uint64_t max_size;
-    int64_t  seconds;     /* < 0: stop after bytes/msgs */
-    char     tl_name[32];
+    int64_t seconds; /* < 0: stop after bytes/msgs */
+    char tl_name[32];
 } sc_wire_params_t;
 
 /* Control connection: start of an address; the device address, the
@@ -147,8 +144,8 @@ typedef struct {
     uint32_t ep_addr_len;
     uint32_t num_eps;
     uint32_t rkey_len;
-    uint64_t buf_addr;    /* server: the PUT area */
-    uint64_t half;        /* server: bytes of each half of an endpoint's */
+    uint64_t buf_addr; /* server: the PUT area */
+    uint64_t half;     /* server: bytes of each half of an endpoint's */
 } sc_addr_hdr_t;
 
 /* ------------------------------------------------------------------------
@@ -160,141 +157,141 @@ typedef struct sc_ctx sc_ctx_t;
 /* A registered send buffer lent to a zcopy operation until it completes */
 typedef struct {
     uct_completion_t super;
-    sc_ctx_t         *ctx;
-    char             *buf;
-    unsigned         index;
-    unsigned         ep;            /* the endpoint that used it last */
+    sc_ctx_t *ctx;
+    char *buf;
+    unsigned index;
+    unsigned ep; /* the endpoint that used it last */
 } sc_slot_t;
 
 /* What a data operation sends: message header and pattern position */
 typedef struct {
-    uint64_t key;         /* pattern key */
-    uint64_t word;        /* pattern index of the first word */
-    uint64_t seq;         /* AM: sequence number */
-    size_t   length;
+    uint64_t key;  /* pattern key */
+    uint64_t word; /* pattern index of the first word */
+    uint64_t seq;  /* AM: sequence number */
+    size_t length;
     uint16_t ep;
-    int      with_hdr;    /* AM: sc_msg_hdr_t first */
+    int with_hdr; /* AM: sc_msg_hdr_t first */
 } sc_pack_t;
 
 /* Size limits of one operation kind, from -s and the interface */
 typedef struct {
-    int    enabled;
+    int enabled;
     size_t min;
     size_t max;
-    size_t max_iov;       /* zcopy */
-    int    hdr_in_header; /* am_zcopy: our header as the AM header */
+    size_t max_iov;    /* zcopy */
+    int hdr_in_header; /* am_zcopy: our header as the AM header */
 } sc_op_limits_t;
 
 /* One endpoint and its independent stream */
 typedef struct {
-    sc_ctx_t          *ctx;
-    unsigned          index;
-    uct_ep_h          ep;
-    uint64_t          rng;
-    sc_totals_t       count;         /* sent (client), verified (server) */
-    int               hello_rx;
+    sc_ctx_t *ctx;
+    unsigned index;
+    uct_ep_h ep;
+    uint64_t rng;
+    sc_totals_t count; /* sent (client), verified (server) */
+    int hello_rx;
 
     /* client */
-    sc_state_t        state;
-    sc_state_t        after_flush;
-    int               final_round;   /* FIN follows the ROUND */
-    int               queued;        /* pending request on the ep */
+    sc_state_t state;
+    sc_state_t after_flush;
+    int final_round; /* FIN follows the ROUND */
+    int queued;      /* pending request on the ep */
     uct_pending_req_t pending;
-    uct_completion_t  flush_comp;
-    unsigned          next_op;
-    int               staged;        /* the next data operation is ready */
-    sc_op_t           op;
-    sc_pack_t         pack;
-    sc_slot_t         *slot;
-    uint64_t          remote_addr;
-    uint64_t          msgs;          /* data operations posted */
-    uint64_t          round;
-    uint64_t          round_used;
-    uint64_t          round_puts;
-    int64_t           acked_round;
-    uint64_t          put_addr;      /* the server's area for this ep */
+    uct_completion_t flush_comp;
+    unsigned next_op;
+    int staged; /* the next data operation is ready */
+    sc_op_t op;
+    sc_pack_t pack;
+    sc_slot_t *slot;
+    uint64_t remote_addr;
+    uint64_t msgs; /* data operations posted */
+    uint64_t round;
+    uint64_t round_used;
+    uint64_t round_puts;
+    int64_t acked_round;
+    uint64_t put_addr; /* the server's area for this ep */
 
     /* server */
-    char              *put_area;
-    int64_t           ack_to_send;   /* last verified round */
-    int64_t           ack_sent;
-    int               hello_tx;
-    int               fin_rx;
+    char *put_area;
+    int64_t ack_to_send; /* last verified round */
+    int64_t ack_sent;
+    int hello_tx;
+    int fin_rx;
 } sc_stream_t;
 
 struct sc_ctx {
     /* options */
-    const char          *tl_name;
-    const char          *dev_name;
-    const char          *server;      /* NULL: we are the server */
-    uint16_t            port;
-    sc_mode_t           mode;
-    sc_connect_t        connect;
-    unsigned            num_eps;
-    uint64_t            bytes;        /* in all; 0: no limit */
-    uint64_t            msgs;         /* per endpoint; 0: no limit */
-    size_t              max_size;
-    int64_t             seconds;
-    double              stall_limit;
-    int                 err_handler;
-    int                 verbose;
+    const char *tl_name;
+    const char *dev_name;
+    const char *server; /* NULL: we are the server */
+    uint16_t port;
+    sc_mode_t mode;
+    sc_connect_t connect;
+    unsigned num_eps;
+    uint64_t bytes; /* in all; 0: no limit */
+    uint64_t msgs;  /* per endpoint; 0: no limit */
+    size_t max_size;
+    int64_t seconds;
+    double stall_limit;
+    int err_handler;
+    int verbose;
 
     /* transport */
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_component_h     component;
-    uct_md_h            md;
-    uct_md_attr_t       md_attr;
-    uct_iface_h         iface;
-    uct_iface_attr_t    attr;
-    sc_stream_t         *streams;
-    void                *buf;         /* server: PUT area; client: slots */
-    size_t              buf_size;
-    uct_mem_h           memh;
-    uct_rkey_bundle_t   rkey;
-    int                 have_rkey;
-    uint64_t            remote_buf;
-    size_t              half;
-    int                 use_pending;
+    uct_worker_h worker;
+    uct_component_h component;
+    uct_md_h md;
+    uct_md_attr_t md_attr;
+    uct_iface_h iface;
+    uct_iface_attr_t attr;
+    sc_stream_t *streams;
+    void *buf; /* server: PUT area; client: slots */
+    size_t buf_size;
+    uct_mem_h memh;
+    uct_rkey_bundle_t rkey;
+    int have_rkey;
+    uint64_t remote_buf;
+    size_t half;
+    int use_pending;
 
     /* control connection */
-    int                 sock;
-    double              next_oob_check;
-    double              oob_closed_at;  /* > 0: the peer closed it */
-    char                verdict;        /* client: 'K' or 'F' from the server */
+    int sock;
+    double next_oob_check;
+    double oob_closed_at; /* > 0: the peer closed it */
+    char verdict;         /* client: 'K' or 'F' from the server */
 
     /* run state */
-    int                 stopped;
-    int                 exit_code;
-    int                 finishing;      /* failures past this are expected */
-    ucs_status_t        peer_status;    /* from the error handler */
-    ucs_status_t        op_status;      /* first failed operation */
-    const char          *op_name;
-    unsigned            op_ep;
-    double              op_failed_at;
-    double              last_activity;
-    int                 moved;          /* something moved since the check */
-    double              next_ep_check;
-    unsigned            spins;
+    int stopped;
+    int exit_code;
+    int finishing;            /* failures past this are expected */
+    ucs_status_t peer_status; /* from the error handler */
+    ucs_status_t op_status;   /* first failed operation */
+    const char *op_name;
+    unsigned op_ep;
+    double op_failed_at;
+    double last_activity;
+    int moved; /* something moved since the check */
+    double next_ep_check;
+    unsigned spins;
 
     /* client */
-    int                 ops[SC_OP_LAST];
-    unsigned            num_ops;
-    sc_op_limits_t      limits[SC_OP_LAST];
-    sc_slot_t           *slots;
-    unsigned            num_slots;
-    unsigned            *free_slots;    /* stack of free slot indices */
-    unsigned            num_free_slots;
-    char                *short_buf;     /* am_short/put_short messages */
-    uint64_t            ep_bytes;       /* per endpoint; 0: no limit */
-    int                 time_up;
-    unsigned            hellos;         /* endpoints the server answered */
-    uint64_t            pending_adds;   /* actions queued on an endpoint */
-    uint64_t            retries;        /* refused, retried after progress */
+    int ops[SC_OP_LAST];
+    unsigned num_ops;
+    sc_op_limits_t limits[SC_OP_LAST];
+    sc_slot_t *slots;
+    unsigned num_slots;
+    unsigned *free_slots; /* stack of free slot indices */
+    unsigned num_free_slots;
+    char *short_buf;   /* am_short/put_short messages */
+    uint64_t ep_bytes; /* per endpoint; 0: no limit */
+    int time_up;
+    unsigned hellos;       /* endpoints the server answered */
+    uint64_t pending_adds; /* actions queued on an endpoint */
+    uint64_t retries;      /* refused, retried after progress */
 
     /* server */
-    unsigned            fins;
-    int                 replies_due;    /* a HELLO or ACK to send */
+    unsigned fins;
+    int replies_due; /* a HELLO or ACK to send */
 };
 
 /* ------------------------------------------------------------------------
@@ -358,13 +355,10 @@ void sc_cleanup(sc_ctx_t *ctx);
 
 int sc_client_run(sc_ctx_t *ctx);
 int sc_server_run(sc_ctx_t *ctx);
-ucs_status_t sc_am_hello(void *arg, void *data, size_t length,
-                         unsigned flags);
+ucs_status_t sc_am_hello(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t sc_am_ack(void *arg, void *data, size_t length, unsigned flags);
-ucs_status_t sc_am_data(void *arg, void *data, size_t length,
-                        unsigned flags);
-ucs_status_t sc_am_round(void *arg, void *data, size_t length,
-                         unsigned flags);
+ucs_status_t sc_am_data(void *arg, void *data, size_t length, unsigned flags);
+ucs_status_t sc_am_round(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t sc_am_fin(void *arg, void *data, size_t length, unsigned flags);
 
 #endif

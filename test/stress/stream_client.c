@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SC_ACTIONS_PER_PASS  16   /* per endpoint, before progress */
+#define SC_ACTIONS_PER_PASS 16 /* per endpoint, before progress */
 
 static sc_slot_t *sc_slot_get(sc_ctx_t *ctx)
 {
@@ -34,7 +34,7 @@ static void sc_slot_put(sc_ctx_t *ctx, sc_slot_t *slot)
 
 static void sc_slot_done(uct_completion_t *self)
 {
-    sc_slot_t *slot = (sc_slot_t*)self;
+    sc_slot_t *slot = (sc_slot_t *)self;
     sc_ctx_t *ctx   = slot->ctx;
 
     sc_slot_put(ctx, slot);
@@ -100,13 +100,13 @@ static int sc_stream_stage(sc_stream_t *s)
         if (s->acked_round + 2 < (int64_t)s->round) {
             return 0;
         }
-        max              = (l->max < left) ? l->max : left;
-        s->pack.key      = sc_put_key(s->index, s->round);
-        s->pack.word     = s->round_used / sizeof(uint64_t);
-        s->pack.length   = sc_pick_size(&s->rng, l->min, max) &
-                           ~(sizeof(uint64_t) - 1);
-        s->remote_addr   = s->put_addr + (s->round % 2) * ctx->half +
-                           s->round_used;
+        max          = (l->max < left) ? l->max : left;
+        s->pack.key  = sc_put_key(s->index, s->round);
+        s->pack.word = s->round_used / sizeof(uint64_t);
+        s->pack.length =
+            sc_pick_size(&s->rng, l->min, max) & ~(sizeof(uint64_t) - 1);
+        s->remote_addr =
+            s->put_addr + (s->round % 2) * ctx->half + s->round_used;
     } else {
         s->pack.key      = sc_am_key(s->index, s->count.am_msgs);
         s->pack.seq      = s->count.am_msgs;
@@ -152,11 +152,11 @@ static size_t sc_iov_split(sc_stream_t *s, uct_iov_t *iov, char *buf,
 /* Posts the staged data operation once */
 static ucs_status_t sc_stream_post(sc_stream_t *s)
 {
-    sc_ctx_t *ctx    = s->ctx;
-    size_t length    = s->pack.length;
-    uct_rkey_t rkey  = ctx->rkey.rkey;
-    sc_slot_t *slot  = s->slot;
-    size_t hdr_len   = 0;
+    sc_ctx_t *ctx   = s->ctx;
+    size_t length   = s->pack.length;
+    uct_rkey_t rkey = ctx->rkey.rkey;
+    sc_slot_t *slot = s->slot;
+    size_t hdr_len  = 0;
     uct_iov_t iov[SC_MAX_IOV];
     uint64_t first;
     size_t iovcnt;
@@ -176,29 +176,27 @@ static ucs_status_t sc_stream_post(sc_stream_t *s)
         if (ctx->limits[SC_OP_AM_ZCOPY].hdr_in_header) {
             hdr_len = sizeof(sc_msg_hdr_t);
         }
-        iovcnt              = sc_iov_split(s, iov, slot->buf + hdr_len,
-                                           length - hdr_len,
-                                           ctx->limits[s->op].max_iov);
-        slot->super.func    = sc_slot_done;
-        slot->super.count   = 1;
-        slot->super.status  = UCS_OK;
-        return uct_ep_am_zcopy(s->ep, SC_AM_DATA, slot->buf,
-                               (unsigned)hdr_len, iov, iovcnt, 0,
-                               &slot->super);
+        iovcnt = sc_iov_split(s, iov, slot->buf + hdr_len, length - hdr_len,
+                              ctx->limits[s->op].max_iov);
+        slot->super.func   = sc_slot_done;
+        slot->super.count  = 1;
+        slot->super.status = UCS_OK;
+        return uct_ep_am_zcopy(s->ep, SC_AM_DATA, slot->buf, (unsigned)hdr_len,
+                               iov, iovcnt, 0, &slot->super);
     case SC_OP_PUT_SHORT:
         sc_pack_data(ctx->short_buf, &s->pack);
         return uct_ep_put_short(s->ep, ctx->short_buf, (unsigned)length,
                                 s->remote_addr, rkey);
     case SC_OP_PUT_BCOPY:
-        ret = uct_ep_put_bcopy(s->ep, sc_pack_data, &s->pack,
-                               s->remote_addr, rkey);
+        ret = uct_ep_put_bcopy(s->ep, sc_pack_data, &s->pack, s->remote_addr,
+                               rkey);
         return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
     default:
-        iovcnt              = sc_iov_split(s, iov, slot->buf, length,
-                                           ctx->limits[s->op].max_iov);
-        slot->super.func    = sc_slot_done;
-        slot->super.count   = 1;
-        slot->super.status  = UCS_OK;
+        iovcnt =
+            sc_iov_split(s, iov, slot->buf, length, ctx->limits[s->op].max_iov);
+        slot->super.func   = sc_slot_done;
+        slot->super.count  = 1;
+        slot->super.status = UCS_OK;
         return uct_ep_put_zcopy(s->ep, iov, iovcnt, s->remote_addr, rkey,
                                 &slot->super);
     }
@@ -210,7 +208,7 @@ static void sc_stream_commit(sc_stream_t *s, ucs_status_t status)
     sc_ctx_t *ctx = s->ctx;
 
     if ((s->slot != NULL) && (status == UCS_OK)) {
-        sc_slot_put(ctx, s->slot);   /* done already, no completion */
+        sc_slot_put(ctx, s->slot); /* done already, no completion */
     }
     s->slot = NULL;
     if (sc_is_put(s->op)) {
@@ -250,12 +248,12 @@ static ucs_status_t sc_stream_send_round(sc_stream_t *s)
     msg.am_seq = s->count.am_msgs;
     status     = sc_post_ctrl(s->ep, SC_AM_ROUND, &msg, sizeof(msg));
     if (status == UCS_OK) {
-        s->count.put_msgs  += s->round_puts;
+        s->count.put_msgs += s->round_puts;
         s->count.put_bytes += s->round_used;
-        s->count.rounds     = ++s->round;
-        s->round_used       = 0;
-        s->round_puts       = 0;
-        s->state            = s->final_round ? SC_ST_FIN : SC_ST_SEND;
+        s->count.rounds = ++s->round;
+        s->round_used   = 0;
+        s->round_puts   = 0;
+        s->state        = s->final_round ? SC_ST_FIN : SC_ST_SEND;
     }
     return status;
 }
@@ -328,11 +326,11 @@ static ucs_status_t sc_stream_try(sc_stream_t *s)
 /* Called by the transport when the endpoint may take our action */
 static ucs_status_t sc_stream_pending_cb(uct_pending_req_t *req)
 {
-    sc_stream_t *s = (sc_stream_t*)((char*)req -
-                                    offsetof(sc_stream_t, pending));
+    sc_stream_t *s =
+        (sc_stream_t *)((char *)req - offsetof(sc_stream_t, pending));
 
     if (sc_stream_try(s) == UCS_ERR_NO_RESOURCE) {
-        return UCS_ERR_NO_RESOURCE;  /* stays queued */
+        return UCS_ERR_NO_RESOURCE; /* stays queued */
     }
     s->queued = 0;
     return UCS_OK;
@@ -392,10 +390,10 @@ static void sc_stream_advance(sc_stream_t *s)
         if (status == UCS_OK) {
             continue;
         } else if (status != UCS_ERR_NO_RESOURCE) {
-            return;   /* failed */
+            return; /* failed */
         } else if (!ctx->use_pending) {
             ++ctx->retries;
-            return;   /* retried after progress */
+            return; /* retried after progress */
         }
         status = uct_ep_pending_add(s->ep, &s->pending, 0);
         if (status == UCS_OK) {
@@ -458,9 +456,9 @@ static void sc_client_announce(sc_ctx_t *ctx)
                  (unsigned long long)ctx->bytes);
     }
     printf("client: streaming %s (mode %s) to %s over %s/%s, %u "
-           "endpoint%s\n", what, sc_mode_names[ctx->mode], ctx->server,
-           ctx->tl_name, ctx->dev_name, ctx->num_eps,
-           (ctx->num_eps == 1) ? "" : "s");
+           "endpoint%s\n",
+           what, sc_mode_names[ctx->mode], ctx->server, ctx->tl_name,
+           ctx->dev_name, ctx->num_eps, (ctx->num_eps == 1) ? "" : "s");
 }
 
 /* Sends until every endpoint is done; the seconds it took, < 0 if the
@@ -544,22 +542,23 @@ int sc_client_run(sc_ctx_t *ctx)
 
     memset(&total, 0, sizeof(total));
     for (i = 0; i < ctx->num_eps; ++i) {
-        total.am_msgs   += ctx->streams[i].count.am_msgs;
-        total.am_bytes  += ctx->streams[i].count.am_bytes;
-        total.put_msgs  += ctx->streams[i].count.put_msgs;
+        total.am_msgs += ctx->streams[i].count.am_msgs;
+        total.am_bytes += ctx->streams[i].count.am_bytes;
+        total.put_msgs += ctx->streams[i].count.put_msgs;
         total.put_bytes += ctx->streams[i].count.put_bytes;
     }
     printf("client: sent %llu bytes in %llu messages over %u endpoint%s in "
            "%.2f s, %.0f messages/s, %.1f MB/s\n",
            (unsigned long long)(total.am_bytes + total.put_bytes),
-           (unsigned long long)(total.am_msgs + total.put_msgs),
-           ctx->num_eps, (ctx->num_eps == 1) ? "" : "s", elapsed,
+           (unsigned long long)(total.am_msgs + total.put_msgs), ctx->num_eps,
+           (ctx->num_eps == 1) ? "" : "s", elapsed,
            (total.am_msgs + total.put_msgs) / elapsed,
            (total.am_bytes + total.put_bytes) / elapsed / 1e6);
     if (ctx->verdict != 'K') {
-        sc_stop(ctx, SC_EXIT_ERROR, "the server %s", (ctx->verdict == 0) ?
-                "closed the control connection without a verdict" :
-                "found missing or corrupt data (see its output)");
+        sc_stop(ctx, SC_EXIT_ERROR, "the server %s",
+                (ctx->verdict == 0)
+                    ? "closed the control connection without a verdict"
+                    : "found missing or corrupt data (see its output)");
         return -1;
     }
     if (ctx->verbose) {

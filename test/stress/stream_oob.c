@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SC_ADDR_PART_MAX  4096  /* sanity limit of each address part */
+#define SC_ADDR_PART_MAX 4096 /* sanity limit of each address part */
 
 int sc_oob_send(sc_ctx_t *ctx, const void *data, size_t length)
 {
@@ -37,7 +37,7 @@ int sc_oob_send(sc_ctx_t *ctx, const void *data, size_t length)
                     strerror(errno));
             return -1;
         }
-        p      += ret;
+        p += ret;
         length -= (size_t)ret;
     }
     return 0;
@@ -51,18 +51,21 @@ static int sc_oob_recv(sc_ctx_t *ctx, void *data, size_t length)
     while (length > 0) {
         ret = recv(ctx->sock, p, length, 0);
         if (ret == 0) {
-            sc_stop(ctx, SC_EXIT_ERROR, "the peer closed the control "
+            sc_stop(ctx, SC_EXIT_ERROR,
+                    "the peer closed the control "
                     "connection during setup (see its output)");
             return -1;
         } else if (ret < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            sc_stop(ctx, SC_EXIT_ERROR, "control connection receive "
-                    "failed: %s", strerror(errno));
+            sc_stop(ctx, SC_EXIT_ERROR,
+                    "control connection receive "
+                    "failed: %s",
+                    strerror(errno));
             return -1;
         }
-        p      += ret;
+        p += ret;
         length -= (size_t)ret;
     }
     return 0;
@@ -77,17 +80,17 @@ static int sc_oob_listen(sc_ctx_t *ctx, int family)
 
     memset(&ss, 0, sizeof(ss));
     if (family == AF_INET6) {
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6*)&ss;
-        a6->sin6_family = AF_INET6;
-        a6->sin6_addr   = in6addr_any;
-        a6->sin6_port   = htons(ctx->port);
-        len             = sizeof(*a6);
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        a6->sin6_family         = AF_INET6;
+        a6->sin6_addr           = in6addr_any;
+        a6->sin6_port           = htons(ctx->port);
+        len                     = sizeof(*a6);
     } else {
-        struct sockaddr_in *a4 = (struct sockaddr_in*)&ss;
-        a4->sin_family      = AF_INET;
-        a4->sin_addr.s_addr = htonl(INADDR_ANY);
-        a4->sin_port        = htons(ctx->port);
-        len                 = sizeof(*a4);
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+        a4->sin_family         = AF_INET;
+        a4->sin_addr.s_addr    = htonl(INADDR_ANY);
+        a4->sin_port           = htons(ctx->port);
+        len                    = sizeof(*a4);
     }
 
     sock = socket(family, SOCK_STREAM, 0);
@@ -98,7 +101,7 @@ static int sc_oob_listen(sc_ctx_t *ctx, int family)
         setsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
     }
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if ((bind(sock, (struct sockaddr*)&ss, len) < 0) ||
+    if ((bind(sock, (struct sockaddr *)&ss, len) < 0) ||
         (listen(sock, 1) < 0)) {
         close(sock);
         return -1;
@@ -112,12 +115,12 @@ static uint16_t sc_oob_local_port(int sock)
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
 
-    if (getsockname(sock, (struct sockaddr*)&ss, &len) != 0) {
+    if (getsockname(sock, (struct sockaddr *)&ss, &len) != 0) {
         return 0;
     }
-    return ntohs((ss.ss_family == AF_INET6) ?
-                 ((struct sockaddr_in6*)&ss)->sin6_port :
-                 ((struct sockaddr_in*)&ss)->sin_port);
+    return ntohs((ss.ss_family == AF_INET6)
+                     ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                     : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
 int sc_oob_accept(sc_ctx_t *ctx)
@@ -129,20 +132,22 @@ int sc_oob_accept(sc_ctx_t *ctx)
         lsock = sc_oob_listen(ctx, AF_INET);
     }
     if (lsock < 0) {
-        sc_stop(ctx, SC_EXIT_ERROR, "cannot listen on port %u: %s; pick "
-                "another with -p", ctx->port, strerror(errno));
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "cannot listen on port %u: %s; pick "
+                "another with -p",
+                ctx->port, strerror(errno));
         return -1;
     }
-    printf("server: %s/%s, waiting for a client on port %u\n",
-           ctx->tl_name, ctx->dev_name, sc_oob_local_port(lsock));
+    printf("server: %s/%s, waiting for a client on port %u\n", ctx->tl_name,
+           ctx->dev_name, sc_oob_local_port(lsock));
 
     do {
         ctx->sock = accept(lsock, NULL, NULL);
     } while ((ctx->sock < 0) && (errno == EINTR));
     close(lsock);
     if (ctx->sock < 0) {
-        sc_stop(ctx, SC_EXIT_ERROR, "accept on port %u failed: %s",
-                ctx->port, strerror(errno));
+        sc_stop(ctx, SC_EXIT_ERROR, "accept on port %u failed: %s", ctx->port,
+                strerror(errno));
         return -1;
     }
     return 0;
@@ -192,8 +197,10 @@ int sc_oob_connect(sc_ctx_t *ctx)
     }
 
     freeaddrinfo(res);
-    sc_stop(ctx, SC_EXIT_ERROR, "cannot connect to %s:%u: %s; is the "
-            "server running?", ctx->server, ctx->port, strerror(err));
+    sc_stop(ctx, SC_EXIT_ERROR,
+            "cannot connect to %s:%u: %s; is the "
+            "server running?",
+            ctx->server, ctx->port, strerror(err));
     return -1;
 }
 
@@ -253,9 +260,9 @@ static int sc_oob_send_addr(sc_ctx_t *ctx)
     hdr.magic          = SC_OOB_MAGIC;
     hdr.dev_addr_len   = ctx->attr.device_addr_len;
     hdr.iface_addr_len = ctx->attr.iface_addr_len;
-    hdr.ep_addr_len    = (ctx->connect == SC_CONNECT_EP) ?
-                         ctx->attr.ep_addr_len : 0;
-    hdr.num_eps        = ctx->num_eps;
+    hdr.ep_addr_len =
+        (ctx->connect == SC_CONNECT_EP) ? ctx->attr.ep_addr_len : 0;
+    hdr.num_eps = ctx->num_eps;
     if (!sc_is_client(ctx) && (ctx->memh != UCT_MEM_HANDLE_NULL)) {
         hdr.rkey_len = ctx->md_attr.rkey_packed_size;
     }
@@ -266,7 +273,7 @@ static int sc_oob_send_addr(sc_ctx_t *ctx)
 
     length = sizeof(hdr) + hdr.dev_addr_len + hdr.iface_addr_len +
              (size_t)hdr.num_eps * hdr.ep_addr_len + hdr.rkey_len;
-    blob   = calloc(1, length);
+    blob = calloc(1, length);
     if (blob == NULL) {
         sc_stop(ctx, SC_EXIT_ERROR, "out of memory for the address");
         return -1;
@@ -274,16 +281,17 @@ static int sc_oob_send_addr(sc_ctx_t *ctx)
     memcpy(blob, &hdr, sizeof(hdr));
     p = blob + sizeof(hdr);
 
-    status = uct_iface_get_device_address(ctx->iface, (uct_device_addr_t*)p);
-    p     += hdr.dev_addr_len;
+    status = uct_iface_get_device_address(ctx->iface, (uct_device_addr_t *)p);
+    p += hdr.dev_addr_len;
     if ((status == UCS_OK) && (hdr.iface_addr_len > 0)) {
-        status = uct_iface_get_address(ctx->iface, (uct_iface_addr_t*)p);
-        p     += hdr.iface_addr_len;
+        status = uct_iface_get_address(ctx->iface, (uct_iface_addr_t *)p);
+        p += hdr.iface_addr_len;
     }
-    for (i = 0; (i < hdr.num_eps) && (hdr.ep_addr_len > 0) &&
-                (status == UCS_OK); ++i) {
-        status = uct_ep_get_address(ctx->streams[i].ep, (uct_ep_addr_t*)p);
-        p     += hdr.ep_addr_len;
+    for (i = 0;
+         (i < hdr.num_eps) && (hdr.ep_addr_len > 0) && (status == UCS_OK);
+         ++i) {
+        status = uct_ep_get_address(ctx->streams[i].ep, (uct_ep_addr_t *)p);
+        p += hdr.ep_addr_len;
     }
     if ((status == UCS_OK) && (hdr.rkey_len > 0)) {
         status = uct_md_mkey_pack(ctx->md, ctx->memh, p);
@@ -306,18 +314,16 @@ static int sc_eps_connect(sc_ctx_t *ctx, const char *dev, const char *iface,
     ucs_status_t status;
     unsigned i;
 
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                        UCT_EP_PARAM_FIELD_DEV_ADDR |
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
     params.iface      = ctx->iface;
-    params.dev_addr   = (const uct_device_addr_t*)dev;
-    params.iface_addr = (const uct_iface_addr_t*)iface;
+    params.dev_addr   = (const uct_device_addr_t *)dev;
+    params.iface_addr = (const uct_iface_addr_t *)iface;
     for (i = 0; i < ctx->num_eps; ++i) {
         if (ctx->connect == SC_CONNECT_EP) {
-            status = uct_ep_connect_to_ep(ctx->streams[i].ep,
-                                          (const uct_device_addr_t*)dev,
-                                          (const uct_ep_addr_t*)
-                                          (ep_addrs + i * ep_addr_len));
+            status = uct_ep_connect_to_ep(
+                ctx->streams[i].ep, (const uct_device_addr_t *)dev,
+                (const uct_ep_addr_t *)(ep_addrs + i * ep_addr_len));
             if (status != UCS_OK) {
                 return sc_fail(ctx, "uct_ep_connect_to_ep", status);
             }
@@ -335,8 +341,8 @@ static int sc_eps_connect(sc_ctx_t *ctx, const char *dev, const char *iface,
 /* Receives the peer's addresses and connects our endpoints to them */
 static int sc_oob_recv_addr(sc_ctx_t *ctx)
 {
-    size_t ep_addr_len = (ctx->connect == SC_CONNECT_EP) ?
-                         ctx->attr.ep_addr_len : 0;
+    size_t ep_addr_len =
+        (ctx->connect == SC_CONNECT_EP) ? ctx->attr.ep_addr_len : 0;
     char *blob, *dev, *iface, *ep_addrs, *rkey;
     ucs_status_t status;
     sc_addr_hdr_t hdr;
@@ -346,19 +352,20 @@ static int sc_oob_recv_addr(sc_ctx_t *ctx)
     if (sc_oob_recv(ctx, &hdr, sizeof(hdr)) != 0) {
         return -1;
     }
-    if ((hdr.magic != SC_OOB_MAGIC) ||
-        (hdr.dev_addr_len > SC_ADDR_PART_MAX) ||
+    if ((hdr.magic != SC_OOB_MAGIC) || (hdr.dev_addr_len > SC_ADDR_PART_MAX) ||
         (hdr.iface_addr_len > SC_ADDR_PART_MAX) ||
         (hdr.ep_addr_len != ep_addr_len) || (hdr.num_eps != ctx->num_eps) ||
         (hdr.rkey_len > SC_ADDR_PART_MAX)) {
-        sc_stop(ctx, SC_EXIT_ERROR, "the peer sent a malformed address; "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "the peer sent a malformed address; "
                 "do both sides run %s of the same version with the same "
-                "-t?", SC_PROG);
+                "-t?",
+                SC_PROG);
         return -1;
     }
     length = hdr.dev_addr_len + hdr.iface_addr_len +
              (size_t)hdr.num_eps * hdr.ep_addr_len + hdr.rkey_len;
-    blob   = calloc(1, length + 1);
+    blob = calloc(1, length + 1);
     if (blob == NULL) {
         sc_stop(ctx, SC_EXIT_ERROR, "out of memory for the peer's address");
         return -1;
@@ -372,10 +379,11 @@ static int sc_oob_recv_addr(sc_ctx_t *ctx)
     ep_addrs = iface + hdr.iface_addr_len;
     rkey     = ep_addrs + (size_t)hdr.num_eps * hdr.ep_addr_len;
 
-    if (!uct_iface_is_reachable(ctx->iface, (uct_device_addr_t*)dev,
-                                (uct_iface_addr_t*)iface)) {
+    if (!uct_iface_is_reachable(ctx->iface, (uct_device_addr_t *)dev,
+                                (uct_iface_addr_t *)iface)) {
         free(blob);
-        sc_stop(ctx, SC_EXIT_ERROR, "the peer's %s address is not "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "the peer's %s address is not "
                 "reachable from device %s (another subnet or fabric?)",
                 ctx->tl_name, ctx->dev_name);
         return -1;
@@ -405,8 +413,9 @@ static int sc_connect_mode(sc_ctx_t *ctx)
     uint64_t flags = ctx->attr.cap.flags;
 
     if (ctx->connect == SC_CONNECT_AUTO) {
-        ctx->connect = (flags & UCT_IFACE_FLAG_CONNECT_TO_EP) ?
-                       SC_CONNECT_EP : SC_CONNECT_IFACE;
+        ctx->connect = (flags & UCT_IFACE_FLAG_CONNECT_TO_EP)
+                           ? SC_CONNECT_EP
+                           : SC_CONNECT_IFACE;
     }
     if (((ctx->connect == SC_CONNECT_EP) &&
          !(flags & UCT_IFACE_FLAG_CONNECT_TO_EP)) ||
@@ -414,9 +423,9 @@ static int sc_connect_mode(sc_ctx_t *ctx)
          !(flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE))) {
         sc_stop(ctx, SC_EXIT_ERROR, "%s/%s cannot connect to %s; try -C %s",
                 ctx->tl_name, ctx->dev_name,
-                (ctx->connect == SC_CONNECT_EP) ? "an endpoint" :
-                "an interface", (ctx->connect == SC_CONNECT_EP) ?
-                "iface" : "ep");
+                (ctx->connect == SC_CONNECT_EP) ? "an endpoint"
+                                                : "an interface",
+                (ctx->connect == SC_CONNECT_EP) ? "iface" : "ep");
         return -1;
     }
     return 0;
@@ -451,15 +460,18 @@ static int sc_server_recv_params(sc_ctx_t *ctx)
          (wire.connect != SC_CONNECT_EP)) ||
         (wire.num_eps == 0) || (wire.num_eps > SC_MAX_EPS) ||
         (wire.max_size > SC_MAX_SIZE_LIMIT)) {
-        sc_stop(ctx, SC_EXIT_ERROR, "the client sent invalid parameters; "
-                "is it %s of the same version?", SC_PROG);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "the client sent invalid parameters; "
+                "is it %s of the same version?",
+                SC_PROG);
         return -1;
     }
     wire.tl_name[sizeof(wire.tl_name) - 1] = '\0';
     if (strcmp(wire.tl_name, ctx->tl_name) != 0) {
-        sc_stop(ctx, SC_EXIT_ERROR, "the client uses transport %s, this "
-                "server %s; give both the same -t", wire.tl_name,
-                ctx->tl_name);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "the client uses transport %s, this "
+                "server %s; give both the same -t",
+                wire.tl_name, ctx->tl_name);
         return -1;
     }
     ctx->mode     = (sc_mode_t)wire.mode;
@@ -473,7 +485,8 @@ static int sc_server_recv_params(sc_ctx_t *ctx)
         return -1;
     }
     printf("server: client connected: %u endpoint%s (connect to %s), "
-           "mode %s\n", ctx->num_eps, (ctx->num_eps == 1) ? "" : "s",
+           "mode %s\n",
+           ctx->num_eps, (ctx->num_eps == 1) ? "" : "s",
            sc_connect_names[ctx->connect], sc_mode_names[ctx->mode]);
     return 0;
 }
@@ -487,8 +500,7 @@ static int sc_server_recv_params(sc_ctx_t *ctx)
 int sc_exchange(sc_ctx_t *ctx)
 {
     if (sc_is_client(ctx)) {
-        if ((sc_connect_mode(ctx) != 0) ||
-            (sc_client_send_params(ctx) != 0) ||
+        if ((sc_connect_mode(ctx) != 0) || (sc_client_send_params(ctx) != 0) ||
             (sc_streams_alloc(ctx) != 0)) {
             return -1;
         }
@@ -506,8 +518,8 @@ int sc_exchange(sc_ctx_t *ctx)
         return -1;
     }
     if (ctx->verbose) {
-        printf("%s: %u endpoint%s connected to the peer's %s\n",
-               sc_side(ctx), ctx->num_eps, (ctx->num_eps == 1) ? "" : "s",
+        printf("%s: %u endpoint%s connected to the peer's %s\n", sc_side(ctx),
+               ctx->num_eps, (ctx->num_eps == 1) ? "" : "s",
                (ctx->connect == SC_CONNECT_EP) ? "endpoints" : "interface");
     }
     return 0;

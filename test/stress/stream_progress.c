@@ -34,7 +34,8 @@ static int sc_server_found_bad_data(sc_ctx_t *ctx, int wait_ms)
     if (ctx->verdict != 'F') {
         return 0;
     }
-    sc_stop(ctx, SC_EXIT_ERROR, "the server found missing or corrupt data "
+    sc_stop(ctx, SC_EXIT_ERROR,
+            "the server found missing or corrupt data "
             "(see its output)");
     return 1;
 }
@@ -42,8 +43,8 @@ static int sc_server_found_bad_data(sc_ctx_t *ctx, int wait_ms)
 /*
  * An operation on endpoint @a ep failed with @a status. With -e that may
  * be the peer's failure, which the error handler confirms (sc_progress
- * waits for it up to the stall limit); without, it ends the run. Returns -1 once the run
- * stopped, else 0.
+ * waits for it up to the stall limit); without, it ends the run. Returns -1
+ * once the run stopped, else 0.
  */
 int sc_op_failed(sc_ctx_t *ctx, unsigned ep, const char *what,
                  ucs_status_t status)
@@ -54,8 +55,8 @@ int sc_op_failed(sc_ctx_t *ctx, unsigned ep, const char *what,
     if (!ctx->err_handler) {
         /* A server that found bad data says so before it closes */
         if (!sc_server_found_bad_data(ctx, 200)) {
-            sc_stop(ctx, SC_EXIT_ERROR, "%s on endpoint %u failed: %s",
-                    what, ep, ucs_status_string(status));
+            sc_stop(ctx, SC_EXIT_ERROR, "%s on endpoint %u failed: %s", what,
+                    ep, ucs_status_string(status));
         }
         return -1;
     }
@@ -66,8 +67,8 @@ int sc_op_failed(sc_ctx_t *ctx, unsigned ep, const char *what,
         ctx->op_failed_at = sc_now();
         if (ctx->verbose) {
             printf("%s: %s on endpoint %u failed: %s; waiting for the error "
-                   "handler\n", sc_side(ctx), what, ep,
-                   ucs_status_string(status));
+                   "handler\n",
+                   sc_side(ctx), what, ep, ucs_status_string(status));
         }
     }
     return 0;
@@ -120,22 +121,27 @@ static int sc_progress_check(sc_ctx_t *ctx)
     if (!ctx->finishing) {
         if ((ctx->op_status != UCS_OK) &&
             (now - ctx->op_failed_at > ctx->stall_limit)) {
-            sc_stop(ctx, SC_EXIT_ERROR, "%s on endpoint %u failed: %s, "
+            sc_stop(ctx, SC_EXIT_ERROR,
+                    "%s on endpoint %u failed: %s, "
                     "but the error handler was not called within %.0f s "
-                    "(-T)", ctx->op_name, ctx->op_ep,
-                    ucs_status_string(ctx->op_status), ctx->stall_limit);
+                    "(-T)",
+                    ctx->op_name, ctx->op_ep, ucs_status_string(ctx->op_status),
+                    ctx->stall_limit);
             return -1;
         }
         if ((ctx->oob_closed_at > 0) && !ctx->err_handler) {
-            sc_stop(ctx, SC_EXIT_ERROR, "the peer closed the control "
+            sc_stop(ctx, SC_EXIT_ERROR,
+                    "the peer closed the control "
                     "connection (did it exit or crash?)");
             return -1;
         }
         if ((ctx->oob_closed_at > 0) &&
             (now - ctx->oob_closed_at > ctx->stall_limit)) {
-            sc_stop(ctx, SC_EXIT_ERROR, "the peer closed the control "
+            sc_stop(ctx, SC_EXIT_ERROR,
+                    "the peer closed the control "
                     "connection, and the transport reported no failure "
-                    "within %.0f s (-T)", ctx->stall_limit);
+                    "within %.0f s (-T)",
+                    ctx->stall_limit);
             return -1;
         }
     }
@@ -145,9 +151,11 @@ static int sc_progress_check(sc_ctx_t *ctx)
     /* A failure waits for the error handler instead (above) */
     if ((ctx->op_status == UCS_OK) && (ctx->oob_closed_at == 0) &&
         (now - ctx->last_activity > ctx->stall_limit)) {
-        sc_stop(ctx, SC_EXIT_ERROR, "nothing moved for %.0f s (nothing "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "nothing moved for %.0f s (nothing "
                 "sent, received or completed); the transport or the peer "
-                "is stuck (-T sets the limit)", ctx->stall_limit);
+                "is stuck (-T sets the limit)",
+                ctx->stall_limit);
         return -1;
     }
     return 0;
@@ -183,12 +191,11 @@ int sc_progress(sc_ctx_t *ctx)
 }
 
 void sc_comp_cb(uct_completion_t *self)
-{
-}
+{}
 
 typedef struct {
     const void *data;
-    size_t     length;
+    size_t length;
 } sc_ctrl_t;
 
 static size_t sc_pack_ctrl(void *dest, void *arg)
@@ -242,8 +249,7 @@ int sc_send_ctrl(sc_ctx_t *ctx, sc_stream_t *stream, uint8_t id,
 
 /* A HELLO on one endpoint: the client's greeting, which the server
  * answers on its endpoint of the same index, or that answer */
-ucs_status_t sc_am_hello(void *arg, void *data, size_t length,
-                         unsigned flags)
+ucs_status_t sc_am_hello(void *arg, void *data, size_t length, unsigned flags)
 {
     sc_ctx_t *ctx = arg;
     sc_ack_msg_t msg;

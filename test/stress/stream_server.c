@@ -20,21 +20,24 @@ static sc_stream_t *sc_server_stream(sc_ctx_t *ctx, uint32_t ep,
     sc_stream_t *s;
 
     if ((ctx->streams == NULL) || (ep >= ctx->num_eps)) {
-        sc_stop(ctx, SC_EXIT_ERROR, "%s for endpoint %u, but the client "
-                "has %u", what, ep, ctx->num_eps);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "%s for endpoint %u, but the client "
+                "has %u",
+                what, ep, ctx->num_eps);
         return NULL;
     }
     s = &ctx->streams[ep];
     if (s->fin_rx) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: %s after its FIN "
-                "(duplicated or late)", ep, what);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: %s after its FIN "
+                "(duplicated or late)",
+                ep, what);
         return NULL;
     }
     return s;
 }
 
-ucs_status_t sc_am_data(void *arg, void *data, size_t length,
-                        unsigned flags)
+ucs_status_t sc_am_data(void *arg, void *data, size_t length, unsigned flags)
 {
     sc_ctx_t *ctx = arg;
     uint8_t got, expected;
@@ -46,14 +49,18 @@ ucs_status_t sc_am_data(void *arg, void *data, size_t length,
         return UCS_OK;
     }
     if (length < sizeof(hdr)) {
-        sc_stop(ctx, SC_EXIT_ERROR, "a data message of %zu bytes, shorter "
-                "than its header", length);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "a data message of %zu bytes, shorter "
+                "than its header",
+                length);
         return UCS_OK;
     }
     memcpy(&hdr, data, sizeof(hdr));
     if (hdr.magic != SC_MSG_MAGIC) {
-        sc_stop(ctx, SC_EXIT_ERROR, "a data message of %zu bytes with a "
-                "garbled header (magic 0x%04x)", length, hdr.magic);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "a data message of %zu bytes with a "
+                "garbled header (magic 0x%04x)",
+                length, hdr.magic);
         return UCS_OK;
     }
     s = sc_server_stream(ctx, hdr.ep, "a data message");
@@ -61,35 +68,37 @@ ucs_status_t sc_am_data(void *arg, void *data, size_t length,
         return UCS_OK;
     }
     if (hdr.seq != s->count.am_msgs) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: message out of order: got "
-                "sequence %llu, expected %llu (%s)", hdr.ep,
-                (unsigned long long)hdr.seq,
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: message out of order: got "
+                "sequence %llu, expected %llu (%s)",
+                hdr.ep, (unsigned long long)hdr.seq,
                 (unsigned long long)s->count.am_msgs,
-                (hdr.seq < s->count.am_msgs) ? "a duplicate" :
-                "messages lost or reordered");
+                (hdr.seq < s->count.am_msgs) ? "a duplicate"
+                                             : "messages lost or reordered");
     } else if (hdr.length != length) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: message %llu: %zu bytes "
-                "arrived, %u were sent", hdr.ep, (unsigned long long)hdr.seq,
-                length, hdr.length);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: message %llu: %zu bytes "
+                "arrived, %u were sent",
+                hdr.ep, (unsigned long long)hdr.seq, length, hdr.length);
     } else {
-        bad = sc_check((char*)data + sizeof(hdr), length - sizeof(hdr),
+        bad = sc_check((char *)data + sizeof(hdr), length - sizeof(hdr),
                        sc_am_key(hdr.ep, hdr.seq), 0, &got, &expected);
         if (bad < length - sizeof(hdr)) {
-            sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: message %llu: byte "
-                    "%zu of %zu is 0x%02x, expected 0x%02x", hdr.ep,
-                    (unsigned long long)hdr.seq, bad + sizeof(hdr), length,
-                    got, expected);
+            sc_stop(ctx, SC_EXIT_ERROR,
+                    "endpoint %u: message %llu: byte "
+                    "%zu of %zu is 0x%02x, expected 0x%02x",
+                    hdr.ep, (unsigned long long)hdr.seq, bad + sizeof(hdr),
+                    length, got, expected);
         } else {
             ++s->count.am_msgs;
             s->count.am_bytes += length;
-            ctx->moved         = 1;
+            ctx->moved = 1;
         }
     }
     return UCS_OK;
 }
 
-ucs_status_t sc_am_round(void *arg, void *data, size_t length,
-                         unsigned flags)
+ucs_status_t sc_am_round(void *arg, void *data, size_t length, unsigned flags)
 {
     sc_ctx_t *ctx = arg;
     uint8_t got, expected;
@@ -111,17 +120,21 @@ ucs_status_t sc_am_round(void *arg, void *data, size_t length,
         return UCS_OK;
     }
     if ((round.round != s->count.rounds) || (round.bytes > ctx->half)) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: PUT round %llu (%llu "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: PUT round %llu (%llu "
                 "bytes) announced, expected round %llu (a duplicate or a "
-                "loss)", round.ep, (unsigned long long)round.round,
+                "loss)",
+                round.ep, (unsigned long long)round.round,
                 (unsigned long long)round.bytes,
                 (unsigned long long)s->count.rounds);
         return UCS_OK;
     }
     if (round.am_seq != s->count.am_msgs) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: PUT round %llu was sent "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: PUT round %llu was sent "
                 "after %llu data messages, but %llu arrived before it "
-                "(reordered)", round.ep, (unsigned long long)round.round,
+                "(reordered)",
+                round.ep, (unsigned long long)round.round,
                 (unsigned long long)round.am_seq,
                 (unsigned long long)s->count.am_msgs);
         return UCS_OK;
@@ -131,22 +144,23 @@ ucs_status_t sc_am_round(void *arg, void *data, size_t length,
     bad  = sc_check(half, round.bytes, sc_put_key(round.ep, round.round), 0,
                     &got, &expected);
     if (bad < round.bytes) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: PUT round %llu: byte %zu "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: PUT round %llu: byte %zu "
                 "of %llu is 0x%02x, expected 0x%02x (a PUT missing, "
-                "misplaced or not complete at the flush)", round.ep,
-                (unsigned long long)round.round, bad,
+                "misplaced or not complete at the flush)",
+                round.ep, (unsigned long long)round.round, bad,
                 (unsigned long long)round.bytes, got, expected);
         return UCS_OK;
     }
     /* A later round must not pass on stale data */
     memset(half, 0, round.bytes);
 
-    s->count.put_msgs  += round.puts;
+    s->count.put_msgs += round.puts;
     s->count.put_bytes += round.bytes;
     ++s->count.rounds;
-    s->ack_to_send      = (int64_t)round.round;
-    ctx->replies_due    = 1;
-    ctx->moved          = 1;
+    s->ack_to_send   = (int64_t)round.round;
+    ctx->replies_due = 1;
+    ctx->moved       = 1;
     return UCS_OK;
 }
 
@@ -171,17 +185,17 @@ ucs_status_t sc_am_fin(void *arg, void *data, size_t length, unsigned flags)
     }
     c = &s->count;
     if (memcmp(&fin.totals, c, sizeof(*c)) != 0) {
-        sc_stop(ctx, SC_EXIT_ERROR, "endpoint %u: the client sent %llu AMs "
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "endpoint %u: the client sent %llu AMs "
                 "(%llu bytes) and %llu PUTs (%llu bytes) in %llu rounds, "
                 "%llu AMs (%llu bytes) and %llu PUTs (%llu bytes) in %llu "
-                "rounds arrived", fin.ep,
-                (unsigned long long)fin.totals.am_msgs,
+                "rounds arrived",
+                fin.ep, (unsigned long long)fin.totals.am_msgs,
                 (unsigned long long)fin.totals.am_bytes,
                 (unsigned long long)fin.totals.put_msgs,
                 (unsigned long long)fin.totals.put_bytes,
                 (unsigned long long)fin.totals.rounds,
-                (unsigned long long)c->am_msgs,
-                (unsigned long long)c->am_bytes,
+                (unsigned long long)c->am_msgs, (unsigned long long)c->am_bytes,
                 (unsigned long long)c->put_msgs,
                 (unsigned long long)c->put_bytes,
                 (unsigned long long)c->rounds);
@@ -209,18 +223,16 @@ static int sc_server_reply(sc_ctx_t *ctx)
         msg.ep = i;
         if (s->hello_rx && !s->hello_tx) {
             msg.round = 0;
-            ret       = sc_send_ctrl(ctx, s, SC_AM_HELLO, &msg, sizeof(msg),
-                                     0);
+            ret       = sc_send_ctrl(ctx, s, SC_AM_HELLO, &msg, sizeof(msg), 0);
             if (ret < 0) {
                 return -1;
             }
-            s->hello_tx       = ret;
+            s->hello_tx = ret;
             ctx->replies_due |= !ret;
         }
         if (s->hello_tx && (s->ack_to_send > s->ack_sent)) {
             msg.round = (uint64_t)s->ack_to_send;
-            ret       = sc_send_ctrl(ctx, s, SC_AM_ACK, &msg, sizeof(msg),
-                                     0);
+            ret       = sc_send_ctrl(ctx, s, SC_AM_ACK, &msg, sizeof(msg), 0);
             if (ret < 0) {
                 return -1;
             }
@@ -250,7 +262,8 @@ static void sc_server_linger(sc_ctx_t *ctx)
         sc_oob_check(ctx, now);
         if (now > deadline) {
             printf("server: the client did not close the control "
-                   "connection within %.0f s\n", ctx->stall_limit);
+                   "connection within %.0f s\n",
+                   ctx->stall_limit);
             return;
         }
     }
@@ -278,11 +291,11 @@ int sc_server_run(sc_ctx_t *ctx)
 
     memset(&t, 0, sizeof(t));
     for (i = 0; i < ctx->num_eps; ++i) {
-        t.am_msgs   += ctx->streams[i].count.am_msgs;
-        t.am_bytes  += ctx->streams[i].count.am_bytes;
-        t.put_msgs  += ctx->streams[i].count.put_msgs;
+        t.am_msgs += ctx->streams[i].count.am_msgs;
+        t.am_bytes += ctx->streams[i].count.am_bytes;
+        t.put_msgs += ctx->streams[i].count.put_msgs;
         t.put_bytes += ctx->streams[i].count.put_bytes;
-        t.rounds    += ctx->streams[i].count.rounds;
+        t.rounds += ctx->streams[i].count.rounds;
     }
     bytes = t.am_bytes + t.put_bytes;
     msgs  = t.am_msgs + t.put_msgs;
@@ -294,8 +307,7 @@ int sc_server_run(sc_ctx_t *ctx)
            (elapsed > 0) ? (msgs / elapsed) : 0.0,
            (elapsed > 0) ? (bytes / elapsed / 1e6) : 0.0);
     printf("OK %llu bytes %llu messages %u endpoints\n",
-           (unsigned long long)bytes, (unsigned long long)msgs,
-           ctx->num_eps);
+           (unsigned long long)bytes, (unsigned long long)msgs, ctx->num_eps);
     if (sc_oob_send(ctx, "K", 1) != 0) {
         return -1;
     }

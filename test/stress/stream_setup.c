@@ -19,9 +19,10 @@ int sc_md_open(sc_ctx_t *ctx)
     status = test_uct_md_find(ctx->tl_name, ctx->dev_name, &ctx->md,
                               &ctx->component);
     if (status == UCS_ERR_NO_DEVICE) {
-        sc_stop(ctx, SC_EXIT_ERROR, "transport %s on device %s not found "
-                "(uct_info -d lists the devices)", ctx->tl_name,
-                ctx->dev_name);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "transport %s on device %s not found "
+                "(uct_info -d lists the devices)",
+                ctx->tl_name, ctx->dev_name);
         return -1;
     } else if (status != UCS_OK) {
         return sc_fail(ctx, "uct_query_components", status);
@@ -37,17 +38,13 @@ int sc_md_open(sc_ctx_t *ctx)
 static int sc_set_handlers(sc_ctx_t *ctx)
 {
     static const struct {
-        uint8_t           id;
+        uint8_t id;
         uct_am_callback_t cb;
-        int               client;
+        int client;
     } handlers[] = {
-        {SC_AM_DATA,  sc_am_data,  0},
-        {SC_AM_ROUND, sc_am_round, 0},
-        {SC_AM_FIN,   sc_am_fin,   0},
-        {SC_AM_HELLO, sc_am_hello, 0},
-        {SC_AM_HELLO, sc_am_hello, 1},
-        {SC_AM_ACK,   sc_am_ack,   1}
-    };
+        {SC_AM_DATA, sc_am_data, 0},   {SC_AM_ROUND, sc_am_round, 0},
+        {SC_AM_FIN, sc_am_fin, 0},     {SC_AM_HELLO, sc_am_hello, 0},
+        {SC_AM_HELLO, sc_am_hello, 1}, {SC_AM_ACK, sc_am_ack, 1}};
     ucs_status_t status;
     unsigned i;
 
@@ -55,9 +52,8 @@ static int sc_set_handlers(sc_ctx_t *ctx)
         if (handlers[i].client != sc_is_client(ctx)) {
             continue;
         }
-        status = uct_iface_set_am_handler(ctx->iface, handlers[i].id,
-                                          handlers[i].cb, ctx,
-                                          UCT_CB_FLAG_SYNC);
+        status = uct_iface_set_am_handler(
+            ctx->iface, handlers[i].id, handlers[i].cb, ctx, UCT_CB_FLAG_SYNC);
         if (status != UCS_OK) {
             return sc_fail(ctx, "uct_iface_set_am_handler", status);
         }
@@ -71,40 +67,39 @@ int sc_iface_open(sc_ctx_t *ctx)
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &ctx->async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx->async);
     if (status != UCS_OK) {
         ctx->async = NULL;
         return sc_fail(ctx, "ucs_async_context_create", status);
     }
-    status = uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE,
-                               &ctx->worker);
+    status =
+        uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE, &ctx->worker);
     if (status != UCS_OK) {
         ctx->worker = NULL;
         return sc_fail(ctx, "uct_worker_create", status);
     }
 
-    status = uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL,
-                                      &config);
+    status =
+        uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL, &config);
     if (status != UCS_OK) {
         return sc_fail(ctx, "uct_md_iface_config_read", status);
     }
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ctx->tl_name;
     params.mode.device.dev_name = ctx->dev_name;
     if (ctx->err_handler) {
-        params.field_mask       |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
-                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
-                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+        params.field_mask |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                             UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                             UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
         params.err_handler       = sc_err_handler;
         params.err_handler_arg   = ctx;
         params.err_handler_flags = UCT_CB_FLAG_SYNC;
     }
-    status = uct_iface_open(ctx->md, ctx->worker, &params, config,
-                            &ctx->iface);
+    status = uct_iface_open(ctx->md, ctx->worker, &params, config, &ctx->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         ctx->iface = NULL;
@@ -117,9 +112,10 @@ int sc_iface_open(sc_ctx_t *ctx)
     }
     if (!(ctx->attr.cap.flags & UCT_IFACE_FLAG_AM_BCOPY) ||
         (ctx->attr.cap.am.max_bcopy < sizeof(sc_fin_msg_t))) {
-        sc_stop(ctx, SC_EXIT_ERROR, "%s/%s has no am_bcopy of %zu bytes "
-                "for the control messages", ctx->tl_name, ctx->dev_name,
-                sizeof(sc_fin_msg_t));
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "%s/%s has no am_bcopy of %zu bytes "
+                "for the control messages",
+                ctx->tl_name, ctx->dev_name, sizeof(sc_fin_msg_t));
         return -1;
     }
     if (ctx->err_handler &&
@@ -200,15 +196,16 @@ int sc_server_buffers_alloc(sc_ctx_t *ctx)
         return 0;
     }
     half = SC_PUT_AREA / (2 * ctx->num_eps);
-    half = (half > SC_PUT_HALF_MAX) ? SC_PUT_HALF_MAX :
-           (half < SC_PUT_HALF_MIN) ? SC_PUT_HALF_MIN : half;
+    half = (half > SC_PUT_HALF_MAX)   ? SC_PUT_HALF_MAX
+           : (half < SC_PUT_HALF_MIN) ? SC_PUT_HALF_MIN
+                                      : half;
     half &= ~(size_t)4095;
     if (sc_buf_alloc(ctx, 2 * half * ctx->num_eps) != 0) {
         return -1;
     }
     ctx->half = half;
     for (i = 0; i < ctx->num_eps; ++i) {
-        ctx->streams[i].put_area = (char*)ctx->buf + 2 * half * i;
+        ctx->streams[i].put_area = (char *)ctx->buf + 2 * half * i;
     }
     return 0;
 }
@@ -246,8 +243,8 @@ static void sc_limit_set(sc_ctx_t *ctx, sc_op_t op, uint64_t flag,
     if (max < min) {
         if (ctx->verbose) {
             printf("client: %-9s not used: at most %zu bytes (%s %zu), "
-                   "the least is %zu\n", sc_op_names[op], max, why,
-                   why_value, min);
+                   "the least is %zu\n",
+                   sc_op_names[op], max, why, why_value, min);
         }
         return;
     }
@@ -255,10 +252,10 @@ static void sc_limit_set(sc_ctx_t *ctx, sc_op_t op, uint64_t flag,
     l->min     = min;
     l->max     = max;
     if (ctx->verbose) {
-        printf("client: %-9s %zu..%zu bytes (%s %zu%s)\n", sc_op_names[op],
-               min, max, why, why_value,
-               ((extra > 0) && (why == cap_name)) ?
-               " + the 8-byte header" : "");
+        printf("client: %-9s %zu..%zu bytes (%s %zu%s)\n", sc_op_names[op], min,
+               max, why, why_value,
+               ((extra > 0) && (why == cap_name)) ? " + the 8-byte header"
+                                                  : "");
     }
 }
 
@@ -277,18 +274,15 @@ static int sc_limits_setup(sc_ctx_t *ctx)
     size_t zmin;
 
     if (ctx->mode != SC_MODE_PUT) {
-        sc_limit_set(ctx, SC_OP_AM_SHORT, UCT_IFACE_FLAG_AM_SHORT,
-                     "max_short", a->cap.am.max_short, sizeof(uint64_t),
-                     hdr, 1);
-        sc_limit_set(ctx, SC_OP_AM_BCOPY, UCT_IFACE_FLAG_AM_BCOPY,
-                     "max_bcopy", a->cap.am.max_bcopy, 0, hdr, 1);
-        ctx->limits[SC_OP_AM_ZCOPY].hdr_in_header = (a->cap.am.max_hdr >=
-                                                     hdr);
+        sc_limit_set(ctx, SC_OP_AM_SHORT, UCT_IFACE_FLAG_AM_SHORT, "max_short",
+                     a->cap.am.max_short, sizeof(uint64_t), hdr, 1);
+        sc_limit_set(ctx, SC_OP_AM_BCOPY, UCT_IFACE_FLAG_AM_BCOPY, "max_bcopy",
+                     a->cap.am.max_bcopy, 0, hdr, 1);
+        ctx->limits[SC_OP_AM_ZCOPY].hdr_in_header = (a->cap.am.max_hdr >= hdr);
         zmin = (a->cap.am.min_zcopy > 1) ? a->cap.am.min_zcopy : 1;
         if (a->cap.am.max_iov > 0) {
             sc_limit_set(ctx, SC_OP_AM_ZCOPY, UCT_IFACE_FLAG_AM_ZCOPY,
-                         "max_zcopy", a->cap.am.max_zcopy, 0, hdr + zmin,
-                         1);
+                         "max_zcopy", a->cap.am.max_zcopy, 0, hdr + zmin, 1);
         }
         ctx->limits[SC_OP_AM_ZCOPY].max_iov = a->cap.am.max_iov;
     }
@@ -306,7 +300,8 @@ static int sc_limits_setup(sc_ctx_t *ctx)
         ctx->limits[SC_OP_PUT_ZCOPY].max_iov = a->cap.put.max_iov;
     } else if (ctx->mode != SC_MODE_AM) {
         printf("client: the server offers no PUT area (%s/%s has no PUT)"
-               "\n", ctx->tl_name, ctx->dev_name);
+               "\n",
+               ctx->tl_name, ctx->dev_name);
     }
     if (ctx->limits[SC_OP_AM_ZCOPY].max_iov > SC_MAX_IOV) {
         ctx->limits[SC_OP_AM_ZCOPY].max_iov = SC_MAX_IOV;
@@ -332,13 +327,14 @@ int sc_client_buffers_alloc(sc_ctx_t *ctx)
         }
     }
     if (ctx->num_ops == 0) {
-        sc_stop(ctx, SC_EXIT_ERROR, "%s/%s supports none of the operations "
-                "of mode %s (-v says why)", ctx->tl_name, ctx->dev_name,
-                sc_mode_names[ctx->mode]);
+        sc_stop(ctx, SC_EXIT_ERROR,
+                "%s/%s supports none of the operations "
+                "of mode %s (-v says why)",
+                ctx->tl_name, ctx->dev_name, sc_mode_names[ctx->mode]);
         return -1;
     }
 
-    slot_size  = sc_limit_max(ctx, SC_OP_AM_ZCOPY);
+    slot_size = sc_limit_max(ctx, SC_OP_AM_ZCOPY);
     if (sc_limit_max(ctx, SC_OP_PUT_ZCOPY) > slot_size) {
         slot_size = sc_limit_max(ctx, SC_OP_PUT_ZCOPY);
     }
@@ -356,11 +352,11 @@ int sc_client_buffers_alloc(sc_ctx_t *ctx)
         return 0;
     }
 
-    slot_size      = (slot_size + 63) & ~(size_t)63;
-    ctx->num_slots = ctx->num_eps * SC_SLOTS_PER_EP;
-    ctx->num_slots = (ctx->num_slots < SC_SLOTS_MIN) ? SC_SLOTS_MIN :
-                     (ctx->num_slots > SC_SLOTS_MAX) ? SC_SLOTS_MAX :
-                     ctx->num_slots;
+    slot_size       = (slot_size + 63) & ~(size_t)63;
+    ctx->num_slots  = ctx->num_eps * SC_SLOTS_PER_EP;
+    ctx->num_slots  = (ctx->num_slots < SC_SLOTS_MIN)   ? SC_SLOTS_MIN
+                      : (ctx->num_slots > SC_SLOTS_MAX) ? SC_SLOTS_MAX
+                                                        : ctx->num_slots;
     ctx->slots      = calloc(ctx->num_slots, sizeof(*ctx->slots));
     ctx->free_slots = calloc(ctx->num_slots, sizeof(*ctx->free_slots));
     if ((ctx->slots == NULL) || (ctx->free_slots == NULL) ||
@@ -371,7 +367,7 @@ int sc_client_buffers_alloc(sc_ctx_t *ctx)
     }
     for (i = 0; i < ctx->num_slots; ++i) {
         ctx->slots[i].ctx   = ctx;
-        ctx->slots[i].buf   = (char*)ctx->buf + i * slot_size;
+        ctx->slots[i].buf   = (char *)ctx->buf + i * slot_size;
         ctx->slots[i].index = i;
         ctx->free_slots[i]  = i;
     }
@@ -380,8 +376,7 @@ int sc_client_buffers_alloc(sc_ctx_t *ctx)
 }
 
 static void sc_pending_purge_cb(uct_pending_req_t *req, void *arg)
-{
-}
+{}
 
 void sc_cleanup(sc_ctx_t *ctx)
 {
@@ -389,8 +384,7 @@ void sc_cleanup(sc_ctx_t *ctx)
 
     for (i = 0; (ctx->streams != NULL) && (i < ctx->num_eps); ++i) {
         if (ctx->streams[i].ep != NULL) {
-            uct_ep_pending_purge(ctx->streams[i].ep, sc_pending_purge_cb,
-                                 NULL);
+            uct_ep_pending_purge(ctx->streams[i].ep, sc_pending_purge_cb, NULL);
             uct_ep_destroy(ctx->streams[i].ep);
         }
     }

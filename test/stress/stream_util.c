@@ -12,30 +12,21 @@
 #include <time.h>
 
 /* Pattern: word k of a message (or of a PUT half) with key K */
-#define SC_PATTERN_MUL   0x9e3779b97f4a7c15ull
-#define SC_PATTERN_STEP  0xd1b54a32d192ed03ull
-#define SC_KEY_PUT       (1ull << 47)
+#define SC_PATTERN_MUL  0x9e3779b97f4a7c15ull
+#define SC_PATTERN_STEP 0xd1b54a32d192ed03ull
+#define SC_KEY_PUT      (1ull << 47)
 
 const char *sc_mode_names[] = {
-    [SC_MODE_AM]   = "am",
-    [SC_MODE_PUT]  = "put",
-    [SC_MODE_BOTH] = "both"
-};
+    [SC_MODE_AM] = "am", [SC_MODE_PUT] = "put", [SC_MODE_BOTH] = "both"};
 
-const char *sc_connect_names[] = {
-    [SC_CONNECT_AUTO]  = "auto",
-    [SC_CONNECT_IFACE] = "iface",
-    [SC_CONNECT_EP]    = "ep"
-};
+const char *sc_connect_names[] = {[SC_CONNECT_AUTO]  = "auto",
+                                  [SC_CONNECT_IFACE] = "iface",
+                                  [SC_CONNECT_EP]    = "ep"};
 
 const char *sc_op_names[] = {
-    [SC_OP_AM_SHORT]  = "am_short",
-    [SC_OP_AM_BCOPY]  = "am_bcopy",
-    [SC_OP_AM_ZCOPY]  = "am_zcopy",
-    [SC_OP_PUT_SHORT] = "put_short",
-    [SC_OP_PUT_BCOPY] = "put_bcopy",
-    [SC_OP_PUT_ZCOPY] = "put_zcopy"
-};
+    [SC_OP_AM_SHORT] = "am_short",   [SC_OP_AM_BCOPY] = "am_bcopy",
+    [SC_OP_AM_ZCOPY] = "am_zcopy",   [SC_OP_PUT_SHORT] = "put_short",
+    [SC_OP_PUT_BCOPY] = "put_bcopy", [SC_OP_PUT_ZCOPY] = "put_zcopy"};
 
 double sc_now(void)
 {
@@ -164,7 +155,7 @@ size_t sc_pack_data(void *dest, void *arg)
         hdr.ep     = pack->ep;
         hdr.magic  = SC_MSG_MAGIC;
         memcpy(p, &hdr, sizeof(hdr));
-        p      += sizeof(hdr);
+        p += sizeof(hdr);
         length -= sizeof(hdr);
     }
     sc_fill(p, length, pack->key, pack->word);
@@ -210,10 +201,23 @@ int sc_parse_size(const char *str, uint64_t *value_p)
         return -1;
     }
     switch (*end) {
-    case 'k': case 'K': value <<= 10; ++end; break;
-    case 'm': case 'M': value <<= 20; ++end; break;
-    case 'g': case 'G': value <<= 30; ++end; break;
-    default: break;
+    case 'k':
+    case 'K':
+        value <<= 10;
+        ++end;
+        break;
+    case 'm':
+    case 'M':
+        value <<= 20;
+        ++end;
+        break;
+    case 'g':
+    case 'G':
+        value <<= 30;
+        ++end;
+        break;
+    default:
+        break;
     }
     if (*end != '\0') {
         return -1;

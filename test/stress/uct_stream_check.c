@@ -85,8 +85,8 @@ static void sc_usage(FILE *stream)
 }
 
 /* A whole number from @a min to @a max, else -1 with a message */
-static int sc_parse_uint(int opt, const char *str, uint64_t min,
-                         uint64_t max, const char *what, uint64_t *value_p)
+static int sc_parse_uint(int opt, const char *str, uint64_t min, uint64_t max,
+                         const char *what, uint64_t *value_p)
 {
     uint64_t value;
     char *end;
@@ -122,9 +122,7 @@ static int sc_parse_choice(int opt, const char *str, const char **names,
 static int sc_parse(sc_ctx_t *ctx, int argc, char **argv)
 {
     static const char *connect_names[] = {
-        [SC_CONNECT_IFACE] = "iface",
-        [SC_CONNECT_EP]    = "ep"
-    };
+        [SC_CONNECT_IFACE] = "iface", [SC_CONNECT_EP] = "ep"};
     int bytes_given = 0, c, choice;
     uint64_t value;
 
@@ -183,8 +181,10 @@ static int sc_parse(sc_ctx_t *ctx, int argc, char **argv)
         case 'b':
             if ((sc_parse_size(optarg, &ctx->bytes) != 0) ||
                 (ctx->bytes == 0)) {
-                fprintf(stderr, "%s: -b wants a byte count such as 200m, "
-                        "not '%s'\n", SC_PROG, optarg);
+                fprintf(stderr,
+                        "%s: -b wants a byte count such as 200m, "
+                        "not '%s'\n",
+                        SC_PROG, optarg);
                 return -1;
             }
             bytes_given = 1;
@@ -193,16 +193,20 @@ static int sc_parse(sc_ctx_t *ctx, int argc, char **argv)
             if ((sc_parse_size(optarg, &value) != 0) ||
                 (value < 2 * sizeof(sc_msg_hdr_t)) ||
                 (value > SC_MAX_SIZE_LIMIT)) {
-                fprintf(stderr, "%s: -s wants a size from %zu to %u, not "
-                        "'%s'\n", SC_PROG, 2 * sizeof(sc_msg_hdr_t),
-                        SC_MAX_SIZE_LIMIT, optarg);
+                fprintf(stderr,
+                        "%s: -s wants a size from %zu to %u, not "
+                        "'%s'\n",
+                        SC_PROG, 2 * sizeof(sc_msg_hdr_t), SC_MAX_SIZE_LIMIT,
+                        optarg);
                 return -1;
             }
             ctx->max_size = value;
             break;
         case 'k':
-            if (sc_parse_uint(c, optarg, 0, 86400 * 365, "seconds (0: until "
-                              "killed)", &value) != 0) {
+            if (sc_parse_uint(c, optarg, 0, 86400 * 365,
+                              "seconds (0: until "
+                              "killed)",
+                              &value) != 0) {
                 return -1;
             }
             ctx->seconds = (int64_t)value;
@@ -226,8 +230,10 @@ static int sc_parse(sc_ctx_t *ctx, int argc, char **argv)
 
     if (ctx->dev_name == NULL) {
         if (strcmp(ctx->tl_name, "tcp") != 0) {
-            fprintf(stderr, "%s: -t %s needs a device: -d DEV (uct_info -d "
-                    "lists them)\n", SC_PROG, ctx->tl_name);
+            fprintf(stderr,
+                    "%s: -t %s needs a device: -d DEV (uct_info -d "
+                    "lists them)\n",
+                    SC_PROG, ctx->tl_name);
             return -1;
         }
         ctx->dev_name = SC_DEFAULT_TCP_DEV;

@@ -40,23 +40,23 @@
 #define TP_LINE_MAX     256
 
 typedef struct {
-    const char       *tl_name;
-    const char       *dev_name;
-    uct_md_h         md;
-    uct_iface_h      iface;
+    const char *tl_name;
+    const char *dev_name;
+    uct_md_h md;
+    uct_iface_h iface;
     uct_iface_attr_t attr;
-    uct_ep_h         ep;
-    void             *dev_addr;
-    void             *iface_addr;
-    uint64_t         sent;
+    uct_ep_h ep;
+    void *dev_addr;
+    void *iface_addr;
+    uint64_t sent;
     volatile uint64_t received;
 } tp_iface_t;
 
 typedef struct {
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    tp_iface_t          ifaces[2];
-    unsigned            num_ifaces;
+    uct_worker_h worker;
+    tp_iface_t ifaces[2];
+    unsigned num_ifaces;
 } tp_ctx_t;
 
 static double tp_now(void)
@@ -67,8 +67,7 @@ static double tp_now(void)
     return ts.tv_sec + (ts.tv_nsec * 1e-9);
 }
 
-static int tp_fail(const tp_iface_t *ti, const char *what,
-                   ucs_status_t status)
+static int tp_fail(const tp_iface_t *ti, const char *what, ucs_status_t status)
 {
     fprintf(stderr, "vfs_test_proc: %s/%s: %s failed: %s\n", ti->tl_name,
             ti->dev_name, what, ucs_status_string(status));
@@ -91,9 +90,10 @@ static int tp_md_open(tp_iface_t *ti)
 
     status = test_uct_md_find(ti->tl_name, ti->dev_name, &ti->md, NULL);
     if (status == UCS_ERR_NO_DEVICE) {
-        fprintf(stderr, "vfs_test_proc: transport %s on device %s not "
-                "found (uct_info -d lists them)\n", ti->tl_name,
-                ti->dev_name);
+        fprintf(stderr,
+                "vfs_test_proc: transport %s on device %s not "
+                "found (uct_info -d lists them)\n",
+                ti->tl_name, ti->dev_name);
         return -1;
     } else if (status != UCS_OK) {
         return tp_fail(ti, "uct_query_components", status);
@@ -113,19 +113,17 @@ static int tp_iface_open(tp_ctx_t *ctx, tp_iface_t *ti)
         return -1;
     }
 
-    status = uct_md_iface_config_read(ti->md, ti->tl_name, NULL, NULL,
-                                      &config);
+    status = uct_md_iface_config_read(ti->md, ti->tl_name, NULL, NULL, &config);
     if (status != UCS_OK) {
         return tp_fail(ti, "uct_md_iface_config_read", status);
     }
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ti->tl_name;
     params.mode.device.dev_name = ti->dev_name;
-    status = uct_iface_open(ti->md, ctx->worker, &params, config,
-                            &ti->iface);
+    status = uct_iface_open(ti->md, ctx->worker, &params, config, &ti->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         ti->iface = NULL;
@@ -138,8 +136,10 @@ static int tp_iface_open(tp_ctx_t *ctx, tp_iface_t *ti)
     }
     if (!(ti->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
         !(ti->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
-        fprintf(stderr, "vfs_test_proc: %s/%s cannot connect to an "
-                "interface or send am_short\n", ti->tl_name, ti->dev_name);
+        fprintf(stderr,
+                "vfs_test_proc: %s/%s cannot connect to an "
+                "interface or send am_short\n",
+                ti->tl_name, ti->dev_name);
         return -1;
     }
 
@@ -148,8 +148,7 @@ static int tp_iface_open(tp_ctx_t *ctx, tp_iface_t *ti)
     if (status != UCS_OK) {
         return tp_fail(ti, "uct_iface_set_am_handler", status);
     }
-    uct_iface_progress_enable(ti->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_iface_progress_enable(ti->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
 
     ti->dev_addr   = calloc(1, ti->attr.device_addr_len + 1);
     ti->iface_addr = calloc(1, ti->attr.iface_addr_len + 1);
@@ -171,7 +170,7 @@ static int tp_iface_open(tp_ctx_t *ctx, tp_iface_t *ti)
     ep_params.iface      = ti->iface;
     ep_params.dev_addr   = ti->dev_addr;
     ep_params.iface_addr = ti->iface_addr;
-    status = uct_ep_create(&ep_params, &ti->ep);
+    status               = uct_ep_create(&ep_params, &ti->ep);
     if (status != UCS_OK) {
         ti->ep = NULL;
         return tp_fail(ti, "uct_ep_create", status);
@@ -221,16 +220,18 @@ static int tp_setup(tp_ctx_t *ctx, const char *tcp_dev)
     ucs_status_t status;
     unsigned i;
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &ctx->async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx->async);
     if (status != UCS_OK) {
         ctx->async = NULL;
-        fprintf(stderr, "vfs_test_proc: ucs_async_context_create failed: "
-                "%s\n", ucs_status_string(status));
+        fprintf(stderr,
+                "vfs_test_proc: ucs_async_context_create failed: "
+                "%s\n",
+                ucs_status_string(status));
         return -1;
     }
-    status = uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE,
-                               &ctx->worker);
+    status =
+        uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE, &ctx->worker);
     if (status != UCS_OK) {
         ctx->worker = NULL;
         fprintf(stderr, "vfs_test_proc: uct_worker_create failed: %s\n",
@@ -254,7 +255,7 @@ static int tp_setup(tp_ctx_t *ctx, const char *tcp_dev)
 /* Sends @a count messages on every endpoint and waits for their delivery */
 static int tp_send(tp_ctx_t *ctx, unsigned long count)
 {
-    double deadline = tp_now() + TP_SEND_TIMEOUT;
+    double deadline  = tp_now() + TP_SEND_TIMEOUT;
     uint64_t payload = 0x5eed;
     ucs_status_t status;
     tp_iface_t *ti;
@@ -269,9 +270,9 @@ static int tp_send(tp_ctx_t *ctx, unsigned long count)
             return 0;
         }
         target = ti->received + count;
-        for (n = 0; n < count; ) {
-            status = uct_ep_am_short(ti->ep, TP_AM_ID, n, &payload,
-                                     sizeof(payload));
+        for (n = 0; n < count;) {
+            status =
+                uct_ep_am_short(ti->ep, TP_AM_ID, n, &payload, sizeof(payload));
             if (status == UCS_OK) {
                 ++n;
                 ++ti->sent;
@@ -345,7 +346,8 @@ static int tp_run(tp_ctx_t *ctx)
             return 0;
         } else {
             printf("error unknown command '%s' (send N, destroy-ep, ping, "
-                   "exit)\n", line);
+                   "exit)\n",
+                   line);
         }
         fflush(stdout);
     }

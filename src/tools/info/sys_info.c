@@ -3,7 +3,7 @@
  * the topology of the devices the transports use, and memcpy bandwidth.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "uct_info.h"
@@ -57,7 +57,7 @@ static const char *uct_info_cpuinfo(const char *key, char *buf, size_t max)
             continue;
         }
         value += strspn(value + 1, " \t") + 1;
-        len    = strcspn(value, "\n");
+        len = strcspn(value, "\n");
         snprintf(buf, max, "%.*s", (int)len, value);
         break;
     }
@@ -76,9 +76,12 @@ static void uct_info_count_cores(unsigned *cores_p, unsigned *packages_p)
 
     num_cpus = ucs_min(ucs_sys_get_num_cpus(), UCT_INFO_MAX_CPUS);
     for (cpu = 0; cpu < num_cpus; ++cpu) {
-        if ((ucs_read_file_number(&core, 1, "/sys/devices/system/cpu/cpu%u/"
-                                  "topology/core_id", cpu) != UCS_OK) ||
-            (ucs_read_file_number(&package, 1, "/sys/devices/system/cpu/"
+        if ((ucs_read_file_number(&core, 1,
+                                  "/sys/devices/system/cpu/cpu%u/"
+                                  "topology/core_id",
+                                  cpu) != UCS_OK) ||
+            (ucs_read_file_number(&package, 1,
+                                  "/sys/devices/system/cpu/"
                                   "cpu%u/topology/physical_package_id",
                                   cpu) != UCS_OK)) {
             continue;
@@ -132,8 +135,7 @@ static long uct_info_meminfo(const char *key)
 }
 
 /* Contents of a one-line sysfs or procfs file, or "unknown" */
-static const char *uct_info_file_line(const char *path, char *buf,
-                                      size_t max)
+static const char *uct_info_file_line(const char *path, char *buf, size_t max)
 {
     if (ucs_read_file_str(buf, max, 1, "%s", path) <= 0) {
         snprintf(buf, max, "unknown");
@@ -180,8 +182,8 @@ void uct_info_print_system(void)
 
     printf("# Host name:             %s\n", ucs_get_host_name());
     if (uname(&uts) == 0) {
-        printf("# Kernel:                %s %s %s\n", uts.sysname,
-               uts.release, uts.machine);
+        printf("# Kernel:                %s %s %s\n", uts.sysname, uts.release,
+               uts.machine);
         printf("# Kernel build:          %s\n", uts.version);
     }
 
@@ -206,7 +208,8 @@ void uct_info_print_system(void)
         printf("# Huge pages:            none\n");
     } else {
         printf("# Huge pages:            %zu kB each, %ld reserved, %ld "
-               "free\n", huge_page_size / 1024, huge_total, huge_free);
+               "free\n",
+               huge_page_size / 1024, huge_total, huge_free);
     }
     printf("# Transparent hugepages: %s\n",
            uct_info_file_line("/sys/kernel/mm/transparent_hugepage/enabled",
@@ -218,7 +221,8 @@ void uct_info_print_system(void)
     printf("# Clock accuracy:        %.3f %%\n", uct_info_clock_accuracy());
     printf("# Kernel clock source:   %s\n",
            uct_info_file_line("/sys/devices/system/clocksource/clocksource0/"
-                              "current_clocksource", buf, sizeof(buf)));
+                              "current_clocksource",
+                              buf, sizeof(buf)));
 
     uct_info_print_limit("Open files limit:", RLIMIT_NOFILE);
     uct_info_print_limit("Locked memory limit:", RLIMIT_MEMLOCK);
@@ -258,14 +262,14 @@ static void uct_info_register_devices(void)
             attr.md_resource_count = 0;
         }
         for (m = 0; m < attr.md_resource_count; ++m) {
-            if (uct_md_config_read(components[c], NULL, NULL,
-                                   &md_config) != UCS_OK) {
+            if (uct_md_config_read(components[c], NULL, NULL, &md_config) !=
+                UCS_OK) {
                 continue;
             }
-            if (uct_md_open(components[c], mds[m].md_name, md_config,
-                            &md) == UCS_OK) {
-                if (uct_md_query_tl_resources(md, &resources,
-                                              &num_resources) == UCS_OK) {
+            if (uct_md_open(components[c], mds[m].md_name, md_config, &md) ==
+                UCS_OK) {
+                if (uct_md_query_tl_resources(md, &resources, &num_resources) ==
+                    UCS_OK) {
                     uct_release_tl_resource_list(resources);
                 }
                 uct_md_close(md);
@@ -340,8 +344,7 @@ int uct_info_print_memcpy(void)
 
     printf("# memcpy bandwidth (glibc memcpy, one thread, buffers "
            "already touched):\n");
-    for (size = UCT_INFO_MEMCPY_MIN; size <= UCT_INFO_MEMCPY_MAX;
-         size *= 2) {
+    for (size = UCT_INFO_MEMCPY_MIN; size <= UCT_INFO_MEMCPY_MAX; size *= 2) {
         count     = 0;
         start_sec = ucs_get_accurate_time();
         do {

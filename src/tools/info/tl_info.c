@@ -3,7 +3,7 @@
  * resource with the attributes of an interface opened on it.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "uct_info.h"
@@ -22,121 +22,108 @@
 
 /* A bit and its name, for printing flag sets */
 typedef struct {
-    uint64_t   bit;
+    uint64_t bit;
     const char *name;
 } uct_info_flag_name_t;
 
 /* What the listing shares: the filter and one worker for all ifaces */
 typedef struct {
-    const char          *tl_filter;
-    unsigned            dev_types; /* mask of UCS_BIT(uct_device_type_t) */
+    const char *tl_filter;
+    unsigned dev_types; /* mask of UCS_BIT(uct_device_type_t) */
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    unsigned            num_matched;
-    unsigned            num_config_errors; /* reported by the parser */
+    uct_worker_h worker;
+    unsigned num_matched;
+    unsigned num_config_errors; /* reported by the parser */
 } uct_info_ctx_t;
 
 /* The interface configuration of one transport of a memory domain, read
  * once for all its devices: a bad value is reported once */
 typedef struct {
-    char               tl_name[UCT_TL_NAME_MAX];
+    char tl_name[UCT_TL_NAME_MAX];
     uct_iface_config_t *config;
-    ucs_status_t       status;
+    ucs_status_t status;
 } uct_info_tl_config_t;
 
 static const uct_info_flag_name_t uct_info_component_flags[] = {
-    {UCT_COMPONENT_FLAG_CM,       "connection manager"},
+    {UCT_COMPONENT_FLAG_CM, "connection manager"},
     {UCT_COMPONENT_FLAG_RKEY_PTR, "rkey_ptr"},
-    {0, NULL}
-};
+    {0, NULL}};
 
 static const uct_info_flag_name_t uct_info_md_flags[] = {
-    {UCT_MD_FLAG_ALLOC,         "alloc"},
-    {UCT_MD_FLAG_REG,           "reg"},
-    {UCT_MD_FLAG_NEED_MEMH,     "need memh"},
-    {UCT_MD_FLAG_NEED_RKEY,     "need rkey"},
-    {UCT_MD_FLAG_ADVISE,        "advise"},
-    {UCT_MD_FLAG_FIXED,         "fixed address"},
-    {UCT_MD_FLAG_RKEY_PTR,      "rkey_ptr"},
-    {UCT_MD_FLAG_SOCKADDR,      "sockaddr"},
-    {UCT_MD_FLAG_INVALIDATE,    "invalidate"},
+    {UCT_MD_FLAG_ALLOC, "alloc"},
+    {UCT_MD_FLAG_REG, "reg"},
+    {UCT_MD_FLAG_NEED_MEMH, "need memh"},
+    {UCT_MD_FLAG_NEED_RKEY, "need rkey"},
+    {UCT_MD_FLAG_ADVISE, "advise"},
+    {UCT_MD_FLAG_FIXED, "fixed address"},
+    {UCT_MD_FLAG_RKEY_PTR, "rkey_ptr"},
+    {UCT_MD_FLAG_SOCKADDR, "sockaddr"},
+    {UCT_MD_FLAG_INVALIDATE, "invalidate"},
     {UCT_MD_FLAG_EXPORTED_MKEY, "exported mkey"},
-    {UCT_MD_FLAG_REG_DMABUF,    "dmabuf registration"},
-    {0, NULL}
-};
+    {UCT_MD_FLAG_REG_DMABUF, "dmabuf registration"},
+    {0, NULL}};
 
 static const char *uct_info_atomic_op_names[] = {
-    [UCT_ATOMIC_OP_ADD]   = "add",
-    [UCT_ATOMIC_OP_AND]   = "and",
-    [UCT_ATOMIC_OP_OR]    = "or",
-    [UCT_ATOMIC_OP_XOR]   = "xor",
-    [UCT_ATOMIC_OP_SWAP]  = "swap",
-    [UCT_ATOMIC_OP_CSWAP] = "cswap"
-};
+    [UCT_ATOMIC_OP_ADD] = "add",   [UCT_ATOMIC_OP_AND] = "and",
+    [UCT_ATOMIC_OP_OR] = "or",     [UCT_ATOMIC_OP_XOR] = "xor",
+    [UCT_ATOMIC_OP_SWAP] = "swap", [UCT_ATOMIC_OP_CSWAP] = "cswap"};
 
 static const uct_info_flag_name_t uct_info_conn_flags[] = {
-    {UCT_IFACE_FLAG_CONNECT_TO_IFACE,    "to iface"},
-    {UCT_IFACE_FLAG_CONNECT_TO_EP,       "to ep"},
+    {UCT_IFACE_FLAG_CONNECT_TO_IFACE, "to iface"},
+    {UCT_IFACE_FLAG_CONNECT_TO_EP, "to ep"},
     {UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR, "to sockaddr"},
-    {0, NULL}
-};
+    {0, NULL}};
 
 static const uct_info_flag_name_t uct_info_errhandle_flags[] = {
     {UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE, "peer failure"},
-    {UCT_IFACE_FLAG_EP_CHECK,               "ep check"},
-    {UCT_IFACE_FLAG_EP_KEEPALIVE,           "keepalive"},
-    {UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF,    "short buffer"},
-    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF,    "bcopy buffer"},
-    {UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF,    "zcopy buffer"},
-    {UCT_IFACE_FLAG_ERRHANDLE_AM_ID,        "am id"},
-    {UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM,   "remote memory"},
-    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN,    "bcopy length"},
-    {0, NULL}
-};
+    {UCT_IFACE_FLAG_EP_CHECK, "ep check"},
+    {UCT_IFACE_FLAG_EP_KEEPALIVE, "keepalive"},
+    {UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF, "short buffer"},
+    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF, "bcopy buffer"},
+    {UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF, "zcopy buffer"},
+    {UCT_IFACE_FLAG_ERRHANDLE_AM_ID, "am id"},
+    {UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM, "remote memory"},
+    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN, "bcopy length"},
+    {0, NULL}};
 
 static const uct_info_flag_name_t uct_info_cb_flags[] = {
-    {UCT_IFACE_FLAG_CB_SYNC,  "sync"},
+    {UCT_IFACE_FLAG_CB_SYNC, "sync"},
     {UCT_IFACE_FLAG_CB_ASYNC, "async"},
-    {0, NULL}
-};
+    {0, NULL}};
 
 static const uct_info_flag_name_t uct_info_tag_flags[] = {
     {UCT_IFACE_FLAG_TAG_EAGER_SHORT, "eager short"},
     {UCT_IFACE_FLAG_TAG_EAGER_BCOPY, "eager bcopy"},
     {UCT_IFACE_FLAG_TAG_EAGER_ZCOPY, "eager zcopy"},
-    {UCT_IFACE_FLAG_TAG_RNDV_ZCOPY,  "rendezvous zcopy"},
-    {0, NULL}
-};
+    {UCT_IFACE_FLAG_TAG_RNDV_ZCOPY, "rendezvous zcopy"},
+    {0, NULL}};
 
 static const uct_info_flag_name_t uct_info_event_flags[] = {
     {UCT_IFACE_FLAG_EVENT_SEND_COMP, "send completion"},
-    {UCT_IFACE_FLAG_EVENT_RECV,      "receive"},
-    {UCT_IFACE_FLAG_EVENT_RECV_SIG,  "signaled receive"},
-    {UCT_IFACE_FLAG_EVENT_FD,        "fd"},
-    {UCT_IFACE_FLAG_EVENT_ASYNC_CB,  "async callback"},
-    {0, NULL}
-};
+    {UCT_IFACE_FLAG_EVENT_RECV, "receive"},
+    {UCT_IFACE_FLAG_EVENT_RECV_SIG, "signaled receive"},
+    {UCT_IFACE_FLAG_EVENT_FD, "fd"},
+    {UCT_IFACE_FLAG_EVENT_ASYNC_CB, "async callback"},
+    {0, NULL}};
 
 /* Flags printed on their own line or as part of a group above */
 static const uint64_t uct_info_iface_known_flags =
-        UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-        UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PENDING |
-        UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
-        UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_SHORT |
-        UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
-        UCT_IFACE_FLAG_ATOMIC_CPU | UCT_IFACE_FLAG_ATOMIC_DEVICE |
-        UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF |
-        UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF |
-        UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF |
-        UCT_IFACE_FLAG_ERRHANDLE_AM_ID | UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM |
-        UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN |
-        UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE | UCT_IFACE_FLAG_EP_CHECK |
-        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_CONNECT_TO_EP |
-        UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR | UCT_IFACE_FLAG_AM_DUP |
-        UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_CB_ASYNC |
-        UCT_IFACE_FLAG_EP_KEEPALIVE | UCT_IFACE_FLAG_TAG_EAGER_SHORT |
-        UCT_IFACE_FLAG_TAG_EAGER_BCOPY | UCT_IFACE_FLAG_TAG_EAGER_ZCOPY |
-        UCT_IFACE_FLAG_TAG_RNDV_ZCOPY | UCT_IFACE_FLAG_INTER_NODE;
+    UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+    UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PENDING |
+    UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
+    UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_SHORT |
+    UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
+    UCT_IFACE_FLAG_ATOMIC_CPU | UCT_IFACE_FLAG_ATOMIC_DEVICE |
+    UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF | UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF |
+    UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF | UCT_IFACE_FLAG_ERRHANDLE_AM_ID |
+    UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM | UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN |
+    UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE | UCT_IFACE_FLAG_EP_CHECK |
+    UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_CONNECT_TO_EP |
+    UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR | UCT_IFACE_FLAG_AM_DUP |
+    UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_CB_ASYNC |
+    UCT_IFACE_FLAG_EP_KEEPALIVE | UCT_IFACE_FLAG_TAG_EAGER_SHORT |
+    UCT_IFACE_FLAG_TAG_EAGER_BCOPY | UCT_IFACE_FLAG_TAG_EAGER_ZCOPY |
+    UCT_IFACE_FLAG_TAG_RNDV_ZCOPY | UCT_IFACE_FLAG_INTER_NODE;
 
 /* ------------------------------------------------------------------------
  * Formatting helpers
@@ -146,7 +133,7 @@ static const uint64_t uct_info_iface_known_flags =
 static const char *uct_info_size_str(uint64_t size, char *buf, size_t max)
 {
     static const char *suffixes[] = {"", "K", "M", "G", "T", "P"};
-    unsigned i = 0;
+    unsigned i                    = 0;
 
     if ((size == UINT64_MAX) || (size == SIZE_MAX)) {
         snprintf(buf, max, "unlimited");
@@ -172,15 +159,14 @@ static const char *uct_info_flags_str(uint64_t flags,
     buf[0] = '\0';
     for (; names->name != NULL; ++names) {
         if ((flags & names->bit) && (len < max)) {
-            len += snprintf(buf + len, max - len, "%s%s",
-                            (len > 0) ? ", " : "", names->name);
+            len += snprintf(buf + len, max - len, "%s%s", (len > 0) ? ", " : "",
+                            names->name);
         }
     }
     return buf;
 }
 
-static const char *uct_info_atomic_ops_str(uint64_t ops, char *buf,
-                                           size_t max)
+static const char *uct_info_atomic_ops_str(uint64_t ops, char *buf, size_t max)
 {
     size_t len = 0;
     unsigned op;
@@ -188,8 +174,7 @@ static const char *uct_info_atomic_ops_str(uint64_t ops, char *buf,
     buf[0] = '\0';
     for (op = 0; op < UCT_ATOMIC_OP_LAST; ++op) {
         if ((ops & UCS_BIT(op)) && (len < max)) {
-            len += snprintf(buf + len, max - len, "%s%s",
-                            (len > 0) ? ", " : "",
+            len += snprintf(buf + len, max - len, "%s%s", (len > 0) ? ", " : "",
                             uct_info_atomic_op_names[op]);
         }
     }
@@ -198,8 +183,7 @@ static const char *uct_info_atomic_ops_str(uint64_t ops, char *buf,
 
 /* A line "<label>: <value>" aligned like the rest of the report */
 #define uct_info_line(_indent, _label, _fmt, ...) \
-    printf("#%*s%*s: " _fmt "\n", (_indent), "", 18, (_label), \
-           ##__VA_ARGS__)
+    printf("#%*s%*s: " _fmt "\n", (_indent), "", 18, (_label), ##__VA_ARGS__)
 
 /* ------------------------------------------------------------------------
  * Interface attributes
@@ -233,8 +217,10 @@ static void uct_info_print_zcopy(const char *label, uint64_t cap_flags,
     uct_info_size_str(opt_align, align_str, sizeof(align_str));
     uct_info_size_str(align_mtu, mtu_str, sizeof(mtu_str));
     if (max_hdr != NULL) {
-        uct_info_line(6, label, "%s..%s, header <= %s, up to %zu iov, "
-                      "align %s, mtu %s", min_str, max_str,
+        uct_info_line(6, label,
+                      "%s..%s, header <= %s, up to %zu iov, "
+                      "align %s, mtu %s",
+                      min_str, max_str,
                       uct_info_size_str(*max_hdr, hdr_str, sizeof(hdr_str)),
                       max_iov, align_str, mtu_str);
     } else {
@@ -269,23 +255,23 @@ static void uct_info_print_atomics(const uct_iface_attr_t *attr)
     }
     if (attr->cap.atomic32.op_flags != 0) {
         uct_info_line(6, "atomic32 post", "%s",
-                      uct_info_atomic_ops_str(attr->cap.atomic32.op_flags,
-                                              str, sizeof(str)));
+                      uct_info_atomic_ops_str(attr->cap.atomic32.op_flags, str,
+                                              sizeof(str)));
     }
     if (attr->cap.atomic32.fop_flags != 0) {
         uct_info_line(6, "atomic32 fetch", "%s",
-                      uct_info_atomic_ops_str(attr->cap.atomic32.fop_flags,
-                                              str, sizeof(str)));
+                      uct_info_atomic_ops_str(attr->cap.atomic32.fop_flags, str,
+                                              sizeof(str)));
     }
     if (attr->cap.atomic64.op_flags != 0) {
         uct_info_line(6, "atomic64 post", "%s",
-                      uct_info_atomic_ops_str(attr->cap.atomic64.op_flags,
-                                              str, sizeof(str)));
+                      uct_info_atomic_ops_str(attr->cap.atomic64.op_flags, str,
+                                              sizeof(str)));
     }
     if (attr->cap.atomic64.fop_flags != 0) {
         uct_info_line(6, "atomic64 fetch", "%s",
-                      uct_info_atomic_ops_str(attr->cap.atomic64.fop_flags,
-                                              str, sizeof(str)));
+                      uct_info_atomic_ops_str(attr->cap.atomic64.fop_flags, str,
+                                              sizeof(str)));
     }
 }
 
@@ -305,8 +291,10 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
     uint64_t other;
 
     printf("#\n#      capabilities:\n");
-    uct_info_line(6, "bandwidth", "%.2f MB/s dedicated + %.2f MB/s "
-                  "shared/ppn", attr->bandwidth.dedicated / 1e6,
+    uct_info_line(6, "bandwidth",
+                  "%.2f MB/s dedicated + %.2f MB/s "
+                  "shared/ppn",
+                  attr->bandwidth.dedicated / 1e6,
                   attr->bandwidth.shared / 1e6);
     uct_info_line(6, "latency", "%.0f nsec + %.2f nsec per ep",
                   attr->latency.c * 1e9, attr->latency.m * 1e9);
@@ -326,8 +314,7 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
                                attr->cap.put.max_bcopy);
     uct_info_print_zcopy("put_zcopy", flags, UCT_IFACE_FLAG_PUT_ZCOPY,
                          attr->cap.put.min_zcopy, attr->cap.put.max_zcopy,
-                         attr->cap.put.max_iov,
-                         attr->cap.put.opt_zcopy_align,
+                         attr->cap.put.max_iov, attr->cap.put.opt_zcopy_align,
                          attr->cap.put.align_mtu, NULL);
     uct_info_print_short_bcopy("get_short", flags, UCT_IFACE_FLAG_GET_SHORT,
                                attr->cap.get.max_short);
@@ -335,8 +322,7 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
                                attr->cap.get.max_bcopy);
     uct_info_print_zcopy("get_zcopy", flags, UCT_IFACE_FLAG_GET_ZCOPY,
                          attr->cap.get.min_zcopy, attr->cap.get.max_zcopy,
-                         attr->cap.get.max_iov,
-                         attr->cap.get.opt_zcopy_align,
+                         attr->cap.get.max_iov, attr->cap.get.opt_zcopy_align,
                          attr->cap.get.align_mtu, NULL);
     uct_info_print_op("pending", flags, UCT_IFACE_FLAG_PENDING, "yes");
     uct_info_print_op("am_dup", flags, UCT_IFACE_FLAG_AM_DUP,
@@ -348,10 +334,9 @@ static void uct_info_print_iface_attr(const uct_iface_attr_t *attr)
     uct_info_print_flag_group("error handling", flags,
                               uct_info_errhandle_flags);
     uct_info_print_flag_group("am callbacks", flags, uct_info_cb_flags);
-    if (flags & (UCT_IFACE_FLAG_TAG_EAGER_SHORT |
-                 UCT_IFACE_FLAG_TAG_EAGER_BCOPY |
-                 UCT_IFACE_FLAG_TAG_EAGER_ZCOPY |
-                 UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)) {
+    if (flags &
+        (UCT_IFACE_FLAG_TAG_EAGER_SHORT | UCT_IFACE_FLAG_TAG_EAGER_BCOPY |
+         UCT_IFACE_FLAG_TAG_EAGER_ZCOPY | UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)) {
         uct_info_print_flag_group("tag offload", flags, uct_info_tag_flags);
     }
     uct_info_print_flag_group("events", attr->cap.event_flags,
@@ -419,8 +404,8 @@ uct_info_tl_config_get(uct_info_ctx_t *ctx, uct_md_h md, const char *tl_name,
     uct_config_release(cache->config);
     snprintf(cache->tl_name, sizeof(cache->tl_name), "%s", tl_name);
     cache->config = NULL;
-    cache->status = uct_md_iface_config_read(md, tl_name, NULL, NULL,
-                                             &cache->config);
+    cache->status =
+        uct_md_iface_config_read(md, tl_name, NULL, NULL, &cache->config);
     if (cache->status != UCS_OK) {
         ++ctx->num_config_errors;
     }
@@ -442,8 +427,9 @@ static void uct_info_print_resource(uct_info_ctx_t *ctx, uct_md_h md,
     printf("#      Transport: %s\n", resource->tl_name);
     printf("#         Device: %s\n", resource->dev_name);
     printf("#           Type: %s\n",
-           (resource->dev_type < UCT_DEVICE_TYPE_LAST) ?
-           uct_device_type_names[resource->dev_type] : "?");
+           (resource->dev_type < UCT_DEVICE_TYPE_LAST)
+               ? uct_device_type_names[resource->dev_type]
+               : "?");
     printf("#  System device: %s\n",
            uct_info_sys_device_str(resource->sys_device, str, sizeof(str)));
 
@@ -457,16 +443,15 @@ static void uct_info_print_resource(uct_info_ctx_t *ctx, uct_md_h md,
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                        UCT_IFACE_PARAM_FIELD_DEVICE |
+                        UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = resource->tl_name;
     params.mode.device.dev_name = resource->dev_name;
     params.rx_headroom          = 0;
 
-    status = uct_iface_open(md, ctx->worker, &params, config->config,
-                            &iface);
+    status = uct_iface_open(md, ctx->worker, &params, config->config, &iface);
     if (status != UCS_OK) {
         printf("#  " UCT_TL_RESOURCE_DESC_FMT ": cannot open: %s\n",
                UCT_TL_RESOURCE_DESC_ARG(resource), ucs_status_string(status));
@@ -496,14 +481,13 @@ static void uct_info_print_md_attr(const uct_md_attr_t *attr)
     uct_info_flags_str(attr->cap.flags, uct_info_md_flags, str, sizeof(str));
     printf("#         flags: %s\n", (str[0] != '\0') ? str : "none");
     if (attr->cap.flags & UCT_MD_FLAG_ALLOC) {
-        printf("#      allocate: %s\n",
-               uct_info_size_str(attr->cap.max_alloc, size_str,
-                                 sizeof(size_str)));
+        printf(
+            "#      allocate: %s\n",
+            uct_info_size_str(attr->cap.max_alloc, size_str, sizeof(size_str)));
     }
     if (attr->cap.flags & UCT_MD_FLAG_REG) {
         printf("#      register: %s, cost: %.0f nsec + %.3f nsec/KB\n",
-               uct_info_size_str(attr->cap.max_reg, size_str,
-                                 sizeof(size_str)),
+               uct_info_size_str(attr->cap.max_reg, size_str, sizeof(size_str)),
                attr->reg_cost.c * 1e9, attr->reg_cost.m * 1e9 * 1024);
     }
     printf("#    remote key: %zu bytes\n", attr->rkey_packed_size);
@@ -530,8 +514,7 @@ static void uct_info_print_md_attr(const uct_md_attr_t *attr)
                             (len > 0) ? ", " : "");
         }
         if (len > 0) {
-            printf("#   memory type: %s (%s)\n", ucs_memory_type_names[t],
-                   str);
+            printf("#   memory type: %s (%s)\n", ucs_memory_type_names[t], str);
         }
     }
 }
@@ -585,8 +568,8 @@ static void uct_info_print_md(uct_info_ctx_t *ctx, uct_component_h component,
 
     status = uct_md_query_tl_resources(md, &resources, &num_resources);
     if (status != UCS_OK) {
-        printf("#\n# Memory domain: %s: cannot list transports: %s\n",
-               md_name, ucs_status_string(status));
+        printf("#\n# Memory domain: %s: cannot list transports: %s\n", md_name,
+               ucs_status_string(status));
         /* a bad UCX_NET_DEVICES, reported by the parser */
         ctx->num_config_errors += (status == UCS_ERR_INVALID_PARAM);
         goto out_close_md;
@@ -643,18 +626,18 @@ static void uct_info_print_component(uct_info_ctx_t *ctx,
         return;
     }
 
-    attr.md_resources = calloc(attr.md_resource_count + 1,
-                               sizeof(*attr.md_resources));
+    attr.md_resources =
+        calloc(attr.md_resource_count + 1, sizeof(*attr.md_resources));
     if (attr.md_resources == NULL) {
         printf("# Component: %s: out of memory\n", attr.name);
         return;
     }
 
     attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-    status = uct_component_query(component, &attr);
+    status          = uct_component_query(component, &attr);
     if (status != UCS_OK) {
-        printf("# Component: %s: cannot list memory domains: %s\n",
-               attr.name, ucs_status_string(status));
+        printf("# Component: %s: cannot list memory domains: %s\n", attr.name,
+               ucs_status_string(status));
         goto out;
     }
 
@@ -687,16 +670,15 @@ int uct_info_print_devices(const char *tl_filter, unsigned dev_types)
     ctx.num_matched       = 0;
     ctx.num_config_errors = 0;
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &ctx.async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx.async);
     if (status != UCS_OK) {
         fprintf(stderr, "uct_info: cannot create an async context: %s\n",
                 ucs_status_string(status));
         return 1;
     }
 
-    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE,
-                               &ctx.worker);
+    status = uct_worker_create(ctx.async, UCS_THREAD_MODE_SINGLE, &ctx.worker);
     if (status != UCS_OK) {
         fprintf(stderr, "uct_info: cannot create a worker: %s\n",
                 ucs_status_string(status));
@@ -725,17 +707,20 @@ int uct_info_print_devices(const char *tl_filter, unsigned dev_types)
 
     if (ctx.num_config_errors > 0) {
         fprintf(stderr, "uct_info: the configuration is invalid (the error "
-                "above names the variable); fix or unset it\n");
+                        "above names the variable); fix or unset it\n");
         ret = 1;
     } else if ((tl_filter != NULL) && (ctx.num_matched == 0)) {
-        fprintf(stderr, "uct_info: transport '%s' not found%s; run uct_info "
-                "-d to list transports\n", tl_filter,
-                uct_info_filtered_by_type(&ctx) ?
-                " among the devices of the -D types" : "");
+        fprintf(stderr,
+                "uct_info: transport '%s' not found%s; run uct_info "
+                "-d to list transports\n",
+                tl_filter,
+                uct_info_filtered_by_type(&ctx)
+                    ? " among the devices of the -D types"
+                    : "");
         ret = 1;
     } else if ((ctx.num_matched == 0) && uct_info_filtered(&ctx)) {
         fprintf(stderr, "uct_info: no device of the -D types; run uct_info "
-                "-d to list devices\n");
+                        "-d to list devices\n");
         ret = 1;
     }
 

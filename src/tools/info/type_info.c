@@ -4,7 +4,7 @@
  * measured through the API.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "uct_info.h"
@@ -46,17 +46,20 @@
 
 #if defined(__GLIBC__) && \
     ((__GLIBC__ > 2) || ((__GLIBC__ == 2) && (__GLIBC_MINOR__ >= 33)))
-#  define UCT_INFO_HAVE_MALLINFO2 1
+#define UCT_INFO_HAVE_MALLINFO2 1
 #else
-#  define UCT_INFO_HAVE_MALLINFO2 0
+#define UCT_INFO_HAVE_MALLINFO2 0
 #endif
 
 typedef struct {
     const char *name;
-    size_t     size;
+    size_t size;
 } uct_info_type_size_t;
 
-#define UCT_INFO_TYPE(_type) {#_type, sizeof(_type)}
+#define UCT_INFO_TYPE(_type)  \
+    {                         \
+#_type, sizeof(_type) \
+    }
 
 static const uct_info_type_size_t uct_info_ucs_types[] = {
     UCT_INFO_TYPE(ucs_status_t),
@@ -83,8 +86,7 @@ static const uct_info_type_size_t uct_info_ucs_types[] = {
     UCT_INFO_TYPE(ucs_cpu_set_t),
     UCT_INFO_TYPE(ucs_sys_bus_id_t),
     UCT_INFO_TYPE(ucs_time_t),
-    {NULL, 0}
-};
+    {NULL, 0}};
 
 static const uct_info_type_size_t uct_info_uct_api_types[] = {
     UCT_INFO_TYPE(uct_iface_attr_t),
@@ -102,8 +104,7 @@ static const uct_info_type_size_t uct_info_uct_api_types[] = {
     UCT_INFO_TYPE(uct_ppn_bandwidth_t),
     UCT_INFO_TYPE(uct_mem_h),
     UCT_INFO_TYPE(uct_rkey_t),
-    {NULL, 0}
-};
+    {NULL, 0}};
 
 static const uct_info_type_size_t uct_info_uct_base_types[] = {
     UCT_INFO_TYPE(uct_iface_ops_t),
@@ -118,8 +119,7 @@ static const uct_info_type_size_t uct_info_uct_base_types[] = {
     UCT_INFO_TYPE(uct_priv_worker_t),
     UCT_INFO_TYPE(uct_pending_group_t),
     UCT_INFO_TYPE(uct_config_bundle_t),
-    {NULL, 0}
-};
+    {NULL, 0}};
 
 /* Pads @a name (UCT_INFO_TYPE_WIDTH + 1 bytes) with dots to the column */
 static void uct_info_pad(char *name, int len)
@@ -210,10 +210,10 @@ static ucs_status_t uct_info_measure_eps(uct_iface_h iface,
         if (status != UCS_OK) {
             goto out;
         }
-        params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR |
-                             UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        params.dev_addr    = dev_addr;
-        params.iface_addr  = iface_addr;
+        params.field_mask |=
+            UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        params.dev_addr   = dev_addr;
+        params.iface_addr = iface_addr;
     } else if (!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP)) {
         status = UCS_ERR_UNSUPPORTED;
         goto out;
@@ -256,8 +256,8 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
                    resource->dev_name);
     uct_info_pad(name, len);
 
-    status = uct_md_iface_config_read(md, resource->tl_name, NULL, NULL,
-                                      &config);
+    status =
+        uct_md_iface_config_read(md, resource->tl_name, NULL, NULL, &config);
     if (status != UCS_OK) {
         printf("    %s cannot read the configuration: %s\n", name,
                ucs_status_string(status));
@@ -265,8 +265,8 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
     }
 
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = resource->tl_name;
     params.mode.device.dev_name = resource->dev_name;
@@ -293,8 +293,8 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
     uct_iface_close(iface);
 }
 
-static void uct_info_measure_md(uct_component_h component,
-                                const char *md_name, uct_worker_h worker)
+static void uct_info_measure_md(uct_component_h component, const char *md_name,
+                                uct_worker_h worker)
 {
     uct_tl_resource_desc_t *resources;
     uct_md_config_t *md_config;
@@ -312,8 +312,7 @@ static void uct_info_measure_md(uct_component_h component,
     status = uct_md_open(component, md_name, md_config, &md);
     uct_config_release(md_config);
     if (status != UCS_OK) {
-        printf("    %s: cannot open: %s\n", md_name,
-               ucs_status_string(status));
+        printf("    %s: cannot open: %s\n", md_name, ucs_status_string(status));
         return;
     }
 
@@ -345,8 +344,7 @@ static void uct_info_measure_component(uct_component_h component,
         return;
     }
 
-    md_resources = calloc(attr.md_resource_count + 1,
-                          sizeof(*md_resources));
+    md_resources = calloc(attr.md_resource_count + 1, sizeof(*md_resources));
     if (md_resources == NULL) {
         return;
     }
@@ -374,7 +372,8 @@ static int uct_info_print_heap(void)
 
     printf("Heap of live objects (bytes, measured with mallinfo2 around "
            "their creation;\none device per transport, an endpoint is the "
-           "average of %d):\n", UCT_INFO_NUM_EPS);
+           "average of %d):\n",
+           UCT_INFO_NUM_EPS);
     if (uct_info_heap_in_use() < 0) {
         printf("    not measurable: the C library has no mallinfo2()\n\n");
         return 0;

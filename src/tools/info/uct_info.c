@@ -17,7 +17,7 @@
  *   -M  memcpy bandwidth
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "uct_info.h"
@@ -36,35 +36,30 @@
 #define UCT_INFO_UCP_OPTIONS "pwem:u:n:N:P:A:6"
 
 enum {
-    UCT_INFO_VERSION     = 1 << 0,
-    UCT_INFO_BUILD       = 1 << 1,
-    UCT_INFO_CONFIG      = 1 << 2,
-    UCT_INFO_CONFIG_DOC  = 1 << 3,
-    UCT_INFO_DEVICES     = 1 << 4,
-    UCT_INFO_TYPES       = 1 << 5,
-    UCT_INFO_SYSTEM      = 1 << 6,
-    UCT_INFO_TOPOLOGY    = 1 << 7,
-    UCT_INFO_MEMCPY      = 1 << 8
+    UCT_INFO_VERSION    = 1 << 0,
+    UCT_INFO_BUILD      = 1 << 1,
+    UCT_INFO_CONFIG     = 1 << 2,
+    UCT_INFO_CONFIG_DOC = 1 << 3,
+    UCT_INFO_DEVICES    = 1 << 4,
+    UCT_INFO_TYPES      = 1 << 5,
+    UCT_INFO_SYSTEM     = 1 << 6,
+    UCT_INFO_TOPOLOGY   = 1 << 7,
+    UCT_INFO_MEMCPY     = 1 << 8
 };
 
 /* Modifiers of -c and -f */
-enum {
-    UCT_INFO_CONFIG_HIDDEN   = 1 << 0,
-    UCT_INFO_CONFIG_COMMENT  = 1 << 1
-};
+enum { UCT_INFO_CONFIG_HIDDEN = 1 << 0, UCT_INFO_CONFIG_COMMENT = 1 << 1 };
 
 /* -D names, as ucx_info spells them, and the device types they select */
 static const struct {
     const char *name;
-    unsigned   dev_types;
-} uct_info_dev_type_names[] = {
-    {"all",  UCS_MASK(UCT_DEVICE_TYPE_LAST)},
-    {"net",  UCS_BIT(UCT_DEVICE_TYPE_NET)},
-    {"shm",  UCS_BIT(UCT_DEVICE_TYPE_SHM)},
-    {"self", UCS_BIT(UCT_DEVICE_TYPE_SELF)},
-    {"acc",  UCS_BIT(UCT_DEVICE_TYPE_ACC)},
-    {NULL,   0}
-};
+    unsigned dev_types;
+} uct_info_dev_type_names[] = {{"all", UCS_MASK(UCT_DEVICE_TYPE_LAST)},
+                               {"net", UCS_BIT(UCT_DEVICE_TYPE_NET)},
+                               {"shm", UCS_BIT(UCT_DEVICE_TYPE_SHM)},
+                               {"self", UCS_BIT(UCT_DEVICE_TYPE_SELF)},
+                               {"acc", UCS_BIT(UCT_DEVICE_TYPE_ACC)},
+                               {NULL, 0}};
 
 static void uct_info_usage(FILE *stream, const char *prog)
 {
@@ -94,7 +89,8 @@ static void uct_info_usage(FILE *stream, const char *prog)
             "ucx_info's UCP options (-p -w -e -m -u -n -N -P -A -6) are\n"
             "refused: openuct implements UCT only.\n"
             "\n"
-            "Example: %s -d -t self\n", prog, prog);
+            "Example: %s -d -t self\n",
+            prog, prog);
 }
 
 /* Loads the modules, so their configuration tables are registered too */
@@ -177,8 +173,7 @@ static char *uct_info_config_defaults(unsigned flags)
 
 /* Prints @a current, commenting out each NAME=value line that is also in
  * @a defaults at the same place */
-static void uct_info_print_commented(const char *current,
-                                     const char *defaults)
+static void uct_info_print_commented(const char *current, const char *defaults)
 {
     const char *cur = current, *dfl = defaults;
     size_t cur_len, dfl_len;
@@ -238,7 +233,8 @@ static int uct_info_print_config(int with_doc, unsigned modifiers)
     }
 
     if (status != UCS_OK) {
-        fprintf(stderr, "uct_info: the configuration is invalid (the error "
+        fprintf(stderr,
+                "uct_info: the configuration is invalid (the error "
                 "above names the variable; its default is printed); fix or "
                 "unset it\n");
         return 1;
@@ -262,9 +258,11 @@ static unsigned uct_info_parse_dev_type(const char *name)
 /* One line for an option of ucx_info that prints UCP objects */
 static void uct_info_refuse_ucp(const char *prog, int option)
 {
-    fprintf(stderr, "%s: -%c is a UCP option of ucx_info; openuct "
+    fprintf(stderr,
+            "%s: -%c is a UCP option of ucx_info; openuct "
             "implements UCT only and has no UCP context, worker or "
-            "endpoint to show\n", prog, option);
+            "endpoint to show\n",
+            prog, option);
 }
 
 int main(int argc, char **argv)
@@ -278,8 +276,8 @@ int main(int argc, char **argv)
     int c;
 
     opterr = 0; /* our own one-line messages */
-    while ((c = getopt(argc, argv,
-                       ":vbcfaCdt:D:ysTMh" UCT_INFO_UCP_OPTIONS)) != -1) {
+    while ((c = getopt(argc, argv, ":vbcfaCdt:D:ysTMh" UCT_INFO_UCP_OPTIONS)) !=
+           -1) {
         switch (c) {
         case 'v':
             what |= UCT_INFO_VERSION;
@@ -303,16 +301,17 @@ int main(int argc, char **argv)
             what |= UCT_INFO_DEVICES;
             break;
         case 't':
-            what     |= UCT_INFO_DEVICES;
+            what |= UCT_INFO_DEVICES;
             tl_filter = optarg;
             break;
         case 'D':
-            what     |= UCT_INFO_DEVICES;
+            what |= UCT_INFO_DEVICES;
             dev_types = uct_info_parse_dev_type(optarg);
             if (dev_types == 0) {
-                fprintf(stderr, "%s: unknown device type '%s' for -D; "
-                        "expected all, net, shm, self or acc\n", prog,
-                        optarg);
+                fprintf(stderr,
+                        "%s: unknown device type '%s' for -D; "
+                        "expected all, net, shm, self or acc\n",
+                        prog, optarg);
                 return 2;
             }
             break;
@@ -332,12 +331,16 @@ int main(int argc, char **argv)
             uct_info_usage(stdout, prog);
             return 0;
         case ':':
-            fprintf(stderr, "%s: option -%c needs an argument; %s -h lists "
-                    "the options\n", prog, optopt, prog);
+            fprintf(stderr,
+                    "%s: option -%c needs an argument; %s -h lists "
+                    "the options\n",
+                    prog, optopt, prog);
             return 2;
         case '?':
-            fprintf(stderr, "%s: unknown option -%c; %s -h lists the "
-                    "options\n", prog, optopt, prog);
+            fprintf(stderr,
+                    "%s: unknown option -%c; %s -h lists the "
+                    "options\n",
+                    prog, optopt, prog);
             return 2;
         default:
             uct_info_refuse_ucp(prog, c);
@@ -346,14 +349,15 @@ int main(int argc, char **argv)
     }
 
     if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'; %s -h lists the "
-                "options\n", prog, argv[optind], prog);
+        fprintf(stderr,
+                "%s: unexpected argument '%s'; %s -h lists the "
+                "options\n",
+                prog, argv[optind], prog);
         return 2;
     }
 
     /* -a and -C alone print the configuration they modify */
-    if ((modifiers != 0) && !(what & (UCT_INFO_CONFIG |
-                                      UCT_INFO_CONFIG_DOC))) {
+    if ((modifiers != 0) && !(what & (UCT_INFO_CONFIG | UCT_INFO_CONFIG_DOC))) {
         what |= UCT_INFO_CONFIG;
     }
 
@@ -375,8 +379,7 @@ int main(int argc, char **argv)
         ret |= uct_info_print_types();
     }
     if (what & (UCT_INFO_CONFIG | UCT_INFO_CONFIG_DOC)) {
-        ret |= uct_info_print_config(!!(what & UCT_INFO_CONFIG_DOC),
-                                     modifiers);
+        ret |= uct_info_print_config(!!(what & UCT_INFO_CONFIG_DOC), modifiers);
     }
     if (what & UCT_INFO_DEVICES) {
         ret |= uct_info_print_devices(tl_filter, dev_types);

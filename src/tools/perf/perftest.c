@@ -10,7 +10,7 @@
  * client/server mode, perftest_tests.c the measured loops.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "perftest.h"
@@ -23,39 +23,31 @@
 #include <unistd.h>
 
 const perf_test_desc_t perf_tests[PERF_TEST_LAST] = {
-    [PERF_TEST_AM_LAT]         = {"am_lat", PERF_OP_AM, 1,
-                                  "active message ping-pong latency"},
-    [PERF_TEST_AM_BW]          = {"am_bw", PERF_OP_AM, 0,
-                                  "active message bandwidth"},
-    [PERF_TEST_PUT_LAT]        = {"put_lat", PERF_OP_PUT, 1,
-                                  "put ping-pong latency"},
-    [PERF_TEST_PUT_BW]         = {"put_bw", PERF_OP_PUT, 0,
-                                  "put bandwidth"},
-    [PERF_TEST_GET_LAT]        = {"get_lat", PERF_OP_GET, 1,
-                                  "get latency, one get at a time"},
-    [PERF_TEST_GET_BW]         = {"get_bw", PERF_OP_GET, 0,
-                                  "get bandwidth"},
+    [PERF_TEST_AM_LAT]  = {"am_lat", PERF_OP_AM, 1,
+                           "active message ping-pong latency"},
+    [PERF_TEST_AM_BW]   = {"am_bw", PERF_OP_AM, 0, "active message bandwidth"},
+    [PERF_TEST_PUT_LAT] = {"put_lat", PERF_OP_PUT, 1, "put ping-pong latency"},
+    [PERF_TEST_PUT_BW]  = {"put_bw", PERF_OP_PUT, 0, "put bandwidth"},
+    [PERF_TEST_GET_LAT] = {"get_lat", PERF_OP_GET, 1,
+                           "get latency, one get at a time"},
+    [PERF_TEST_GET_BW]  = {"get_bw", PERF_OP_GET, 0, "get bandwidth"},
     [PERF_TEST_ATOMIC_ADD_LAT] = {"atomic_add_lat", PERF_OP_ATOMIC_ADD, 1,
-                                  "atomic add ping-pong latency"}
-};
+                                  "atomic add ping-pong latency"}};
 
-const char *perf_conn_names[PERF_CONN_LAST] = {
-    [PERF_CONN_AUTO]  = "auto",
-    [PERF_CONN_EP]    = "ep",
-    [PERF_CONN_IFACE] = "iface"
-};
+const char *perf_conn_names[PERF_CONN_LAST] = {[PERF_CONN_AUTO]  = "auto",
+                                               [PERF_CONN_EP]    = "ep",
+                                               [PERF_CONN_IFACE] = "iface"};
 
-const char *perf_mode_names[PERF_MODE_LAST] = {
-    [PERF_MODE_SHORT] = "short",
-    [PERF_MODE_BCOPY] = "bcopy",
-    [PERF_MODE_ZCOPY] = "zcopy"
-};
+const char *perf_mode_names[PERF_MODE_LAST] = {[PERF_MODE_SHORT] = "short",
+                                               [PERF_MODE_BCOPY] = "bcopy",
+                                               [PERF_MODE_ZCOPY] = "zcopy"};
 
 static void perf_usage(FILE *stream)
 {
     int i;
 
-    fprintf(stream,
+    fprintf(
+        stream,
         "Usage: uct_perftest -x TL -d DEV -l -t TEST [options]   (loopback)\n"
         "       uct_perftest -x TL -d DEV [-p PORT]               (server)\n"
         "       uct_perftest -x TL -d DEV [-p PORT] -t TEST [options] "
@@ -68,7 +60,8 @@ static void perf_usage(FILE *stream)
         fprintf(stream, "               %-15s %s\n", perf_tests[i].name,
                 perf_tests[i].desc);
     }
-    fprintf(stream,
+    fprintf(
+        stream,
         "  -D MODE    data mode: short (default), bcopy, zcopy\n"
         "  -s SIZES   message sizes in bytes, comma separated, k/m suffixes "
         "(default %d)\n"
@@ -194,10 +187,23 @@ static int perf_parse_sizes(const char *str, perf_params_t *params)
         }
         shift = 0;
         switch (*end) {
-        case 'k': case 'K': shift = 10; ++end; break;
-        case 'm': case 'M': shift = 20; ++end; break;
-        case 'g': case 'G': shift = 30; ++end; break;
-        default: break;
+        case 'k':
+        case 'K':
+            shift = 10;
+            ++end;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            ++end;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            ++end;
+            break;
+        default:
+            break;
         }
         if ((value == 0) || (value > (SIZE_MAX >> 31))) {
             goto bad;
@@ -212,8 +218,10 @@ static int perf_parse_sizes(const char *str, perf_params_t *params)
     }
 
 bad:
-    fprintf(stderr, "invalid size list '%s': give positive sizes such as "
-            "8,1k,1m\n", str);
+    fprintf(stderr,
+            "invalid size list '%s': give positive sizes such as "
+            "8,1k,1m\n",
+            str);
     return -1;
 }
 
@@ -225,17 +233,17 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     int c, i;
 
     memset(params, 0, sizeof(*params));
-    params->test      = PERF_TEST_AM_LAT;
-    params->mode      = PERF_MODE_SHORT;
-    params->sizes[0]  = PERF_DEFAULT_SIZE;
-    params->num_sizes = 1;
-    params->iters     = PERF_DEFAULT_ITERS;
-    params->warmup    = PERF_DEFAULT_WARMUP;
+    params->test        = PERF_TEST_AM_LAT;
+    params->mode        = PERF_MODE_SHORT;
+    params->sizes[0]    = PERF_DEFAULT_SIZE;
+    params->num_sizes   = 1;
+    params->iters       = PERF_DEFAULT_ITERS;
+    params->warmup      = PERF_DEFAULT_WARMUP;
     params->outstanding = PERF_DEFAULT_OUTSTANDING;
     params->fc_window   = PERF_DEFAULT_FC_WINDOW;
     params->clock_batch = 1;
-    params->port      = PERF_DEFAULT_PORT;
-    params->timeout   = PERF_DEFAULT_TIMEOUT;
+    params->port        = PERF_DEFAULT_PORT;
+    params->timeout     = PERF_DEFAULT_TIMEOUT;
 
     opterr = 0;
     while ((c = getopt(argc, argv, "t:D:s:n:w:W:O:C:x:d:l1B:p:f:T:h")) != -1) {
@@ -281,8 +289,10 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
             break;
         case 'W':
             if (perf_parse_ulong(optarg, 0, 1U << 20, &value) != 0) {
-                fprintf(stderr, "invalid -W '%s': give a number of "
-                        "messages, 0 for no limit\n", optarg);
+                fprintf(stderr,
+                        "invalid -W '%s': give a number of "
+                        "messages, 0 for no limit\n",
+                        optarg);
                 return -1;
             }
             params->fc_window = (unsigned)value;
@@ -294,8 +304,7 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
                 }
             }
             if (i == PERF_CONN_LAST) {
-                fprintf(stderr, "invalid -C '%s': give ep or iface\n",
-                        optarg);
+                fprintf(stderr, "invalid -C '%s': give ep or iface\n", optarg);
                 return -1;
             }
             params->conn = (perf_conn_t)i;
@@ -322,8 +331,10 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
             break;
         case 'B':
             if (perf_parse_ulong(optarg, 1, 4096, &value) != 0) {
-                fprintf(stderr, "invalid -B '%s': give 1..4096 "
-                        "iterations\n", optarg);
+                fprintf(stderr,
+                        "invalid -B '%s': give 1..4096 "
+                        "iterations\n",
+                        optarg);
                 return -1;
             }
             params->clock_batch = (unsigned)value;
@@ -345,8 +356,10 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
             break;
         case 'T':
             if (perf_parse_ulong(optarg, 0, PERF_MAX_TIMEOUT, &value) != 0) {
-                fprintf(stderr, "invalid -T '%s': give whole seconds "
-                        "0..%d, 0 for no limit\n", optarg, PERF_MAX_TIMEOUT);
+                fprintf(stderr,
+                        "invalid -T '%s': give whole seconds "
+                        "0..%d, 0 for no limit\n",
+                        optarg, PERF_MAX_TIMEOUT);
                 return -1;
             }
             params->timeout = (unsigned)value;
@@ -375,7 +388,7 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
     }
     if (params->loopback && (have_port || (params->server != NULL))) {
         fprintf(stderr, "-l runs both sides here; it takes neither -p nor "
-                "a server name\n");
+                        "a server name\n");
         return -1;
     }
     if ((params->one_message || (params->clock_batch > 1)) &&
@@ -393,8 +406,7 @@ static int perf_parse_args(int argc, char **argv, perf_params_t *params,
         return -1;
     }
     if (perf_tests[params->test].op == PERF_OP_ATOMIC_ADD &&
-        (params->num_sizes == 1) &&
-        (params->sizes[0] == PERF_DEFAULT_SIZE)) {
+        (params->num_sizes == 1) && (params->sizes[0] == PERF_DEFAULT_SIZE)) {
         params->sizes[0] = sizeof(uint64_t);
     }
     params->client_server = !params->loopback;
@@ -428,8 +440,10 @@ void perf_report_peer_failure(perf_ctx_t *ctx, ucs_status_t status,
     }
     ctx->reported = 1;
     perf_where(ctx, where, sizeof(where));
-    fprintf(stderr, "uct_perftest: peer failed during %s over %s/%s: %s%s%s"
-            "%s\n", where, ctx->params.tl_name, ctx->params.dev_name,
+    fprintf(stderr,
+            "uct_perftest: peer failed during %s over %s/%s: %s%s%s"
+            "%s\n",
+            where, ctx->params.tl_name, ctx->params.dev_name,
             ucs_status_string(status), (how != NULL) ? " (" : "",
             (how != NULL) ? how : "", (how != NULL) ? ")" : "");
 }
@@ -443,20 +457,21 @@ void perf_report_no_progress(perf_ctx_t *ctx)
     }
     ctx->reported = 1;
     perf_where(ctx, where, sizeof(where));
-    fprintf(stderr, "uct_perftest: no progress from the peer for %u s "
+    fprintf(stderr,
+            "uct_perftest: no progress from the peer for %u s "
             "during %s over %s/%s; is it alive? (-T)\n",
             ctx->params.timeout, where, ctx->params.tl_name,
             ctx->params.dev_name);
 }
 
-void perf_print_progress(const perf_ctx_t *ctx, size_t size,
-                         unsigned long done, unsigned long total,
-                         double elapsed_sec)
+void perf_print_progress(const perf_ctx_t *ctx, size_t size, unsigned long done,
+                         unsigned long total, double elapsed_sec)
 {
-    fprintf(stderr, "uct_perftest: %s %s %zu bytes: %lu/%lu operations, "
-            "%.1f s\n", perf_tests[ctx->params.test].name,
-            perf_mode_names[ctx->params.mode], size, done, total,
-            elapsed_sec);
+    fprintf(stderr,
+            "uct_perftest: %s %s %zu bytes: %lu/%lu operations, "
+            "%.1f s\n",
+            perf_tests[ctx->params.test].name,
+            perf_mode_names[ctx->params.mode], size, done, total, elapsed_sec);
 }
 
 static void perf_print_header(const perf_ctx_t *ctx)
@@ -484,17 +499,18 @@ static void perf_print_header(const perf_ctx_t *ctx)
     }
     if (p->clock_batch > 1) {
         printf("# clock read every %u iterations: percentiles of "
-               "%u-iteration means\n", p->clock_batch, p->clock_batch);
+               "%u-iteration means\n",
+               p->clock_batch, p->clock_batch);
     }
     if (p->one_message) {
         printf("# latency: half of one message to the initiator's own "
                "interface (as ucx_perftest -l)\n");
     } else if (perf_tests[p->test].op == PERF_OP_GET) {
-        printf("# %s\n", is_latency ? "latency: one whole get" :
-               "time per operation");
+        printf("# %s\n",
+               is_latency ? "latency: one whole get" : "time per operation");
     } else {
-        printf("# %s\n", is_latency ? "latency: half a round trip" :
-               "time per operation");
+        printf("# %s\n", is_latency ? "latency: half a round trip"
+                                    : "time per operation");
     }
     printf("#\n");
     printf("# %-14s %-5s %10s %11s %10s %10s %10s %10s %12s %12s\n", "test",
@@ -505,8 +521,7 @@ static void perf_print_header(const perf_ctx_t *ctx)
     fflush(stdout);
 }
 
-static void perf_print_result(const perf_ctx_t *ctx,
-                              const perf_result_t *r)
+static void perf_print_result(const perf_ctx_t *ctx, const perf_result_t *r)
 {
     const perf_params_t *p = &ctx->params;
     int is_latency         = perf_tests[p->test].is_latency;
@@ -521,8 +536,8 @@ static void perf_print_result(const perf_ctx_t *ctx,
         }
         printf("%s,%s,%zu,%lu,%.3f,%.3f,%.2f,%.0f,%s,%s\n",
                perf_tests[p->test].name, perf_mode_names[p->mode], r->size,
-               r->iters, r->typical_usec, r->avg_usec, r->bw_mibs,
-               r->msg_rate, min, p99);
+               r->iters, r->typical_usec, r->avg_usec, r->bw_mibs, r->msg_rate,
+               min, p99);
     } else {
         if (is_latency) {
             snprintf(min, sizeof(min), "%.3f", r->min_usec);
@@ -532,9 +547,10 @@ static void perf_print_result(const perf_ctx_t *ctx,
             snprintf(p99, sizeof(p99), "-");
         }
         printf("  %-14s %-5s %10zu %11lu %10s %10.3f %10s %10.3f %12.2f "
-               "%12.0f\n", perf_tests[p->test].name,
-               perf_mode_names[p->mode], r->size, r->iters, min,
-               r->typical_usec, p99, r->avg_usec, r->bw_mibs, r->msg_rate);
+               "%12.0f\n",
+               perf_tests[p->test].name, perf_mode_names[p->mode], r->size,
+               r->iters, min, r->typical_usec, p99, r->avg_usec, r->bw_mibs,
+               r->msg_rate);
     }
     fflush(stdout);
 }
@@ -580,22 +596,24 @@ static int perf_open(perf_ctx_t *ctx)
         ctx->sides[i].peer_am_id = PERF_AM_ID + ctx->sides[i].initiator;
     }
 
-    attr            = &ctx->sides[0].attr;
+    attr = &ctx->sides[0].attr;
     switch (ctx->params.conn) {
     case PERF_CONN_EP:
         if (!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP)) {
-            fprintf(stderr, "%s/%s cannot connect to an endpoint (-C ep); "
-                    "use -C iface\n", ctx->params.tl_name,
-                    ctx->params.dev_name);
+            fprintf(stderr,
+                    "%s/%s cannot connect to an endpoint (-C ep); "
+                    "use -C iface\n",
+                    ctx->params.tl_name, ctx->params.dev_name);
             return PERF_EXIT_UNSUPPORTED;
         }
         ctx->conn_to_ep = 1;
         break;
     case PERF_CONN_IFACE:
         if (!(attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
-            fprintf(stderr, "%s/%s cannot connect to an interface (-C "
-                    "iface); use -C ep\n", ctx->params.tl_name,
-                    ctx->params.dev_name);
+            fprintf(stderr,
+                    "%s/%s cannot connect to an interface (-C "
+                    "iface); use -C ep\n",
+                    ctx->params.tl_name, ctx->params.dev_name);
             return PERF_EXIT_UNSUPPORTED;
         }
         ctx->conn_to_ep = 0;
@@ -624,8 +642,7 @@ static int perf_connect(perf_ctx_t *ctx)
     }
 
     for (i = 0; i < ctx->num_sides; ++i) {
-        if (perf_side_prepare(ctx, &ctx->sides[i], max_size,
-                              &blobs[i]) != 0) {
+        if (perf_side_prepare(ctx, &ctx->sides[i], max_size, &blobs[i]) != 0) {
             goto out;
         }
     }
@@ -662,9 +679,10 @@ static int perf_run(perf_ctx_t *ctx)
     }
 
     if (ctx->params.client_server && (ctx->dev_type == UCT_DEVICE_TYPE_SELF)) {
-        fprintf(stderr, "%s/%s reaches only its own process and cannot run "
-                "client/server; use -l for loopback\n", ctx->params.tl_name,
-                ctx->params.dev_name);
+        fprintf(stderr,
+                "%s/%s reaches only its own process and cannot run "
+                "client/server; use -l for loopback\n",
+                ctx->params.tl_name, ctx->params.dev_name);
         return PERF_EXIT_UNSUPPORTED;
     }
 

@@ -32,30 +32,31 @@
 /* The harness uses nothing of a UCT implementation beyond uct.h and what
  * uct.h includes, so it builds against openuct and UCX alike */
 #define PERF_CONTAINER_OF(_ptr, _type, _member) \
-    ((_type*)((char*)(_ptr) - offsetof(_type, _member)))
+    ((_type *)((char *)(_ptr)-offsetof(_type, _member)))
 
 static inline size_t perf_max(size_t a, size_t b)
 {
     return (a > b) ? a : b;
 }
 
-#define PERF_MAX_SIZES       32
+#define PERF_MAX_SIZES 32
 /* Active message ids: the initiator receives on PERF_AM_ID (+2 for
  * control), the responder on PERF_AM_ID + 1 (+3 for control). Distinct
  * ids let both sides share one interface (loopback over self). */
-#define PERF_AM_ID           1
-#define PERF_AM_CTRL_OFFSET  2
-#define PERF_DEFAULT_PORT    13338
-#define PERF_DEFAULT_ITERS   10000UL
-#define PERF_DEFAULT_WARMUP  1000UL
+#define PERF_AM_ID               1
+#define PERF_AM_CTRL_OFFSET      2
+#define PERF_DEFAULT_PORT        13338
+#define PERF_DEFAULT_ITERS       10000UL
+#define PERF_DEFAULT_WARMUP      1000UL
 #define PERF_DEFAULT_OUTSTANDING 32U  /* -O: completions in flight */
 #define PERF_DEFAULT_FC_WINDOW   127U /* -W: am_bw receiver credits */
-#define PERF_DEFAULT_SIZE    8
-#define PERF_BUF_ALIGN       4096
-#define PERF_DEFAULT_TIMEOUT 60    /* -T: seconds without progress */
-#define PERF_MAX_TIMEOUT     86400
-#define PERF_CLOCK_CHECK_MASK 0xffUL /* wait loops read the clock every
-                                        256 passes */
+#define PERF_DEFAULT_SIZE        8
+#define PERF_BUF_ALIGN           4096
+#define PERF_DEFAULT_TIMEOUT     60 /* -T: seconds without progress */
+#define PERF_MAX_TIMEOUT         86400
+#define PERF_CLOCK_CHECK_MASK                 \
+    0xffUL /* wait loops read the clock every \
+              256 passes */
 
 /* Exit codes */
 enum {
@@ -78,8 +79,8 @@ typedef enum {
 
 /* -C: how the endpoints connect */
 typedef enum {
-    PERF_CONN_AUTO,  /* to the peer's endpoint when the transport can, as
-                        ucx_perftest does; else to its interface */
+    PERF_CONN_AUTO, /* to the peer's endpoint when the transport can, as
+                       ucx_perftest does; else to its interface */
     PERF_CONN_EP,
     PERF_CONN_IFACE,
     PERF_CONN_LAST
@@ -103,8 +104,8 @@ typedef enum {
 /* Static description of a test */
 typedef struct {
     const char *name;
-    perf_op_t  op;
-    int        is_latency; /* timed per iteration; otherwise bandwidth */
+    perf_op_t op;
+    int is_latency; /* timed per iteration; otherwise bandwidth */
     const char *desc;
 } perf_test_desc_t;
 
@@ -114,70 +115,70 @@ extern const char *perf_conn_names[PERF_CONN_LAST];
 
 /* Parameters of a run; the client sends the run part to the server */
 typedef struct {
-    perf_test_t   test;
-    perf_mode_t   mode;
-    size_t        sizes[PERF_MAX_SIZES];
-    unsigned      num_sizes;
+    perf_test_t test;
+    perf_mode_t mode;
+    size_t sizes[PERF_MAX_SIZES];
+    unsigned num_sizes;
     unsigned long iters;
     unsigned long warmup;
-    unsigned      outstanding;     /* -O: operations with a completion
-                                      in flight */
-    unsigned      fc_window;       /* -W: am_bw messages the receiver has
-                                      not acknowledged, 0 for no limit */
-    perf_conn_t   conn;            /* -C */
-    const char    *tl_name;
-    const char    *dev_name;
-    const char    *server;         /* client: the server's host name */
-    uint16_t      port;
-    int           loopback;
-    unsigned      clock_batch;     /* -B: loopback am_lat short reads the
-                                      clock every this many iterations */
-    int           one_message;     /* -1: loopback am_lat as ucx_perftest
-                                      -l times it: one message per
-                                      iteration, halved */
-    int           client_server;   /* -p or a server name was given */
-    int           csv;
-    unsigned      timeout;         /* -T: seconds without progress from
-                                      the peer before giving up, 0 for
-                                      no limit; each side has its own */
+    unsigned outstanding; /* -O: operations with a completion
+                             in flight */
+    unsigned fc_window;   /* -W: am_bw messages the receiver has
+                             not acknowledged, 0 for no limit */
+    perf_conn_t conn;     /* -C */
+    const char *tl_name;
+    const char *dev_name;
+    const char *server; /* client: the server's host name */
+    uint16_t port;
+    int loopback;
+    unsigned clock_batch; /* -B: loopback am_lat short reads the
+                             clock every this many iterations */
+    int one_message;      /* -1: loopback am_lat as ucx_perftest
+                             -l times it: one message per
+                             iteration, halved */
+    int client_server;    /* -p or a server name was given */
+    int csv;
+    unsigned timeout; /* -T: seconds without progress from
+                         the peer before giving up, 0 for
+                         no limit; each side has its own */
 } perf_params_t;
 
 /* A completion for one operation in flight */
 typedef struct perf_comp {
     uct_completion_t super;
     struct perf_side *side;
-    unsigned         index;
+    unsigned index;
 } perf_comp_t;
 
 /* What one side tells the other (perftest_setup.c packs it) */
 typedef struct {
-    void   *data;
+    void *data;
     size_t length;
 } perf_blob_t;
 
 typedef struct perf_side {
     ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_iface_h         iface;
-    uct_iface_attr_t    attr;
-    uct_ep_h            ep;
-    int                 initiator;  /* 1: sends first and measures */
-    int                 borrowed;   /* async, worker and iface belong to
-                                       the other side (loopback over a
-                                       transport that reaches only its
-                                       own interface) */
-    uint8_t             am_id;      /* where this side receives data */
-    uint8_t             peer_am_id; /* where the peer does */
+    uct_worker_h worker;
+    uct_iface_h iface;
+    uct_iface_attr_t attr;
+    uct_ep_h ep;
+    int initiator;      /* 1: sends first and measures */
+    int borrowed;       /* async, worker and iface belong to
+                           the other side (loopback over a
+                           transport that reaches only its
+                           own interface) */
+    uint8_t am_id;      /* where this side receives data */
+    uint8_t peer_am_id; /* where the peer does */
 
     /* [send half | receive half], registered when the md can */
-    char                *buf;
-    size_t              half;
-    uct_mem_h           memh;
+    char *buf;
+    size_t half;
+    uct_mem_h memh;
 
     /* The peer's buffer */
-    uint64_t            remote_buf;
-    uct_rkey_bundle_t   rkey;
-    int                 have_rkey;
+    uint64_t remote_buf;
+    uct_rkey_bundle_t rkey;
+    int have_rkey;
 
     /* Active messages received (the handler counts them) */
     volatile unsigned long am_rx;
@@ -186,12 +187,12 @@ typedef struct perf_side {
     volatile unsigned long peer_rx;
 
     /* Completions for operations in flight: a stack of free slots */
-    perf_comp_t         *comps;
-    unsigned            *free_comps;
-    unsigned            num_free;
-    unsigned            num_comps;
-    unsigned long       completed;   /* completions seen, for -T */
-    ucs_status_t        comp_status; /* first failed completion */
+    perf_comp_t *comps;
+    unsigned *free_comps;
+    unsigned num_free;
+    unsigned num_comps;
+    unsigned long completed;  /* completions seen, for -T */
+    ucs_status_t comp_status; /* first failed completion */
 
     /* Set by the interface's error handler when the endpoint failed */
     volatile ucs_status_t peer_status;
@@ -200,92 +201,91 @@ typedef struct perf_side {
 /* Progress of one side through one message size */
 typedef struct perf_run {
     struct perf_ctx *ctx;
-    perf_side_t   *side;
+    perf_side_t *side;
     const perf_params_t *params;
-    size_t        size;
-    unsigned long total;     /* warmup + iters */
-    unsigned long posted;    /* operations issued */
-    unsigned long received;  /* replies seen (latency tests) */
-    unsigned long reported;  /* am_bw responder: count last sent back */
-    int           flushing;  /* bandwidth initiator: flush posted */
-    int           flushed;   /* ... and completed */
+    size_t size;
+    unsigned long total;    /* warmup + iters */
+    unsigned long posted;   /* operations issued */
+    unsigned long received; /* replies seen (latency tests) */
+    unsigned long reported; /* am_bw responder: count last sent back */
+    int flushing;           /* bandwidth initiator: flush posted */
+    int flushed;            /* ... and completed */
     uct_completion_t flush_comp;
-    int           done;
-    perf_time_t    t_send;    /* latency: when the current ping left */
-    perf_time_t    t_start;   /* first measured operation */
-    perf_time_t    t_end;
-    perf_time_t    *rtt;      /* latency: one round trip per iteration */
-    unsigned long samples;   /* entries of rtt, when not one per
-                                iteration (-B) */
+    int done;
+    perf_time_t t_send;  /* latency: when the current ping left */
+    perf_time_t t_start; /* first measured operation */
+    perf_time_t t_end;
+    perf_time_t *rtt;      /* latency: one round trip per iteration */
+    unsigned long samples; /* entries of rtt, when not one per
+                              iteration (-B) */
 } perf_run_t;
 
 typedef struct {
-    size_t        size;
+    size_t size;
     unsigned long iters;
-    double        typical_usec;  /* latency p50 (latency tests) */
-    double        avg_usec;      /* latency average / time per op */
-    double        min_usec;      /* latency tests: fastest iteration */
-    double        p99_usec;      /* latency tests: 99th percentile */
-    double        bw_mibs;
-    double        msg_rate;
+    double typical_usec; /* latency p50 (latency tests) */
+    double avg_usec;     /* latency average / time per op */
+    double min_usec;     /* latency tests: fastest iteration */
+    double p99_usec;     /* latency tests: 99th percentile */
+    double bw_mibs;
+    double msg_rate;
 } perf_result_t;
 
 typedef struct perf_ctx {
-    perf_params_t   params;
+    perf_params_t params;
     uct_component_h component;
-    uct_md_h        md;
-    uct_md_attr_t   md_attr;
+    uct_md_h md;
+    uct_md_attr_t md_attr;
     uct_device_type_t dev_type;
-    perf_side_t     sides[2];
-    unsigned        num_sides;   /* 2 in loopback, 1 otherwise */
-    int             sock;        /* out-of-band socket, -1 in loopback */
-    int             is_server;
-    int             conn_to_ep;
+    perf_side_t sides[2];
+    unsigned num_sides; /* 2 in loopback, 1 otherwise */
+    int sock;           /* out-of-band socket, -1 in loopback */
+    int is_server;
+    int conn_to_ep;
 
     /* Where the run is, for the failure report */
-    size_t          size;        /* 0 while setting up */
-    const char      *phase;      /* "warm-up", "measurement", ... */
-    int             reported;    /* the failure line is out */
+    size_t size;       /* 0 while setting up */
+    const char *phase; /* "warm-up", "measurement", ... */
+    int reported;      /* the failure line is out */
 
     /* Out-of-band socket: barrier tokens the peer sent that no barrier
      * has taken yet, and when we last sent a heartbeat */
-    unsigned        oob_barriers;
-    perf_time_t      oob_heartbeat;
+    unsigned oob_barriers;
+    perf_time_t oob_heartbeat;
 } perf_ctx_t;
 
 /* perftest.c */
 void perf_report_peer_failure(perf_ctx_t *ctx, ucs_status_t status,
                               const char *how);
 void perf_report_no_progress(perf_ctx_t *ctx);
-void perf_print_progress(const perf_ctx_t *ctx, size_t size,
-                         unsigned long done, unsigned long total,
-                         double elapsed_sec);
+void perf_print_progress(const perf_ctx_t *ctx, size_t size, unsigned long done,
+                         unsigned long total, double elapsed_sec);
 
 /* perftest_setup.c: transport objects */
-int  perf_md_find(perf_ctx_t *ctx);
-int  perf_side_open(perf_ctx_t *ctx, perf_side_t *side);
+int perf_md_find(perf_ctx_t *ctx);
+int perf_side_open(perf_ctx_t *ctx, perf_side_t *side);
 void perf_side_borrow(perf_side_t *side, const perf_side_t *owner);
-int  perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr);
-int  perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
-                       perf_blob_t *blob);
-int  perf_side_connect(perf_ctx_t *ctx, perf_side_t *side,
-                       const perf_blob_t *peer);
+int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr);
+int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
+                      perf_blob_t *blob);
+int perf_side_connect(perf_ctx_t *ctx, perf_side_t *side,
+                      const perf_blob_t *peer);
 void perf_side_close(perf_ctx_t *ctx, perf_side_t *side);
 void perf_md_close(perf_ctx_t *ctx);
 
 /* perftest_oob.c: out-of-band socket */
-int  perf_oob_accept(uint16_t port);
-int  perf_oob_connect(const char *server, uint16_t port);
-int  perf_oob_send(perf_ctx_t *ctx, const void *data, size_t length);
-int  perf_oob_recv(perf_ctx_t *ctx, void *data, size_t length);
-int  perf_oob_send_blob(perf_ctx_t *ctx, const perf_blob_t *blob);
-int  perf_oob_recv_blob(perf_ctx_t *ctx, perf_blob_t *blob);
-int  perf_oob_barrier(perf_ctx_t *ctx);
-int  perf_oob_watch(perf_ctx_t *ctx, perf_time_t now);
-int  perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params);
-int  perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params);
+int perf_oob_accept(uint16_t port);
+int perf_oob_connect(const char *server, uint16_t port);
+int perf_oob_send(perf_ctx_t *ctx, const void *data, size_t length);
+int perf_oob_recv(perf_ctx_t *ctx, void *data, size_t length);
+int perf_oob_send_blob(perf_ctx_t *ctx, const perf_blob_t *blob);
+int perf_oob_recv_blob(perf_ctx_t *ctx, perf_blob_t *blob);
+int perf_oob_barrier(perf_ctx_t *ctx);
+int perf_oob_watch(perf_ctx_t *ctx, perf_time_t now);
+int perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params);
+int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params);
 
 /* perftest_tests.c: test loops */
-int  perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result);
+int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result);
 
 #endif

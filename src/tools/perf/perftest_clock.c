@@ -2,7 +2,7 @@
  * uct_perftest: choice and calibration of the clock (perftest_clock.h).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "perftest_clock.h"
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PERF_CLOCK_CALIB_NSEC 20000000L  /* calibration interval */
+#define PERF_CLOCK_CALIB_NSEC 20000000L /* calibration interval */
 
 perf_clock_t perf_clock = {0, 1e9, "monotonic"};
 
@@ -85,8 +85,10 @@ void perf_clock_init(void)
     perf_clock.name          = "monotonic";
 
     if ((env != NULL) && strcmp(env, "tsc") && strcmp(env, "monotonic")) {
-        fprintf(stderr, "uct_perftest: PERF_CLOCK=%s is unknown; use tsc "
-                "or monotonic. Using monotonic\n", env);
+        fprintf(stderr,
+                "uct_perftest: PERF_CLOCK=%s is unknown; use tsc "
+                "or monotonic. Using monotonic\n",
+                env);
         return;
     }
     if ((env != NULL) && !strcmp(env, "monotonic")) {
@@ -107,6 +109,6 @@ void perf_clock_init(void)
 #endif
     if (env != NULL) {
         fprintf(stderr, "uct_perftest: PERF_CLOCK=tsc: this CPU has no "
-                "invariant time stamp counter; using monotonic\n");
+                        "invariant time stamp counter; using monotonic\n");
     }
 }

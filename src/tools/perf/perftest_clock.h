@@ -17,9 +17,9 @@
 typedef uint64_t perf_time_t;
 
 typedef struct {
-    int    use_tsc;        /* 1: the time stamp counter, 0: monotonic ns */
+    int use_tsc; /* 1: the time stamp counter, 0: monotonic ns */
     double ticks_per_sec;
-    const char *name;      /* "tsc" or "monotonic", for the header */
+    const char *name; /* "tsc" or "monotonic", for the header */
 } perf_clock_t;
 
 extern perf_clock_t perf_clock;

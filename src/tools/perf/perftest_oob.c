@@ -8,7 +8,7 @@
  * when the socket closes or after -T seconds without a byte.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "perftest.h"
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PERF_OOB_CONNECT_TIMEOUT 30  /* seconds a client keeps retrying */
+#define PERF_OOB_CONNECT_TIMEOUT 30 /* seconds a client keeps retrying */
 #define PERF_OOB_MAX_BLOB        (1024 * 1024)
 #define PERF_OOB_BARRIER         'b'
 #define PERF_OOB_HEARTBEAT       'h'
@@ -73,8 +73,8 @@ static int perf_oob_failed(perf_ctx_t *ctx, int err, const char *op)
 static int perf_oob_wait(perf_ctx_t *ctx, short events)
 {
     struct pollfd pfd = {.fd = ctx->sock, .events = events};
-    int timeout_ms    = (ctx->params.timeout > 0) ?
-                        (int)ctx->params.timeout * 1000 : -1;
+    int timeout_ms =
+        (ctx->params.timeout > 0) ? (int)ctx->params.timeout * 1000 : -1;
     int ret;
 
     do {
@@ -82,8 +82,10 @@ static int perf_oob_wait(perf_ctx_t *ctx, short events)
     } while ((ret < 0) && (errno == EINTR));
 
     if (ret < 0) {
-        fprintf(stderr, "uct_perftest: poll on the out-of-band socket "
-                "failed: %s\n", strerror(errno));
+        fprintf(stderr,
+                "uct_perftest: poll on the out-of-band socket "
+                "failed: %s\n",
+                strerror(errno));
         return -1;
     } else if (ret == 0) {
         perf_report_no_progress(ctx);
@@ -111,7 +113,7 @@ int perf_oob_send(perf_ctx_t *ctx, const void *data, size_t length)
             }
             return perf_oob_failed(ctx, errno, "send");
         }
-        p      += ret;
+        p += ret;
         length -= (size_t)ret;
     }
     return 0;
@@ -137,7 +139,7 @@ int perf_oob_recv(perf_ctx_t *ctx, void *data, size_t length)
             }
             return perf_oob_failed(ctx, errno, "receive");
         }
-        p      += ret;
+        p += ret;
         length -= (size_t)ret;
     }
     return 0;
@@ -152,17 +154,17 @@ static int perf_oob_listen(int family, uint16_t port)
 
     memset(&ss, 0, sizeof(ss));
     if (family == AF_INET6) {
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6*)&ss;
-        a6->sin6_family = AF_INET6;
-        a6->sin6_addr   = in6addr_any;
-        a6->sin6_port   = htons(port);
-        len             = sizeof(*a6);
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        a6->sin6_family         = AF_INET6;
+        a6->sin6_addr           = in6addr_any;
+        a6->sin6_port           = htons(port);
+        len                     = sizeof(*a6);
     } else {
-        struct sockaddr_in *a4 = (struct sockaddr_in*)&ss;
-        a4->sin_family      = AF_INET;
-        a4->sin_addr.s_addr = htonl(INADDR_ANY);
-        a4->sin_port        = htons(port);
-        len                 = sizeof(*a4);
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+        a4->sin_family         = AF_INET;
+        a4->sin_addr.s_addr    = htonl(INADDR_ANY);
+        a4->sin_port           = htons(port);
+        len                    = sizeof(*a4);
     }
 
     sock = socket(family, SOCK_STREAM, 0);
@@ -174,7 +176,7 @@ static int perf_oob_listen(int family, uint16_t port)
         setsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
     }
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if ((bind(sock, (struct sockaddr*)&ss, len) < 0) ||
+    if ((bind(sock, (struct sockaddr *)&ss, len) < 0) ||
         (listen(sock, 1) < 0)) {
         close(sock);
         return -1;
@@ -191,8 +193,10 @@ int perf_oob_accept(uint16_t port)
         lsock = perf_oob_listen(AF_INET, port);
     }
     if (lsock < 0) {
-        fprintf(stderr, "cannot listen on port %u: %s; pick another with "
-                "-p\n", port, strerror(errno));
+        fprintf(stderr,
+                "cannot listen on port %u: %s; pick another with "
+                "-p\n",
+                port, strerror(errno));
         return -1;
     }
 
@@ -273,7 +277,8 @@ int perf_oob_recv_blob(perf_ctx_t *ctx, perf_blob_t *blob)
         return -1;
     }
     if (length > PERF_OOB_MAX_BLOB) {
-        fprintf(stderr, "the peer sent a %llu-byte address; is it "
+        fprintf(stderr,
+                "the peer sent a %llu-byte address; is it "
                 "uct_perftest of the same version?\n",
                 (unsigned long long)length);
         return -1;
@@ -318,9 +323,11 @@ static int perf_oob_take_tokens(perf_ctx_t *ctx)
             if (tokens[i] == PERF_OOB_BARRIER) {
                 ++ctx->oob_barriers;
             } else if (tokens[i] != PERF_OOB_HEARTBEAT) {
-                fprintf(stderr, "uct_perftest: out-of-band protocol error: "
+                fprintf(stderr,
+                        "uct_perftest: out-of-band protocol error: "
                         "unexpected token 0x%02x; is the peer uct_perftest "
-                        "of the same version?\n", (unsigned char)tokens[i]);
+                        "of the same version?\n",
+                        (unsigned char)tokens[i]);
                 return -1;
             }
         }
@@ -340,7 +347,7 @@ static int perf_oob_take_tokens(perf_ctx_t *ctx)
 int perf_oob_barrier(perf_ctx_t *ctx)
 {
     uct_worker_h worker = ctx->sides[0].worker;
-    perf_time_t limit    = perf_time_from_sec(ctx->params.timeout);
+    perf_time_t limit   = perf_time_from_sec(ctx->params.timeout);
     char token          = PERF_OOB_BARRIER;
     unsigned long loops = 0;
     perf_time_t last;
@@ -407,14 +414,14 @@ int perf_oob_send_params(perf_ctx_t *ctx, const perf_params_t *params)
     unsigned i;
 
     memset(&wire, 0, sizeof(wire));
-    wire.test      = params->test;
-    wire.mode      = params->mode;
-    wire.num_sizes = params->num_sizes;
+    wire.test        = params->test;
+    wire.mode        = params->mode;
+    wire.num_sizes   = params->num_sizes;
     wire.outstanding = params->outstanding;
     wire.fc_window   = params->fc_window;
     wire.conn        = params->conn;
-    wire.iters     = params->iters;
-    wire.warmup    = params->warmup;
+    wire.iters       = params->iters;
+    wire.warmup      = params->warmup;
     for (i = 0; i < params->num_sizes; ++i) {
         wire.sizes[i] = params->sizes[i];
     }
@@ -435,18 +442,18 @@ int perf_oob_recv_params(perf_ctx_t *ctx, perf_params_t *params)
         (wire.outstanding == 0) || (wire.outstanding > (1U << 20)) ||
         (wire.fc_window > (1U << 20)) || (wire.conn >= PERF_CONN_LAST)) {
         fprintf(stderr, "the client sent invalid parameters; is it "
-                "uct_perftest of the same version?\n");
+                        "uct_perftest of the same version?\n");
         return -1;
     }
 
-    params->test      = (perf_test_t)wire.test;
-    params->mode      = (perf_mode_t)wire.mode;
-    params->num_sizes = wire.num_sizes;
+    params->test        = (perf_test_t)wire.test;
+    params->mode        = (perf_mode_t)wire.mode;
+    params->num_sizes   = wire.num_sizes;
     params->outstanding = wire.outstanding;
     params->fc_window   = wire.fc_window;
     params->conn        = (perf_conn_t)wire.conn;
-    params->iters     = wire.iters;
-    params->warmup    = wire.warmup;
+    params->iters       = wire.iters;
+    params->warmup      = wire.warmup;
     for (i = 0; i < wire.num_sizes; ++i) {
         params->sizes[i] = wire.sizes[i];
     }

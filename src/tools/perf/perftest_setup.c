@@ -5,7 +5,7 @@
  * the address blobs they trade.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "perftest.h"
@@ -16,7 +16,7 @@
 
 /* Start of an address blob; dev, iface, ep address and rkey follow */
 typedef struct {
-    char     tl_name[UCT_TL_NAME_MAX];
+    char tl_name[UCT_TL_NAME_MAX];
     uint32_t conn_to_ep;
     uint32_t dev_addr_len;
     uint32_t iface_addr_len;
@@ -40,8 +40,7 @@ static int perf_md_has_resource(perf_ctx_t *ctx, uct_md_h md)
     unsigned i, num_resources;
     int found = 0;
 
-    if (uct_md_query_tl_resources(md, &resources, &num_resources) !=
-        UCS_OK) {
+    if (uct_md_query_tl_resources(md, &resources, &num_resources) != UCS_OK) {
         return 0;
     }
     for (i = 0; i < num_resources; ++i) {
@@ -97,8 +96,8 @@ int perf_md_find(perf_ctx_t *ctx)
         if (uct_component_query(components[c], &attr) != UCS_OK) {
             continue;
         }
-        attr.md_resources = calloc(attr.md_resource_count + 1,
-                                   sizeof(*attr.md_resources));
+        attr.md_resources =
+            calloc(attr.md_resource_count + 1, sizeof(*attr.md_resources));
         if (attr.md_resources == NULL) {
             break;
         }
@@ -115,9 +114,10 @@ int perf_md_find(perf_ctx_t *ctx)
     uct_release_component_list(components);
 
     if (ctx->md == NULL) {
-        fprintf(stderr, "transport %s on device %s not found; run uct_info "
-                "-d to list them\n", ctx->params.tl_name,
-                ctx->params.dev_name);
+        fprintf(stderr,
+                "transport %s on device %s not found; run uct_info "
+                "-d to list them\n",
+                ctx->params.tl_name, ctx->params.dev_name);
         return -1;
     }
 
@@ -147,8 +147,8 @@ static ucs_status_t perf_am_handler(void *arg, void *data, size_t length,
 
 /* am_bw: the responder reports how many messages it has (the header of
  * a short message); reports may only grow */
-static ucs_status_t perf_am_ctrl_handler(void *arg, void *data,
-                                         size_t length, unsigned flags)
+static ucs_status_t perf_am_ctrl_handler(void *arg, void *data, size_t length,
+                                         unsigned flags)
 {
     perf_side_t *side = arg;
     uint64_t count;
@@ -195,22 +195,22 @@ int perf_side_open(perf_ctx_t *ctx, perf_side_t *side)
     uct_iface_params_t params;
     ucs_status_t status;
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &side->async);
+    status =
+        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &side->async);
     if (status != UCS_OK) {
         side->async = NULL;
         return perf_fail("ucs_async_context_create", status);
     }
 
-    status = uct_worker_create(side->async, UCS_THREAD_MODE_SINGLE,
-                               &side->worker);
+    status =
+        uct_worker_create(side->async, UCS_THREAD_MODE_SINGLE, &side->worker);
     if (status != UCS_OK) {
         side->worker = NULL;
         return perf_fail("uct_worker_create", status);
     }
 
-    status = uct_md_iface_config_read(ctx->md, ctx->params.tl_name, NULL,
-                                      NULL, &config);
+    status = uct_md_iface_config_read(ctx->md, ctx->params.tl_name, NULL, NULL,
+                                      &config);
     if (status != UCS_OK) {
         return perf_fail("uct_md_iface_config_read", status);
     }
@@ -220,12 +220,11 @@ int perf_side_open(perf_ctx_t *ctx, perf_side_t *side)
      * UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE never call it (the other
      * watches of perf_run_size() cover them) */
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
+        UCT_IFACE_PARAM_FIELD_RX_HEADROOM | UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = ctx->params.tl_name;
     params.mode.device.dev_name = ctx->params.dev_name;
@@ -234,8 +233,8 @@ int perf_side_open(perf_ctx_t *ctx, perf_side_t *side)
     params.err_handler_arg      = side;
     params.err_handler_flags    = UCT_CB_FLAG_ASYNC;
 
-    status = uct_iface_open(ctx->md, side->worker, &params, config,
-                            &side->iface);
+    status =
+        uct_iface_open(ctx->md, side->worker, &params, config, &side->iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         side->iface = NULL;
@@ -256,8 +255,10 @@ static int perf_unsupported(const perf_ctx_t *ctx, const char *why)
 {
     const perf_params_t *p = &ctx->params;
 
-    fprintf(stderr, "%s/%s cannot run %s with %s: %s (see uct_info -d -t "
-            "%s)\n", p->tl_name, p->dev_name, perf_tests[p->test].name,
+    fprintf(stderr,
+            "%s/%s cannot run %s with %s: %s (see uct_info -d -t "
+            "%s)\n",
+            p->tl_name, p->dev_name, perf_tests[p->test].name,
             perf_mode_names[p->mode], why, p->tl_name);
     return -1;
 }
@@ -276,7 +277,7 @@ static int perf_op_limits(const perf_ctx_t *ctx, const uct_iface_attr_t *attr,
     static const uint64_t get_flags[] = {UCT_IFACE_FLAG_GET_SHORT,
                                          UCT_IFACE_FLAG_GET_BCOPY,
                                          UCT_IFACE_FLAG_GET_ZCOPY};
-    perf_mode_t mode = ctx->params.mode;
+    perf_mode_t mode                  = ctx->params.mode;
 
     *min     = 1;
     *max_iov = 1;
@@ -322,7 +323,7 @@ static int perf_op_limits(const perf_ctx_t *ctx, const uct_iface_attr_t *attr,
     default:
         if (mode != PERF_MODE_SHORT) {
             return perf_unsupported(ctx, "atomic operations take no data "
-                                    "mode; leave -D out or use -D short");
+                                         "mode; leave -D out or use -D short");
         }
         *flag = UCT_IFACE_FLAG_ATOMIC_CPU | UCT_IFACE_FLAG_ATOMIC_DEVICE;
         *min  = 4;
@@ -339,10 +340,10 @@ int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr)
     char why[160];
     unsigned i;
 
-    if (!(attr->cap.flags & (UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                             UCT_IFACE_FLAG_CONNECT_TO_EP))) {
+    if (!(attr->cap.flags &
+          (UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_CONNECT_TO_EP))) {
         return perf_unsupported(ctx, "it connects neither to an interface "
-                                "nor to an endpoint");
+                                     "nor to an endpoint");
     }
 
     if (perf_op_limits(ctx, attr, &flag, &min, &max, &max_iov) != 0) {
@@ -358,12 +359,14 @@ int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr)
     if (perf_tests[p->test].op == PERF_OP_ATOMIC_ADD) {
         for (i = 0; i < p->num_sizes; ++i) {
             if ((p->sizes[i] != 4) && (p->sizes[i] != 8)) {
-                snprintf(why, sizeof(why), "size %zu is not an atomic "
-                         "width; use -s 4 or -s 8", p->sizes[i]);
+                snprintf(why, sizeof(why),
+                         "size %zu is not an atomic "
+                         "width; use -s 4 or -s 8",
+                         p->sizes[i]);
                 return perf_unsupported(ctx, why);
             }
-            op_flags = (p->sizes[i] == 4) ? attr->cap.atomic32.op_flags :
-                                            attr->cap.atomic64.op_flags;
+            op_flags = (p->sizes[i] == 4) ? attr->cap.atomic32.op_flags
+                                          : attr->cap.atomic64.op_flags;
             if (!(op_flags & (1ul << UCT_ATOMIC_OP_ADD))) {
                 snprintf(why, sizeof(why), "no %zu-bit atomic add",
                          p->sizes[i] * 8);
@@ -375,8 +378,10 @@ int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr)
 
     for (i = 0; i < p->num_sizes; ++i) {
         if ((p->sizes[i] < min) || (p->sizes[i] > max)) {
-            snprintf(why, sizeof(why), "size %zu is outside the limits "
-                     "%zu..%zu", p->sizes[i], min, max);
+            snprintf(why, sizeof(why),
+                     "size %zu is outside the limits "
+                     "%zu..%zu",
+                     p->sizes[i], min, max);
             return perf_unsupported(ctx, why);
         }
     }
@@ -395,8 +400,7 @@ static void perf_comp_cb(uct_completion_t *self)
     side->free_comps[side->num_free++] = comp->index;
 }
 
-static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side,
-                           size_t max_size)
+static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side, size_t max_size)
 {
     ucs_status_t status;
     unsigned i;
@@ -404,8 +408,7 @@ static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side,
 
     side->half = (perf_max(max_size, 64) + 63) & ~(size_t)63;
     if (posix_memalign(&buf, PERF_BUF_ALIGN, 2 * side->half) != 0) {
-        fprintf(stderr, "cannot allocate a %zu-byte buffer\n",
-                2 * side->half);
+        fprintf(stderr, "cannot allocate a %zu-byte buffer\n", 2 * side->half);
         return -1;
     }
     side->buf = buf;
@@ -424,8 +427,7 @@ static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side,
     side->comps      = calloc(side->num_comps, sizeof(*side->comps));
     side->free_comps = calloc(side->num_comps, sizeof(*side->free_comps));
     if ((side->comps == NULL) || (side->free_comps == NULL)) {
-        fprintf(stderr, "out of memory for %u completions\n",
-                side->num_comps);
+        fprintf(stderr, "out of memory for %u completions\n", side->num_comps);
         return -1;
     }
     for (i = 0; i < side->num_comps; ++i) {
@@ -454,15 +456,14 @@ int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
         return -1;
     }
 
-    cb_flags = (attr->cap.flags & UCT_IFACE_FLAG_CB_SYNC) ?
-               0 : UCT_CB_FLAG_ASYNC;
-    status   = uct_iface_set_am_handler(side->iface, side->am_id,
-                                        perf_am_handler, side, cb_flags);
+    cb_flags =
+        (attr->cap.flags & UCT_IFACE_FLAG_CB_SYNC) ? 0 : UCT_CB_FLAG_ASYNC;
+    status = uct_iface_set_am_handler(side->iface, side->am_id, perf_am_handler,
+                                      side, cb_flags);
     if (status == UCS_OK) {
         status = uct_iface_set_am_handler(side->iface,
                                           side->am_id + PERF_AM_CTRL_OFFSET,
-                                          perf_am_ctrl_handler, side,
-                                          cb_flags);
+                                          perf_am_ctrl_handler, side, cb_flags);
     }
     if (status != UCS_OK) {
         return perf_fail("uct_iface_set_am_handler", status);
@@ -481,16 +482,15 @@ int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
 
     blob->length = sizeof(hdr) + hdr.dev_addr_len + hdr.iface_addr_len +
                    hdr.ep_addr_len + hdr.rkey_len;
-    blob->data   = calloc(1, blob->length);
+    blob->data = calloc(1, blob->length);
     if (blob->data == NULL) {
         fprintf(stderr, "out of memory for the address\n");
         return -1;
     }
     memcpy(blob->data, &hdr, sizeof(hdr));
-    p = (char*)blob->data + sizeof(hdr);
+    p = (char *)blob->data + sizeof(hdr);
 
-    status = uct_iface_get_device_address(side->iface,
-                                          (uct_device_addr_t*)p);
+    status = uct_iface_get_device_address(side->iface, (uct_device_addr_t *)p);
     if (status != UCS_OK) {
         return perf_fail("uct_iface_get_device_address", status);
     }
@@ -501,18 +501,18 @@ int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
          * arrives */
         ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
         ep_params.iface      = side->iface;
-        status = uct_ep_create(&ep_params, &side->ep);
+        status               = uct_ep_create(&ep_params, &side->ep);
         if (status != UCS_OK) {
             side->ep = NULL;
             return perf_fail("uct_ep_create", status);
         }
-        status = uct_ep_get_address(side->ep, (uct_ep_addr_t*)p);
+        status = uct_ep_get_address(side->ep, (uct_ep_addr_t *)p);
         if (status != UCS_OK) {
             return perf_fail("uct_ep_get_address", status);
         }
         p += hdr.ep_addr_len;
     } else {
-        status = uct_iface_get_address(side->iface, (uct_iface_addr_t*)p);
+        status = uct_iface_get_address(side->iface, (uct_iface_addr_t *)p);
         if (status != UCS_OK) {
             return perf_fail("uct_iface_get_address", status);
         }
@@ -546,28 +546,28 @@ int perf_side_connect(perf_ctx_t *ctx, perf_side_t *side,
     if (strcmp(hdr.tl_name, ctx->params.tl_name) ||
         (hdr.conn_to_ep != (uint32_t)ctx->conn_to_ep) ||
         (hdr.half != side->half) ||
-        (peer->length != sizeof(hdr) + hdr.dev_addr_len +
-                         hdr.iface_addr_len + hdr.ep_addr_len +
-                         hdr.rkey_len)) {
-        fprintf(stderr, "the peer runs transport '%s' with other settings "
+        (peer->length != sizeof(hdr) + hdr.dev_addr_len + hdr.iface_addr_len +
+                             hdr.ep_addr_len + hdr.rkey_len)) {
+        fprintf(stderr,
+                "the peer runs transport '%s' with other settings "
                 "than our '%s'; give both sides the same -x and -s\n",
                 hdr.tl_name, ctx->params.tl_name);
         return -1;
     }
-    p       += sizeof(hdr);
-    dev_addr = (const uct_device_addr_t*)p;
-    p       += hdr.dev_addr_len;
+    p += sizeof(hdr);
+    dev_addr = (const uct_device_addr_t *)p;
+    p += hdr.dev_addr_len;
 
     if (ctx->conn_to_ep) {
-        status = uct_ep_connect_to_ep(side->ep, dev_addr,
-                                      (const uct_ep_addr_t*)p);
+        status =
+            uct_ep_connect_to_ep(side->ep, dev_addr, (const uct_ep_addr_t *)p);
         if (status != UCS_OK) {
             return perf_fail("uct_ep_connect_to_ep", status);
         }
         p += hdr.ep_addr_len;
     } else {
         if (!uct_iface_is_reachable(side->iface, dev_addr,
-                                    (const uct_iface_addr_t*)p)) {
+                                    (const uct_iface_addr_t *)p)) {
             fprintf(stderr, "the peer is not reachable over %s/%s\n",
                     ctx->params.tl_name, ctx->params.dev_name);
             return -1;
@@ -577,8 +577,8 @@ int perf_side_connect(perf_ctx_t *ctx, perf_side_t *side,
                                UCT_EP_PARAM_FIELD_IFACE_ADDR;
         ep_params.iface      = side->iface;
         ep_params.dev_addr   = dev_addr;
-        ep_params.iface_addr = (const uct_iface_addr_t*)p;
-        status = uct_ep_create(&ep_params, &side->ep);
+        ep_params.iface_addr = (const uct_iface_addr_t *)p;
+        status               = uct_ep_create(&ep_params, &side->ep);
         if (status != UCS_OK) {
             side->ep = NULL;
             return perf_fail("uct_ep_create", status);

@@ -32,7 +32,7 @@
  * the peer (perf_run_loop()).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "perftest.h"
@@ -136,19 +136,20 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
         iov.stride = 0;
         iov.count  = 1;
         iov.length = size;
-        iov.buffer = (perf_tests[run->params->test].op == PERF_OP_GET) ?
-                     perf_recv_buf(run) : perf_send_buf(run);
+        iov.buffer = (perf_tests[run->params->test].op == PERF_OP_GET)
+                         ? perf_recv_buf(run)
+                         : perf_send_buf(run);
     }
 
     switch (perf_tests[run->params->test].op) {
     case PERF_OP_AM:
         if (run->params->mode == PERF_MODE_SHORT) {
-            status = uct_ep_am_short(ep, side->peer_am_id, seq,
-                                     perf_send_buf(run),
-                                     (unsigned)(size - sizeof(uint64_t)));
+            status =
+                uct_ep_am_short(ep, side->peer_am_id, seq, perf_send_buf(run),
+                                (unsigned)(size - sizeof(uint64_t)));
         } else if (run->params->mode == PERF_MODE_BCOPY) {
-            packed = uct_ep_am_bcopy(ep, side->peer_am_id, perf_pack_cb, run,
-                                     0);
+            packed =
+                uct_ep_am_bcopy(ep, side->peer_am_id, perf_pack_cb, run, 0);
             status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
         } else {
             status = uct_ep_am_zcopy(ep, side->peer_am_id, NULL, 0, &iov, 1, 0,
@@ -164,8 +165,8 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
                                       perf_remote_recv(run), rkey);
             status = (packed < 0) ? (ucs_status_t)packed : UCS_OK;
         } else {
-            status = uct_ep_put_zcopy(ep, &iov, 1, perf_remote_recv(run),
-                                      rkey, &comp->super);
+            status = uct_ep_put_zcopy(ep, &iov, 1, perf_remote_recv(run), rkey,
+                                      &comp->super);
         }
         break;
     case PERF_OP_GET:
@@ -173,12 +174,12 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
             status = uct_ep_get_short(ep, perf_recv_buf(run), (unsigned)size,
                                       perf_remote_send(run), rkey);
         } else if (run->params->mode == PERF_MODE_BCOPY) {
-            status = uct_ep_get_bcopy(ep, perf_unpack_cb, run, size,
-                                      perf_remote_send(run), rkey,
-                                      &comp->super);
+            status =
+                uct_ep_get_bcopy(ep, perf_unpack_cb, run, size,
+                                 perf_remote_send(run), rkey, &comp->super);
         } else {
-            status = uct_ep_get_zcopy(ep, &iov, 1, perf_remote_send(run),
-                                      rkey, &comp->super);
+            status = uct_ep_get_zcopy(ep, &iov, 1, perf_remote_send(run), rkey,
+                                      &comp->super);
         }
         break;
     default:
@@ -198,8 +199,8 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
         }
         perf_comp_put(side, comp);
     }
-    if ((status == UCS_OK) && (perf_tests[run->params->test].op ==
-                               PERF_OP_GET)) {
+    if ((status == UCS_OK) &&
+        (perf_tests[run->params->test].op == PERF_OP_GET)) {
         ++side->completed; /* the data is here already */
     }
     return status;
@@ -219,8 +220,9 @@ static const char *perf_run_phase(const perf_run_t *run)
         }
         count = run->posted;
     } else {
-        count = (perf_tests[run->params->test].op == PERF_OP_AM) ?
-                run->side->am_rx : run->received;
+        count = (perf_tests[run->params->test].op == PERF_OP_AM)
+                    ? run->side->am_rx
+                    : run->received;
     }
     return (count <= run->params->warmup) ? "warm-up" : "measurement";
 }
@@ -255,15 +257,16 @@ static int perf_op_failed(perf_run_t *run, const char *what,
     run->ctx->phase = perf_run_phase(run);
     if ((peer_status != UCS_OK) || perf_status_is_peer_failure(status)) {
         snprintf(how, sizeof(how), "%s failed", what);
-        perf_report_peer_failure(run->ctx, (peer_status != UCS_OK) ?
-                                 peer_status : status, how);
+        perf_report_peer_failure(
+            run->ctx, (peer_status != UCS_OK) ? peer_status : status, how);
         return -1;
     }
-    fprintf(stderr, "uct_perftest: %s %s of %zu bytes over %s/%s: %s "
-            "failed: %s\n", perf_tests[run->params->test].name,
-            perf_mode_names[run->params->mode], run->size,
-            run->params->tl_name, run->params->dev_name, what,
-            ucs_status_string(status));
+    fprintf(stderr,
+            "uct_perftest: %s %s of %zu bytes over %s/%s: %s "
+            "failed: %s\n",
+            perf_tests[run->params->test].name,
+            perf_mode_names[run->params->mode], run->size, run->params->tl_name,
+            run->params->dev_name, what, ucs_status_string(status));
     return -1;
 }
 
@@ -281,9 +284,9 @@ static inline int perf_lat_arrived(const perf_run_t *run, unsigned long seq)
         return (uint8_t)recv[run->size - 1] == perf_marker(seq);
     default:
         if (run->size == sizeof(uint32_t)) {
-            return *(const volatile uint32_t*)recv >= (uint32_t)(seq + 1);
+            return *(const volatile uint32_t *)recv >= (uint32_t)(seq + 1);
         }
-        return *(const volatile uint64_t*)recv >= (uint64_t)(seq + 1);
+        return *(const volatile uint64_t *)recv >= (uint64_t)(seq + 1);
     }
 }
 
@@ -324,8 +327,7 @@ static int perf_lat_initiator_step(perf_run_t *run)
         now      = perf_time_now();
         have_now = 1;
         if (run->received >= run->params->warmup) {
-            run->rtt[run->received - run->params->warmup] = now -
-                                                            run->t_send;
+            run->rtt[run->received - run->params->warmup] = now - run->t_send;
         }
         if (++run->received == run->total) {
             run->t_end = now;
@@ -390,8 +392,7 @@ static inline int perf_bw_have_credit(const perf_run_t *run)
 {
     unsigned window = run->params->fc_window;
 
-    return (window == 0) ||
-           (perf_tests[run->params->test].op != PERF_OP_AM) ||
+    return (window == 0) || (perf_tests[run->params->test].op != PERF_OP_AM) ||
            ((run->posted - run->side->peer_rx) < window);
 }
 
@@ -427,7 +428,7 @@ static int perf_bw_initiator_step(perf_run_t *run)
         run->flush_comp.func   = perf_flush_cb;
         run->flush_comp.count  = 1;
         run->flush_comp.status = UCS_OK;
-        status = uct_ep_flush(side->ep, 0, &run->flush_comp);
+        status                 = uct_ep_flush(side->ep, 0, &run->flush_comp);
         if (status == UCS_ERR_NO_RESOURCE) {
             return 0;
         } else if (status == UCS_OK) {
@@ -445,8 +446,7 @@ static int perf_bw_initiator_step(perf_run_t *run)
         ((perf_tests[run->params->test].op != PERF_OP_AM) ||
          (side->peer_rx >= run->total))) {
         if (run->flush_comp.status != UCS_OK) {
-            return perf_op_failed(run, "the flush",
-                                  run->flush_comp.status);
+            return perf_op_failed(run, "the flush", run->flush_comp.status);
         }
         run->t_end = perf_time_now();
         run->done  = 1;
@@ -477,16 +477,16 @@ static int perf_bw_report(perf_run_t *run)
     ucs_status_t status;
 
     rx    = (side->am_rx < run->total) ? side->am_rx : run->total;
-    every = (run->params->fc_window == 0) ? run->total :
-            perf_max(run->params->fc_window / 2, 1);
+    every = (run->params->fc_window == 0)
+                ? run->total
+                : perf_max(run->params->fc_window / 2, 1);
     if ((rx == run->reported) ||
         ((rx < run->total) && ((rx - run->reported) < every))) {
         return 0;
     }
 
-    status = uct_ep_am_short(side->ep,
-                             side->peer_am_id + PERF_AM_CTRL_OFFSET, rx,
-                             NULL, 0);
+    status = uct_ep_am_short(side->ep, side->peer_am_id + PERF_AM_CTRL_OFFSET,
+                             rx, NULL, 0);
     if (status == UCS_ERR_NO_RESOURCE) {
         return 0;
     } else if (status != UCS_OK) {
@@ -502,15 +502,15 @@ static int perf_bw_report(perf_run_t *run)
 static int perf_step(perf_run_t *run)
 {
     if (perf_tests[run->params->test].is_latency) {
-        return run->side->initiator ? perf_lat_initiator_step(run) :
-                                      perf_lat_responder_step(run);
+        return run->side->initiator ? perf_lat_initiator_step(run)
+                                    : perf_lat_responder_step(run);
     }
-    return run->side->initiator ? perf_bw_initiator_step(run) :
-                                  perf_bw_responder_step(run);
+    return run->side->initiator ? perf_bw_initiator_step(run)
+                                : perf_bw_responder_step(run);
 }
 
-static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side,
-                          perf_run_t *run, size_t size)
+static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side, perf_run_t *run,
+                          size_t size)
 {
     memset(run, 0, sizeof(*run));
     run->ctx    = ctx;
@@ -528,8 +528,8 @@ static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side,
 
 static int perf_cmp_time(const void *a, const void *b)
 {
-    perf_time_t ta = *(const perf_time_t*)a;
-    perf_time_t tb = *(const perf_time_t*)b;
+    perf_time_t ta = *(const perf_time_t *)a;
+    perf_time_t tb = *(const perf_time_t *)b;
 
     return (ta > tb) - (ta < tb);
 }
@@ -561,12 +561,12 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
         /* ping-pongs report half a round trip, a get the whole get */
         div = (perf_tests[run->params->test].op == PERF_OP_GET) ? 1.0 : 2.0;
         qsort(run->rtt, n, sizeof(*run->rtt), perf_cmp_time);
-        result->min_usec     = perf_time_to_usec(run->rtt[0]) / div;
-        result->typical_usec = perf_time_to_usec(perf_percentile(run->rtt,
-                                                 n, 50.0)) / div;
-        result->p99_usec     = perf_time_to_usec(perf_percentile(run->rtt,
-                                                 n, 99.0)) / div;
-        one_way_sec          = total_sec / iters / div;
+        result->min_usec = perf_time_to_usec(run->rtt[0]) / div;
+        result->typical_usec =
+            perf_time_to_usec(perf_percentile(run->rtt, n, 50.0)) / div;
+        result->p99_usec =
+            perf_time_to_usec(perf_percentile(run->rtt, n, 99.0)) / div;
+        one_way_sec = total_sec / iters / div;
     } else {
         one_way_sec          = total_sec / iters;
         result->typical_usec = one_way_sec * 1e6;
@@ -575,8 +575,7 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
     result->avg_usec = one_way_sec * 1e6;
     if (one_way_sec > 0) {
         result->msg_rate = 1.0 / one_way_sec;
-        result->bw_mibs  = (double)run->size / one_way_sec /
-                           (1024.0 * 1024.0);
+        result->bw_mibs  = (double)run->size / one_way_sec / (1024.0 * 1024.0);
     }
 }
 
@@ -584,9 +583,8 @@ static void perf_result_compute(const perf_run_t *run, perf_result_t *result)
  * completions, sends the transport took, the flush */
 static unsigned long perf_run_events(const perf_run_t *run)
 {
-    return run->posted + run->received + run->side->am_rx +
-           run->side->peer_rx + run->side->completed +
-           (unsigned long)run->flushed;
+    return run->posted + run->received + run->side->am_rx + run->side->peer_rx +
+           run->side->completed + (unsigned long)run->flushed;
 }
 
 /*
@@ -621,15 +619,15 @@ static int perf_lat_wait(perf_ctx_t *ctx, perf_run_t *run, perf_run_t *other,
         if ((run->side->peer_status != UCS_OK) ||
             (other->side->peer_status != UCS_OK)) {
             ctx->phase = perf_run_phase(run);
-            perf_report_peer_failure(ctx, (run->side->peer_status != UCS_OK) ?
-                                     run->side->peer_status :
-                                     other->side->peer_status,
+            perf_report_peer_failure(ctx,
+                                     (run->side->peer_status != UCS_OK)
+                                         ? run->side->peer_status
+                                         : other->side->peer_status,
                                      "the transport reported it");
             return -1;
         }
         if (run->side->comp_status != UCS_OK) {
-            return perf_op_failed(run, "a completion",
-                                  run->side->comp_status);
+            return perf_op_failed(run, "a completion", run->side->comp_status);
         }
         limit = perf_time_from_sec(ctx->params.timeout);
         if (t_wait == 0) {
@@ -681,9 +679,9 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
     perf_time_t *rtt     = init->rtt;
     int one              = ctx->params.one_message;
     unsigned batch       = ctx->params.clock_batch;
-    unsigned long i, k   = 0;
-    unsigned left        = batch;
-    perf_time_t t0       = 0;
+    unsigned long i, k = 0;
+    unsigned left  = batch;
+    perf_time_t t0 = 0;
     perf_time_t t1;
 
     ctx->phase = "warm-up";
@@ -695,17 +693,18 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
         }
         if (!one) {
             if ((uct_ep_am_short(a->ep, a->peer_am_id, i, a_buf, length) !=
-                 UCS_OK) && (perf_lat_post(ctx, init, resp, i) != 0)) {
+                 UCS_OK) &&
+                (perf_lat_post(ctx, init, resp, i) != 0)) {
                 return -1;
             }
-            if ((b->am_rx <= i) &&
-                (perf_lat_wait(ctx, resp, init, i) != 0)) {
+            if ((b->am_rx <= i) && (perf_lat_wait(ctx, resp, init, i) != 0)) {
                 return -1;
             }
         }
         /* -1: only this message, to the initiator's interface */
         if ((uct_ep_am_short(b->ep, b->peer_am_id, i, b_buf, length) !=
-             UCS_OK) && (perf_lat_post(ctx, resp, init, i) != 0)) {
+             UCS_OK) &&
+            (perf_lat_post(ctx, resp, init, i) != 0)) {
             return -1;
         }
         if ((a->am_rx <= i) && (perf_lat_wait(ctx, init, resp, i) != 0)) {
@@ -727,7 +726,7 @@ static int perf_lat_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
 static int perf_lat_loopback(perf_ctx_t *ctx, perf_run_t *init,
                              perf_run_t *resp)
 {
-    int one_sided = (perf_tests[ctx->params.test].op == PERF_OP_GET);
+    int one_sided        = (perf_tests[ctx->params.test].op == PERF_OP_GET);
     unsigned long warmup = ctx->params.warmup;
     perf_time_t t0, t1;
     unsigned long i;
@@ -765,12 +764,12 @@ static int perf_lat_loopback(perf_ctx_t *ctx, perf_run_t *init,
         }
         t0 = t1;
     }
-    init->t_end   = t0;
+    init->t_end = t0;
 
 out:
-    init->posted  = init->received = init->total;
-    resp->posted  = resp->received = init->total;
-    init->done    = resp->done = 1;
+    init->posted = init->received = init->total;
+    resp->posted = resp->received = init->total;
+    init->done = resp->done = 1;
     return 0;
 }
 
@@ -790,8 +789,8 @@ static int perf_bw_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
     unsigned long warmup = ctx->params.warmup;
     unsigned window      = ctx->params.fc_window;
     perf_time_t limit    = perf_time_from_sec(ctx->params.timeout);
-    unsigned long spins  = 0, last_events = 0, events;
-    perf_time_t t_idle   = 0, now;
+    unsigned long spins = 0, last_events = 0, events;
+    perf_time_t t_idle = 0, now;
     ucs_status_t status;
 
     ctx->phase = "warm-up";
@@ -828,9 +827,10 @@ static int perf_bw_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
         }
         if ((a->peer_status != UCS_OK) || (b->peer_status != UCS_OK)) {
             ctx->phase = perf_run_phase(init);
-            perf_report_peer_failure(ctx, (a->peer_status != UCS_OK) ?
-                                     a->peer_status : b->peer_status,
-                                     "the transport reported it");
+            perf_report_peer_failure(
+                ctx,
+                (a->peer_status != UCS_OK) ? a->peer_status : b->peer_status,
+                "the transport reported it");
             return -1;
         }
         now    = perf_time_now();
@@ -845,7 +845,7 @@ static int perf_bw_loopback_am_short(perf_ctx_t *ctx, perf_run_t *init,
         }
     }
     init->t_end = perf_time_now();
-    init->done  = resp->done = 1;
+    init->done = resp->done = 1;
     return 0;
 }
 
@@ -860,7 +860,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
 {
     perf_time_t report_interval = perf_time_from_sec(1.0);
     perf_time_t limit           = perf_time_from_sec(ctx->params.timeout);
-    unsigned long loops        = 0;
+    unsigned long loops         = 0;
     unsigned long events, last_events = 0;
     perf_time_t t_begin, t_report, t_progress, now;
     perf_side_t *side;
@@ -891,8 +891,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
         }
 
         now        = perf_time_now();
-        ctx->phase = perf_run_phase((initiator != NULL) ? initiator :
-                                                          &runs[0]);
+        ctx->phase = perf_run_phase((initiator != NULL) ? initiator : &runs[0]);
         events     = 0;
         for (i = 0; i < ctx->num_sides; ++i) {
             events += perf_run_events(&runs[i]);
@@ -900,8 +899,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
         if (events != last_events) {
             last_events = events;
             t_progress  = now;
-        } else if ((ctx->params.timeout > 0) &&
-                   ((now - t_progress) > limit)) {
+        } else if ((ctx->params.timeout > 0) && ((now - t_progress) > limit)) {
             perf_report_no_progress(ctx);
             return -1;
         }
@@ -928,7 +926,7 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
     perf_run_t runs[2];
     perf_run_t *initiator = NULL;
     unsigned i;
-    int ret               = -1;
+    int ret = -1;
 
     ctx->size  = size;
     ctx->phase = "waiting for the peer to start";
@@ -940,8 +938,8 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
     }
 
     if ((initiator != NULL) && perf_tests[ctx->params.test].is_latency) {
-        initiator->rtt = calloc(perf_max(ctx->params.iters, 1),
-                                sizeof(*initiator->rtt));
+        initiator->rtt =
+            calloc(perf_max(ctx->params.iters, 1), sizeof(*initiator->rtt));
         if (initiator->rtt == NULL) {
             fprintf(stderr, "out of memory for %lu round-trip times\n",
                     ctx->params.iters);
@@ -958,8 +956,7 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
         if (perf_lat_loopback(ctx, &runs[0], &runs[1]) != 0) {
             goto out;
         }
-    } else if ((ctx->num_sides == 2) &&
-               (ctx->params.test == PERF_TEST_AM_BW) &&
+    } else if ((ctx->num_sides == 2) && (ctx->params.test == PERF_TEST_AM_BW) &&
                (ctx->params.mode == PERF_MODE_SHORT)) {
         if (perf_bw_loopback_am_short(ctx, &runs[0], &runs[1]) != 0) {
             goto out;

@@ -10,7 +10,7 @@
  * uct_vfs_fuse.c answers the file system requests.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* umount2 flags */
+#define _GNU_SOURCE /* umount2 flags */
 #endif
 #define FUSE_USE_VERSION 31
 
@@ -35,18 +35,14 @@
 #include <unistd.h>
 
 /* Exit codes */
-enum {
-    UCT_VFS_EXIT_OK    = 0,
-    UCT_VFS_EXIT_ERROR = 1,
-    UCT_VFS_EXIT_USAGE = 2
-};
+enum { UCT_VFS_EXIT_OK = 0, UCT_VFS_EXIT_ERROR = 1, UCT_VFS_EXIT_USAGE = 2 };
 
 typedef struct {
-    const char *mount_dir;  /* NULL: the default */
-    const char *sock_dir;   /* NULL: the default */
+    const char *mount_dir; /* NULL: the default */
+    const char *sock_dir;  /* NULL: the default */
     const char *log_file;
-    int        foreground;
-    int        verbose;
+    int foreground;
+    int verbose;
 } uct_vfs_opts_t;
 
 static void uct_vfs_usage(FILE *stream, const char *prog)
@@ -75,22 +71,20 @@ static void uct_vfs_usage(FILE *stream, const char *prog)
             "  -h, --help  print this help\n"
             "\n"
             "It unmounts and exits on SIGTERM or SIGINT (Ctrl-C with -f).\n"
-            "Example: %s -f -v -d /tmp/uct-vfs\n", prog, prog);
+            "Example: %s -f -v -d /tmp/uct-vfs\n",
+            prog, prog);
 }
 
 static int uct_vfs_parse_opts(int argc, char **argv, uct_vfs_opts_t *opts)
 {
-    static const struct option long_opts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}
-    };
-    const char *prog = basename(argv[0]);
+    static const struct option long_opts[] = {{"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const char *prog                       = basename(argv[0]);
     int c;
 
     memset(opts, 0, sizeof(*opts));
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":d:s:l:fvh", long_opts, NULL)) !=
-           -1) {
+    while ((c = getopt_long(argc, argv, ":d:s:l:fvh", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd':
             opts->mount_dir = optarg;
@@ -111,8 +105,7 @@ static int uct_vfs_parse_opts(int argc, char **argv, uct_vfs_opts_t *opts)
             uct_vfs_usage(stdout, prog);
             exit(UCT_VFS_EXIT_OK);
         case ':':
-            fprintf(stderr, "%s: option -%c needs an argument\n", prog,
-                    optopt);
+            fprintf(stderr, "%s: option -%c needs an argument\n", prog, optopt);
             uct_vfs_usage(stderr, prog);
             return -1;
         default:
@@ -128,8 +121,7 @@ static int uct_vfs_parse_opts(int argc, char **argv, uct_vfs_opts_t *opts)
     }
 
     if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
-                argv[optind]);
+        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
         uct_vfs_usage(stderr, prog);
         return -1;
     }
@@ -168,7 +160,8 @@ static ucs_status_t uct_vfs_absolute(const char *what, const char *dir,
         n = snprintf(buf, max, "%s", dir);
     } else if (getcwd(cwd, sizeof(cwd)) == NULL) {
         ucs_error("uct_vfs: cannot get the current directory: %m; give the "
-                  "%s directory as an absolute path", what);
+                  "%s directory as an absolute path",
+                  what);
         return UCS_ERR_IO_ERROR;
     } else {
         n = snprintf(buf, max, "%s/%s", cwd, dir);
@@ -209,9 +202,9 @@ static ucs_status_t uct_vfs_setup_sock_dir(uct_vfs_daemon_t *d,
     int n;
 
     if (opts->sock_dir != NULL) {
-        n = snprintf(dir, sizeof(dir), "%s", opts->sock_dir);
-        status = ((n < 0) || ((size_t)n >= sizeof(dir))) ?
-                         UCS_ERR_EXCEEDS_LIMIT : UCS_OK;
+        n      = snprintf(dir, sizeof(dir), "%s", opts->sock_dir);
+        status = ((n < 0) || ((size_t)n >= sizeof(dir))) ? UCS_ERR_EXCEEDS_LIMIT
+                                                         : UCS_OK;
     } else {
         status = ucs_vfs_sock_dir(dir, sizeof(dir));
     }
@@ -221,8 +214,7 @@ static ucs_status_t uct_vfs_setup_sock_dir(uct_vfs_daemon_t *d,
         return status;
     }
 
-    status = uct_vfs_absolute("socket", dir, d->sock_dir,
-                              sizeof(d->sock_dir));
+    status = uct_vfs_absolute("socket", dir, d->sock_dir, sizeof(d->sock_dir));
     if (status != UCS_OK) {
         return status;
     }
@@ -231,7 +223,8 @@ static ucs_status_t uct_vfs_setup_sock_dir(uct_vfs_daemon_t *d,
     status = ucs_vfs_sock_check_dir(d->sock_dir, 1);
     if (status != UCS_OK) {
         ucs_error("uct_vfs: the socket directory %s cannot be used (see "
-                  "above)", d->sock_dir);
+                  "above)",
+                  d->sock_dir);
         return status;
     }
 
@@ -239,7 +232,8 @@ static ucs_status_t uct_vfs_setup_sock_dir(uct_vfs_daemon_t *d,
                  UCS_VFS_SOCK_NAME);
     if ((n < 0) || ((size_t)n >= sizeof(d->sock_path))) {
         ucs_error("uct_vfs: the socket directory %s is too long; choose "
-                  "another with -s", d->sock_dir);
+                  "another with -s",
+                  d->sock_dir);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     return UCS_OK;
@@ -258,9 +252,11 @@ static int uct_vfs_fusermount_detach(const char *dir)
         return -1;
     }
     if (pid == 0) {
-        execlp("fusermount3", "fusermount3", "-u", "-z", dir, (char*)NULL);
-        fprintf(stderr, "uct_vfs: cannot run fusermount3: %s; install the "
-                "fuse3 package\n", strerror(errno));
+        execlp("fusermount3", "fusermount3", "-u", "-z", dir, (char *)NULL);
+        fprintf(stderr,
+                "uct_vfs: cannot run fusermount3: %s; install the "
+                "fuse3 package\n",
+                strerror(errno));
         _exit(127);
     }
 
@@ -297,8 +293,8 @@ static ucs_status_t uct_vfs_unmount_stale(const char *dir)
     }
 
     ucs_error("uct_vfs: cannot unmount the stale mount %s; run "
-              "'fusermount3 -u -z %s' (as root: 'umount -l %s')", dir, dir,
-              dir);
+              "'fusermount3 -u -z %s' (as root: 'umount -l %s')",
+              dir, dir, dir);
     return UCS_ERR_IO_ERROR;
 }
 
@@ -348,12 +344,10 @@ static ucs_status_t uct_vfs_mount_dir_path(const uct_vfs_opts_t *opts,
 static ucs_status_t uct_vfs_setup_mount_dir(uct_vfs_daemon_t *d,
                                             const uct_vfs_opts_t *opts)
 {
-    ucs_sys_dir_check_t check = {
-        .what      = "uct_vfs: the mount directory",
-        .hint      = "choose another with -d",
-        .forbidden = S_IWGRP | S_IWOTH,
-        .create    = 1
-    };
+    ucs_sys_dir_check_t check = {.what      = "uct_vfs: the mount directory",
+                                 .hint      = "choose another with -d",
+                                 .forbidden = S_IWGRP | S_IWOTH,
+                                 .create    = 1};
     char dir[PATH_MAX];
     ucs_status_t status;
     struct stat st;
@@ -372,9 +366,8 @@ static ucs_status_t uct_vfs_setup_mount_dir(uct_vfs_daemon_t *d,
         }
     }
 
-    status = ucs_sys_dir_check_private(dir, &check, d->mount_dir,
-                                       sizeof(d->mount_dir),
-                                       &d->created_mount_dir);
+    status = ucs_sys_dir_check_private(
+        dir, &check, d->mount_dir, sizeof(d->mount_dir), &d->created_mount_dir);
     if (status != UCS_OK) {
         return status;
     }
@@ -383,7 +376,8 @@ static ucs_status_t uct_vfs_setup_mount_dir(uct_vfs_daemon_t *d,
         ucs_error("uct_vfs: %s is already a mount point (another uct_vfs "
                   "with another socket directory?); unmount it with "
                   "'fusermount3 -u %s', or choose another directory with "
-                  "-d", d->mount_dir, d->mount_dir);
+                  "-d",
+                  d->mount_dir, d->mount_dir);
         uct_vfs_cleanup_mount_dir(d);
         return UCS_ERR_BUSY;
     }
@@ -420,7 +414,8 @@ static struct fuse *uct_vfs_mount(uct_vfs_daemon_t *d,
     if (fuse_mount(fuse, d->mount_dir) != 0) {
         ucs_error("uct_vfs: cannot mount at %s (see the message above); "
                   "FUSE needs /dev/fuse and, for users other than root, "
-                  "fusermount3 (Debian package fuse3)", d->mount_dir);
+                  "fusermount3 (Debian package fuse3)",
+                  d->mount_dir);
         goto err_destroy;
     }
 
@@ -579,8 +574,9 @@ int main(int argc, char **argv)
         ucs_error("uct_vfs: the FUSE loop failed: %s; unmounting",
                   strerror(-loop_ret));
     } else {
-        ucs_info("uct_vfs: %s; unmounting %s", (loop_ret > 0) ?
-                 strsignal(loop_ret) : "the mount went away", d->mount_dir);
+        ucs_info("uct_vfs: %s; unmounting %s",
+                 (loop_ret > 0) ? strsignal(loop_ret) : "the mount went away",
+                 d->mount_dir);
         ret = UCT_VFS_EXIT_OK;
     }
 

@@ -25,45 +25,44 @@
 #define UCT_VFS_REQUEST_TIMEOUT_MS 2000
 
 /* How long the process may take to finish a message it started sending */
-#define UCT_VFS_RECV_TIMEOUT_MS    1000
+#define UCT_VFS_RECV_TIMEOUT_MS 1000
 
-#define UCT_VFS_PROG_NAME_MAX      64
+#define UCT_VFS_PROG_NAME_MAX 64
 
 /* One connected process */
 typedef struct uct_vfs_conn {
-    ucs_list_link_t list;      /* in uct_vfs_daemon_t::conns */
-    int             fd;
-    pid_t           pid;       /* of the peer, from SO_PEERCRED */
-    char            prog[UCT_VFS_PROG_NAME_MAX]; /* from HELLO */
-    time_t          since;     /* when it connected */
-    int             attached;  /* HELLO received: shown in the root */
-    int             closing;   /* broken or replaced: hidden, and the
-                                  connection thread drops it soon */
-    int             refcount;  /* under the daemon's lock; the list holds
-                                  one while the connection is listed */
-    pthread_mutex_t req_lock;  /* one request at a time */
-    uint32_t        seq;       /* last request number, under req_lock */
+    ucs_list_link_t list; /* in uct_vfs_daemon_t::conns */
+    int fd;
+    pid_t pid;                        /* of the peer, from SO_PEERCRED */
+    char prog[UCT_VFS_PROG_NAME_MAX]; /* from HELLO */
+    time_t since;                     /* when it connected */
+    int attached;                     /* HELLO received: shown in the root */
+    int closing;                      /* broken or replaced: hidden, and the
+                                         connection thread drops it soon */
+    int refcount;                     /* under the daemon's lock; the list holds
+                                         one while the connection is listed */
+    pthread_mutex_t req_lock;         /* one request at a time */
+    uint32_t seq;                     /* last request number, under req_lock */
 } uct_vfs_conn_t;
 
 typedef struct {
     /* Set up by the main thread before the other threads start */
-    char            sock_dir[PATH_MAX];
-    char            sock_path[PATH_MAX];
-    char            mount_dir[PATH_MAX];
-    int             created_mount_dir; /* remove it again at exit */
-    int             listen_fd;
-    int             wakeup_fd[2];      /* pipe: stops the connection thread */
-    pthread_t       thread;
-    int             thread_started;
-    uid_t           uid;
-    gid_t           gid;
-    time_t          start_time;
+    char sock_dir[PATH_MAX];
+    char sock_path[PATH_MAX];
+    char mount_dir[PATH_MAX];
+    int created_mount_dir; /* remove it again at exit */
+    int listen_fd;
+    int wakeup_fd[2]; /* pipe: stops the connection thread */
+    pthread_t thread;
+    int thread_started;
+    uid_t uid;
+    gid_t gid;
+    time_t start_time;
 
     /* Connected processes */
     pthread_mutex_t lock;
     ucs_list_link_t conns;
 } uct_vfs_daemon_t;
-
 
 /* ---- uct_vfs_conn.c ---------------------------------------------------- */
 
@@ -96,10 +95,8 @@ ucs_status_t uct_vfs_conn_list_pids(uct_vfs_daemon_t *d, pid_t **pids_p,
  *         such node, -EIO for other failures (timeouts, a broken
  *         connection, which is then dropped).
  */
-int uct_vfs_conn_request(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn,
-                         uint16_t op, const char *path, char **payload_p,
-                         size_t *length_p);
-
+int uct_vfs_conn_request(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn, uint16_t op,
+                         const char *path, char **payload_p, size_t *length_p);
 
 /* ---- uct_vfs_fuse.c ---------------------------------------------------- */
 

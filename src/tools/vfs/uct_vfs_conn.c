@@ -9,7 +9,7 @@
  * connection thread then sees as a hang-up.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* SO_PEERCRED, struct ucred, POLLRDHUP, accept4 */
+#define _GNU_SOURCE /* SO_PEERCRED, struct ucred, POLLRDHUP, accept4 */
 #endif
 
 #include "uct_vfs.h"
@@ -69,7 +69,8 @@ static ucs_status_t uct_vfs_remove_stale_socket(const char *path,
 
     if (!S_ISSOCK(st->st_mode)) {
         ucs_error("uct_vfs: %s exists and is not a socket; remove it or "
-                  "choose another socket directory with -s", path);
+                  "choose another socket directory with -s",
+                  path);
         return UCS_ERR_ALREADY_EXISTS;
     }
 
@@ -79,26 +80,29 @@ static ucs_status_t uct_vfs_remove_stale_socket(const char *path,
         return UCS_ERR_IO_ERROR;
     }
     uct_vfs_make_addr(path, &addr);
-    if (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) == 0) {
+    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
             cred.pid = 0;
         }
         close(fd);
         ucs_error("uct_vfs: another uct_vfs (pid %d) is already serving "
                   "%s; stop it first, or give this one another socket "
-                  "directory with -s", (int)cred.pid, path);
+                  "directory with -s",
+                  (int)cred.pid, path);
         return UCS_ERR_BUSY;
     }
     if (errno != ECONNREFUSED) {
         ucs_error("uct_vfs: cannot tell whether %s is in use: %m; remove "
-                  "it if no uct_vfs is running", path);
+                  "it if no uct_vfs is running",
+                  path);
         close(fd);
         return UCS_ERR_IO_ERROR;
     }
     close(fd);
 
     ucs_info("uct_vfs: removing the stale socket %s of a daemon that did "
-             "not exit cleanly", path);
+             "not exit cleanly",
+             path);
     if ((unlink(path) != 0) && (errno != ENOENT)) {
         ucs_error("uct_vfs: cannot remove the stale socket %s: %m", path);
         return UCS_ERR_IO_ERROR;
@@ -117,8 +121,8 @@ ucs_status_t uct_vfs_listen(uct_vfs_daemon_t *d)
     if (strlen(d->sock_path) >= sizeof(addr.sun_path)) {
         ucs_error("uct_vfs: the socket path %s is longer than a unix "
                   "socket allows (%zu bytes); choose a shorter socket "
-                  "directory with -s", d->sock_path,
-                  sizeof(addr.sun_path) - 1);
+                  "directory with -s",
+                  d->sock_path, sizeof(addr.sun_path) - 1);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
@@ -141,7 +145,7 @@ ucs_status_t uct_vfs_listen(uct_vfs_daemon_t *d)
     /* The directory is private already; the socket is too */
     uct_vfs_make_addr(d->sock_path, &addr);
     old_umask = umask(0077);
-    ret       = bind(fd, (struct sockaddr*)&addr, sizeof(addr));
+    ret       = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
     umask(old_umask);
     if (ret != 0) {
         ucs_error("uct_vfs: cannot bind the socket %s: %m", d->sock_path);
@@ -251,8 +255,7 @@ static void uct_vfs_conn_drop(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn)
     pthread_mutex_unlock(&d->lock);
 
     if (conn->attached) {
-        ucs_info("uct_vfs: pid %d (%s) detached", (int)conn->pid,
-                 conn->prog);
+        ucs_info("uct_vfs: pid %d (%s) detached", (int)conn->pid, conn->prog);
     }
     /* Wakes a FUSE thread that still waits on it */
     shutdown(conn->fd, SHUT_RDWR);
@@ -279,8 +282,7 @@ static void uct_vfs_accept(uct_vfs_daemon_t *d)
 
     fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0) {
-        if ((errno != EAGAIN) && (errno != EINTR) &&
-            (errno != ECONNABORTED)) {
+        if ((errno != EAGAIN) && (errno != EINTR) && (errno != ECONNABORTED)) {
             ucs_error("uct_vfs: cannot accept a connection: %m");
             if ((errno == EMFILE) || (errno == ENFILE)) {
                 /* Do not spin on a connection we cannot take yet */
@@ -298,8 +300,8 @@ static void uct_vfs_accept(uct_vfs_daemon_t *d)
     }
     if (cred.uid != d->uid) {
         ucs_warn("uct_vfs: refusing pid %d of uid %u: only processes of "
-                 "uid %u may attach to this daemon", (int)cred.pid,
-                 (unsigned)cred.uid, (unsigned)d->uid);
+                 "uid %u may attach to this daemon",
+                 (int)cred.pid, (unsigned)cred.uid, (unsigned)d->uid);
         close(fd);
         return;
     }
@@ -347,15 +349,15 @@ static void uct_vfs_conn_hello(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn)
         goto err_drop;
     } else if (status != UCS_OK) {
         ucs_warn("uct_vfs: pid %d sent no valid HELLO (%s); is it built "
-                 "with another openuct version?", (int)conn->pid,
-                 ucs_status_string(status));
+                 "with another openuct version?",
+                 (int)conn->pid, ucs_status_string(status));
         goto err_drop;
     }
     if ((hdr.op != UCS_VFS_SOCK_OP_HELLO) || (hdr.length < sizeof(hello)) ||
         (hdr.length > UCT_VFS_HELLO_MAX)) {
         ucs_warn("uct_vfs: pid %d sent message %u of %u bytes instead of "
-                 "HELLO; closing its connection", (int)conn->pid,
-                 (unsigned)hdr.op, (unsigned)hdr.length);
+                 "HELLO; closing its connection",
+                 (int)conn->pid, (unsigned)hdr.op, (unsigned)hdr.length);
         goto err_drop;
     }
 
@@ -381,8 +383,8 @@ static void uct_vfs_conn_hello(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn)
 
     if ((pid_t)hello.pid != conn->pid) {
         ucs_debug("uct_vfs: pid %d calls itself pid %u (another pid "
-                  "namespace?); showing it as %d", (int)conn->pid,
-                  (unsigned)hello.pid, (int)conn->pid);
+                  "namespace?); showing it as %d",
+                  (int)conn->pid, (unsigned)hello.pid, (int)conn->pid);
     }
 
     /* A process that connects again replaces its previous connection */
@@ -398,7 +400,8 @@ static void uct_vfs_conn_hello(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn)
 
     if (old != NULL) {
         ucs_info("uct_vfs: pid %d connected again; closing its previous "
-                 "connection", (int)conn->pid);
+                 "connection",
+                 (int)conn->pid);
         uct_vfs_conn_close_soon(d, old);
     }
     ucs_info("uct_vfs: pid %d (%s) attached", (int)conn->pid, conn->prog);
@@ -409,17 +412,13 @@ err_drop:
 }
 
 typedef struct {
-    struct pollfd  *pfds;
+    struct pollfd *pfds;
     uct_vfs_conn_t **conns; /* conns[i] is polled by pfds[i]; NULL below
                                UCT_VFS_POLL_FIRST_CONN */
-    size_t         capacity;
+    size_t capacity;
 } uct_vfs_poll_set_t;
 
-enum {
-    UCT_VFS_POLL_WAKEUP,
-    UCT_VFS_POLL_LISTEN,
-    UCT_VFS_POLL_FIRST_CONN
-};
+enum { UCT_VFS_POLL_WAKEUP, UCT_VFS_POLL_LISTEN, UCT_VFS_POLL_FIRST_CONN };
 
 /* Fills @a set from the connection list; returns the number of entries,
  * 0 when there is no memory even for the first ones */
@@ -462,7 +461,7 @@ static size_t uct_vfs_poll_set_fill(uct_vfs_daemon_t *d,
         if (n == set->capacity) {
             break;
         }
-        set->pfds[n].fd     = conn->fd;
+        set->pfds[n].fd = conn->fd;
         /* An attached process speaks only when asked: watch for the end */
         set->pfds[n].events = conn->attached ? POLLRDHUP : POLLIN;
         set->conns[n]       = conn;
@@ -518,8 +517,7 @@ static void *uct_vfs_conn_thread(void *arg)
     }
 
     while (!ucs_list_is_empty(&d->conns)) {
-        uct_vfs_conn_drop(d, ucs_list_head(&d->conns, uct_vfs_conn_t,
-                                           list));
+        uct_vfs_conn_drop(d, ucs_list_head(&d->conns, uct_vfs_conn_t, list));
     }
     free(set.conns);
     free(set.pfds);
@@ -614,7 +612,8 @@ static int uct_vfs_conn_wait_reply(uct_vfs_conn_t *conn, uint16_t op,
         payload = malloc(hdr->length + 1);
         if (payload == NULL) {
             ucs_error("uct_vfs: out of memory for an answer of %u bytes "
-                      "from pid %d", (unsigned)hdr->length, (int)conn->pid);
+                      "from pid %d",
+                      (unsigned)hdr->length, (int)conn->pid);
             return 1;
         }
         status = ucs_vfs_sock_recv_all(conn->fd, payload, hdr->length);
@@ -631,8 +630,9 @@ static int uct_vfs_conn_wait_reply(uct_vfs_conn_t *conn, uint16_t op,
         free(payload);
         if ((int32_t)(hdr->seq - seq) >= 0) {
             ucs_warn("uct_vfs: pid %d answered request %u with %u (op %u); "
-                     "closing its connection", (int)conn->pid,
-                     (unsigned)seq, (unsigned)hdr->seq, (unsigned)hdr->op);
+                     "closing its connection",
+                     (int)conn->pid, (unsigned)seq, (unsigned)hdr->seq,
+                     (unsigned)hdr->op);
             return 1;
         }
         ucs_debug("uct_vfs: pid %d: dropping the late answer to request %u",
@@ -644,15 +644,14 @@ err_broken:
         ucs_debug("uct_vfs: pid %d closed its connection", (int)conn->pid);
     } else {
         ucs_warn("uct_vfs: pid %d: receiving an answer failed (%s); "
-                 "closing its connection", (int)conn->pid,
-                 ucs_status_string(status));
+                 "closing its connection",
+                 (int)conn->pid, ucs_status_string(status));
     }
     return 1;
 }
 
-int uct_vfs_conn_request(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn,
-                         uint16_t op, const char *path, char **payload_p,
-                         size_t *length_p)
+int uct_vfs_conn_request(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn, uint16_t op,
+                         const char *path, char **payload_p, size_t *length_p)
 {
     double deadline = uct_vfs_now() + (UCT_VFS_REQUEST_TIMEOUT_MS / 1000.0);
     ucs_vfs_sock_hdr_t hdr;
@@ -673,7 +672,8 @@ int uct_vfs_conn_request(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn,
     ret = pthread_mutex_timedlock(&conn->req_lock, &abs);
     if (ret != 0) {
         ucs_debug("uct_vfs: pid %d is busy with an earlier request; %s %s "
-                  "gives up", (int)conn->pid, uct_vfs_op_name(op), path);
+                  "gives up",
+                  (int)conn->pid, uct_vfs_op_name(op), path);
         return -EIO;
     }
 
@@ -682,13 +682,11 @@ int uct_vfs_conn_request(uct_vfs_daemon_t *d, uct_vfs_conn_t *conn,
               (unsigned)seq, uct_vfs_op_name(op), path);
     status = ucs_vfs_sock_send(conn->fd, op, seq, 0, path, strlen(path) + 1);
     if (status != UCS_OK) {
-        ucs_debug("uct_vfs: pid %d: sending %s %s failed (%s)",
-                  (int)conn->pid, uct_vfs_op_name(op), path,
-                  ucs_status_string(status));
+        ucs_debug("uct_vfs: pid %d: sending %s %s failed (%s)", (int)conn->pid,
+                  uct_vfs_op_name(op), path, ucs_status_string(status));
         ret = 1;
     } else {
-        ret = uct_vfs_conn_wait_reply(conn, op, seq, deadline, &hdr,
-                                      &payload);
+        ret = uct_vfs_conn_wait_reply(conn, op, seq, deadline, &hdr, &payload);
     }
     pthread_mutex_unlock(&conn->req_lock);
 

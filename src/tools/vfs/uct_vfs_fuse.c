@@ -30,7 +30,7 @@
 
 /* A file's content, read at open */
 typedef struct {
-    char   *data;
+    char *data;
     size_t length;
 } uct_vfs_fuse_file_t;
 
@@ -101,8 +101,7 @@ static int uct_vfs_fuse_ask(const char *path, uint16_t op, char **payload_p,
     return ret;
 }
 
-static void uct_vfs_fuse_stat_init(struct stat *st, mode_t mode,
-                                   time_t when)
+static void uct_vfs_fuse_stat_init(struct stat *st, mode_t mode, time_t when)
 {
     uct_vfs_daemon_t *d = uct_vfs_fuse_daemon();
 
@@ -138,7 +137,8 @@ static int uct_vfs_fuse_getattr(const char *path, struct stat *st,
     }
     if (length != sizeof(info)) {
         ucs_warn("uct_vfs: %s: the process answered GET_INFO with %zu "
-                 "bytes instead of %zu", path, length, sizeof(info));
+                 "bytes instead of %zu",
+                 path, length, sizeof(info));
         free(payload);
         return -EIO;
     }
@@ -201,8 +201,7 @@ static int uct_vfs_fuse_readdir(const char *path, void *buf,
         return uct_vfs_fuse_readdir_root(buf, filler);
     }
 
-    ret = uct_vfs_fuse_ask(path, UCS_VFS_SOCK_OP_LIST, &payload, &length,
-                           NULL);
+    ret = uct_vfs_fuse_ask(path, UCS_VFS_SOCK_OP_LIST, &payload, &length, NULL);
     if (ret != 0) {
         return ret;
     }
@@ -213,7 +212,8 @@ static int uct_vfs_fuse_readdir(const char *path, void *buf,
         name_len = strnlen(name, end - name);
         if (name_len == (size_t)(end - name)) {
             ucs_warn("uct_vfs: %s: the process's list of entries does not "
-                     "end with a NUL", path);
+                     "end with a NUL",
+                     path);
             break;
         }
         if ((name_len == 0) || (strchr(name, '/') != NULL) ||
@@ -244,8 +244,7 @@ static int uct_vfs_fuse_open(const char *path, struct fuse_file_info *fi)
     if (file == NULL) {
         return -ENOMEM;
     }
-    ret = uct_vfs_fuse_ask(path, UCS_VFS_SOCK_OP_READ, &payload, &length,
-                           NULL);
+    ret = uct_vfs_fuse_ask(path, UCS_VFS_SOCK_OP_READ, &payload, &length, NULL);
     if (ret != 0) {
         free(file);
         return ret;
@@ -261,7 +260,7 @@ static int uct_vfs_fuse_open(const char *path, struct fuse_file_info *fi)
 static int uct_vfs_fuse_read(const char *path, char *buf, size_t size,
                              off_t offset, struct fuse_file_info *fi)
 {
-    uct_vfs_fuse_file_t *file = (uct_vfs_fuse_file_t*)(uintptr_t)fi->fh;
+    uct_vfs_fuse_file_t *file = (uct_vfs_fuse_file_t *)(uintptr_t)fi->fh;
     size_t n;
 
     if ((offset < 0) || ((size_t)offset >= file->length)) {
@@ -277,7 +276,7 @@ static int uct_vfs_fuse_read(const char *path, char *buf, size_t size,
 
 static int uct_vfs_fuse_release(const char *path, struct fuse_file_info *fi)
 {
-    uct_vfs_fuse_file_t *file = (uct_vfs_fuse_file_t*)(uintptr_t)fi->fh;
+    uct_vfs_fuse_file_t *file = (uct_vfs_fuse_file_t *)(uintptr_t)fi->fh;
 
     free(file->data);
     free(file);
@@ -294,8 +293,8 @@ static int uct_vfs_fuse_readlink(const char *path, char *buf, size_t size)
         return -EINVAL;
     }
 
-    ret = uct_vfs_fuse_ask(path, UCS_VFS_SOCK_OP_READLINK, &payload,
-                           &length, NULL);
+    ret = uct_vfs_fuse_ask(path, UCS_VFS_SOCK_OP_READLINK, &payload, &length,
+                           NULL);
     if (ret != 0) {
         return ret;
     }
@@ -331,5 +330,4 @@ const struct fuse_operations uct_vfs_fuse_ops = {
     .open     = uct_vfs_fuse_open,
     .read     = uct_vfs_fuse_read,
     .release  = uct_vfs_fuse_release,
-    .readlink = uct_vfs_fuse_readlink
-};
+    .readlink = uct_vfs_fuse_readlink};

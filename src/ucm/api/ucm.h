@@ -33,23 +33,23 @@ BEGIN_C_DECLS
  */
 typedef enum ucm_event_type {
     /** No event. */
-    UCM_EVENT_NONE                = 0,
+    UCM_EVENT_NONE = 0,
     /** One mmap() call, with its arguments and result (not delivered). */
-    UCM_EVENT_MMAP                = UCS_BIT(0),
+    UCM_EVENT_MMAP = UCS_BIT(0),
     /** One munmap() call (not delivered). */
-    UCM_EVENT_MUNMAP              = UCS_BIT(1),
+    UCM_EVENT_MUNMAP = UCS_BIT(1),
     /** One mremap() call (not delivered). */
-    UCM_EVENT_MREMAP              = UCS_BIT(2),
+    UCM_EVENT_MREMAP = UCS_BIT(2),
     /** One shmat() call (not delivered). */
-    UCM_EVENT_SHMAT               = UCS_BIT(3),
+    UCM_EVENT_SHMAT = UCS_BIT(3),
     /** One shmdt() call (not delivered). */
-    UCM_EVENT_SHMDT               = UCS_BIT(4),
+    UCM_EVENT_SHMDT = UCS_BIT(4),
     /** One sbrk() call (not delivered). */
-    UCM_EVENT_SBRK                = UCS_BIT(5),
+    UCM_EVENT_SBRK = UCS_BIT(5),
     /** One madvise() call (not delivered). */
-    UCM_EVENT_MADVISE             = UCS_BIT(6),
+    UCM_EVENT_MADVISE = UCS_BIT(6),
     /** One brk() call (not delivered). */
-    UCM_EVENT_BRK                 = UCS_BIT(7),
+    UCM_EVENT_BRK = UCS_BIT(7),
     /**
      * A range of the address space was mapped: delivered after a
      * successful mmap(), mremap() (the new range), shmat(), or sbrk()/brk()
@@ -57,7 +57,7 @@ typedef enum ucm_event_type {
      * library makes with internal calls (malloc() of a large block) are not
      * seen. The event data is ucm_event_t::vm_mapped.
      */
-    UCM_EVENT_VM_MAPPED           = UCS_BIT(16),
+    UCM_EVENT_VM_MAPPED = UCS_BIT(16),
     /**
      * The pages of a range are about to be released or replaced: delivered
      * before munmap(), mremap() (the old range), madvise() that drops pages,
@@ -67,18 +67,18 @@ typedef enum ucm_event_type {
      * release whose extent is unknown (malloc_trim(), shmdt() of a segment
      * attached before libucs was loaded) covers the whole address space.
      */
-    UCM_EVENT_VM_UNMAPPED         = UCS_BIT(17),
+    UCM_EVENT_VM_UNMAPPED = UCS_BIT(17),
     /** Device memory allocated (not delivered: no device memory types). */
-    UCM_EVENT_MEM_TYPE_ALLOC      = UCS_BIT(20),
+    UCM_EVENT_MEM_TYPE_ALLOC = UCS_BIT(20),
     /** Device memory freed (not delivered: no device memory types). */
-    UCM_EVENT_MEM_TYPE_FREE       = UCS_BIT(21),
+    UCM_EVENT_MEM_TYPE_FREE = UCS_BIT(21),
     /**
      * Flag for ucm_set_event_handler(): add the handler without checking
      * that the interposition sees the program's calls. The handler still
      * receives what the interposition and ucm_vm_mmap()/ucm_vm_munmap()
      * report.
      */
-    UCM_EVENT_FLAG_NO_INSTALL     = UCS_BIT(24),
+    UCM_EVENT_FLAG_NO_INSTALL = UCS_BIT(24),
     /**
      * Flag for ucm_set_event_handler(): report the existing allocations of
      * the events' kind when the handler is added. Only meaningful with the
@@ -88,7 +88,6 @@ typedef enum ucm_event_type {
     UCM_EVENT_FLAG_EXISTING_ALLOC = UCS_BIT(25)
 } ucm_event_type_t;
 
-
 /**
  * What a handler is told about an event: the member named after the event
  * is filled. Only @c vm_mapped and @c vm_unmapped are ever filled here; the
@@ -97,82 +96,81 @@ typedef enum ucm_event_type {
 typedef union ucm_event {
     /** Arguments and result of mmap() (::UCM_EVENT_MMAP). */
     struct {
-        void       *result;  /**< Address mapped, or MAP_FAILED. */
-        void       *address; /**< Requested address. */
-        size_t     size;     /**< Length of the mapping. */
-        int        prot;     /**< Protection (PROT_*). */
-        int        flags;    /**< Flags (MAP_*). */
-        int        fd;       /**< File descriptor, or -1. */
-        off_t      offset;   /**< Offset in the file. */
+        void *result;  /**< Address mapped, or MAP_FAILED. */
+        void *address; /**< Requested address. */
+        size_t size;   /**< Length of the mapping. */
+        int prot;      /**< Protection (PROT_*). */
+        int flags;     /**< Flags (MAP_*). */
+        int fd;        /**< File descriptor, or -1. */
+        off_t offset;  /**< Offset in the file. */
     } mmap;
 
     /** Arguments and result of munmap() (::UCM_EVENT_MUNMAP). */
     struct {
-        int        result;   /**< 0, or -1 on failure. */
-        void       *address; /**< Start of the range. */
-        size_t     size;     /**< Length of the range. */
+        int result;    /**< 0, or -1 on failure. */
+        void *address; /**< Start of the range. */
+        size_t size;   /**< Length of the range. */
     } munmap;
 
     /** Arguments and result of mremap() (::UCM_EVENT_MREMAP). */
     struct {
-        void       *result;  /**< New address, or MAP_FAILED. */
-        void       *address; /**< Old address. */
-        size_t     old_size; /**< Old length. */
-        size_t     new_size; /**< New length. */
-        int        flags;    /**< Flags (MREMAP_*). */
+        void *result;    /**< New address, or MAP_FAILED. */
+        void *address;   /**< Old address. */
+        size_t old_size; /**< Old length. */
+        size_t new_size; /**< New length. */
+        int flags;       /**< Flags (MREMAP_*). */
     } mremap;
 
     /** Arguments and result of shmat() (::UCM_EVENT_SHMAT). */
     struct {
-        void       *result;  /**< Address attached, or (void*)-1. */
-        int        shmid;    /**< Segment identifier. */
+        void *result;        /**< Address attached, or (void*)-1. */
+        int shmid;           /**< Segment identifier. */
         const void *shmaddr; /**< Requested address, or NULL. */
-        int        shmflg;   /**< Flags (SHM_*). */
+        int shmflg;          /**< Flags (SHM_*). */
     } shmat;
 
     /** Arguments and result of shmdt() (::UCM_EVENT_SHMDT). */
     struct {
-        int        result;   /**< 0, or -1 on failure. */
+        int result;          /**< 0, or -1 on failure. */
         const void *shmaddr; /**< Address of the segment detached. */
     } shmdt;
 
     /** Arguments and result of sbrk() (::UCM_EVENT_SBRK). */
     struct {
-        void       *result;    /**< Previous break, or (void*)-1. */
-        intptr_t   increment;  /**< Change of the break in bytes. */
+        void *result;       /**< Previous break, or (void*)-1. */
+        intptr_t increment; /**< Change of the break in bytes. */
     } sbrk;
 
     /** Arguments and result of madvise() (::UCM_EVENT_MADVISE). */
     struct {
-        int        result;   /**< 0, or -1 on failure. */
-        void       *addr;    /**< Start of the range. */
-        size_t     length;   /**< Length of the range. */
-        int        advice;   /**< Advice (MADV_*). */
+        int result;    /**< 0, or -1 on failure. */
+        void *addr;    /**< Start of the range. */
+        size_t length; /**< Length of the range. */
+        int advice;    /**< Advice (MADV_*). */
     } madvise;
 
     /** Arguments and result of brk() (::UCM_EVENT_BRK). */
     struct {
-        int        result;   /**< 0, or -1 on failure. */
-        void       *addr;    /**< New break. */
+        int result; /**< 0, or -1 on failure. */
+        void *addr; /**< New break. */
     } brk;
 
     /* one type for both, as in UCX: one may be assigned to the other */
     struct {
-        void       *address; /**< Start of the range. */
-        size_t     size;     /**< Length of the range in bytes. */
-    } vm_mapped,   /**< The range of ::UCM_EVENT_VM_MAPPED, already mapped
-                        when the handler runs. */
-      vm_unmapped; /**< The range of ::UCM_EVENT_VM_UNMAPPED, still mapped
-                        when the handler runs. */
+        void *address; /**< Start of the range. */
+        size_t size;   /**< Length of the range in bytes. */
+    } vm_mapped,       /**< The range of ::UCM_EVENT_VM_MAPPED, already mapped
+                            when the handler runs. */
+        vm_unmapped;   /**< The range of ::UCM_EVENT_VM_UNMAPPED, still mapped
+                            when the handler runs. */
 
     /** Device memory event (::UCM_EVENT_MEM_TYPE_ALLOC/FREE). */
     struct {
-        void              *address;  /**< Start of the allocation. */
-        size_t            size;      /**< Length of the allocation. */
-        ucs_memory_type_t mem_type;  /**< Its memory type. */
+        void *address;              /**< Start of the allocation. */
+        size_t size;                /**< Length of the allocation. */
+        ucs_memory_type_t mem_type; /**< Its memory type. */
     } mem_type;
 } ucm_event_t;
-
 
 /**
  * A memory event handler.
@@ -191,7 +189,6 @@ typedef union ucm_event {
  */
 typedef void (*ucm_event_callback_t)(ucm_event_type_t event_type,
                                      ucm_event_t *event, void *arg);
-
 
 /**
  * Add a handler for memory events.
@@ -222,7 +219,6 @@ typedef void (*ucm_event_callback_t)(ucm_event_type_t event_type,
 ucs_status_t ucm_set_event_handler(int events, int priority,
                                    ucm_event_callback_t cb, void *arg);
 
-
 /**
  * Stop delivering @a events to the handler (@a cb, @a arg). The handler is
  * removed when none of its events is left. When this returns, no thread is
@@ -234,7 +230,6 @@ ucs_status_t ucm_set_event_handler(int events, int priority,
  * @param [in] arg     Argument given with it.
  */
 void ucm_unset_event_handler(int events, ucm_event_callback_t cb, void *arg);
-
 
 /**
  * Declare that the program reports @a events itself, with ucm_vm_mmap()
@@ -248,7 +243,6 @@ void ucm_unset_event_handler(int events, ucm_event_callback_t cb, void *arg);
  */
 void ucm_set_external_event(int events);
 
-
 /**
  * Undo ucm_set_external_event() for @a events: later calls to
  * ucm_set_event_handler() check the interposition again. Handlers already
@@ -257,7 +251,6 @@ void ucm_set_external_event(int events);
  * @param [in] events  Mask of events the program no longer reports.
  */
 void ucm_unset_external_event(int events);
-
 
 /**
  * Check that the interposition sees the program's calls for @a events, by
@@ -271,7 +264,6 @@ void ucm_unset_external_event(int events);
  */
 ucs_status_t ucm_test_events(int events);
 
-
 /**
  * Check that external @a events can be reported: ucm_vm_mmap() and
  * ucm_vm_munmap() always reach the handlers.
@@ -283,7 +275,6 @@ ucs_status_t ucm_test_events(int events);
  */
 ucs_status_t ucm_test_external_events(int events);
 
-
 /**
  * Deliver ::UCM_EVENT_VM_MAPPED for [@a addr, @a addr + @a length) to the
  * handlers, as if the program had just mapped it. Maps nothing.
@@ -292,7 +283,6 @@ ucs_status_t ucm_test_external_events(int events);
  * @param [in] length  Length of the range; 0 delivers nothing.
  */
 void ucm_vm_mmap(void *addr, size_t length);
-
 
 /**
  * Deliver ::UCM_EVENT_VM_UNMAPPED for [@a addr, @a addr + @a length) to the
@@ -305,7 +295,6 @@ void ucm_vm_mmap(void *addr, size_t length);
  * @param [in] length  Length of the range; 0 delivers nothing.
  */
 void ucm_vm_munmap(void *addr, size_t length);
-
 
 /**
  * mmap() by system call, bypassing the interposition: no event.
@@ -322,7 +311,6 @@ void ucm_vm_munmap(void *addr, size_t length);
 void *ucm_orig_mmap(void *addr, size_t length, int prot, int flags, int fd,
                     off_t offset);
 
-
 /**
  * munmap() by system call, bypassing the interposition: no event.
  *
@@ -332,7 +320,6 @@ void *ucm_orig_mmap(void *addr, size_t length, int prot, int flags, int fd,
  * @return 0, or -1 with errno set.
  */
 int ucm_orig_munmap(void *addr, size_t length);
-
 
 /**
  * mmap() by system call, then ::UCM_EVENT_VM_MAPPED for the new mapping.
@@ -349,7 +336,6 @@ int ucm_orig_munmap(void *addr, size_t length);
  */
 void *ucm_mmap(void *addr, size_t length, int prot, int flags, int fd,
                off_t offset);
-
 
 /**
  * ::UCM_EVENT_VM_UNMAPPED for the range, then munmap() by system call.

@@ -5,10 +5,10 @@
  * src/ucm/README.md.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE
+#define _GNU_SOURCE
 #endif
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucm/event/event.h>
@@ -21,20 +21,20 @@
 #include <unistd.h>
 
 /* The events that can be delivered */
-#define UCM_EVENT_VM_ALL   (UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED)
+#define UCM_EVENT_VM_ALL (UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED)
 /* Every bit ucm_event_type_t names */
-#define UCM_EVENT_FLAGS    (UCM_EVENT_FLAG_NO_INSTALL | \
-                            UCM_EVENT_FLAG_EXISTING_ALLOC)
-#define UCM_EVENT_KNOWN    (0xff | UCM_EVENT_VM_ALL | \
-                            UCM_EVENT_MEM_TYPE_ALLOC | \
-                            UCM_EVENT_MEM_TYPE_FREE | UCM_EVENT_FLAGS)
+#define UCM_EVENT_FLAGS \
+    (UCM_EVENT_FLAG_NO_INSTALL | UCM_EVENT_FLAG_EXISTING_ALLOC)
+#define UCM_EVENT_KNOWN                                   \
+    (0xff | UCM_EVENT_VM_ALL | UCM_EVENT_MEM_TYPE_ALLOC | \
+     UCM_EVENT_MEM_TYPE_FREE | UCM_EVENT_FLAGS)
 
 typedef struct ucm_handler {
-    struct ucm_handler   *next;
-    int                  events;   /* UCM_EVENT_VM_* still delivered */
-    int                  priority;
+    struct ucm_handler *next;
+    int events; /* UCM_EVENT_VM_* still delivered */
+    int priority;
     ucm_event_callback_t cb;
-    void                 *arg;
+    void *arg;
 } ucm_handler_t;
 
 int ucm_event_listened;
@@ -44,12 +44,11 @@ int ucm_event_listened;
 static pthread_mutex_t ucm_event_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static ucm_handler_t *ucm_event_handlers; /* ascending priority */
 static int ucm_event_external;
-static int ucm_event_checked;      /* the check ran */
-static int ucm_event_seen;         /* UCM_EVENT_VM_* the check saw */
-static int ucm_event_checking;     /* UCM_EVENT_VM_* the check waits for */
+static int ucm_event_checked;  /* the check ran */
+static int ucm_event_seen;     /* UCM_EVENT_VM_* the check saw */
+static int ucm_event_checking; /* UCM_EVENT_VM_* the check waits for */
 static uintptr_t ucm_event_check_start;
 static uintptr_t ucm_event_check_end;
-
 
 static void ucm_event_lock_all(void)
 {
@@ -92,8 +91,7 @@ static void ucm_event_update_listened(void)
     __atomic_store_n(&ucm_event_listened, mask, __ATOMIC_RELEASE);
 }
 
-static void ucm_event_dispatch(ucm_event_type_t type, void *addr,
-                               size_t length)
+static void ucm_event_dispatch(ucm_event_type_t type, void *addr, size_t length)
 {
     uintptr_t start = (uintptr_t)addr;
     const ucm_handler_t *handler;
@@ -144,8 +142,8 @@ static void ucm_event_check(void)
      * recognized by its length and the address mmap() gives back */
     ucm_event_check_start = 0;
     ucm_event_check_end   = page;
-    ptr = mmap(NULL, page, PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ptr = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0);
     if (ptr != MAP_FAILED) {
         ucm_event_check_start = (uintptr_t)ptr;
         ucm_event_check_end   = (uintptr_t)ptr + page;
@@ -162,8 +160,8 @@ static void ucm_event_check(void)
 /* ucm_event_check() cannot see the mapped event's address before mmap()
  * returns it: the dispatch compares against the range set so far, so the
  * mapped event is recorded here instead, from inside the dispatch. */
-static void ucm_event_check_mapped_cb(ucm_event_type_t type,
-                                      ucm_event_t *event, void *arg)
+static void ucm_event_check_mapped_cb(ucm_event_type_t type, ucm_event_t *event,
+                                      void *arg)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -176,13 +174,11 @@ static void ucm_event_check_mapped_cb(ucm_event_type_t type,
 /* Called with the lock held */
 static int ucm_event_seen_events(void)
 {
-    ucm_handler_t probe = {
-        .next     = ucm_event_handlers,
-        .events   = UCM_EVENT_VM_MAPPED,
-        .priority = 0,
-        .cb       = ucm_event_check_mapped_cb,
-        .arg      = NULL
-    };
+    ucm_handler_t probe = {.next     = ucm_event_handlers,
+                           .events   = UCM_EVENT_VM_MAPPED,
+                           .priority = 0,
+                           .cb       = ucm_event_check_mapped_cb,
+                           .arg      = NULL};
 
     if (!ucm_event_checked) {
         /* the check's own handler first, for the duration of the check */
@@ -316,7 +312,7 @@ ucs_status_t ucm_test_external_events(int events)
 void *ucm_orig_mmap(void *addr, size_t length, int prot, int flags, int fd,
                     off_t offset)
 {
-    return (void*)syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
+    return (void *)syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
 }
 
 int ucm_orig_munmap(void *addr, size_t length)

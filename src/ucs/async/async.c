@@ -3,7 +3,7 @@
  * try-lock, the missed-event queue, and POLL mode.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/async/async_int.h>
@@ -22,38 +22,35 @@ const char *ucs_async_mode_names[] = {
     [UCS_ASYNC_MODE_THREAD_SPINLOCK] = "thread_spinlock",
     [UCS_ASYNC_MODE_THREAD_MUTEX]    = "thread_mutex",
     [UCS_ASYNC_MODE_POLL]            = "poll",
-    [UCS_ASYNC_MODE_LAST]            = NULL
-};
+    [UCS_ASYNC_MODE_LAST]            = NULL};
 
 /* A handler call in progress on this thread; innermost first. */
 typedef struct ucs_async_call {
-    ucs_async_handler_t   *handler;
+    ucs_async_handler_t *handler;
     struct ucs_async_call *prev;
 } ucs_async_call_t;
 
 static __thread ucs_async_call_t *ucs_async_calls = NULL;
 
 static struct {
-    pthread_mutex_t       lock;
-    ucs_async_handler_t   **table;       /* open addressing, keyed by id */
-    unsigned              table_size;    /* 0 or a power of 2 */
-    unsigned              table_count;
-    int                   next_timer_id;
-    uint32_t              next_gen;
+    pthread_mutex_t lock;
+    ucs_async_handler_t **table; /* open addressing, keyed by id */
+    unsigned table_size;         /* 0 or a power of 2 */
+    unsigned table_count;
+    int next_timer_id;
+    uint32_t next_gen;
 
     /* POLL mode: fds and timers of every context, polled by the owners */
-    ucs_sys_event_set_t   *poll_event_set; /* created on first use */
+    ucs_sys_event_set_t *poll_event_set; /* created on first use */
     ucs_async_timer_set_t poll_timers;
-    unsigned              poll_num_fds;      /* atomic reads */
-    unsigned              poll_num_handlers; /* atomic reads */
-    ucs_time_t            poll_next_expiration; /* atomic reads; may be
-                                                   early, never late */
-} ucs_async_global = {
-    .lock                 = PTHREAD_MUTEX_INITIALIZER,
-    .next_timer_id        = UCS_ASYNC_TIMER_ID_MIN,
-    .next_gen             = 1,
-    .poll_next_expiration = UCS_TIME_INFINITY
-};
+    unsigned poll_num_fds;           /* atomic reads */
+    unsigned poll_num_handlers;      /* atomic reads */
+    ucs_time_t poll_next_expiration; /* atomic reads; may be
+                                        early, never late */
+} ucs_async_global = {.lock                 = PTHREAD_MUTEX_INITIALIZER,
+                      .next_timer_id        = UCS_ASYNC_TIMER_ID_MIN,
+                      .next_gen             = 1,
+                      .poll_next_expiration = UCS_TIME_INFINITY};
 
 void ucs_async_global_lock(void)
 {
@@ -115,9 +112,9 @@ static ucs_status_t ucs_async_table_insert(ucs_async_handler_t *handler)
 
     if (((ucs_async_global.table_count + 1) * 2) >
         ucs_async_global.table_size) {
-        new_size = ucs_max(UCS_ASYNC_TABLE_MIN_SIZE,
-                           ucs_async_global.table_size * 2);
-        table    = calloc(new_size, sizeof(*table));
+        new_size =
+            ucs_max(UCS_ASYNC_TABLE_MIN_SIZE, ucs_async_global.table_size * 2);
+        table = calloc(new_size, sizeof(*table));
         if (table == NULL) {
             ucs_error("failed to grow the async handler table to %u entries",
                       new_size);
@@ -136,8 +133,8 @@ static ucs_status_t ucs_async_table_insert(ucs_async_handler_t *handler)
         ucs_async_global.table_size = new_size;
     }
 
-    ucs_async_table_place(ucs_async_global.table,
-                          ucs_async_global.table_size, handler);
+    ucs_async_table_place(ucs_async_global.table, ucs_async_global.table_size,
+                          handler);
     ++ucs_async_global.table_count;
     return UCS_OK;
 }
@@ -166,8 +163,8 @@ static ucs_async_handler_t *ucs_async_table_remove(int id)
      * is not in the cyclic range (hole, i], so every probe still finds it. */
     for (i = (hole + 1) & mask; table[i] != NULL; i = (i + 1) & mask) {
         home = ucs_async_table_home(table[i]->id, ucs_async_global.table_size);
-        if ((i > hole) ? ((home <= hole) || (home > i)) :
-                         ((home <= hole) && (home > i))) {
+        if ((i > hole) ? ((home <= hole) || (home > i))
+                       : ((home <= hole) && (home > i))) {
             table[hole] = table[i];
             table[i]    = NULL;
             hole        = i;
@@ -198,7 +195,7 @@ static ucs_status_t ucs_async_timer_set_add(ucs_async_timer_set_t *set,
         set->capacity = capacity;
     }
 
-    handler->timer_index        = set->count;
+    handler->timer_index       = set->count;
     set->entries[set->count++] = handler;
     return UCS_OK;
 }
@@ -226,8 +223,7 @@ ucs_time_t ucs_async_timer_set_min(const ucs_async_timer_set_t *set)
 
 unsigned ucs_async_timers_collect(ucs_async_timer_set_t *set,
                                   const ucs_async_context_t *filter,
-                                  ucs_time_t now,
-                                  ucs_async_handler_t **expired,
+                                  ucs_time_t now, ucs_async_handler_t **expired,
                                   unsigned max)
 {
     ucs_async_handler_t *handler;
@@ -259,10 +255,9 @@ unsigned ucs_async_timers_collect(ucs_async_timer_set_t *set,
 static void *ucs_async_handler_key(const ucs_async_handler_t *handler)
 {
 #if UINTPTR_MAX > UINT32_MAX
-    return (void*)(((uintptr_t)handler->gen << 32) |
-                   (uint32_t)handler->id);
+    return (void *)(((uintptr_t)handler->gen << 32) | (uint32_t)handler->id);
 #else
-    return (void*)(uintptr_t)(uint32_t)handler->id; /* no generation */
+    return (void *)(uintptr_t)(uint32_t)handler->id; /* no generation */
 #endif
 }
 
@@ -317,8 +312,8 @@ static void ucs_async_handler_disarm(ucs_async_handler_t *handler)
     ucs_async_global_lock();
     if (!handler->removed && !handler->disarmed &&
         !(handler->events & UCS_EVENT_SET_EDGE_TRIGGERED) &&
-        (ucs_event_set_del(ucs_async_handler_event_set(handler),
-                           handler->id) == UCS_OK)) {
+        (ucs_event_set_del(ucs_async_handler_event_set(handler), handler->id) ==
+         UCS_OK)) {
         handler->disarmed = 1;
     }
     ucs_async_global_unlock();
@@ -368,18 +363,18 @@ static void ucs_async_missed_add(ucs_async_handler_t *handler, int events)
         handler->missed_queued = 1;
         handler->missed_next   = NULL;
         __atomic_add_fetch(&handler->refcount, 1, __ATOMIC_RELAXED);
-        *async->missed_tail    = handler;
-        async->missed_tail     = &handler->missed_next;
+        *async->missed_tail = handler;
+        async->missed_tail  = &handler->missed_next;
         __atomic_add_fetch(&async->num_missed, 1, __ATOMIC_RELEASE);
     }
     ucs_spin_unlock(&async->missed_lock);
 
     ucs_trace("async handler %d: context %p is blocked, event 0x%x deferred",
-              handler->id, (void*)async, events);
+              handler->id, (void *)async, events);
 }
 
 static ucs_async_handler_t *ucs_async_missed_pop(ucs_async_context_t *async,
-                                                int *events_p)
+                                                 int *events_p)
 {
     ucs_async_handler_t *handler;
 
@@ -390,9 +385,9 @@ static ucs_async_handler_t *ucs_async_missed_pop(ucs_async_context_t *async,
         if (async->missed_head == NULL) {
             async->missed_tail = &async->missed_head;
         }
-        *events_p               = handler->missed_events;
-        handler->missed_events  = 0;
-        handler->missed_queued  = 0;
+        *events_p              = handler->missed_events;
+        handler->missed_events = 0;
+        handler->missed_queued = 0;
         __atomic_sub_fetch(&async->num_missed, 1, __ATOMIC_RELAXED);
     }
     ucs_spin_unlock(&async->missed_lock);
@@ -498,7 +493,7 @@ static ucs_status_t ucs_async_check_params(ucs_async_mode_t mode,
         ucs_error("async handler mode \"%s\" differs from the mode \"%s\" of "
                   "context %p; pass the context's mode",
                   ucs_async_mode_names[mode], ucs_async_mode_names[async->mode],
-                  (const void*)async);
+                  (const void *)async);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -507,9 +502,8 @@ static ucs_status_t ucs_async_check_params(ucs_async_mode_t mode,
 
 /* A new handler object holding one reference (the table's), or NULL. */
 static ucs_async_handler_t *
-ucs_async_handler_create(ucs_async_mode_t mode, int id,
-                         ucs_async_event_cb_t cb, void *arg,
-                         ucs_async_context_t *async)
+ucs_async_handler_create(ucs_async_mode_t mode, int id, ucs_async_event_cb_t cb,
+                         void *arg, ucs_async_context_t *async)
 {
     ucs_async_handler_t *handler;
 
@@ -538,8 +532,8 @@ static int ucs_async_timer_id_alloc(void)
 
     do {
         id = ucs_async_global.next_timer_id;
-        ucs_async_global.next_timer_id = (id == INT_MAX) ?
-                                         UCS_ASYNC_TIMER_ID_MIN : (id + 1);
+        ucs_async_global.next_timer_id =
+            (id == INT_MAX) ? UCS_ASYNC_TIMER_ID_MIN : (id + 1);
     } while (ucs_async_table_find(id) != NULL);
 
     return id;
@@ -561,21 +555,20 @@ static ucs_status_t ucs_async_fd_start(ucs_async_handler_t *handler)
                          __ATOMIC_RELEASE);
     }
 
-    status = ucs_event_set_add(ucs_async_handler_event_set(handler),
-                               handler->id,
-                               (ucs_event_set_types_t)handler->events,
-                               ucs_async_handler_key(handler));
+    status = ucs_event_set_add(
+        ucs_async_handler_event_set(handler), handler->id,
+        (ucs_event_set_types_t)handler->events, ucs_async_handler_key(handler));
     if (status == UCS_ERR_ALREADY_EXISTS) {
         ucs_error("fd %d is already watched by the async event set; remove "
-                  "its handler before registering a new one", handler->id);
+                  "its handler before registering a new one",
+                  handler->id);
         return status;
     } else if (status != UCS_OK) {
         return status;
     }
 
     if (handler->mode == UCS_ASYNC_MODE_POLL) {
-        __atomic_add_fetch(&ucs_async_global.poll_num_fds, 1,
-                           __ATOMIC_RELEASE);
+        __atomic_add_fetch(&ucs_async_global.poll_num_fds, 1, __ATOMIC_RELEASE);
     }
     return UCS_OK;
 }
@@ -590,8 +583,8 @@ static ucs_status_t ucs_async_timer_start(ucs_async_handler_t *handler)
     handler->expiration = now + handler->interval;
 
     if (handler->mode == UCS_ASYNC_MODE_POLL) {
-        status = ucs_async_timer_set_add(&ucs_async_global.poll_timers,
-                                         handler);
+        status =
+            ucs_async_timer_set_add(&ucs_async_global.poll_timers, handler);
         if (status != UCS_OK) {
             return status;
         }
@@ -620,9 +613,10 @@ static ucs_status_t ucs_async_timer_start(ucs_async_handler_t *handler)
 static void ucs_async_handler_stop(ucs_async_handler_t *handler)
 {
     if (handler->interval != 0) {
-        ucs_async_timer_set_remove((handler->mode == UCS_ASYNC_MODE_POLL) ?
-                                   &ucs_async_global.poll_timers :
-                                   &handler->thread->timers, handler);
+        ucs_async_timer_set_remove((handler->mode == UCS_ASYNC_MODE_POLL)
+                                       ? &ucs_async_global.poll_timers
+                                       : &handler->thread->timers,
+                                   handler);
         /* an early thread or poll wake-up finds nothing and re-arms */
         return;
     }
@@ -631,8 +625,7 @@ static void ucs_async_handler_stop(ucs_async_handler_t *handler)
         ucs_event_set_del(ucs_async_handler_event_set(handler), handler->id);
     }
     if (handler->mode == UCS_ASYNC_MODE_POLL) {
-        __atomic_sub_fetch(&ucs_async_global.poll_num_fds, 1,
-                           __ATOMIC_RELEASE);
+        __atomic_sub_fetch(&ucs_async_global.poll_num_fds, 1, __ATOMIC_RELEASE);
     }
 }
 
@@ -673,8 +666,8 @@ static ucs_status_t ucs_async_handler_add(ucs_async_handler_t *handler,
         goto err_unlock;
     }
 
-    status = (handler->interval != 0) ? ucs_async_timer_start(handler) :
-                                        ucs_async_fd_start(handler);
+    status = (handler->interval != 0) ? ucs_async_timer_start(handler)
+                                      : ucs_async_fd_start(handler);
     if (status != UCS_OK) {
         goto err_table_remove;
     }
@@ -684,14 +677,13 @@ static ucs_status_t ucs_async_handler_add(ucs_async_handler_t *handler,
                            __ATOMIC_RELEASE);
     }
     if (handler->async != NULL) {
-        __atomic_add_fetch(&handler->async->num_handlers, 1,
-                           __ATOMIC_RELEASE);
+        __atomic_add_fetch(&handler->async->num_handlers, 1, __ATOMIC_RELEASE);
     }
 
     /* once unlocked the handler may run, remove itself and be freed */
     id = handler->id;
     ucs_debug("added async handler %d (%s, context %p)", id,
-              ucs_async_mode_names[handler->mode], (void*)handler->async);
+              ucs_async_mode_names[handler->mode], (void *)handler->async);
     ucs_async_global_unlock();
 
     *id_p = id;
@@ -751,7 +743,8 @@ ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode, ucs_time_t interval,
 
     if ((interval == 0) || (interval == UCS_TIME_INFINITY)) {
         ucs_error("invalid async timer interval %llu; it must be positive "
-                  "and finite", (unsigned long long)interval);
+                  "and finite",
+                  (unsigned long long)interval);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -801,13 +794,12 @@ ucs_status_t ucs_async_remove_handler(int id, int sync)
                            __ATOMIC_RELEASE);
     }
     if (handler->async != NULL) {
-        __atomic_sub_fetch(&handler->async->num_handlers, 1,
-                           __ATOMIC_RELEASE);
+        __atomic_sub_fetch(&handler->async->num_handlers, 1, __ATOMIC_RELEASE);
     }
     ucs_async_global_unlock();
 
     ucs_debug("removing async handler %d (%s, context %p%s)", id,
-              ucs_async_mode_names[handler->mode], (void*)handler->async,
+              ucs_async_mode_names[handler->mode], (void *)handler->async,
               sync ? ", sync" : "");
 
     if (sync) {
@@ -855,17 +847,16 @@ static void ucs_async_poll_timers(ucs_async_context_t *filter)
     unsigned i, count;
     ucs_time_t now;
 
-    if (ucs_get_time() < __atomic_load_n(
-                &ucs_async_global.poll_next_expiration, __ATOMIC_ACQUIRE)) {
+    if (ucs_get_time() < __atomic_load_n(&ucs_async_global.poll_next_expiration,
+                                         __ATOMIC_ACQUIRE)) {
         return;
     }
 
     do {
         ucs_async_global_lock();
         now   = ucs_get_time();
-        count = ucs_async_timers_collect(&ucs_async_global.poll_timers,
-                                         filter, now, expired,
-                                         UCS_ASYNC_TIMER_BATCH);
+        count = ucs_async_timers_collect(&ucs_async_global.poll_timers, filter,
+                                         now, expired, UCS_ASYNC_TIMER_BATCH);
         __atomic_store_n(&ucs_async_global.poll_next_expiration,
                          ucs_async_timer_set_min(&ucs_async_global.poll_timers),
                          __ATOMIC_RELEASE);
@@ -900,16 +891,15 @@ static void ucs_async_poll_fds(ucs_async_context_t *filter)
     ucs_sys_event_set_t *poll_set;
     unsigned num_events;
 
-    if (__atomic_load_n(&ucs_async_global.poll_num_fds,
-                        __ATOMIC_ACQUIRE) == 0) {
+    if (__atomic_load_n(&ucs_async_global.poll_num_fds, __ATOMIC_ACQUIRE) ==
+        0) {
         return;
     }
 
-    poll_set   = __atomic_load_n(&ucs_async_global.poll_event_set,
-                                 __ATOMIC_ACQUIRE);
+    poll_set =
+        __atomic_load_n(&ucs_async_global.poll_event_set, __ATOMIC_ACQUIRE);
     num_events = UCS_ASYNC_MAX_EVENTS;
-    ucs_event_set_wait(poll_set, &num_events, 0, ucs_async_poll_event,
-                       filter);
+    ucs_event_set_wait(poll_set, &num_events, 0, ucs_async_poll_event, filter);
 }
 
 void ucs_async_poll(ucs_async_context_t *async)
@@ -975,7 +965,7 @@ ucs_status_t ucs_async_context_init(ucs_async_context_t *async,
         goto err_cleanup_lock;
     }
 
-    ucs_debug("initialized async context %p, mode %s", (void*)async,
+    ucs_debug("initialized async context %p, mode %s", (void *)async,
               ucs_async_mode_names[mode]);
     return UCS_OK;
 
@@ -1016,7 +1006,8 @@ void ucs_async_context_cleanup(ucs_async_context_t *async)
     if (num_handlers != 0) {
         ucs_warn("async context %p is released with %u handler(s) still "
                  "registered; removing them (remove handlers before "
-                 "releasing their context)", (void*)async, num_handlers);
+                 "releasing their context)",
+                 (void *)async, num_handlers);
         while ((id = ucs_async_context_find_handler(async)) >= 0) {
             ucs_async_remove_handler(id, 1);
         }
@@ -1040,7 +1031,7 @@ void ucs_async_context_cleanup(ucs_async_context_t *async)
     } else {
         ucs_recursive_spinlock_destroy(&async->lock.spinlock);
     }
-    ucs_debug("released async context %p", (void*)async);
+    ucs_debug("released async context %p", (void *)async);
 }
 
 ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,

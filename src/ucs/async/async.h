@@ -35,9 +35,9 @@ typedef struct ucs_async_handler ucs_async_handler_t;
 
 /** Recursive mutex with a known owner (UCS_ASYNC_MODE_THREAD_MUTEX). */
 typedef struct ucs_async_mutex {
-    pthread_mutex_t lock;  /**< the mutex */
-    pthread_t       owner; /**< UCS_SPINLOCK_OWNER_NULL when free */
-    int             count; /**< recursion depth of the owner */
+    pthread_mutex_t lock; /**< the mutex */
+    pthread_t owner;      /**< UCS_SPINLOCK_OWNER_NULL when free */
+    int count;            /**< recursion depth of the owner */
 } ucs_async_mutex_t;
 
 /**
@@ -49,13 +49,13 @@ struct ucs_async_context {
     /** The context lock; which member depends on the mode. */
     union {
         ucs_recursive_spinlock_t spinlock; /**< THREAD_SPINLOCK and POLL */
-        ucs_async_mutex_t        mutex;    /**< THREAD_MUTEX */
+        ucs_async_mutex_t mutex;           /**< THREAD_MUTEX */
     } lock;
-    ucs_async_mode_t    mode;          /**< where handlers run */
-    unsigned            num_missed;    /**< handlers in the missed queue */
-    unsigned            num_handlers;  /**< registered handlers */
-    unsigned            num_handler_objs; /**< handler objects still alive */
-    ucs_spinlock_t      missed_lock;   /**< protects the missed queue */
+    ucs_async_mode_t mode;             /**< where handlers run */
+    unsigned num_missed;               /**< handlers in the missed queue */
+    unsigned num_handlers;             /**< registered handlers */
+    unsigned num_handler_objs;         /**< handler objects still alive */
+    ucs_spinlock_t missed_lock;        /**< protects the missed queue */
     ucs_async_handler_t *missed_head;  /**< first deferred handler */
     ucs_async_handler_t **missed_tail; /**< link to append the next one */
 };
@@ -99,8 +99,7 @@ static UCS_F_ALWAYS_INLINE void ucs_async_mutex_lock(ucs_async_mutex_t *m)
 {
     pthread_t self = pthread_self();
 
-    if (!pthread_equal(__atomic_load_n(&m->owner, __ATOMIC_RELAXED),
-                       self)) {
+    if (!pthread_equal(__atomic_load_n(&m->owner, __ATOMIC_RELAXED), self)) {
         pthread_mutex_lock(&m->lock);
         __atomic_store_n(&m->owner, self, __ATOMIC_RELAXED);
     }
@@ -117,8 +116,7 @@ static UCS_F_ALWAYS_INLINE int ucs_async_mutex_trylock(ucs_async_mutex_t *m)
 {
     pthread_t self = pthread_self();
 
-    if (!pthread_equal(__atomic_load_n(&m->owner, __ATOMIC_RELAXED),
-                       self)) {
+    if (!pthread_equal(__atomic_load_n(&m->owner, __ATOMIC_RELAXED), self)) {
         if (pthread_mutex_trylock(&m->lock) != 0) {
             return 0;
         }
@@ -136,8 +134,7 @@ static UCS_F_ALWAYS_INLINE int ucs_async_mutex_trylock(ucs_async_mutex_t *m)
 static UCS_F_ALWAYS_INLINE void ucs_async_mutex_unlock(ucs_async_mutex_t *m)
 {
     if (--m->count == 0) {
-        __atomic_store_n(&m->owner, UCS_SPINLOCK_OWNER_NULL,
-                         __ATOMIC_RELAXED);
+        __atomic_store_n(&m->owner, UCS_SPINLOCK_OWNER_NULL, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&m->lock);
     }
 }
@@ -212,22 +209,20 @@ static inline int ucs_async_is_blocked(const ucs_async_context_t *async)
  *
  * @param [in] async the context.
  */
-static UCS_F_ALWAYS_INLINE void
-ucs_async_check_miss(ucs_async_context_t *async)
+static UCS_F_ALWAYS_INLINE void ucs_async_check_miss(ucs_async_context_t *async)
 {
-    if (ucs_unlikely(__atomic_load_n(&async->num_missed,
-                                     __ATOMIC_RELAXED) != 0)) {
+    if (ucs_unlikely(__atomic_load_n(&async->num_missed, __ATOMIC_RELAXED) !=
+                     0)) {
         ucs_async_dispatch_missed(async);
     } else if (ucs_unlikely(async->mode == UCS_ASYNC_MODE_POLL) &&
-               (__atomic_load_n(&async->num_handlers,
-                                __ATOMIC_RELAXED) != 0)) {
+               (__atomic_load_n(&async->num_handlers, __ATOMIC_RELAXED) != 0)) {
         ucs_async_poll(async);
     }
 }
 
 /** Same as ucs_async_block() (UCX spelling).
  *  @param _async the context. */
-#define UCS_ASYNC_BLOCK(_async)   ucs_async_block(_async)
+#define UCS_ASYNC_BLOCK(_async) ucs_async_block(_async)
 /** Same as ucs_async_unblock() (UCX spelling).
  *  @param _async the context. */
 #define UCS_ASYNC_UNBLOCK(_async) ucs_async_unblock(_async)

@@ -27,13 +27,13 @@ typedef enum {
     UCS_ASYNC_MODE_THREAD_SPINLOCK, /**< process-wide thread; context lock
                                          is a spinlock */
     UCS_ASYNC_MODE_THREAD = UCS_ASYNC_MODE_THREAD_SPINLOCK, /**< older name */
-    UCS_ASYNC_MODE_THREAD_MUTEX,    /**< process-wide thread; context lock
-                                         is a mutex (the owner may sleep
-                                         inside a blocked section) */
-    UCS_ASYNC_MODE_POLL,            /**< no thread: ucs_async_check_miss()
-                                         or ucs_async_poll() run the
-                                         handlers */
-    UCS_ASYNC_MODE_LAST             /**< number of modes */
+    UCS_ASYNC_MODE_THREAD_MUTEX, /**< process-wide thread; context lock
+                                      is a mutex (the owner may sleep
+                                      inside a blocked section) */
+    UCS_ASYNC_MODE_POLL,         /**< no thread: ucs_async_check_miss()
+                                      or ucs_async_poll() run the
+                                      handlers */
+    UCS_ASYNC_MODE_LAST          /**< number of modes */
 } ucs_async_mode_t;
 
 /** Names of the modes, indexed by ucs_async_mode_t: "signal",
@@ -126,8 +126,7 @@ ucs_status_t ucs_async_set_event_handler(ucs_async_mode_t mode, int fd,
  */
 ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode, ucs_time_t interval,
                                  ucs_async_event_cb_t cb, void *arg,
-                                 ucs_async_context_t *async,
-                                 int *timer_id_p);
+                                 ucs_async_context_t *async, int *timer_id_p);
 
 /**
  * Remove a handler. It never starts again after the call; a deferred event

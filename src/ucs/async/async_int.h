@@ -29,61 +29,61 @@ typedef struct ucs_async_thread ucs_async_thread_t;
 /** Timers in no particular order; expirations are scanned linearly. */
 typedef struct ucs_async_timer_set {
     ucs_async_handler_t **entries;
-    unsigned            count;
-    unsigned            capacity;
+    unsigned count;
+    unsigned capacity;
 } ucs_async_timer_set_t;
 
 struct ucs_async_handler {
-    int                   id;          /* fd, or timer id */
-    uint32_t              gen;         /* tells a reused id apart */
-    ucs_async_mode_t      mode;
-    ucs_async_event_cb_t  cb;
-    void                  *arg;
-    ucs_async_context_t   *async;      /* NULL: no lock (thread modes) */
-    ucs_async_thread_t    *thread;     /* thread modes: serving thread */
+    int id;       /* fd, or timer id */
+    uint32_t gen; /* tells a reused id apart */
+    ucs_async_mode_t mode;
+    ucs_async_event_cb_t cb;
+    void *arg;
+    ucs_async_context_t *async; /* NULL: no lock (thread modes) */
+    ucs_async_thread_t *thread; /* thread modes: serving thread */
 
     /* fd handlers; global lock */
-    int                   events;      /* ucs_event_set_types_t bits */
-    int                   disarmed;    /* fd taken out of its event set
-                                          while an event waits in the
-                                          missed queue */
+    int events;   /* ucs_event_set_types_t bits */
+    int disarmed; /* fd taken out of its event set
+                     while an event waits in the
+                     missed queue */
 
     /* timers; global lock */
-    ucs_time_t            interval;    /* 0 for fd handlers */
-    ucs_time_t            expiration;
-    unsigned              timer_index; /* position in its timer set */
+    ucs_time_t interval; /* 0 for fd handlers */
+    ucs_time_t expiration;
+    unsigned timer_index; /* position in its timer set */
 
     /* atomics */
-    int                   refcount;    /* table, missed queue, dispatchers */
-    int                   running;     /* dispatches in progress */
-    int                   removed;
+    int refcount; /* table, missed queue, dispatchers */
+    int running;  /* dispatches in progress */
+    int removed;
 
     /* missed queue; async->missed_lock */
-    int                   missed_queued;
-    int                   missed_events;
-    ucs_async_handler_t   *missed_next;
+    int missed_queued;
+    int missed_events;
+    ucs_async_handler_t *missed_next;
 };
 
 /** One instance of the async thread; replaced after it is stopped. */
 struct ucs_async_thread {
-    pthread_t             tid;
-    ucs_sys_event_set_t   *event_set;
-    int                   wakeup_fd;        /* eventfd: stop request */
-    int                   timer_fd;         /* timerfd: next expiration */
-    int                   stop;             /* atomic */
-    ucs_async_timer_set_t timers;           /* global lock */
-    ucs_time_t            armed_expiration; /* global lock */
+    pthread_t tid;
+    ucs_sys_event_set_t *event_set;
+    int wakeup_fd;                /* eventfd: stop request */
+    int timer_fd;                 /* timerfd: next expiration */
+    int stop;                     /* atomic */
+    ucs_async_timer_set_t timers; /* global lock */
+    ucs_time_t armed_expiration;  /* global lock */
 };
 
 /* Keys the thread gives its own fds in the event set. */
-#define UCS_ASYNC_KEY_WAKEUP ((void*)(uintptr_t)UINT32_MAX)
-#define UCS_ASYNC_KEY_TIMER  ((void*)(uintptr_t)(UINT32_MAX - 1))
+#define UCS_ASYNC_KEY_WAKEUP ((void *)(uintptr_t)UINT32_MAX)
+#define UCS_ASYNC_KEY_TIMER  ((void *)(uintptr_t)(UINT32_MAX - 1))
 
 /* Most expired timers collected under one hold of the global lock. */
 #define UCS_ASYNC_TIMER_BATCH 32
 
 /* Most fd events handled per wait. */
-#define UCS_ASYNC_MAX_EVENTS  32
+#define UCS_ASYNC_MAX_EVENTS 32
 
 void ucs_async_global_lock(void);
 void ucs_async_global_unlock(void);
@@ -108,8 +108,7 @@ void ucs_async_handler_dispatch(ucs_async_handler_t *handler, int events,
  */
 unsigned ucs_async_timers_collect(ucs_async_timer_set_t *set,
                                   const ucs_async_context_t *filter,
-                                  ucs_time_t now,
-                                  ucs_async_handler_t **expired,
+                                  ucs_time_t now, ucs_async_handler_t **expired,
                                   unsigned max);
 
 /** Earliest expiration in @a set, UCS_TIME_INFINITY if empty. */

@@ -5,11 +5,11 @@
  * (or at library unload).
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* pthread_setname_np */
+#define _GNU_SOURCE /* pthread_setname_np */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/async/async_int.h>
@@ -24,13 +24,11 @@
 #include <unistd.h>
 
 static struct {
-    pthread_mutex_t    lock;     /* start/stop; never taken by handlers'
-                                    thread while it dispatches */
-    ucs_async_thread_t *thread;  /* current instance, NULL if none */
-    unsigned           refcount; /* registered thread-mode handlers */
-} ucs_async_thread_ctx = {
-    .lock = PTHREAD_MUTEX_INITIALIZER
-};
+    pthread_mutex_t lock;       /* start/stop; never taken by handlers'
+                                   thread while it dispatches */
+    ucs_async_thread_t *thread; /* current instance, NULL if none */
+    unsigned refcount;          /* registered thread-mode handlers */
+} ucs_async_thread_ctx = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The instance the calling thread is, if it is an async thread. */
 static __thread ucs_async_thread_t *ucs_async_thread_self = NULL;
@@ -134,7 +132,8 @@ void ucs_async_thread_arm_timer(ucs_async_thread_t *thread, ucs_time_t now)
 
     if (timerfd_settime(thread->timer_fd, 0, &its, NULL) < 0) {
         ucs_error("async thread: timerfd_settime(fd=%d) failed: %m; timers "
-                  "may fire late", thread->timer_fd);
+                  "may fire late",
+                  thread->timer_fd);
         return;
     }
 
@@ -178,8 +177,8 @@ static ucs_status_t ucs_async_thread_start(ucs_async_thread_t **thread_p)
         goto err_cleanup_set;
     }
 
-    thread->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-                                      TFD_NONBLOCK | TFD_CLOEXEC);
+    thread->timer_fd =
+        timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     if (thread->timer_fd < 0) {
         ucs_error("async thread: timerfd_create() failed: %m; check the open "
                   "files limit (ulimit -n)");
@@ -206,7 +205,8 @@ static ucs_status_t ucs_async_thread_start(ucs_async_thread_t **thread_p)
     pthread_sigmask(SIG_SETMASK, &old_signals, NULL);
     if (ret != 0) {
         ucs_error("failed to start the async thread: %s; check the process "
-                  "and thread limits (ulimit -u)", strerror(ret));
+                  "and thread limits (ulimit -u)",
+                  strerror(ret));
         status = UCS_ERR_IO_ERROR;
         goto err_close_timer;
     }
@@ -235,7 +235,8 @@ static void ucs_async_thread_join(ucs_async_thread_t *thread)
     __atomic_store_n(&thread->stop, 1, __ATOMIC_RELEASE);
     if (write(thread->wakeup_fd, &one, sizeof(one)) < 0) {
         ucs_error("async thread: writing to its wakeup fd %d failed: %m; "
-                  "it may not stop", thread->wakeup_fd);
+                  "it may not stop",
+                  thread->wakeup_fd);
     }
 
     ret = pthread_join(thread->tid, NULL);
@@ -271,7 +272,7 @@ void ucs_async_thread_put(void)
     if ((--ucs_async_thread_ctx.refcount == 0) &&
         (ucs_async_thread_ctx.thread != ucs_async_thread_self)) {
         /* a new handler added from now on starts a new instance */
-        stopping                   = ucs_async_thread_ctx.thread;
+        stopping                    = ucs_async_thread_ctx.thread;
         ucs_async_thread_ctx.thread = NULL;
     }
     pthread_mutex_unlock(&ucs_async_thread_ctx.lock);
@@ -308,6 +309,7 @@ UCS_F_DTOR static void ucs_async_thread_cleanup(void)
     } else {
         /* handlers still point to its event set; keep it */
         ucs_debug("async thread stopped at exit with %u handlers still "
-                  "registered", refcount);
+                  "registered",
+                  refcount);
     }
 }

@@ -2,7 +2,7 @@
  * The global options table and its reader.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/config/global_opts.h>
@@ -14,15 +14,13 @@ ucs_global_opts_t ucs_global_opts = {
     .log_level            = UCS_LOG_LEVEL_WARN,
     .modules              = {{NULL, 0}, UCS_CONFIG_ALLOW_LIST_ALLOW_ALL},
     .warn_unused_env_vars = 1,
-    .vfs_retry_interval   = 1.0
-};
+    .vfs_retry_interval   = 1.0};
 
 static pthread_mutex_t ucs_global_opts_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ucs_global_opts_filled           = 0;
 
 /* Log levels also accept "warning", like ucs_log_level_parse() */
-static ucs_status_t ucs_global_opts_log_level_read(const char *buf,
-                                                   void *dest,
+static ucs_status_t ucs_global_opts_log_level_read(const char *buf, void *dest,
                                                    const void *arg)
 {
     ucs_log_level_t level;
@@ -31,13 +29,16 @@ static ucs_status_t ucs_global_opts_log_level_read(const char *buf,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(ucs_log_level_t*)dest = level;
+    *(ucs_log_level_t *)dest = level;
     return UCS_OK;
 }
 
-#define UCS_GLOBAL_OPTS_TYPE_LOG_LEVEL \
-    {ucs_global_opts_log_level_read, ucs_config_enum_write, NULL, NULL, \
-     ucs_config_enum_help, ucs_log_level_names, sizeof(ucs_log_level_t), 0}
+#define UCS_GLOBAL_OPTS_TYPE_LOG_LEVEL                                     \
+    {                                                                      \
+        ucs_global_opts_log_level_read, ucs_config_enum_write, NULL, NULL, \
+            ucs_config_enum_help, ucs_log_level_names,                     \
+            sizeof(ucs_log_level_t), 0                                     \
+    }
 
 const ucs_config_field_t ucs_global_opts_table[] = {
     {"LOG_LEVEL", "warn",
@@ -74,8 +75,7 @@ const ucs_config_field_t ucs_global_opts_table[] = {
 
     {"VFS_RETRY_INTERVAL", "1s",
      "How often to look for the uct_vfs daemon when it is not there.",
-     ucs_offsetof(ucs_global_opts_t, vfs_retry_interval),
-     UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(ucs_global_opts_t, vfs_retry_interval), UCS_CONFIG_TYPE_TIME},
 
     {"VFS_SOCK_DIR", "",
      "Directory of the uct_vfs daemon's socket; it must belong to the user\n"
@@ -90,8 +90,7 @@ const ucs_config_field_t ucs_global_opts_table[] = {
      "/tmp/openuct-vfs-<uid> without XDG_RUNTIME_DIR.",
      ucs_offsetof(ucs_global_opts_t, vfs_mount_dir), UCS_CONFIG_TYPE_STRING},
 
-    {NULL}
-};
+    {NULL}};
 
 UCS_CONFIG_REGISTER_TABLE(ucs_global_opts_table, "Global", "",
                           ucs_global_opts_t)
@@ -111,8 +110,7 @@ ucs_status_t ucs_global_opts_init(void)
 
     pthread_mutex_lock(&ucs_global_opts_lock);
     if (ucs_global_opts_filled) {
-        ucs_config_parser_release_opts(&ucs_global_opts,
-                                       ucs_global_opts_table);
+        ucs_config_parser_release_opts(&ucs_global_opts, ucs_global_opts_table);
     }
     ucs_global_opts        = opts;
     ucs_global_opts_filled = 1;
@@ -128,8 +126,7 @@ void ucs_global_opts_release(void)
 {
     pthread_mutex_lock(&ucs_global_opts_lock);
     if (ucs_global_opts_filled) {
-        ucs_config_parser_release_opts(&ucs_global_opts,
-                                       ucs_global_opts_table);
+        ucs_config_parser_release_opts(&ucs_global_opts, ucs_global_opts_table);
         ucs_global_opts_filled = 0;
     }
     pthread_mutex_unlock(&ucs_global_opts_lock);

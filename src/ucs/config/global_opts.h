@@ -18,17 +18,17 @@ BEGIN_C_DECLS
 
 /** The global options; each field is read from the variable named. */
 typedef struct ucs_global_opts {
-    ucs_log_level_t         log_level;            /**< UCX_LOG_LEVEL */
-    char                    *log_file;            /**< UCX_LOG_FILE */
-    char                    *module_dir;          /**< UCX_MODULE_DIR */
-    ucs_config_allow_list_t modules;              /**< UCX_MODULES */
+    ucs_log_level_t log_level;       /**< UCX_LOG_LEVEL */
+    char *log_file;                  /**< UCX_LOG_FILE */
+    char *module_dir;                /**< UCX_MODULE_DIR */
+    ucs_config_allow_list_t modules; /**< UCX_MODULES */
     /** UCX_WARN_UNUSED_ENV_VARS */
-    int                     warn_unused_env_vars;
-    int                     vfs_enable;           /**< UCX_VFS_ENABLE */
-    double                  vfs_retry_interval;   /**< UCX_VFS_RETRY_INTERVAL,
-                                                     seconds */
-    char                    *vfs_sock_dir;        /**< UCX_VFS_SOCK_DIR */
-    char                    *vfs_mount_dir;       /**< UCX_VFS_MOUNT_DIR */
+    int warn_unused_env_vars;
+    int vfs_enable;            /**< UCX_VFS_ENABLE */
+    double vfs_retry_interval; /**< UCX_VFS_RETRY_INTERVAL,
+                                  seconds */
+    char *vfs_sock_dir;        /**< UCX_VFS_SOCK_DIR */
+    char *vfs_mount_dir;       /**< UCX_VFS_MOUNT_DIR */
 } ucs_global_opts_t;
 
 /** The current values; valid from library load to unload. */

@@ -4,7 +4,7 @@
  * process-wide list of tables and warns about unknown UCX_ variables.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/config/parser.h>
@@ -17,71 +17,68 @@
 #include <string.h>
 
 #ifndef UCS_SYSCONF_DIR
-#  define UCS_SYSCONF_DIR "/etc"
+#define UCS_SYSCONF_DIR "/etc"
 #endif
 
-#define UCS_CONFIG_FILE_ENV     "UCX_CONFIG_FILE"
-#define UCS_CONFIG_FILE_NAME    "openuct.conf"
-#define UCS_CONFIG_MAX_DEPTH    16   /* nesting of tables */
-#define UCS_CONFIG_NAME_MAX     256  /* a variable name */
-#define UCS_CONFIG_VALUE_MAX    4096 /* a formatted value */
-#define UCS_CONFIG_HELP_MAX     512  /* a type's syntax description */
+#define UCS_CONFIG_FILE_ENV  "UCX_CONFIG_FILE"
+#define UCS_CONFIG_FILE_NAME "openuct.conf"
+#define UCS_CONFIG_MAX_DEPTH 16   /* nesting of tables */
+#define UCS_CONFIG_NAME_MAX  256  /* a variable name */
+#define UCS_CONFIG_VALUE_MAX 4096 /* a formatted value */
+#define UCS_CONFIG_HELP_MAX  512  /* a type's syntax description */
 
 /* Variables we read without a table field (names without the prefix) */
 static const char *ucs_config_known_vars[] = {
     "CONFIG_FILE", /* read before any table, see ucs_config_file_get() */
-    NULL
-};
+    NULL};
 
 /* One "UCX_NAME = value" line of a configuration file */
 typedef struct {
-    char     *name;
-    char     *value;
+    char *name;
+    char *value;
     unsigned line;
 } ucs_config_file_var_t;
 
 typedef struct {
-    char                  *path;
+    char *path;
     ucs_config_file_var_t *vars;
-    unsigned              count;
+    unsigned count;
 } ucs_config_file_t;
 
 /* Prefixes a field is looked up with, most specific first */
 typedef struct {
     const char *names[UCS_CONFIG_MAX_DEPTH + 1];
-    unsigned   count;
+    unsigned count;
 } ucs_config_prefixes_t;
 
 /* Where the value of a field comes from */
 typedef struct {
     const char *value;
-    const char *file;  /* NULL for the environment */
-    unsigned   line;
-    char       name[UCS_CONFIG_NAME_MAX];
+    const char *file; /* NULL for the environment */
+    unsigned line;
+    char name[UCS_CONFIG_NAME_MAX];
 } ucs_config_source_t;
 
 typedef struct {
-    const char              *env_prefix;
+    const char *env_prefix;
     const ucs_config_file_t *files[2]; /* highest priority first */
-    int                     ignore_errors;
-    unsigned                num_bad_values; /* reported and ignored */
+    int ignore_errors;
+    unsigned num_bad_values; /* reported and ignored */
 } ucs_config_fill_ctx_t;
 
 static struct {
-    pthread_mutex_t                file_lock;
-    int                            file_loaded;
-    ucs_config_file_t              file;
-    pthread_mutex_t                list_lock;
-    ucs_list_link_t                list_head;
-    int                            unused_vars_checked;
-} ucs_config_ctx = {
-    .file_lock = PTHREAD_MUTEX_INITIALIZER,
-    .list_lock = PTHREAD_MUTEX_INITIALIZER,
-    .list_head = UCS_LIST_INITIALIZER(ucs_config_ctx.list_head)
-};
+    pthread_mutex_t file_lock;
+    int file_loaded;
+    ucs_config_file_t file;
+    pthread_mutex_t list_lock;
+    ucs_list_link_t list_head;
+    int unused_vars_checked;
+} ucs_config_ctx = {.file_lock = PTHREAD_MUTEX_INITIALIZER,
+                    .list_lock = PTHREAD_MUTEX_INITIALIZER,
+                    .list_head =
+                        UCS_LIST_INITIALIZER(ucs_config_ctx.list_head)};
 
 extern char **environ;
-
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -118,8 +115,7 @@ static void ucs_config_prefixes_init(ucs_config_prefixes_t *prefixes,
 static int ucs_config_prefixes_push(ucs_config_prefixes_t *prefixes,
                                     const ucs_config_field_t *field)
 {
-    if ((field->name[0] == '\0') ||
-        (prefixes->count >= UCS_CONFIG_MAX_DEPTH)) {
+    if ((field->name[0] == '\0') || (prefixes->count >= UCS_CONFIG_MAX_DEPTH)) {
         return 0;
     }
 
@@ -144,8 +140,7 @@ static void ucs_config_field_help(const ucs_config_field_t *field, char *buf,
     }
 }
 
-static void ucs_config_field_release(const ucs_config_field_t *field,
-                                     void *var)
+static void ucs_config_field_release(const ucs_config_field_t *field, void *var)
 {
     if (ucs_config_field_is_table(field)) {
         ucs_config_parser_release_opts(var, field->parser.arg);
@@ -185,8 +180,7 @@ static ucs_status_t ucs_config_field_replace(const ucs_config_field_t *field,
 
 static void ucs_config_report_bad_value(const ucs_config_field_t *field,
                                         ucs_status_t status,
-                                        const char *var_name,
-                                        const char *value,
+                                        const char *var_name, const char *value,
                                         const ucs_config_source_t *source,
                                         const char *kept)
 {
@@ -195,8 +189,7 @@ static void ucs_config_report_bad_value(const ucs_config_field_t *field,
     char keep[UCS_CONFIG_VALUE_MAX + 32] = "";
 
     if ((source != NULL) && (source->file != NULL)) {
-        snprintf(where, sizeof(where), " in %s:%u", source->file,
-                 source->line);
+        snprintf(where, sizeof(where), " in %s:%u", source->file, source->line);
     }
 
     if (kept != NULL) {
@@ -212,7 +205,6 @@ static void ucs_config_report_bad_value(const ucs_config_field_t *field,
                   ucs_status_string(status), keep);
     }
 }
-
 
 /* ---- configuration files ------------------------------------------------- */
 
@@ -267,8 +259,8 @@ static int ucs_config_is_var_name(const char *name)
 }
 
 static ucs_status_t ucs_config_file_add_var(ucs_config_file_t *file,
-                                            const char *name,
-                                            const char *value, unsigned line)
+                                            const char *name, const char *value,
+                                            unsigned line)
 {
     ucs_config_file_var_t *vars;
     ucs_config_file_var_t var;
@@ -333,7 +325,8 @@ static ucs_status_t ucs_config_file_read(const char *path,
         eq = strchr(name, '=');
         if (eq == NULL) {
             ucs_warn("%s:%u: malformed line '%s' (expected 'UCX_NAME = "
-                     "value'); ignored", path, line, name);
+                     "value'); ignored",
+                     path, line, name);
             continue;
         }
 
@@ -342,7 +335,8 @@ static ucs_status_t ucs_config_file_read(const char *path,
         value = ucs_config_strtrim(eq + 1);
         if (!ucs_config_is_var_name(name)) {
             ucs_warn("%s:%u: malformed variable name '%s' (expected "
-                     "'UCX_NAME = value'); ignored", path, line, name);
+                     "'UCX_NAME = value'); ignored",
+                     path, line, name);
             continue;
         }
 
@@ -391,8 +385,7 @@ static const ucs_config_file_t *ucs_config_file_get(void)
     }
 
     if (path[0] == '\0') {
-        ucs_debug("configuration file disabled by empty "
-                  UCS_CONFIG_FILE_ENV);
+        ucs_debug("configuration file disabled by empty " UCS_CONFIG_FILE_ENV);
         return &ucs_config_ctx.file;
     }
 
@@ -400,8 +393,8 @@ static const ucs_config_file_t *ucs_config_file_get(void)
     if (status == UCS_ERR_IO_ERROR) {
         err = errno;
         if (is_explicit) {
-            ucs_warn("cannot read configuration file %s: %s; check "
-                     UCS_CONFIG_FILE_ENV " (set it empty to use none)",
+            ucs_warn("cannot read configuration file %s: %s; "
+                     "check " UCS_CONFIG_FILE_ENV " (set it empty to use none)",
                      path, strerror(err));
         } else {
             ucs_debug("no configuration file %s: %s", path, strerror(err));
@@ -436,7 +429,6 @@ ucs_config_file_find(const ucs_config_file_t *file, const char *name)
     return NULL;
 }
 
-
 /* ---- filling ------------------------------------------------------------- */
 
 /*
@@ -453,9 +445,8 @@ static int ucs_config_source_lookup(const ucs_config_fill_ctx_t *ctx,
     unsigned i, f;
 
     for (i = 0; i <= prefixes->count; ++i) {
-        snprintf(source->name, sizeof(source->name), "%s%s%s",
-                 ctx->env_prefix, ucs_config_prefixes_get(prefixes, i),
-                 field->name);
+        snprintf(source->name, sizeof(source->name), "%s%s%s", ctx->env_prefix,
+                 ucs_config_prefixes_get(prefixes, i), field->name);
         value = getenv(source->name);
         if (value != NULL) {
             source->value = value;
@@ -503,7 +494,7 @@ static int ucs_config_override_find(const char *overrides, const char *name,
         end = strchr(item, ';');
         if (!strncmp(item, name, name_len) && (item[name_len] == '=')) {
             item += name_len + 1;
-            len   = (end != NULL) ? (size_t)(end - item) : strlen(item);
+            len = (end != NULL) ? (size_t)(end - item) : strlen(item);
             snprintf(value, max, "%.*s", (int)ucs_min(len, max - 1), item);
             return 1;
         }
@@ -517,9 +508,10 @@ static int ucs_config_override_find(const char *overrides, const char *name,
  * overrides of the enclosing table fields (outermost first). On failure,
  * nothing is left to release.
  */
-static ucs_status_t
-ucs_config_set_defaults(void *opts, const ucs_config_field_t *fields,
-                        const char **overrides, unsigned num_overrides)
+static ucs_status_t ucs_config_set_defaults(void *opts,
+                                            const ucs_config_field_t *fields,
+                                            const char **overrides,
+                                            unsigned num_overrides)
 {
     char value[UCS_CONFIG_VALUE_MAX];
     const ucs_config_field_t *field;
@@ -531,16 +523,16 @@ ucs_config_set_defaults(void *opts, const ucs_config_field_t *fields,
         if (ucs_config_field_is_table(field)) {
             if (num_overrides >= UCS_CONFIG_MAX_DEPTH) {
                 ucs_error("configuration table field %s: tables nested "
-                          "deeper than %d", field->name,
-                          UCS_CONFIG_MAX_DEPTH);
+                          "deeper than %d",
+                          field->name, UCS_CONFIG_MAX_DEPTH);
                 status = UCS_ERR_INVALID_PARAM;
                 goto err_release;
             }
 
             overrides[num_overrides] = field->dfl_value;
-            status = ucs_config_set_defaults(
-                    UCS_PTR_BYTE_OFFSET(opts, field->offset),
-                    field->parser.arg, overrides, num_overrides + 1);
+            status                   = ucs_config_set_defaults(
+                                  UCS_PTR_BYTE_OFFSET(opts, field->offset), field->parser.arg,
+                                  overrides, num_overrides + 1);
             if (status != UCS_OK) {
                 goto err_release;
             }
@@ -568,7 +560,8 @@ ucs_config_set_defaults(void *opts, const ucs_config_field_t *fields,
             ucs_config_report_bad_value(field, status, field->name, dfl_value,
                                         NULL, NULL);
             ucs_error("the default of configuration field %s is wrong; "
-                      "fix its table", field->name);
+                      "fix its table",
+                      field->name);
             goto err_release;
         }
     }
@@ -602,8 +595,8 @@ static ucs_status_t ucs_config_apply_sources(void *opts,
         var = UCS_PTR_BYTE_OFFSET(opts, field->offset);
         if (ucs_config_field_is_table(field)) {
             pushed = ucs_config_prefixes_push(prefixes, field);
-            status = ucs_config_apply_sources(var, field->parser.arg, ctx,
-                                              prefixes);
+            status =
+                ucs_config_apply_sources(var, field->parser.arg, ctx, prefixes);
             prefixes->count -= pushed;
             if (status != UCS_OK) {
                 return status;
@@ -666,8 +659,8 @@ ucs_config_fill_opts_file(void *opts, const ucs_config_field_t *fields,
         if (status == UCS_ERR_IO_ERROR) {
             err = errno;
             ucs_error("cannot read configuration file %s: %s; check the "
-                      "path given to the configuration reader", filename,
-                      strerror(err));
+                      "path given to the configuration reader",
+                      filename, strerror(err));
             return status;
         } else if (status != UCS_OK) {
             return status;
@@ -699,18 +692,14 @@ out_release_file:
     return status;
 }
 
-ucs_status_t ucs_config_parser_fill_opts_file(void *opts,
-                                              const ucs_config_field_t *fields,
-                                              const char *env_prefix,
-                                              const char *table_prefix,
-                                              const char *filename,
-                                              int ignore_errors)
+ucs_status_t ucs_config_parser_fill_opts_file(
+    void *opts, const ucs_config_field_t *fields, const char *env_prefix,
+    const char *table_prefix, const char *filename, int ignore_errors)
 {
     unsigned num_bad_values;
 
     return ucs_config_fill_opts_file(opts, fields, env_prefix, table_prefix,
-                                     filename, ignore_errors,
-                                     &num_bad_values);
+                                     filename, ignore_errors, &num_bad_values);
 }
 
 ucs_status_t ucs_config_parser_fill_opts(void *opts,
@@ -720,8 +709,7 @@ ucs_status_t ucs_config_parser_fill_opts(void *opts,
                                          int ignore_errors)
 {
     return ucs_config_parser_fill_opts_file(opts, fields, env_prefix,
-                                            table_prefix, NULL,
-                                            ignore_errors);
+                                            table_prefix, NULL, ignore_errors);
 }
 
 void ucs_config_parser_release_opts(void *opts,
@@ -761,8 +749,8 @@ ucs_status_t ucs_config_parser_clone_opts(const void *src, void *dst,
         }
 
         if (status != UCS_OK) {
-            ucs_error("failed to copy configuration field %s: %s",
-                      field->name, ucs_status_string(status));
+            ucs_error("failed to copy configuration field %s: %s", field->name,
+                      ucs_status_string(status));
             goto err_release;
         }
     }
@@ -779,7 +767,6 @@ err_release:
     }
     return status;
 }
-
 
 /* ---- get / set ----------------------------------------------------------- */
 
@@ -806,8 +793,8 @@ ucs_config_field_find(const ucs_config_field_t *fields, const char *name,
         found = ucs_config_field_find(field->parser.arg, name, &offset);
         len   = strlen(field->name);
         if ((found == NULL) && (len > 0) && !strncmp(name, field->name, len)) {
-            found = ucs_config_field_find(field->parser.arg, name + len,
-                                          &offset);
+            found =
+                ucs_config_field_find(field->parser.arg, name + len, &offset);
         }
 
         if (found != NULL) {
@@ -866,7 +853,6 @@ ucs_status_t ucs_config_parser_set_value(void *opts,
     return status;
 }
 
-
 /* ---- printing ------------------------------------------------------------ */
 
 static void ucs_config_print_doc(FILE *stream, const ucs_config_field_t *field)
@@ -898,8 +884,8 @@ static void ucs_config_print_fields(FILE *stream, const void *opts,
     for (field = fields; field->name != NULL; ++field) {
         var = UCS_PTR_BYTE_OFFSET(opts, field->offset);
         if (ucs_config_field_is_table(field)) {
-            ucs_config_print_fields(stream, var, field->parser.arg,
-                                    env_prefix, table_prefix, flags);
+            ucs_config_print_fields(stream, var, field->parser.arg, env_prefix,
+                                    table_prefix, flags);
             continue;
         }
 
@@ -937,10 +923,9 @@ void ucs_config_parser_print_opts(FILE *stream, const char *title,
     }
 
     if (flags & UCS_CONFIG_PRINT_CONFIG) {
-        ucs_config_print_fields(stream, opts, fields,
-                                ucs_config_env_prefix(env_prefix),
-                                (table_prefix != NULL) ? table_prefix : "",
-                                flags);
+        ucs_config_print_fields(
+            stream, opts, fields, ucs_config_env_prefix(env_prefix),
+            (table_prefix != NULL) ? table_prefix : "", flags);
     }
 }
 
@@ -969,9 +954,9 @@ ucs_status_t ucs_config_parser_print_all_opts(FILE *stream,
             continue;
         }
 
-        status = ucs_config_fill_opts_file(opts, entry->table, env_prefix,
-                                           entry->prefix, NULL, 1,
-                                           &num_bad_values);
+        status =
+            ucs_config_fill_opts_file(opts, entry->table, env_prefix,
+                                      entry->prefix, NULL, 1, &num_bad_values);
         if (status != UCS_OK) {
             fprintf(stream, "# %s: failed to read the configuration: %s\n",
                     entry->name, ucs_status_string(status));
@@ -992,7 +977,6 @@ ucs_status_t ucs_config_parser_print_all_opts(FILE *stream,
     pthread_mutex_unlock(&ucs_config_ctx.list_lock);
     return result;
 }
-
 
 /* ---- global list of tables ----------------------------------------------- */
 
@@ -1021,8 +1005,8 @@ void ucs_config_global_list_remove(ucs_config_global_list_entry_t *entry)
 }
 
 void ucs_config_global_list_for_each(
-        void (*cb)(const ucs_config_global_list_entry_t *entry, void *arg),
-        void *arg)
+    void (*cb)(const ucs_config_global_list_entry_t *entry, void *arg),
+    void *arg)
 {
     const ucs_config_global_list_entry_t *entry;
 
@@ -1032,7 +1016,6 @@ void ucs_config_global_list_for_each(
     }
     pthread_mutex_unlock(&ucs_config_ctx.list_lock);
 }
-
 
 /* ---- unknown variables --------------------------------------------------- */
 
@@ -1066,10 +1049,10 @@ static unsigned ucs_config_edit_distance(const char *a, const char *b)
 }
 
 typedef struct {
-    const char *name;    /* unprefixed variable name, e.g. TCP_SNDBUF */
-    int        known;
-    unsigned   best_distance;
-    char       best[UCS_CONFIG_NAME_MAX];
+    const char *name; /* unprefixed variable name, e.g. TCP_SNDBUF */
+    int known;
+    unsigned best_distance;
+    char best[UCS_CONFIG_NAME_MAX];
 } ucs_config_var_match_t;
 
 static void ucs_config_match_fields(const ucs_config_field_t *fields,
@@ -1150,11 +1133,12 @@ static void ucs_config_check_env_var(const char *env_prefix,
     threshold = ucs_max(1, ucs_min(3, strlen(name) / 4));
     if (match.best_distance <= threshold) {
         ucs_warn("unknown environment variable %s%s (did you mean %s%s?); "
-                 "set UCX_WARN_UNUSED_ENV_VARS=n to silence", env_prefix,
-                 name, env_prefix, match.best);
+                 "set UCX_WARN_UNUSED_ENV_VARS=n to silence",
+                 env_prefix, name, env_prefix, match.best);
     } else {
         ucs_warn("unknown environment variable %s%s; set "
-                 "UCX_WARN_UNUSED_ENV_VARS=n to silence", env_prefix, name);
+                 "UCX_WARN_UNUSED_ENV_VARS=n to silence",
+                 env_prefix, name);
     }
 }
 

@@ -57,7 +57,7 @@ typedef enum {
     UCS_CONFIG_PRINT_CONFIG = UCS_BIT(0), /**< NAME=value lines */
     UCS_CONFIG_PRINT_HEADER = UCS_BIT(1), /**< a comment block with the
                                                title */
-    UCS_CONFIG_PRINT_DOC    = UCS_BIT(2), /**< doc and syntax before each
+    UCS_CONFIG_PRINT_DOC = UCS_BIT(2),    /**< doc and syntax before each
                                                variable */
     UCS_CONFIG_PRINT_HIDDEN = UCS_BIT(3)  /**< also fields without a doc */
 } ucs_config_print_flags_t;
@@ -74,18 +74,17 @@ typedef struct ucs_config_parser {
      *  error. */
     ucs_status_t (*read)(const char *buf, void *dest, const void *arg);
     /** Format the field into a buffer of the given size. */
-    void         (*write)(char *buf, size_t max, const void *src,
-                          const void *arg);
+    void (*write)(char *buf, size_t max, const void *src, const void *arg);
     /** Deep-copy a field value; NULL for plain values. */
     ucs_status_t (*clone)(const void *src, void *dest, const void *arg);
     /** Free what read or clone allocated; NULL for plain values. */
-    void         (*release)(void *ptr, const void *arg);
+    void (*release)(void *ptr, const void *arg);
     /** Describe the accepted syntax into a buffer. */
-    void         (*help)(char *buf, size_t max, const void *arg);
-    const void   *arg;   /**< passed to every call: names for enums and
-                              bitmaps, the sub-table for tables */
-    size_t       size;   /**< bytes of the field */
-    unsigned     flags;  /**< UCS_CONFIG_PARSER_FLAG_* bits */
+    void (*help)(char *buf, size_t max, const void *arg);
+    const void *arg; /**< passed to every call: names for enums and
+                          bitmaps, the sub-table for tables */
+    size_t size;     /**< bytes of the field */
+    unsigned flags;  /**< UCS_CONFIG_PARSER_FLAG_* bits */
 } ucs_config_parser_t;
 
 /**
@@ -94,13 +93,13 @@ typedef struct ucs_config_parser {
  * with UCS_CONFIG_PRINT_HIDDEN).
  */
 typedef struct ucs_config_field {
-    const char          *name;      /**< variable name without prefixes */
-    const char          *dfl_value; /**< default, parsed like a variable;
-                                         for a table field, overrides of
-                                         the sub-table's defaults */
-    const char          *doc;       /**< one-paragraph description */
-    size_t              offset;     /**< of the value in the options struct */
-    ucs_config_parser_t parser;     /**< the value type */
+    const char *name;           /**< variable name without prefixes */
+    const char *dfl_value;      /**< default, parsed like a variable;
+                                     for a table field, overrides of
+                                     the sub-table's defaults */
+    const char *doc;            /**< one-paragraph description */
+    size_t offset;              /**< of the value in the options struct */
+    ucs_config_parser_t parser; /**< the value type */
 } ucs_config_field_t;
 
 /**
@@ -108,11 +107,11 @@ typedef struct ucs_config_field {
  * unknown UCX_ variables. Register with UCS_CONFIG_REGISTER_TABLE().
  */
 typedef struct ucs_config_global_list_entry {
-    const char               *name;   /**< e.g. "TCP transport" */
-    const char               *prefix; /**< e.g. "TCP_", or "" */
-    const ucs_config_field_t *table;  /**< the table */
-    size_t                   size;    /**< of the options struct */
-    ucs_list_link_t          list;    /**< owned by the registry */
+    const char *name;                /**< e.g. "TCP transport" */
+    const char *prefix;              /**< e.g. "TCP_", or "" */
+    const ucs_config_field_t *table; /**< the table */
+    size_t size;                     /**< of the options struct */
+    ucs_list_link_t list;            /**< owned by the registry */
 } ucs_config_global_list_entry_t;
 
 /**
@@ -124,19 +123,17 @@ typedef struct ucs_config_global_list_entry {
  * @param _prefix table prefix, e.g. "TCP_", or "".
  * @param _type   the options structure the table fills.
  */
-#define UCS_CONFIG_REGISTER_TABLE(_table, _name, _prefix, _type) \
+#define UCS_CONFIG_REGISTER_TABLE(_table, _name, _prefix, _type)    \
     static ucs_config_global_list_entry_t _table##_global_entry = { \
-        _name, _prefix, _table, sizeof(_type), {NULL, NULL} \
-    }; \
-    static void UCS_F_CTOR _table##_global_register(void) \
-    { \
-        ucs_config_global_list_add(&_table##_global_entry); \
-    } \
-    static void UCS_F_DTOR _table##_global_unregister(void) \
-    { \
-        ucs_config_global_list_remove(&_table##_global_entry); \
+        _name, _prefix, _table, sizeof(_type), {NULL, NULL}};       \
+    static void UCS_F_CTOR _table##_global_register(void)           \
+    {                                                               \
+        ucs_config_global_list_add(&_table##_global_entry);         \
+    }                                                               \
+    static void UCS_F_DTOR _table##_global_unregister(void)         \
+    {                                                               \
+        ucs_config_global_list_remove(&_table##_global_entry);      \
     }
-
 
 /* ---- value types --------------------------------------------------------
  * Each macro expands to a ucs_config_parser_t initializer, so a table row is
@@ -145,113 +142,152 @@ typedef struct ucs_config_global_list_entry {
  */
 
 /** Value type of a field: char *, owned by the options structure */
-#define UCS_CONFIG_TYPE_STRING \
-    {ucs_config_string_read, ucs_config_string_write, \
-     ucs_config_string_clone, ucs_config_string_release, \
-     ucs_config_string_help, NULL, sizeof(char*), 0}
+#define UCS_CONFIG_TYPE_STRING                                  \
+    {                                                           \
+        ucs_config_string_read, ucs_config_string_write,        \
+            ucs_config_string_clone, ucs_config_string_release, \
+            ucs_config_string_help, NULL, sizeof(char *), 0     \
+    }
 
 /** Value type of a field: int */
-#define UCS_CONFIG_TYPE_INT \
-    {ucs_config_int_read, ucs_config_int_write, NULL, NULL, \
-     ucs_config_int_help, NULL, sizeof(int), 0}
+#define UCS_CONFIG_TYPE_INT                                    \
+    {                                                          \
+        ucs_config_int_read, ucs_config_int_write, NULL, NULL, \
+            ucs_config_int_help, NULL, sizeof(int), 0          \
+    }
 
 /** Value type of a field: unsigned */
-#define UCS_CONFIG_TYPE_UINT \
-    {ucs_config_uint_read, ucs_config_uint_write, NULL, NULL, \
-     ucs_config_uint_help, NULL, sizeof(unsigned), 0}
+#define UCS_CONFIG_TYPE_UINT                                     \
+    {                                                            \
+        ucs_config_uint_read, ucs_config_uint_write, NULL, NULL, \
+            ucs_config_uint_help, NULL, sizeof(unsigned), 0      \
+    }
 
 /** Value type of a field: unsigned long */
-#define UCS_CONFIG_TYPE_ULONG \
-    {ucs_config_ulong_read, ucs_config_ulong_write, NULL, NULL, \
-     ucs_config_ulong_help, NULL, sizeof(unsigned long), 0}
+#define UCS_CONFIG_TYPE_ULONG                                      \
+    {                                                              \
+        ucs_config_ulong_read, ucs_config_ulong_write, NULL, NULL, \
+            ucs_config_ulong_help, NULL, sizeof(unsigned long), 0  \
+    }
 
 /** Value type of a field: unsigned long; "inf" and "auto" give
  *  UCS_ULUNITS_INF and UCS_ULUNITS_AUTO */
-#define UCS_CONFIG_TYPE_ULUNITS \
-    {ucs_config_ulunits_read, ucs_config_ulunits_write, NULL, NULL, \
-     ucs_config_ulunits_help, NULL, sizeof(unsigned long), 0}
+#define UCS_CONFIG_TYPE_ULUNITS                                        \
+    {                                                                  \
+        ucs_config_ulunits_read, ucs_config_ulunits_write, NULL, NULL, \
+            ucs_config_ulunits_help, NULL, sizeof(unsigned long), 0    \
+    }
 
 /** Value type of a field: double */
-#define UCS_CONFIG_TYPE_DOUBLE \
-    {ucs_config_double_read, ucs_config_double_write, NULL, NULL, \
-     ucs_config_double_help, NULL, sizeof(double), 0}
+#define UCS_CONFIG_TYPE_DOUBLE                                       \
+    {                                                                \
+        ucs_config_double_read, ucs_config_double_write, NULL, NULL, \
+            ucs_config_double_help, NULL, sizeof(double), 0          \
+    }
 
 /** Value type of a field: int, 0 or 1: y/n/yes/no/1/0/on/off */
-#define UCS_CONFIG_TYPE_BOOL \
-    {ucs_config_bool_read, ucs_config_bool_write, NULL, NULL, \
-     ucs_config_bool_help, NULL, sizeof(int), 0}
+#define UCS_CONFIG_TYPE_BOOL                                     \
+    {                                                            \
+        ucs_config_bool_read, ucs_config_bool_write, NULL, NULL, \
+            ucs_config_bool_help, NULL, sizeof(int), 0           \
+    }
 
 /** Value type of a field: ucs_ternary_auto_value_t: yes/no/try */
-#define UCS_CONFIG_TYPE_TERNARY \
-    {ucs_config_ternary_read, ucs_config_ternary_write, NULL, NULL, \
-     ucs_config_ternary_help, NULL, sizeof(int), 0}
+#define UCS_CONFIG_TYPE_TERNARY                                        \
+    {                                                                  \
+        ucs_config_ternary_read, ucs_config_ternary_write, NULL, NULL, \
+            ucs_config_ternary_help, NULL, sizeof(int), 0              \
+    }
 
 /** Value type of a field: ucs_ternary_auto_value_t: yes/no/try/auto */
-#define UCS_CONFIG_TYPE_TERNARY_AUTO \
-    {ucs_config_ternary_auto_read, ucs_config_ternary_write, NULL, NULL, \
-     ucs_config_ternary_auto_help, NULL, sizeof(int), 0}
+#define UCS_CONFIG_TYPE_TERNARY_AUTO                                        \
+    {                                                                       \
+        ucs_config_ternary_auto_read, ucs_config_ternary_write, NULL, NULL, \
+            ucs_config_ternary_auto_help, NULL, sizeof(int), 0              \
+    }
 
 /** unsigned index into a NULL-terminated name list, matched ignoring
  *  case.
  *  @param _names the names, indexed by value. */
-#define UCS_CONFIG_TYPE_ENUM(_names) \
-    {ucs_config_enum_read, ucs_config_enum_write, NULL, NULL, \
-     ucs_config_enum_help, _names, sizeof(unsigned), 0}
+#define UCS_CONFIG_TYPE_ENUM(_names)                             \
+    {                                                            \
+        ucs_config_enum_read, ucs_config_enum_write, NULL, NULL, \
+            ucs_config_enum_help, _names, sizeof(unsigned), 0    \
+    }
 
 /** unsigned with bit i set for each listed name i ("a,c").
  *  @param _names the NULL-terminated names, indexed by bit number. */
-#define UCS_CONFIG_TYPE_BITMAP(_names) \
-    {ucs_config_bitmap_read, ucs_config_bitmap_write, NULL, NULL, \
-     ucs_config_bitmap_help, _names, sizeof(unsigned), 0}
+#define UCS_CONFIG_TYPE_BITMAP(_names)                               \
+    {                                                                \
+        ucs_config_bitmap_read, ucs_config_bitmap_write, NULL, NULL, \
+            ucs_config_bitmap_help, _names, sizeof(unsigned), 0      \
+    }
 
 /** size_t with b/k/kb/m/mb/g/gb/t/tb suffixes (powers of 1024),
  *  "inf" and "auto" give UCS_MEMUNITS_INF/_AUTO */
-#define UCS_CONFIG_TYPE_MEMUNITS \
-    {ucs_config_memunits_read, ucs_config_memunits_write, NULL, NULL, \
-     ucs_config_memunits_help, NULL, sizeof(size_t), 0}
+#define UCS_CONFIG_TYPE_MEMUNITS                                         \
+    {                                                                    \
+        ucs_config_memunits_read, ucs_config_memunits_write, NULL, NULL, \
+            ucs_config_memunits_help, NULL, sizeof(size_t), 0            \
+    }
 
 /** Value type of a field: double seconds with s/ms/us/ns suffixes (no
  *  suffix: seconds), or "inf" */
-#define UCS_CONFIG_TYPE_TIME \
-    {ucs_config_time_read, ucs_config_time_write, NULL, NULL, \
-     ucs_config_time_help, NULL, sizeof(double), 0}
+#define UCS_CONFIG_TYPE_TIME                                     \
+    {                                                            \
+        ucs_config_time_read, ucs_config_time_write, NULL, NULL, \
+            ucs_config_time_help, NULL, sizeof(double), 0        \
+    }
 
 /** double bytes per second: "10Gbps", "1GBs", "100MB/s", "auto" gives
  *  UCS_CONFIG_BW_AUTO. K/M/G/T are powers of 1024; b is bits, B bytes. */
-#define UCS_CONFIG_TYPE_BW \
-    {ucs_config_bw_read, ucs_config_bw_write, NULL, NULL, \
-     ucs_config_bw_help, NULL, sizeof(double), 0}
+#define UCS_CONFIG_TYPE_BW                                   \
+    {                                                        \
+        ucs_config_bw_read, ucs_config_bw_write, NULL, NULL, \
+            ucs_config_bw_help, NULL, sizeof(double), 0      \
+    }
 
 /** Value type of a field: ucs_config_names_array_t from a
  *  comma-separated list */
-#define UCS_CONFIG_TYPE_STRING_ARRAY \
-    {ucs_config_names_array_read, ucs_config_names_array_write, \
-     ucs_config_names_array_clone, ucs_config_names_array_release, \
-     ucs_config_names_array_help, NULL, sizeof(ucs_config_names_array_t), 0}
+#define UCS_CONFIG_TYPE_STRING_ARRAY                                      \
+    {                                                                     \
+        ucs_config_names_array_read, ucs_config_names_array_write,        \
+            ucs_config_names_array_clone, ucs_config_names_array_release, \
+            ucs_config_names_array_help, NULL,                            \
+            sizeof(ucs_config_names_array_t), 0                           \
+    }
 
 /** Value type of a field: ucs_config_allow_list_t: "all", "a,b", or
  *  "^a,b" (all except a and b) */
-#define UCS_CONFIG_TYPE_ALLOW_LIST \
-    {ucs_config_allow_list_read, ucs_config_allow_list_write, \
-     ucs_config_allow_list_clone, ucs_config_allow_list_release, \
-     ucs_config_allow_list_help, NULL, sizeof(ucs_config_allow_list_t), 0}
+#define UCS_CONFIG_TYPE_ALLOW_LIST                                             \
+    {                                                                          \
+        ucs_config_allow_list_read, ucs_config_allow_list_write,               \
+            ucs_config_allow_list_clone, ucs_config_allow_list_release,        \
+            ucs_config_allow_list_help, NULL, sizeof(ucs_config_allow_list_t), \
+            0                                                                  \
+    }
 
 /** Value type of a field: ucs_range_spec_t: "1000-2000" or "1000" */
-#define UCS_CONFIG_TYPE_RANGE \
-    {ucs_config_range_read, ucs_config_range_write, NULL, NULL, \
-     ucs_config_range_help, NULL, sizeof(ucs_range_spec_t), 0}
+#define UCS_CONFIG_TYPE_RANGE                                        \
+    {                                                                \
+        ucs_config_range_read, ucs_config_range_write, NULL, NULL,   \
+            ucs_config_range_help, NULL, sizeof(ucs_range_spec_t), 0 \
+    }
 
 /** Embedded table; its offsets are relative to the field's offset.
  *  @param _sub_table the embedded table. */
-#define UCS_CONFIG_TYPE_TABLE(_sub_table) \
-    {NULL, NULL, NULL, NULL, NULL, _sub_table, 0, \
-     UCS_CONFIG_PARSER_FLAG_TABLE}
+#define UCS_CONFIG_TYPE_TABLE(_sub_table)            \
+    {                                                \
+        NULL, NULL, NULL, NULL, NULL, _sub_table, 0, \
+            UCS_CONFIG_PARSER_FLAG_TABLE             \
+    }
 
 /** A removed variable: setting it draws a warning and has no effect. */
-#define UCS_CONFIG_TYPE_DEPRECATED \
-    {NULL, NULL, NULL, NULL, NULL, NULL, 0, \
-     UCS_CONFIG_PARSER_FLAG_DEPRECATED}
-
+#define UCS_CONFIG_TYPE_DEPRECATED             \
+    {                                          \
+        NULL, NULL, NULL, NULL, NULL, NULL, 0, \
+            UCS_CONFIG_PARSER_FLAG_DEPRECATED  \
+    }
 
 /* ---- parser API ---------------------------------------------------------- */
 
@@ -291,12 +327,9 @@ ucs_status_t ucs_config_parser_fill_opts(void *opts,
  * @return as ucs_config_parser_fill_opts(), and UCS_ERR_IO_ERROR if
  *         @a filename cannot be read.
  */
-ucs_status_t ucs_config_parser_fill_opts_file(void *opts,
-                                              const ucs_config_field_t *fields,
-                                              const char *env_prefix,
-                                              const char *table_prefix,
-                                              const char *filename,
-                                              int ignore_errors);
+ucs_status_t ucs_config_parser_fill_opts_file(
+    void *opts, const ucs_config_field_t *fields, const char *env_prefix,
+    const char *table_prefix, const char *filename, int ignore_errors);
 
 /**
  * Free what a fill or clone allocated in @a opts (not @a opts itself).
@@ -438,8 +471,8 @@ void ucs_config_global_list_remove(ucs_config_global_list_entry_t *entry);
  * @param [in] arg passed to @a cb.
  */
 void ucs_config_global_list_for_each(
-        void (*cb)(const ucs_config_global_list_entry_t *entry, void *arg),
-        void *arg);
+    void (*cb)(const ucs_config_global_list_entry_t *entry, void *arg),
+    void *arg);
 
 /**
  * Find a string in a names array (exact, case-sensitive match).
@@ -460,7 +493,6 @@ int ucs_config_names_search(const ucs_config_names_array_t *array,
  */
 int ucs_config_allow_list_is_allowed(const ucs_config_allow_list_t *list,
                                      const char *name);
-
 
 /* ---- type implementations (used by the UCS_CONFIG_TYPE_* macros) --------- */
 
@@ -546,8 +578,7 @@ void ucs_config_int_help(char *buf, size_t max, const void *arg);
  * @param [in]  arg  unused (NULL).
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM.
  */
-ucs_status_t ucs_config_uint_read(const char *buf, void *dest,
-                                  const void *arg);
+ucs_status_t ucs_config_uint_read(const char *buf, void *dest, const void *arg);
 /**
  * Format an unsigned (UCS_CONFIG_TYPE_* write operation).
  *
@@ -663,8 +694,7 @@ void ucs_config_double_help(char *buf, size_t max, const void *arg);
  * @param [in]  arg  unused (NULL).
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM.
  */
-ucs_status_t ucs_config_bool_read(const char *buf, void *dest,
-                                  const void *arg);
+ucs_status_t ucs_config_bool_read(const char *buf, void *dest, const void *arg);
 /**
  * Format a boolean (int 0 or 1) (UCS_CONFIG_TYPE_* write operation).
  *
@@ -745,8 +775,7 @@ void ucs_config_ternary_auto_help(char *buf, size_t max, const void *arg);
  * @param [in]  arg  the NULL-terminated names.
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM.
  */
-ucs_status_t ucs_config_enum_read(const char *buf, void *dest,
-                                  const void *arg);
+ucs_status_t ucs_config_enum_read(const char *buf, void *dest, const void *arg);
 /**
  * Format an enum value (unsigned index into the names) (UCS_CONFIG_TYPE_*
  * write operation).
@@ -836,8 +865,7 @@ void ucs_config_memunits_help(char *buf, size_t max, const void *arg);
  * @param [in]  arg  unused (NULL).
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM.
  */
-ucs_status_t ucs_config_time_read(const char *buf, void *dest,
-                                  const void *arg);
+ucs_status_t ucs_config_time_read(const char *buf, void *dest, const void *arg);
 /**
  * Format a time in seconds (double) with units (UCS_CONFIG_TYPE_* write
  * operation).

@@ -5,7 +5,7 @@
  * error line with the help text) or UCS_ERR_NO_MEMORY.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/config/parser.h>
@@ -21,30 +21,22 @@
 
 typedef struct {
     const char *suffix;
-    double     factor;
+    double factor;
 } ucs_config_unit_t;
 
 /* Memory size suffixes, matched ignoring case */
 static const struct {
     const char *suffix;
-    size_t     factor;
-} ucs_config_mem_units[] = {
-    {"",   1},
-    {"b",  1},
-    {"k",  1ull << 10}, {"kb", 1ull << 10},
-    {"m",  1ull << 20}, {"mb", 1ull << 20},
-    {"g",  1ull << 30}, {"gb", 1ull << 30},
-    {"t",  1ull << 40}, {"tb", 1ull << 40}
-};
+    size_t factor;
+} ucs_config_mem_units[] = {{"", 1},           {"b", 1},
+                            {"k", 1ull << 10}, {"kb", 1ull << 10},
+                            {"m", 1ull << 20}, {"mb", 1ull << 20},
+                            {"g", 1ull << 30}, {"gb", 1ull << 30},
+                            {"t", 1ull << 40}, {"tb", 1ull << 40}};
 
 /* Time suffixes, matched ignoring case; no suffix means seconds */
 static const ucs_config_unit_t ucs_config_time_units[] = {
-    {"",   1.0},
-    {"s",  1.0},
-    {"ms", 1e-3},
-    {"us", 1e-6},
-    {"ns", 1e-9}
-};
+    {"", 1.0}, {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
 
 /* Bandwidth prefixes: powers of 1024 like memory units */
 static const ucs_config_unit_t ucs_config_bw_prefixes[] = {
@@ -52,8 +44,7 @@ static const ucs_config_unit_t ucs_config_bw_prefixes[] = {
     {"G", 1073741824.0},
     {"M", 1048576.0},
     {"K", 1024.0},
-    {"",  1.0}
-};
+    {"", 1.0}};
 
 static int ucs_config_is_keyword(const char *buf, const char *keyword)
 {
@@ -128,8 +119,8 @@ static void ucs_config_append(char *buf, size_t max, size_t *len_p,
  * the same value, to the precision of a double.
  */
 static void ucs_config_write_units(char *buf, size_t max, double value,
-                                   const ucs_config_unit_t *units,
-                                   size_t count, const char *tail)
+                                   const ucs_config_unit_t *units, size_t count,
+                                   const char *tail)
 {
     double scaled;
     size_t i;
@@ -168,7 +159,6 @@ static void ucs_config_help_names(char *buf, size_t max, const char *title,
     }
 }
 
-
 /* ---- string ---- */
 
 ucs_status_t ucs_config_string_read(const char *buf, void *dest,
@@ -180,14 +170,14 @@ ucs_status_t ucs_config_string_read(const char *buf, void *dest,
         return UCS_ERR_NO_MEMORY;
     }
 
-    *(char**)dest = str;
+    *(char **)dest = str;
     return UCS_OK;
 }
 
 void ucs_config_string_write(char *buf, size_t max, const void *src,
                              const void *arg)
 {
-    const char *str = *(char* const*)src;
+    const char *str = *(char *const *)src;
 
     snprintf(buf, max, "%s", (str != NULL) ? str : "");
 }
@@ -195,11 +185,11 @@ void ucs_config_string_write(char *buf, size_t max, const void *src,
 ucs_status_t ucs_config_string_clone(const void *src, void *dest,
                                      const void *arg)
 {
-    const char *str = *(char* const*)src;
+    const char *str = *(char *const *)src;
     char *copy;
 
     if (str == NULL) {
-        *(char**)dest = NULL;
+        *(char **)dest = NULL;
         return UCS_OK;
     }
 
@@ -208,14 +198,14 @@ ucs_status_t ucs_config_string_clone(const void *src, void *dest,
         return UCS_ERR_NO_MEMORY;
     }
 
-    *(char**)dest = copy;
+    *(char **)dest = copy;
     return UCS_OK;
 }
 
 void ucs_config_string_release(void *ptr, const void *arg)
 {
-    free(*(char**)ptr);
-    *(char**)ptr = NULL;
+    free(*(char **)ptr);
+    *(char **)ptr = NULL;
 }
 
 void ucs_config_string_help(char *buf, size_t max, const void *arg)
@@ -223,11 +213,9 @@ void ucs_config_string_help(char *buf, size_t max, const void *arg)
     snprintf(buf, max, "string");
 }
 
-
 /* ---- int, unsigned, unsigned long ---- */
 
-ucs_status_t ucs_config_int_read(const char *buf, void *dest,
-                                 const void *arg)
+ucs_status_t ucs_config_int_read(const char *buf, void *dest, const void *arg)
 {
     const char *digits = buf;
     unsigned long long magnitude;
@@ -241,19 +229,19 @@ ucs_status_t ucs_config_int_read(const char *buf, void *dest,
 
     if ((ucs_config_parse_ull(digits, &magnitude, &end) != UCS_OK) ||
         (*end != '\0') ||
-        (magnitude > (negative ? (unsigned long long)INT_MAX + 1 :
-                                 (unsigned long long)INT_MAX))) {
+        (magnitude > (negative ? (unsigned long long)INT_MAX + 1
+                               : (unsigned long long)INT_MAX))) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(int*)dest = negative ? (int)(-(long long)magnitude) : (int)magnitude;
+    *(int *)dest = negative ? (int)(-(long long)magnitude) : (int)magnitude;
     return UCS_OK;
 }
 
 void ucs_config_int_write(char *buf, size_t max, const void *src,
                           const void *arg)
 {
-    snprintf(buf, max, "%d", *(const int*)src);
+    snprintf(buf, max, "%d", *(const int *)src);
 }
 
 void ucs_config_int_help(char *buf, size_t max, const void *arg)
@@ -261,25 +249,24 @@ void ucs_config_int_help(char *buf, size_t max, const void *arg)
     snprintf(buf, max, "integer");
 }
 
-ucs_status_t ucs_config_uint_read(const char *buf, void *dest,
-                                  const void *arg)
+ucs_status_t ucs_config_uint_read(const char *buf, void *dest, const void *arg)
 {
     unsigned long long value;
     const char *end;
 
-    if ((ucs_config_parse_ull(buf, &value, &end) != UCS_OK) ||
-        (*end != '\0') || (value > UINT_MAX)) {
+    if ((ucs_config_parse_ull(buf, &value, &end) != UCS_OK) || (*end != '\0') ||
+        (value > UINT_MAX)) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(unsigned*)dest = (unsigned)value;
+    *(unsigned *)dest = (unsigned)value;
     return UCS_OK;
 }
 
 void ucs_config_uint_write(char *buf, size_t max, const void *src,
                            const void *arg)
 {
-    snprintf(buf, max, "%u", *(const unsigned*)src);
+    snprintf(buf, max, "%u", *(const unsigned *)src);
 }
 
 void ucs_config_uint_help(char *buf, size_t max, const void *arg)
@@ -287,25 +274,24 @@ void ucs_config_uint_help(char *buf, size_t max, const void *arg)
     snprintf(buf, max, "unsigned integer");
 }
 
-ucs_status_t ucs_config_ulong_read(const char *buf, void *dest,
-                                   const void *arg)
+ucs_status_t ucs_config_ulong_read(const char *buf, void *dest, const void *arg)
 {
     unsigned long long value;
     const char *end;
 
-    if ((ucs_config_parse_ull(buf, &value, &end) != UCS_OK) ||
-        (*end != '\0') || (value > ULONG_MAX)) {
+    if ((ucs_config_parse_ull(buf, &value, &end) != UCS_OK) || (*end != '\0') ||
+        (value > ULONG_MAX)) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(unsigned long*)dest = (unsigned long)value;
+    *(unsigned long *)dest = (unsigned long)value;
     return UCS_OK;
 }
 
 void ucs_config_ulong_write(char *buf, size_t max, const void *src,
                             const void *arg)
 {
-    snprintf(buf, max, "%lu", *(const unsigned long*)src);
+    snprintf(buf, max, "%lu", *(const unsigned long *)src);
 }
 
 void ucs_config_ulong_help(char *buf, size_t max, const void *arg)
@@ -330,14 +316,14 @@ ucs_status_t ucs_config_ulunits_read(const char *buf, void *dest,
         }
     }
 
-    *(unsigned long*)dest = value;
+    *(unsigned long *)dest = value;
     return UCS_OK;
 }
 
 void ucs_config_ulunits_write(char *buf, size_t max, const void *src,
                               const void *arg)
 {
-    unsigned long value = *(const unsigned long*)src;
+    unsigned long value = *(const unsigned long *)src;
 
     if (value == UCS_ULUNITS_INF) {
         snprintf(buf, max, "inf");
@@ -353,7 +339,6 @@ void ucs_config_ulunits_help(char *buf, size_t max, const void *arg)
     snprintf(buf, max, "unsigned long: <number>, \"inf\", or \"auto\"");
 }
 
-
 /* ---- double ---- */
 
 ucs_status_t ucs_config_double_read(const char *buf, void *dest,
@@ -367,14 +352,14 @@ ucs_status_t ucs_config_double_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(double*)dest = value;
+    *(double *)dest = value;
     return UCS_OK;
 }
 
 void ucs_config_double_write(char *buf, size_t max, const void *src,
                              const void *arg)
 {
-    snprintf(buf, max, "%.15g", *(const double*)src);
+    snprintf(buf, max, "%.15g", *(const double *)src);
 }
 
 void ucs_config_double_help(char *buf, size_t max, const void *arg)
@@ -382,19 +367,18 @@ void ucs_config_double_help(char *buf, size_t max, const void *arg)
     snprintf(buf, max, "floating point number");
 }
 
-
 /* ---- bool, ternary ---- */
 
 static int ucs_config_bool_parse(const char *buf, int *value_p)
 {
-    if (!strcasecmp(buf, "y") || !strcasecmp(buf, "yes") ||
-        !strcmp(buf, "1") || !strcasecmp(buf, "on")) {
+    if (!strcasecmp(buf, "y") || !strcasecmp(buf, "yes") || !strcmp(buf, "1") ||
+        !strcasecmp(buf, "on")) {
         *value_p = 1;
         return 1;
     }
 
-    if (!strcasecmp(buf, "n") || !strcasecmp(buf, "no") ||
-        !strcmp(buf, "0") || !strcasecmp(buf, "off")) {
+    if (!strcasecmp(buf, "n") || !strcasecmp(buf, "no") || !strcmp(buf, "0") ||
+        !strcasecmp(buf, "off")) {
         *value_p = 0;
         return 1;
     }
@@ -402,8 +386,7 @@ static int ucs_config_bool_parse(const char *buf, int *value_p)
     return 0;
 }
 
-ucs_status_t ucs_config_bool_read(const char *buf, void *dest,
-                                  const void *arg)
+ucs_status_t ucs_config_bool_read(const char *buf, void *dest, const void *arg)
 {
     int value;
 
@@ -411,14 +394,14 @@ ucs_status_t ucs_config_bool_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(int*)dest = value;
+    *(int *)dest = value;
     return UCS_OK;
 }
 
 void ucs_config_bool_write(char *buf, size_t max, const void *src,
                            const void *arg)
 {
-    snprintf(buf, max, "%c", *(const int*)src ? 'y' : 'n');
+    snprintf(buf, max, "%c", *(const int *)src ? 'y' : 'n');
 }
 
 void ucs_config_bool_help(char *buf, size_t max, const void *arg)
@@ -432,12 +415,12 @@ ucs_status_t ucs_config_ternary_read(const char *buf, void *dest,
     int value;
 
     if (ucs_config_bool_parse(buf, &value)) {
-        *(int*)dest = value ? UCS_YES : UCS_NO;
+        *(int *)dest = value ? UCS_YES : UCS_NO;
         return UCS_OK;
     }
 
     if (!strcasecmp(buf, "try")) {
-        *(int*)dest = UCS_TRY;
+        *(int *)dest = UCS_TRY;
         return UCS_OK;
     }
 
@@ -448,7 +431,7 @@ ucs_status_t ucs_config_ternary_auto_read(const char *buf, void *dest,
                                           const void *arg)
 {
     if (!strcasecmp(buf, "auto")) {
-        *(int*)dest = UCS_AUTO;
+        *(int *)dest = UCS_AUTO;
         return UCS_OK;
     }
 
@@ -458,7 +441,7 @@ ucs_status_t ucs_config_ternary_auto_read(const char *buf, void *dest,
 void ucs_config_ternary_write(char *buf, size_t max, const void *src,
                               const void *arg)
 {
-    switch (*(const int*)src) {
+    switch (*(const int *)src) {
     case UCS_NO:
         snprintf(buf, max, "n");
         break;
@@ -472,7 +455,7 @@ void ucs_config_ternary_write(char *buf, size_t max, const void *src,
         snprintf(buf, max, "auto");
         break;
     default:
-        snprintf(buf, max, "[%d]", *(const int*)src);
+        snprintf(buf, max, "[%d]", *(const int *)src);
         break;
     }
 }
@@ -486,7 +469,6 @@ void ucs_config_ternary_auto_help(char *buf, size_t max, const void *arg)
 {
     snprintf(buf, max, "y|n|try|auto");
 }
-
 
 /* ---- enum, bitmap ---- */
 
@@ -514,25 +496,24 @@ static unsigned ucs_config_names_count(const char *const *names)
     return count;
 }
 
-ucs_status_t ucs_config_enum_read(const char *buf, void *dest,
-                                  const void *arg)
+ucs_status_t ucs_config_enum_read(const char *buf, void *dest, const void *arg)
 {
-    int index = ucs_config_name_index((const char* const*)arg, buf,
-                                      strlen(buf));
+    int index =
+        ucs_config_name_index((const char *const *)arg, buf, strlen(buf));
 
     if (index < 0) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(unsigned*)dest = (unsigned)index;
+    *(unsigned *)dest = (unsigned)index;
     return UCS_OK;
 }
 
 void ucs_config_enum_write(char *buf, size_t max, const void *src,
                            const void *arg)
 {
-    const char *const *names = (const char* const*)arg;
-    unsigned value           = *(const unsigned*)src;
+    const char *const *names = (const char *const *)arg;
+    unsigned value           = *(const unsigned *)src;
 
     if (value < ucs_config_names_count(names)) {
         snprintf(buf, max, "%s", names[value]);
@@ -543,24 +524,24 @@ void ucs_config_enum_write(char *buf, size_t max, const void *src,
 
 void ucs_config_enum_help(char *buf, size_t max, const void *arg)
 {
-    ucs_config_help_names(buf, max, "one of: ", (const char* const*)arg);
+    ucs_config_help_names(buf, max, "one of: ", (const char *const *)arg);
 }
 
 ucs_status_t ucs_config_bitmap_read(const char *buf, void *dest,
                                     const void *arg)
 {
-    const char *const *names = (const char* const*)arg;
+    const char *const *names = (const char *const *)arg;
     unsigned value           = 0;
     const char *item, *comma;
     size_t len;
     int index;
 
     if (buf[0] == '\0') {
-        *(unsigned*)dest = 0;
+        *(unsigned *)dest = 0;
         return UCS_OK;
     }
 
-    for (item = buf; ; item = comma + 1) {
+    for (item = buf;; item = comma + 1) {
         comma = strchr(item, ',');
         len   = (comma != NULL) ? (size_t)(comma - item) : strlen(item);
         index = ucs_config_name_index(names, item, len);
@@ -574,15 +555,15 @@ ucs_status_t ucs_config_bitmap_read(const char *buf, void *dest,
         }
     }
 
-    *(unsigned*)dest = value;
+    *(unsigned *)dest = value;
     return UCS_OK;
 }
 
 void ucs_config_bitmap_write(char *buf, size_t max, const void *src,
                              const void *arg)
 {
-    const char *const *names = (const char* const*)arg;
-    unsigned value           = *(const unsigned*)src;
+    const char *const *names = (const char *const *)arg;
+    unsigned value           = *(const unsigned *)src;
     size_t len               = 0;
     unsigned i;
 
@@ -597,10 +578,9 @@ void ucs_config_bitmap_write(char *buf, size_t max, const void *src,
 
 void ucs_config_bitmap_help(char *buf, size_t max, const void *arg)
 {
-    ucs_config_help_names(buf, max, "comma-separated list of: ",
-                          (const char* const*)arg);
+    ucs_config_help_names(
+        buf, max, "comma-separated list of: ", (const char *const *)arg);
 }
-
 
 /* ---- memory units ---- */
 
@@ -612,12 +592,12 @@ ucs_status_t ucs_config_memunits_read(const char *buf, void *dest,
     size_t i, factor;
 
     if (ucs_config_is_keyword(buf, "inf")) {
-        *(size_t*)dest = UCS_MEMUNITS_INF;
+        *(size_t *)dest = UCS_MEMUNITS_INF;
         return UCS_OK;
     }
 
     if (ucs_config_is_keyword(buf, "auto")) {
-        *(size_t*)dest = UCS_MEMUNITS_AUTO;
+        *(size_t *)dest = UCS_MEMUNITS_AUTO;
         return UCS_OK;
     }
 
@@ -641,7 +621,7 @@ ucs_status_t ucs_config_memunits_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(size_t*)dest = (size_t)number * factor;
+    *(size_t *)dest = (size_t)number * factor;
     return UCS_OK;
 }
 
@@ -649,7 +629,7 @@ void ucs_config_memunits_write(char *buf, size_t max, const void *src,
                                const void *arg)
 {
     static const char suffixes[] = "kmgt";
-    size_t value                 = *(const size_t*)src;
+    size_t value                 = *(const size_t *)src;
     int i;
 
     if (value == UCS_MEMUNITS_INF) {
@@ -664,8 +644,7 @@ void ucs_config_memunits_write(char *buf, size_t max, const void *src,
 
     for (i = 3; (i >= 0) && (value != 0); --i) {
         if ((value % (1ull << (10 * (i + 1)))) == 0) {
-            snprintf(buf, max, "%zu%c", value >> (10 * (i + 1)),
-                     suffixes[i]);
+            snprintf(buf, max, "%zu%c", value >> (10 * (i + 1)), suffixes[i]);
             return;
         }
     }
@@ -675,22 +654,21 @@ void ucs_config_memunits_write(char *buf, size_t max, const void *src,
 
 void ucs_config_memunits_help(char *buf, size_t max, const void *arg)
 {
-    snprintf(buf, max, "memory units: <number>[b|kb|mb|gb|tb], \"inf\", "
+    snprintf(buf, max,
+             "memory units: <number>[b|kb|mb|gb|tb], \"inf\", "
              "or \"auto\"");
 }
 
-
 /* ---- time ---- */
 
-ucs_status_t ucs_config_time_read(const char *buf, void *dest,
-                                  const void *arg)
+ucs_status_t ucs_config_time_read(const char *buf, void *dest, const void *arg)
 {
     const char *suffix;
     double value;
     size_t i;
 
     if (ucs_config_is_keyword(buf, "inf")) {
-        *(double*)dest = HUGE_VAL;
+        *(double *)dest = HUGE_VAL;
         return UCS_OK;
     }
 
@@ -704,7 +682,7 @@ ucs_status_t ucs_config_time_read(const char *buf, void *dest,
 
     for (i = 0; i < ucs_static_array_size(ucs_config_time_units); ++i) {
         if (!strcasecmp(suffix, ucs_config_time_units[i].suffix)) {
-            *(double*)dest = value * ucs_config_time_units[i].factor;
+            *(double *)dest = value * ucs_config_time_units[i].factor;
             return UCS_OK;
         }
     }
@@ -715,7 +693,7 @@ ucs_status_t ucs_config_time_read(const char *buf, void *dest,
 void ucs_config_time_write(char *buf, size_t max, const void *src,
                            const void *arg)
 {
-    double value = *(const double*)src;
+    double value = *(const double *)src;
 
     if (isinf(value)) {
         snprintf(buf, max, "inf");
@@ -724,8 +702,8 @@ void ucs_config_time_write(char *buf, size_t max, const void *src,
     } else {
         /* s, ms, us, ns: the unit-less "" entry is left out */
         ucs_config_write_units(buf, max, value, ucs_config_time_units + 1,
-                               ucs_static_array_size(ucs_config_time_units) -
-                               1, "");
+                               ucs_static_array_size(ucs_config_time_units) - 1,
+                               "");
     }
 }
 
@@ -734,18 +712,16 @@ void ucs_config_time_help(char *buf, size_t max, const void *arg)
     snprintf(buf, max, "time value: <number>[s|ms|us|ns], or \"inf\"");
 }
 
-
 /* ---- bandwidth ---- */
 
-ucs_status_t ucs_config_bw_read(const char *buf, void *dest,
-                                const void *arg)
+ucs_status_t ucs_config_bw_read(const char *buf, void *dest, const void *arg)
 {
     double value, factor;
     const char *p;
     size_t i;
 
     if (ucs_config_is_keyword(buf, "auto")) {
-        *(double*)dest = UCS_CONFIG_BW_AUTO;
+        *(double *)dest = UCS_CONFIG_BW_AUTO;
         return UCS_OK;
     }
 
@@ -753,13 +729,12 @@ ucs_status_t ucs_config_bw_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((ucs_config_parse_double(buf, &value, &p) != UCS_OK) ||
-        isinf(value)) {
+    if ((ucs_config_parse_double(buf, &value, &p) != UCS_OK) || isinf(value)) {
         return UCS_ERR_INVALID_PARAM;
     }
 
     if (*p == '\0') {
-        *(double*)dest = value; /* bytes per second */
+        *(double *)dest = value; /* bytes per second */
         return UCS_OK;
     }
 
@@ -779,8 +754,7 @@ ucs_status_t ucs_config_bw_read(const char *buf, void *dest,
     }
     ++p;
 
-    if (strcmp(p, "") && strcmp(p, "ps") && strcmp(p, "/s") &&
-        strcmp(p, "s")) {
+    if (strcmp(p, "") && strcmp(p, "ps") && strcmp(p, "/s") && strcmp(p, "s")) {
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -789,14 +763,14 @@ ucs_status_t ucs_config_bw_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(double*)dest = value * factor;
+    *(double *)dest = value * factor;
     return UCS_OK;
 }
 
 void ucs_config_bw_write(char *buf, size_t max, const void *src,
                          const void *arg)
 {
-    double value = *(const double*)src;
+    double value = *(const double *)src;
 
     if (value == UCS_CONFIG_BW_AUTO) {
         snprintf(buf, max, "auto");
@@ -805,16 +779,15 @@ void ucs_config_bw_write(char *buf, size_t max, const void *src,
 
     /* "1280MBs": the largest prefix giving a whole number */
     ucs_config_write_units(buf, max, value, ucs_config_bw_prefixes,
-                           ucs_static_array_size(ucs_config_bw_prefixes),
-                           "Bs");
+                           ucs_static_array_size(ucs_config_bw_prefixes), "Bs");
 }
 
 void ucs_config_bw_help(char *buf, size_t max, const void *arg)
 {
-    snprintf(buf, max, "bandwidth: <number>[K|M|G|T]<B|b>[ps|/s] "
+    snprintf(buf, max,
+             "bandwidth: <number>[K|M|G|T]<B|b>[ps|/s] "
              "(B bytes, b bits, 1K=1024), or \"auto\"");
 }
-
 
 /* ---- string array, allow list ---- */
 
@@ -835,8 +808,8 @@ ucs_status_t ucs_config_names_array_read(const char *buf, void *dest,
     size_t len;
 
     if (buf[0] == '\0') {
-        ((ucs_config_names_array_t*)dest)->names = NULL;
-        ((ucs_config_names_array_t*)dest)->count = 0;
+        ((ucs_config_names_array_t *)dest)->names = NULL;
+        ((ucs_config_names_array_t *)dest)->count = 0;
         return UCS_OK;
     }
 
@@ -867,8 +840,8 @@ ucs_status_t ucs_config_names_array_read(const char *buf, void *dest,
         item = (comma != NULL) ? comma + 1 : NULL;
     }
 
-    ((ucs_config_names_array_t*)dest)->names = names;
-    ((ucs_config_names_array_t*)dest)->count = count;
+    ((ucs_config_names_array_t *)dest)->names = names;
+    ((ucs_config_names_array_t *)dest)->count = count;
     return UCS_OK;
 }
 
@@ -894,8 +867,8 @@ ucs_status_t ucs_config_names_array_clone(const void *src, void *dest,
     unsigned i;
 
     if (array->count == 0) {
-        ((ucs_config_names_array_t*)dest)->names = NULL;
-        ((ucs_config_names_array_t*)dest)->count = 0;
+        ((ucs_config_names_array_t *)dest)->names = NULL;
+        ((ucs_config_names_array_t *)dest)->count = 0;
         return UCS_OK;
     }
 
@@ -912,8 +885,8 @@ ucs_status_t ucs_config_names_array_clone(const void *src, void *dest,
         }
     }
 
-    ((ucs_config_names_array_t*)dest)->names = names;
-    ((ucs_config_names_array_t*)dest)->count = array->count;
+    ((ucs_config_names_array_t *)dest)->names = names;
+    ((ucs_config_names_array_t *)dest)->count = array->count;
     return UCS_OK;
 }
 
@@ -1002,26 +975,26 @@ ucs_status_t ucs_config_allow_list_clone(const void *src, void *dest,
     const ucs_config_allow_list_t *list = src;
     ucs_status_t status;
 
-    status = ucs_config_names_array_clone(&list->array,
-                                          &((ucs_config_allow_list_t*)
-                                            dest)->array, NULL);
+    status = ucs_config_names_array_clone(
+        &list->array, &((ucs_config_allow_list_t *)dest)->array, NULL);
     if (status != UCS_OK) {
         return status;
     }
 
-    ((ucs_config_allow_list_t*)dest)->mode = list->mode;
+    ((ucs_config_allow_list_t *)dest)->mode = list->mode;
     return UCS_OK;
 }
 
 void ucs_config_allow_list_release(void *ptr, const void *arg)
 {
-    ucs_config_names_array_release(&((ucs_config_allow_list_t*)ptr)->array,
+    ucs_config_names_array_release(&((ucs_config_allow_list_t *)ptr)->array,
                                    NULL);
 }
 
 void ucs_config_allow_list_help(char *buf, size_t max, const void *arg)
 {
-    snprintf(buf, max, "comma-separated list of names, \"^\" in front to "
+    snprintf(buf, max,
+             "comma-separated list of names, \"^\" in front to "
              "allow all but them, or \"all\"");
 }
 
@@ -1040,11 +1013,9 @@ int ucs_config_allow_list_is_allowed(const ucs_config_allow_list_t *list,
     }
 }
 
-
 /* ---- range ---- */
 
-ucs_status_t ucs_config_range_read(const char *buf, void *dest,
-                                   const void *arg)
+ucs_status_t ucs_config_range_read(const char *buf, void *dest, const void *arg)
 {
     unsigned long long first, last;
     const char *end;
@@ -1062,8 +1033,8 @@ ucs_status_t ucs_config_range_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    ((ucs_range_spec_t*)dest)->first = (unsigned)first;
-    ((ucs_range_spec_t*)dest)->last  = (unsigned)last;
+    ((ucs_range_spec_t *)dest)->first = (unsigned)first;
+    ((ucs_range_spec_t *)dest)->last  = (unsigned)last;
     return UCS_OK;
 }
 

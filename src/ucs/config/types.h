@@ -17,22 +17,22 @@ BEGIN_C_DECLS
 
 /** A yes/no setting that may also be "try" (use if possible) or "auto". */
 typedef enum ucs_ternary_auto_value {
-    UCS_NO   = 0, /**< disabled */
-    UCS_YES  = 1, /**< required: failing to enable it is an error */
-    UCS_TRY  = 2, /**< enabled if possible, silently off otherwise */
-    UCS_AUTO = 3, /**< the library chooses */
+    UCS_NO   = 0,    /**< disabled */
+    UCS_YES  = 1,    /**< required: failing to enable it is an error */
+    UCS_TRY  = 2,    /**< enabled if possible, silently off otherwise */
+    UCS_AUTO = 3,    /**< the library chooses */
     UCS_TERNARY_LAST /**< number of values */
 } ucs_ternary_auto_value_t;
 
 /** Memory units (size_t): the value of "inf". */
-#define UCS_MEMUNITS_INF   ((size_t)-1)
+#define UCS_MEMUNITS_INF ((size_t)-1)
 /** Memory units (size_t): the value of "auto". */
-#define UCS_MEMUNITS_AUTO  ((size_t)-2)
+#define UCS_MEMUNITS_AUTO ((size_t)-2)
 
 /** Unsigned long units: the value of "inf". */
-#define UCS_ULUNITS_INF    ((unsigned long)-1)
+#define UCS_ULUNITS_INF ((unsigned long)-1)
 /** Unsigned long units: the value of "auto". */
-#define UCS_ULUNITS_AUTO   ((unsigned long)-2)
+#define UCS_ULUNITS_AUTO ((unsigned long)-2)
 
 /** Bandwidth (double, bytes per second): "auto" maps to this value. */
 #define UCS_CONFIG_BW_AUTO ((double)-2.0)
@@ -40,8 +40,8 @@ typedef enum ucs_ternary_auto_value {
 /** A list of strings, such as "mlx5_0:1,mlx5_1:1". Owned by the options
  *  structure that holds it (freed by ucs_config_parser_release_opts()). */
 typedef struct ucs_config_names_array {
-    char     **names; /**< the strings, in the order given */
-    unsigned count;   /**< number of strings */
+    char **names;   /**< the strings, in the order given */
+    unsigned count; /**< number of strings */
 } ucs_config_names_array_t;
 
 /** How an allow list is to be read. */
@@ -53,8 +53,8 @@ typedef enum ucs_config_allow_list_mode {
 
 /** A filter such as UCX_MODULES=self,tcp or UCX_MODULES=^ib. */
 typedef struct ucs_config_allow_list {
-    ucs_config_names_array_t     array; /**< the listed names */
-    ucs_config_allow_list_mode_t mode;  /**< how to read them */
+    ucs_config_names_array_t array;    /**< the listed names */
+    ucs_config_allow_list_mode_t mode; /**< how to read them */
 } ucs_config_allow_list_t;
 
 /** An inclusive range of unsigned values, such as "1000-2000". */

@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/datastruct/arbiter.h>
@@ -10,7 +10,6 @@
 _Static_assert(sizeof(ucs_arbiter_elem_t) <= 32,
                "ucs_arbiter_elem_t must fit in 32 bytes");
 
-
 void ucs_arbiter_init(ucs_arbiter_t *arbiter)
 {
     ucs_list_head_init(&arbiter->schedule);
@@ -19,8 +18,8 @@ void ucs_arbiter_init(ucs_arbiter_t *arbiter)
 void ucs_arbiter_cleanup(ucs_arbiter_t *arbiter)
 {
     if (!ucs_arbiter_is_empty(arbiter)) {
-        ucs_warn("arbiter %p: %u group(s) still scheduled at cleanup",
-                 arbiter, ucs_list_length(&arbiter->schedule));
+        ucs_warn("arbiter %p: %u group(s) still scheduled at cleanup", arbiter,
+                 ucs_list_length(&arbiter->schedule));
     }
 }
 
@@ -35,7 +34,8 @@ void ucs_arbiter_group_cleanup(ucs_arbiter_group_t *group)
 {
     if (!ucs_arbiter_group_is_empty(group)) {
         ucs_warn("arbiter group %p: %u element(s) left at cleanup; purge the "
-                 "group first", group, ucs_arbiter_group_num_elems(group));
+                 "group first",
+                 group, ucs_arbiter_group_num_elems(group));
     }
     if (ucs_arbiter_group_is_scheduled(group)) {
         ucs_warn("arbiter group %p: still scheduled at cleanup", group);
@@ -95,8 +95,8 @@ unsigned ucs_arbiter_dispatch_nonempty(ucs_arbiter_t *arbiter,
                                        unsigned per_group,
                                        ucs_arbiter_callback_t cb, void *arg)
 {
-    UCS_LIST_HEAD(done);     /* visited, keep their round-robin order */
-    UCS_LIST_HEAD(resched);  /* asked to go behind everybody */
+    UCS_LIST_HEAD(done);    /* visited, keep their round-robin order */
+    UCS_LIST_HEAD(resched); /* asked to go behind everybody */
     unsigned num_removed = 0;
     ucs_arbiter_cb_result_t result;
     ucs_arbiter_group_t *group;
@@ -162,8 +162,8 @@ unsigned ucs_arbiter_dispatch_nonempty(ucs_arbiter_t *arbiter,
                 goto out;
             default:
                 ucs_error("arbiter %p: callback returned unknown result %d "
-                          "for group %p; treating it as NEXT_GROUP", arbiter,
-                          (int)result, group);
+                          "for group %p; treating it as NEXT_GROUP",
+                          arbiter, (int)result, group);
                 if (!ucs_arbiter_group_is_scheduled(group)) {
                     ucs_arbiter_group_move(group, &done, 0);
                 }
@@ -179,8 +179,7 @@ out:
     return num_removed;
 }
 
-void ucs_arbiter_group_purge(ucs_arbiter_t *arbiter,
-                             ucs_arbiter_group_t *group,
+void ucs_arbiter_group_purge(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                              ucs_arbiter_callback_t cb, void *arg)
 {
     ucs_arbiter_elem_t *tail = group->tail;

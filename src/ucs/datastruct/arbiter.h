@@ -41,28 +41,28 @@
 BEGIN_C_DECLS
 
 /** See struct ucs_arbiter. */
-typedef struct ucs_arbiter       ucs_arbiter_t;
+typedef struct ucs_arbiter ucs_arbiter_t;
 /** See struct ucs_arbiter_group. */
 typedef struct ucs_arbiter_group ucs_arbiter_group_t;
 /** See struct ucs_arbiter_elem. */
-typedef struct ucs_arbiter_elem  ucs_arbiter_elem_t;
+typedef struct ucs_arbiter_elem ucs_arbiter_elem_t;
 
 /** One unit of pending work, embedded in the request it stands for. */
 struct ucs_arbiter_elem {
-    ucs_arbiter_elem_t  *next;   /**< next element of the group (circular) */
-    ucs_arbiter_group_t *group;  /**< owning group; NULL when not queued */
+    ucs_arbiter_elem_t *next;   /**< next element of the group (circular) */
+    ucs_arbiter_group_t *group; /**< owning group; NULL when not queued */
 };
 
 /** An in-order queue of elements, usually one per endpoint. */
 struct ucs_arbiter_group {
-    ucs_arbiter_elem_t *tail;    /**< last element, NULL when empty */
-    ucs_list_link_t    list;     /**< schedule link; next NULL if
-                                      unscheduled */
+    ucs_arbiter_elem_t *tail; /**< last element, NULL when empty */
+    ucs_list_link_t list;     /**< schedule link; next NULL if
+                                   unscheduled */
 };
 
 /** The schedule of groups that have work to offer. */
 struct ucs_arbiter {
-    ucs_list_link_t    schedule; /**< scheduled groups, next to run first */
+    ucs_list_link_t schedule; /**< scheduled groups, next to run first */
 };
 
 /** What the dispatch callback asks the arbiter to do next. */
@@ -94,9 +94,8 @@ typedef enum {
  * @return what to do with @a elem and its group.
  */
 typedef ucs_arbiter_cb_result_t (*ucs_arbiter_callback_t)(
-        ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
-        ucs_arbiter_elem_t *elem, void *arg);
-
+    ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+    ucs_arbiter_elem_t *elem, void *arg);
 
 /** Initialize an empty arbiter.
  *  @param [out] arbiter the arbiter. */
@@ -159,11 +158,9 @@ ucs_arbiter_group_is_scheduled(const ucs_arbiter_group_t *group)
 /** Whether the element is in a group that is on the schedule.
  *  @param [in] elem the element.
  *  @return nonzero if so. */
-static inline int
-ucs_arbiter_elem_is_scheduled(const ucs_arbiter_elem_t *elem)
+static inline int ucs_arbiter_elem_is_scheduled(const ucs_arbiter_elem_t *elem)
 {
-    return (elem->group != NULL) &&
-           ucs_arbiter_group_is_scheduled(elem->group);
+    return (elem->group != NULL) && ucs_arbiter_group_is_scheduled(elem->group);
 }
 
 /** Whether no group is scheduled.
@@ -195,8 +192,8 @@ static UCS_F_ALWAYS_INLINE void
 ucs_arbiter_group_push_elem(ucs_arbiter_group_t *group,
                             ucs_arbiter_elem_t *elem)
 {
-    ucs_assertv(elem->group == NULL, "element %p is already in group %p",
-                elem, elem->group);
+    ucs_assertv(elem->group == NULL, "element %p is already in group %p", elem,
+                elem->group);
 
     if (group->tail == NULL) {
         elem->next = elem;
@@ -215,8 +212,8 @@ static UCS_F_ALWAYS_INLINE void
 ucs_arbiter_group_push_head_elem(ucs_arbiter_group_t *group,
                                  ucs_arbiter_elem_t *elem)
 {
-    ucs_assertv(elem->group == NULL, "element %p is already in group %p",
-                elem, elem->group);
+    ucs_assertv(elem->group == NULL, "element %p is already in group %p", elem,
+                elem->group);
 
     if (group->tail == NULL) {
         elem->next  = elem;
@@ -303,8 +300,7 @@ ucs_arbiter_dispatch(ucs_arbiter_t *arbiter, unsigned per_group,
  * @param [in]     cb      the purge callback.
  * @param [in]     arg     passed to @a cb.
  */
-void ucs_arbiter_group_purge(ucs_arbiter_t *arbiter,
-                             ucs_arbiter_group_t *group,
+void ucs_arbiter_group_purge(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                              ucs_arbiter_callback_t cb, void *arg);
 
 END_C_DECLS

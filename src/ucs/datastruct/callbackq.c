@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/datastruct/callbackq.h>
@@ -42,35 +42,34 @@ typedef enum {
 } ucs_callbackq_where_t;
 
 typedef struct ucs_callbackq_slot {
-    uint8_t  where;           /* ucs_callbackq_where_t */
-    uint8_t  remove_pending;  /* disabled by remove_safe, not yet unlinked */
-    unsigned index;           /* position, or the next free id */
+    uint8_t where;          /* ucs_callbackq_where_t */
+    uint8_t remove_pending; /* disabled by remove_safe, not yet unlinked */
+    unsigned index;         /* position, or the next free id */
 } ucs_callbackq_slot_t;
 
 typedef struct ucs_callbackq_array {
     ucs_callbackq_elem_t *elems;
-    unsigned             count;
-    unsigned             capacity;
+    unsigned count;
+    unsigned capacity;
 } ucs_callbackq_array_t;
 
 struct ucs_callbackq_priv {
-    pthread_mutex_t       lock;
-    ucs_callbackq_slot_t  *slots;
-    unsigned              num_slots;
-    int                   free_id;        /* first free id, or ID_NULL */
-    unsigned              num_fast;       /* fast callbacks, not the proxy */
-    int                   proxy_on;       /* proxy is in the fast array */
-    ucs_callbackq_array_t slow;           /* count includes removed entries */
-    unsigned              num_slow_removed;
-    unsigned              defer_compact;  /* >0 while slow entries must not
-                                             move (proxy walk, remove_if) */
-    int                   proxy_walking;  /* proxy is calling slow entries */
-    ucs_callbackq_array_t pending;        /* added by add_safe */
-    unsigned              num_remove_pending;
+    pthread_mutex_t lock;
+    ucs_callbackq_slot_t *slots;
+    unsigned num_slots;
+    int free_id;                /* first free id, or ID_NULL */
+    unsigned num_fast;          /* fast callbacks, not the proxy */
+    int proxy_on;               /* proxy is in the fast array */
+    ucs_callbackq_array_t slow; /* count includes removed entries */
+    unsigned num_slow_removed;
+    unsigned defer_compact;        /* >0 while slow entries must not
+                                      move (proxy walk, remove_if) */
+    int proxy_walking;             /* proxy is calling slow entries */
+    ucs_callbackq_array_t pending; /* added by add_safe */
+    unsigned num_remove_pending;
 };
 
 static unsigned ucs_callbackq_proxy(void *arg);
-
 
 /* Stands in for a callback disabled by remove_safe until it is unlinked. */
 static unsigned ucs_callbackq_disabled_cb(void *arg)
@@ -89,8 +88,8 @@ static void ucs_callbackq_unlock(ucs_callbackq_priv_t *priv)
 }
 
 static void ucs_callbackq_elem_set(ucs_callbackq_elem_t *elem,
-                                   ucs_callback_t cb, void *arg,
-                                   unsigned flags, int id)
+                                   ucs_callback_t cb, void *arg, unsigned flags,
+                                   int id)
 {
     elem->arg   = arg;
     elem->flags = flags;
@@ -127,8 +126,8 @@ static int ucs_callbackq_id_alloc(ucs_callbackq_priv_t *priv)
         for (i = priv->num_slots; i < num_slots; ++i) {
             slots[i].where          = UCS_CALLBACKQ_WHERE_FREE;
             slots[i].remove_pending = 0;
-            slots[i].index          = (i + 1 < num_slots) ?
-                                      (i + 1) : (unsigned)UCS_CALLBACKQ_ID_NULL;
+            slots[i].index =
+                (i + 1 < num_slots) ? (i + 1) : (unsigned)UCS_CALLBACKQ_ID_NULL;
         }
         priv->free_id   = (int)priv->num_slots;
         priv->slots     = slots;
@@ -149,8 +148,7 @@ static void ucs_callbackq_id_free(ucs_callbackq_priv_t *priv, int id)
 }
 
 static void ucs_callbackq_slot_set(ucs_callbackq_priv_t *priv, int id,
-                                   ucs_callbackq_where_t where,
-                                   unsigned index)
+                                   ucs_callbackq_where_t where, unsigned index)
 {
     priv->slots[id].where = where;
     priv->slots[id].index = index;
@@ -168,7 +166,8 @@ static ucs_status_t ucs_callbackq_array_append(ucs_callbackq_array_t *array,
         elems    = realloc(array->elems, capacity * sizeof(*elems));
         if (elems == NULL) {
             ucs_error("callbackq: failed to grow a callback array to %u "
-                      "entries", capacity);
+                      "entries",
+                      capacity);
             return UCS_ERR_NO_MEMORY;
         }
         array->elems    = elems;
@@ -197,9 +196,8 @@ static void ucs_callbackq_fast_insert(ucs_callbackq_t *cbq, ucs_callback_t cb,
     if (priv->proxy_on) {
         /* Move the proxy one place up first, so that the walk always finds
          * it; the dispatcher is this thread, so it sees both stores. */
-        ucs_callbackq_elem_set(&cbq->fast_elems[index + 1],
-                               ucs_callbackq_proxy, cbq, 0,
-                               UCS_CALLBACKQ_ID_NULL);
+        ucs_callbackq_elem_set(&cbq->fast_elems[index + 1], ucs_callbackq_proxy,
+                               cbq, 0, UCS_CALLBACKQ_ID_NULL);
     }
     ucs_callbackq_elem_set(&cbq->fast_elems[index], cb, arg, flags, id);
     ucs_callbackq_slot_set(priv, id, UCS_CALLBACKQ_WHERE_FAST, index);
@@ -219,7 +217,7 @@ static void ucs_callbackq_fast_remove(ucs_callbackq_t *cbq, unsigned index)
     unsigned i;
 
     for (i = index; i < last; ++i) {
-        elem = &cbq->fast_elems[i];
+        elem  = &cbq->fast_elems[i];
         *elem = cbq->fast_elems[i + 1];
         if (elem->id != UCS_CALLBACKQ_ID_NULL) {
             priv->slots[elem->id].index = i;
@@ -240,7 +238,7 @@ static void ucs_callbackq_slow_compact(ucs_callbackq_priv_t *priv)
             continue;
         }
         if (i != count) {
-            elems[count]                  = elems[i];
+            elems[count]                   = elems[i];
             priv->slots[elems[i].id].index = count;
         }
         ++count;
@@ -319,8 +317,8 @@ static ucs_status_t ucs_callbackq_insert(ucs_callbackq_t *cbq,
         (priv->num_fast < UCS_CALLBACKQ_FAST_COUNT)) {
         if (priv->proxy_walking) {
             /* See the top of this file. */
-            status = ucs_callbackq_array_append(&priv->pending, cb, arg,
-                                                flags, id);
+            status =
+                ucs_callbackq_array_append(&priv->pending, cb, arg, flags, id);
             if (status == UCS_OK) {
                 ucs_callbackq_slot_set(priv, id, UCS_CALLBACKQ_WHERE_PENDING,
                                        priv->pending.count - 1);
@@ -382,8 +380,9 @@ static void ucs_callbackq_apply_deferred(ucs_callbackq_t *cbq)
     ucs_status_t status;
     int id;
 
-    for (id = 0; (priv->num_remove_pending > 0) &&
-                 ((unsigned)id < priv->num_slots); ++id) {
+    for (id = 0;
+         (priv->num_remove_pending > 0) && ((unsigned)id < priv->num_slots);
+         ++id) {
         if ((priv->slots[id].where != UCS_CALLBACKQ_WHERE_FREE) &&
             priv->slots[id].remove_pending) {
             ucs_callbackq_remove_id(cbq, id);
@@ -417,7 +416,7 @@ static void ucs_callbackq_apply_deferred(ucs_callbackq_t *cbq)
  */
 static unsigned ucs_callbackq_proxy(void *arg)
 {
-    ucs_callbackq_t *cbq       = (ucs_callbackq_t*)arg;
+    ucs_callbackq_t *cbq       = (ucs_callbackq_t *)arg;
     ucs_callbackq_priv_t *priv = cbq->priv;
     unsigned num_slow          = 0;
     unsigned count             = 0;
@@ -507,8 +506,9 @@ void ucs_callbackq_cleanup(ucs_callbackq_t *cbq)
     int id;
 
     ucs_callbackq_lock(priv);
-    for (id = 0; (priv->num_remove_pending > 0) &&
-                 ((unsigned)id < priv->num_slots); ++id) {
+    for (id = 0;
+         (priv->num_remove_pending > 0) && ((unsigned)id < priv->num_slots);
+         ++id) {
         if ((priv->slots[id].where != UCS_CALLBACKQ_WHERE_FREE) &&
             priv->slots[id].remove_pending) {
             ucs_callbackq_remove_id(cbq, id);
@@ -521,7 +521,8 @@ void ucs_callbackq_cleanup(ucs_callbackq_t *cbq)
 
     if (num_left > 0) {
         ucs_warn("callbackq %p: %u callback(s) still registered at cleanup; "
-                 "remove them first", cbq, num_left);
+                 "remove them first",
+                 cbq, num_left);
     }
 
     pthread_mutex_destroy(&priv->lock);
@@ -565,8 +566,7 @@ ucs_status_t ucs_callbackq_remove(ucs_callbackq_t *cbq, int id)
     ucs_callbackq_lock(priv);
     if (!ucs_callbackq_id_is_valid(priv, id)) {
         ucs_callbackq_unlock(priv);
-        ucs_debug("callbackq %p: cannot remove id %d: not registered", cbq,
-                  id);
+        ucs_debug("callbackq %p: cannot remove id %d: not registered", cbq, id);
         return UCS_ERR_NO_ELEM;
     }
 
@@ -620,8 +620,7 @@ ucs_status_t ucs_callbackq_remove_safe(ucs_callbackq_t *cbq, int id)
     if (!ucs_callbackq_id_is_valid(priv, id) ||
         priv->slots[id].remove_pending) {
         ucs_callbackq_unlock(priv);
-        ucs_debug("callbackq %p: cannot remove id %d: not registered", cbq,
-                  id);
+        ucs_debug("callbackq %p: cannot remove id %d: not registered", cbq, id);
         return UCS_ERR_NO_ELEM;
     }
 
@@ -631,8 +630,9 @@ ucs_status_t ucs_callbackq_remove_safe(ucs_callbackq_t *cbq, int id)
         ucs_callbackq_pending_remove(priv, slot->index);
         ucs_callbackq_id_free(priv, id);
     } else {
-        elem = (slot->where == UCS_CALLBACKQ_WHERE_FAST) ?
-               &cbq->fast_elems[slot->index] : &priv->slow.elems[slot->index];
+        elem = (slot->where == UCS_CALLBACKQ_WHERE_FAST)
+                   ? &cbq->fast_elems[slot->index]
+                   : &priv->slow.elems[slot->index];
         __atomic_store_n(&elem->cb, ucs_callbackq_disabled_cb,
                          __ATOMIC_RELEASE);
         slot->remove_pending = 1;

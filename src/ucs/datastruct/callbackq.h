@@ -48,7 +48,7 @@ BEGIN_C_DECLS
 #define UCS_CALLBACKQ_FAST_COUNT 7
 
 /** An invalid callback id. */
-#define UCS_CALLBACKQ_ID_NULL    (-1)
+#define UCS_CALLBACKQ_ID_NULL (-1)
 
 /**
  * A progress callback, called from ucs_callbackq_dispatch() on the owner
@@ -63,7 +63,7 @@ typedef unsigned (*ucs_callback_t)(void *arg);
 /** Flags of ucs_callbackq_add(). */
 enum ucs_callbackq_flags {
     /** Prefer the fast array (best effort; ignored with ONESHOT). */
-    UCS_CALLBACKQ_FLAG_FAST    = UCS_BIT(0),
+    UCS_CALLBACKQ_FLAG_FAST = UCS_BIT(0),
     /** Call once, then remove automatically. */
     UCS_CALLBACKQ_FLAG_ONESHOT = UCS_BIT(1)
 };
@@ -71,10 +71,10 @@ enum ucs_callbackq_flags {
 /** A registered callback, as seen by dispatch and by remove_if
  *  predicates. */
 typedef struct ucs_callbackq_elem {
-    ucs_callback_t cb;    /**< the callback; NULL ends the fast array */
-    void           *arg;  /**< its argument */
-    unsigned       flags; /**< UCS_CALLBACKQ_FLAG_* given at add time */
-    int            id;    /**< the id returned by add */
+    ucs_callback_t cb; /**< the callback; NULL ends the fast array */
+    void *arg;         /**< its argument */
+    unsigned flags;    /**< UCS_CALLBACKQ_FLAG_* given at add time */
+    int id;            /**< the id returned by add */
 } ucs_callbackq_elem_t;
 
 /**
@@ -97,7 +97,6 @@ typedef struct ucs_callbackq {
     ucs_callbackq_elem_t fast_elems[UCS_CALLBACKQ_FAST_COUNT + 2];
     ucs_callbackq_priv_t *priv; /**< everything else (slow array, lock) */
 } ucs_callbackq_t;
-
 
 /**
  * Initialize an empty queue; the calling thread need not be its owner.
@@ -193,8 +192,7 @@ static UCS_F_ALWAYS_INLINE unsigned ucs_callbackq_dispatch(ucs_callbackq_t *cbq)
     /* Another thread may set a callback (the proxy, or a disabled stub);
      * the acquire pairs with its release store so that arg is seen too. */
     for (elem = cbq->fast_elems;
-         (cb = __atomic_load_n(&elem->cb, __ATOMIC_ACQUIRE)) != NULL;
-         ++elem) {
+         (cb = __atomic_load_n(&elem->cb, __ATOMIC_ACQUIRE)) != NULL; ++elem) {
         count += cb(elem->arg);
     }
     return count;

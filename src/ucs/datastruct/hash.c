@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/datastruct/hash.h>
@@ -17,7 +17,6 @@ enum {
 
 #define UCS_HASH_MIN_BUCKETS 8
 
-
 /* Used plus removed buckets allowed before the table is rebuilt. */
 static size_t ucs_hash_max_load(size_t num_buckets)
 {
@@ -29,7 +28,7 @@ uint64_t ucs_hash_string(const char *str)
     const unsigned char *p;
     uint64_t h = 0xcbf29ce484222325ull;
 
-    for (p = (const unsigned char*)str; *p != '\0'; ++p) {
+    for (p = (const unsigned char *)str; *p != '\0'; ++p) {
         h ^= *p;
         h *= 0x100000001b3ull;
     }
@@ -59,8 +58,8 @@ static int ucs_hash_bucket_matches(const ucs_hash_t *hash, size_t index,
 }
 
 /* Find the bucket holding the key; 1 and *index_p if found, else 0. */
-static int ucs_hash_find(const ucs_hash_t *hash, uint64_t key,
-                         const char *str, size_t *index_p)
+static int ucs_hash_find(const ucs_hash_t *hash, uint64_t key, const char *str,
+                         size_t *index_p)
 {
     size_t mask  = hash->num_buckets - 1;
     size_t index = ucs_hash_u64(key) & mask;
@@ -93,11 +92,10 @@ static size_t ucs_hash_free_bucket(const ucs_hash_t *hash, uint64_t key)
 static ucs_status_t ucs_hash_table_alloc(ucs_hash_t *table, size_t num_buckets,
                                          int is_string)
 {
-    table->buckets  = calloc(num_buckets, sizeof(*table->buckets));
-    table->states   = calloc(num_buckets, sizeof(*table->states));
-    table->str_keys = is_string ? calloc(num_buckets,
-                                         sizeof(*table->str_keys)) :
-                                  NULL;
+    table->buckets = calloc(num_buckets, sizeof(*table->buckets));
+    table->states  = calloc(num_buckets, sizeof(*table->states));
+    table->str_keys =
+        is_string ? calloc(num_buckets, sizeof(*table->str_keys)) : NULL;
     if ((table->buckets == NULL) || (table->states == NULL) ||
         (is_string && (table->str_keys == NULL))) {
         free(table->str_keys);
@@ -139,10 +137,9 @@ static ucs_status_t ucs_hash_rebuild(ucs_hash_t *hash, size_t num_buckets)
             continue;
         }
 
-        index                     = ucs_hash_free_bucket(&new_table,
-                                                         hash->buckets[i].key);
-        new_table.buckets[index]  = hash->buckets[i];
-        new_table.states[index]   = UCS_HASH_BUCKET_USED;
+        index = ucs_hash_free_bucket(&new_table, hash->buckets[i].key);
+        new_table.buckets[index] = hash->buckets[i];
+        new_table.states[index]  = UCS_HASH_BUCKET_USED;
         if (hash->is_string) {
             new_table.str_keys[index] = hash->str_keys[i];
         }
@@ -169,8 +166,7 @@ static ucs_status_t ucs_hash_init_common(ucs_hash_t *hash, size_t capacity,
 
     status = ucs_hash_table_alloc(hash, num_buckets, is_string);
     if (status != UCS_OK) {
-        ucs_error("failed to allocate hash table of %zu buckets",
-                  num_buckets);
+        ucs_error("failed to allocate hash table of %zu buckets", num_buckets);
     }
     return status;
 }
@@ -323,8 +319,7 @@ ucs_status_t ucs_hash_put(ucs_hash_t *hash, uint64_t key, void *value)
     return ucs_hash_put_common(hash, key, NULL, value);
 }
 
-ucs_status_t ucs_hash_get(const ucs_hash_t *hash, uint64_t key,
-                          void **value_p)
+ucs_status_t ucs_hash_get(const ucs_hash_t *hash, uint64_t key, void **value_p)
 {
     return ucs_hash_get_common(hash, key, NULL, value_p);
 }
@@ -371,8 +366,7 @@ ucs_status_t ucs_hash_str_put(ucs_hash_str_t *hash, const char *key,
 ucs_status_t ucs_hash_str_get(const ucs_hash_str_t *hash, const char *key,
                               void **value_p)
 {
-    return ucs_hash_get_common(&hash->hash, ucs_hash_string(key), key,
-                               value_p);
+    return ucs_hash_get_common(&hash->hash, ucs_hash_string(key), key, value_p);
 }
 
 ucs_status_t ucs_hash_str_remove(ucs_hash_str_t *hash, const char *key,

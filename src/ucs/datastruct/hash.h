@@ -34,19 +34,19 @@ BEGIN_C_DECLS
 
 /** One bucket of the table (private to hash.c). */
 typedef struct ucs_hash_bucket {
-    uint64_t key;    /**< integer key, or the hash of a string key */
-    void     *value; /**< the value stored with the key */
+    uint64_t key; /**< integer key, or the hash of a string key */
+    void *value;  /**< the value stored with the key */
 } ucs_hash_bucket_t;
 
 /** An integer-keyed map; its fields are private to hash.c. */
 typedef struct ucs_hash {
-    ucs_hash_bucket_t *buckets;     /**< the table */
-    uint8_t           *states;      /**< per bucket: empty, used or removed */
-    char              **str_keys;   /**< string maps only: owned key copies */
-    size_t            num_buckets;  /**< a power of two */
-    size_t            count;        /**< used buckets */
-    size_t            num_removed;  /**< tombstones */
-    int               is_string;    /**< nonzero for a string map */
+    ucs_hash_bucket_t *buckets; /**< the table */
+    uint8_t *states;            /**< per bucket: empty, used or removed */
+    char **str_keys;            /**< string maps only: owned key copies */
+    size_t num_buckets;         /**< a power of two */
+    size_t count;               /**< used buckets */
+    size_t num_removed;         /**< tombstones */
+    int is_string;              /**< nonzero for a string map */
 } ucs_hash_t;
 
 /** String-keyed map; a distinct type so that keys cannot be mixed up. */
@@ -59,7 +59,6 @@ typedef size_t ucs_hash_iter_t;
 
 /** Value of a cursor before the first ucs_hash_next() call. */
 #define UCS_HASH_ITER_INIT ((ucs_hash_iter_t)0)
-
 
 /** Mix the bits of a 64-bit integer (a bijection with good avalanche).
  *  @param [in] key the integer.
@@ -78,7 +77,6 @@ static inline uint64_t ucs_hash_u64(uint64_t key)
  *  @param [in] str the string.
  *  @return the hash. */
 uint64_t ucs_hash_string(const char *str);
-
 
 /**
  * Initialize an integer-keyed map.
@@ -115,8 +113,7 @@ ucs_status_t ucs_hash_put(ucs_hash_t *hash, uint64_t key, void *value);
  * @param [out] value_p receives the value, set only on success.
  * @return UCS_OK or UCS_ERR_NO_ELEM.
  */
-ucs_status_t ucs_hash_get(const ucs_hash_t *hash, uint64_t key,
-                          void **value_p);
+ucs_status_t ucs_hash_get(const ucs_hash_t *hash, uint64_t key, void **value_p);
 
 /**
  * Remove a key.
@@ -154,9 +151,8 @@ int ucs_hash_next(const ucs_hash_t *hash, ucs_hash_iter_t *iter,
  *  @param _iter  a ucs_hash_iter_t variable.
  *  @param _hash  the map (ucs_hash_t *). */
 #define ucs_hash_for_each(_key, _value, _iter, _hash) \
-    for (_iter = UCS_HASH_ITER_INIT; \
+    for (_iter = UCS_HASH_ITER_INIT;                  \
          ucs_hash_next(_hash, &(_iter), &(_key), &(_value));)
-
 
 /** Like ucs_hash_init(), for a string-keyed map.
  *  @param [out] hash     the map; release with ucs_hash_str_cleanup().
@@ -227,7 +223,7 @@ int ucs_hash_str_next(const ucs_hash_str_t *hash, ucs_hash_iter_t *iter,
  *  @param _iter  a ucs_hash_iter_t variable.
  *  @param _hash  the map (ucs_hash_str_t *). */
 #define ucs_hash_str_for_each(_key, _value, _iter, _hash) \
-    for (_iter = UCS_HASH_ITER_INIT; \
+    for (_iter = UCS_HASH_ITER_INIT;                      \
          ucs_hash_str_next(_hash, &(_iter), &(_key), &(_value));)
 
 END_C_DECLS

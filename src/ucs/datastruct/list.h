@@ -22,16 +22,16 @@ typedef struct ucs_list_link {
     struct ucs_list_link *next; /**< next link (the head's: the first) */
 } ucs_list_link_t;
 
-
 /** Static initializer of an empty list head.
  *  @param _head the variable being initialized. */
-#define UCS_LIST_INITIALIZER(_head) { &(_head), &(_head) }
+#define UCS_LIST_INITIALIZER(_head) \
+    {                               \
+        &(_head), &(_head)          \
+    }
 
 /** Define and initialize an empty list head.
  *  @param _name name of the variable. */
-#define UCS_LIST_HEAD(_name) \
-    ucs_list_link_t _name = UCS_LIST_INITIALIZER(_name)
-
+#define UCS_LIST_HEAD(_name) ucs_list_link_t _name = UCS_LIST_INITIALIZER(_name)
 
 /** Make @a head an empty list.
  *  @param [out] head the list head. */
@@ -130,12 +130,12 @@ static inline void ucs_list_splice_tail(ucs_list_link_t *head,
         return;
     }
 
-    first             = src->next;
-    last              = src->prev;
-    first->prev       = head->prev;
-    head->prev->next  = first;
-    last->next        = head;
-    head->prev        = last;
+    first            = src->next;
+    last             = src->prev;
+    first->prev      = head->prev;
+    head->prev->next = first;
+    last->next       = head;
+    head->prev       = last;
     ucs_list_head_init(src);
 }
 
@@ -145,8 +145,7 @@ static inline void ucs_list_splice_tail(ucs_list_link_t *head,
  * @param [in,out] head the list head; the list must not be empty.
  * @return the unlinked link.
  */
-static inline ucs_list_link_t *ucs_list_extract_head_link(
-        ucs_list_link_t *head)
+static inline ucs_list_link_t *ucs_list_extract_head_link(ucs_list_link_t *head)
 {
     ucs_list_link_t *link = head->next;
 
@@ -197,12 +196,12 @@ static inline ucs_list_link_t *ucs_list_extract_head_link(
  * @param _head   the list head.
  * @param _member name of the ucs_list_link_t member in the element type.
  */
-#define ucs_list_for_each(_elem, _head, _member) \
-    for (_elem = ucs_container_of((_head)->next, __typeof__(*(_elem)), \
-                                  _member); \
-         &(_elem)->_member != (_head); \
-         _elem = ucs_container_of((_elem)->_member.next, \
-                                  __typeof__(*(_elem)), _member))
+#define ucs_list_for_each(_elem, _head, _member)                               \
+    for (_elem =                                                               \
+             ucs_container_of((_head)->next, __typeof__(*(_elem)), _member);   \
+         &(_elem)->_member != (_head);                                         \
+         _elem = ucs_container_of((_elem)->_member.next, __typeof__(*(_elem)), \
+                                  _member))
 
 /**
  * Iterate over the elements; the body may unlink (and free) @a _elem.
@@ -214,15 +213,14 @@ static inline ucs_list_link_t *ucs_list_extract_head_link(
  * @param _head   the list head.
  * @param _member name of the ucs_list_link_t member in the element type.
  */
-#define ucs_list_for_each_safe(_elem, _tmp, _head, _member) \
-    for (_elem = ucs_container_of((_head)->next, __typeof__(*(_elem)), \
-                                  _member), \
-         _tmp  = ucs_container_of((_elem)->_member.next, \
-                                  __typeof__(*(_elem)), _member); \
-         &(_elem)->_member != (_head); \
-         _elem = _tmp, \
-         _tmp  = ucs_container_of((_tmp)->_member.next, \
-                                  __typeof__(*(_elem)), _member))
+#define ucs_list_for_each_safe(_elem, _tmp, _head, _member)                  \
+    for (_elem =                                                             \
+             ucs_container_of((_head)->next, __typeof__(*(_elem)), _member), \
+        _tmp = ucs_container_of((_elem)->_member.next, __typeof__(*(_elem)), \
+                                _member);                                    \
+         &(_elem)->_member != (_head);                                       \
+         _elem = _tmp, _tmp = ucs_container_of((_tmp)->_member.next,         \
+                                               __typeof__(*(_elem)), _member))
 
 END_C_DECLS
 

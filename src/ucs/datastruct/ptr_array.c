@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/datastruct/ptr_array.h>
@@ -12,8 +12,7 @@
 
 /* Largest slot count: the next-free index must fit beside the free tag and
  * must differ from UCS_PTR_ARRAY_NO_INDEX. */
-#define UCS_PTR_ARRAY_MAX_SIZE     (UCS_PTR_ARRAY_NO_INDEX / 2)
-
+#define UCS_PTR_ARRAY_MAX_SIZE (UCS_PTR_ARRAY_NO_INDEX / 2)
 
 static uintptr_t ucs_ptr_array_free_slot(unsigned next_free)
 {
@@ -25,8 +24,8 @@ static unsigned ucs_ptr_array_slot_next_free(uintptr_t slot)
     uintptr_t next_free = slot >> 1;
 
     /* The end marker loses its top bit where uintptr_t is 32 bits wide. */
-    return (next_free >= UCS_PTR_ARRAY_MAX_SIZE) ? UCS_PTR_ARRAY_NO_INDEX :
-                                                   (unsigned)next_free;
+    return (next_free >= UCS_PTR_ARRAY_MAX_SIZE) ? UCS_PTR_ARRAY_NO_INDEX
+                                                 : (unsigned)next_free;
 }
 
 void ucs_ptr_array_init(ucs_ptr_array_t *ptr_array, const char *name)
@@ -67,8 +66,9 @@ static ucs_status_t ucs_ptr_array_grow(ucs_ptr_array_t *ptr_array)
         return UCS_ERR_NO_MEMORY;
     }
 
-    new_size = (ptr_array->size == 0) ? UCS_PTR_ARRAY_INITIAL_SIZE :
-               ucs_min(ptr_array->size * 2, UCS_PTR_ARRAY_MAX_SIZE);
+    new_size = (ptr_array->size == 0)
+                   ? UCS_PTR_ARRAY_INITIAL_SIZE
+                   : ucs_min(ptr_array->size * 2, UCS_PTR_ARRAY_MAX_SIZE);
     slots    = realloc(ptr_array->slots, new_size * sizeof(*slots));
     if (slots == NULL) {
         ucs_error("ptr_array '%s': failed to grow to %u slots: out of memory",
@@ -95,7 +95,8 @@ ucs_status_t ucs_ptr_array_insert(ucs_ptr_array_t *ptr_array, void *value,
 
     if ((uintptr_t)value & UCS_PTR_ARRAY_FLAG_FREE) {
         ucs_error("ptr_array '%s': cannot store %p, the low bit of a value "
-                  "must be clear", ptr_array->name, value);
+                  "must be clear",
+                  ptr_array->name, value);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -106,9 +107,9 @@ ucs_status_t ucs_ptr_array_insert(ucs_ptr_array_t *ptr_array, void *value,
         }
     }
 
-    index                   = ptr_array->free_head;
-    ptr_array->free_head    = ucs_ptr_array_slot_next_free(
-                                      ptr_array->slots[index]);
+    index = ptr_array->free_head;
+    ptr_array->free_head =
+        ucs_ptr_array_slot_next_free(ptr_array->slots[index]);
     ptr_array->slots[index] = (uintptr_t)value;
     ++ptr_array->count;
 
@@ -142,7 +143,8 @@ ucs_status_t ucs_ptr_array_replace(ucs_ptr_array_t *ptr_array, unsigned index,
 
     if ((uintptr_t)value & UCS_PTR_ARRAY_FLAG_FREE) {
         ucs_error("ptr_array '%s': cannot store %p, the low bit of a value "
-                  "must be clear", ptr_array->name, value);
+                  "must be clear",
+                  ptr_array->name, value);
         return UCS_ERR_INVALID_PARAM;
     }
 

@@ -28,17 +28,16 @@ BEGIN_C_DECLS
 #define UCS_PTR_ARRAY_FLAG_FREE ((uintptr_t)1)
 
 /** "No index": end of the free list. */
-#define UCS_PTR_ARRAY_NO_INDEX  ((unsigned)-1)
+#define UCS_PTR_ARRAY_NO_INDEX ((unsigned)-1)
 
 /** A pointer array; fields are read by the inline calls only. */
 typedef struct ucs_ptr_array {
-    uintptr_t  *slots;     /**< values, or tagged free-list links */
-    unsigned   size;       /**< number of slots */
-    unsigned   count;      /**< slots holding a value */
-    unsigned   free_head;  /**< first free slot, or UCS_PTR_ARRAY_NO_INDEX */
-    const char *name;      /**< used in messages */
+    uintptr_t *slots;   /**< values, or tagged free-list links */
+    unsigned size;      /**< number of slots */
+    unsigned count;     /**< slots holding a value */
+    unsigned free_head; /**< first free slot, or UCS_PTR_ARRAY_NO_INDEX */
+    const char *name;   /**< used in messages */
 } ucs_ptr_array_t;
-
 
 /**
  * Initialize an empty array; nothing is allocated until the first insert.
@@ -118,7 +117,7 @@ ucs_ptr_array_lookup(const ucs_ptr_array_t *ptr_array, unsigned index,
         return 0;
     }
 
-    *value_p = (void*)slot;
+    *value_p = (void *)slot;
     return 1;
 }
 
@@ -154,9 +153,9 @@ static inline unsigned ucs_ptr_array_next_used(const ucs_ptr_array_t *ptr_array,
  * @param _index      an unsigned variable receiving each index.
  * @param _ptr_array  the array (ucs_ptr_array_t *).
  */
-#define ucs_ptr_array_for_each(_value, _index, _ptr_array) \
-    for (_index = ucs_ptr_array_next_used(_ptr_array, 0); \
-         ((_index) < (_ptr_array)->size) && \
+#define ucs_ptr_array_for_each(_value, _index, _ptr_array)                \
+    for (_index = ucs_ptr_array_next_used(_ptr_array, 0);                 \
+         ((_index) < (_ptr_array)->size) &&                               \
          ((_value = (__typeof__(_value))(_ptr_array)->slots[_index]), 1); \
          _index = ucs_ptr_array_next_used(_ptr_array, (_index) + 1))
 

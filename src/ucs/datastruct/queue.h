@@ -34,14 +34,13 @@ typedef struct ucs_queue_elem {
 
 /** A queue; must not be copied or moved while in use. */
 typedef struct ucs_queue_head {
-    ucs_queue_elem_t  *head;  /**< first element, NULL when empty */
-    ucs_queue_elem_t  **ptail; /**< the last element's next field, or
-                                    &head when empty */
+    ucs_queue_elem_t *head;   /**< first element, NULL when empty */
+    ucs_queue_elem_t **ptail; /**< the last element's next field, or
+                                   &head when empty */
 } ucs_queue_head_t;
 
 /** Position inside a queue: the link that points at the current element. */
 typedef ucs_queue_elem_t **ucs_queue_iter_t;
-
 
 /** Make @a queue empty (elements it held are forgotten).
  *  @param [out] queue the queue head. */
@@ -195,9 +194,10 @@ static inline void ucs_queue_splice(ucs_queue_head_t *dst,
  *  @param _queue  the queue head.
  *  @param _type   the element type.
  *  @param _member name of the ucs_queue_elem_t member in @a _type. */
-#define ucs_queue_tail_elem_non_empty(_queue, _type, _member) \
-    ucs_container_of(ucs_container_of((_queue)->ptail, ucs_queue_elem_t, \
-                                      next), _type, _member)
+#define ucs_queue_tail_elem_non_empty(_queue, _type, _member)             \
+    ucs_container_of(                                                     \
+        ucs_container_of((_queue)->ptail, ucs_queue_elem_t, next), _type, \
+        _member)
 
 /** Unlink the first element of a non-empty queue, as a pointer to
  *  @a _type.
@@ -218,11 +218,12 @@ static inline void ucs_queue_splice(ucs_queue_head_t *dst,
  * @param _queue  the queue head.
  * @param _member name of the ucs_queue_elem_t member in the element type.
  */
-#define ucs_queue_for_each(_elem, _queue, _member) \
-    for (ucs_queue_elem_t *_ucs_queue_link = (_queue)->head; \
-         (_ucs_queue_link != NULL) && \
+#define ucs_queue_for_each(_elem, _queue, _member)                         \
+    for (ucs_queue_elem_t *_ucs_queue_link = (_queue)->head;               \
+         (_ucs_queue_link != NULL) &&                                      \
          ((_elem = ucs_container_of(_ucs_queue_link, __typeof__(*(_elem)), \
-                                    _member)), 1); \
+                                    _member)),                             \
+          1);                                                              \
          _ucs_queue_link = _ucs_queue_link->next)
 
 /**
@@ -237,13 +238,13 @@ static inline void ucs_queue_splice(ucs_queue_head_t *dst,
  * @param _queue  the queue head.
  * @param _member name of the ucs_queue_elem_t member in the element type.
  */
-#define ucs_queue_for_each_safe(_elem, _iter, _queue, _member) \
-    for (_iter = &(_queue)->head; \
-         (*(_iter) != NULL) && \
-         ((_elem = ucs_container_of(*(_iter), __typeof__(*(_elem)), \
-                                    _member)), 1); \
-         _iter = (*(_iter) == &(_elem)->_member) ? \
-                 &(_elem)->_member.next : (_iter))
+#define ucs_queue_for_each_safe(_elem, _iter, _queue, _member)                 \
+    for (_iter = &(_queue)->head;                                              \
+         (*(_iter) != NULL) &&                                                 \
+         ((_elem = ucs_container_of(*(_iter), __typeof__(*(_elem)), _member)), \
+          1);                                                                  \
+         _iter = (*(_iter) == &(_elem)->_member) ? &(_elem)->_member.next      \
+                                                 : (_iter))
 
 END_C_DECLS
 

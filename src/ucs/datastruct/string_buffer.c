@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/datastruct/string_buffer.h>
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #define UCS_STRING_BUFFER_MIN_CAPACITY 64
-
 
 void ucs_string_buffer_init(ucs_string_buffer_t *strb)
 {
@@ -102,8 +101,7 @@ ucs_status_t ucs_string_buffer_appendf(ucs_string_buffer_t *strb,
 }
 
 ucs_status_t ucs_string_buffer_append_flags(ucs_string_buffer_t *strb,
-                                            uint64_t flags,
-                                            const char **names)
+                                            uint64_t flags, const char **names)
 {
     size_t saved_length = strb->length;
     unsigned num_names  = 0;

@@ -18,11 +18,10 @@ BEGIN_C_DECLS
 
 /** A growable string; read it with ucs_string_buffer_cstr(). */
 typedef struct ucs_string_buffer {
-    char   *buffer;    /**< NULL until something is appended */
-    size_t length;     /**< characters, not counting the terminating NUL */
-    size_t capacity;   /**< bytes allocated */
+    char *buffer;    /**< NULL until something is appended */
+    size_t length;   /**< characters, not counting the terminating NUL */
+    size_t capacity; /**< bytes allocated */
 } ucs_string_buffer_t;
-
 
 /** Initialize an empty buffer; nothing is allocated.
  *  @param [out] strb the buffer. */
@@ -41,8 +40,7 @@ void ucs_string_buffer_cleanup(ucs_string_buffer_t *strb);
  *         cannot be formatted (contents unchanged on error).
  */
 ucs_status_t ucs_string_buffer_appendf(ucs_string_buffer_t *strb,
-                                       const char *fmt, ...)
-    UCS_F_PRINTF(2, 3);
+                                       const char *fmt, ...) UCS_F_PRINTF(2, 3);
 
 /** Like ucs_string_buffer_appendf(), with a va_list.
  *  @param [in,out] strb the buffer.
@@ -65,8 +63,7 @@ ucs_status_t ucs_string_buffer_vappendf(ucs_string_buffer_t *strb,
  * @return UCS_OK, or UCS_ERR_NO_MEMORY (contents unchanged).
  */
 ucs_status_t ucs_string_buffer_append_flags(ucs_string_buffer_t *strb,
-                                            uint64_t flags,
-                                            const char **names);
+                                            uint64_t flags, const char **names);
 
 /**
  * Remove trailing characters that appear in @a charset.

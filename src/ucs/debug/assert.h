@@ -18,12 +18,12 @@
  *
  * @param _cond  Condition expected to be true; evaluated once.
  */
-#define ucs_assert_always(_cond) \
-    do { \
-        if (ucs_unlikely(!(_cond))) { \
-            ucs_log_fatal(__FILE__, __LINE__, __func__, \
+#define ucs_assert_always(_cond)                            \
+    do {                                                    \
+        if (ucs_unlikely(!(_cond))) {                       \
+            ucs_log_fatal(__FILE__, __LINE__, __func__,     \
                           "Assertion `%s' failed", #_cond); \
-        } \
+        }                                                   \
     } while (0)
 
 /**
@@ -33,19 +33,19 @@
  * @param _cond  Condition expected to be true; evaluated once.
  * @param _fmt   printf-style format string literal.
  */
-#define ucs_assertv_always(_cond, _fmt, ...) \
-    do { \
-        if (ucs_unlikely(!(_cond))) { \
-            ucs_log_fatal(__FILE__, __LINE__, __func__, \
+#define ucs_assertv_always(_cond, _fmt, ...)                      \
+    do {                                                          \
+        if (ucs_unlikely(!(_cond))) {                             \
+            ucs_log_fatal(__FILE__, __LINE__, __func__,           \
                           "Assertion `%s' failed: " _fmt, #_cond, \
-                          ##__VA_ARGS__); \
-        } \
+                          ##__VA_ARGS__);                         \
+        }                                                         \
     } while (0)
 
 #if defined(ENABLE_ASSERT) && ENABLE_ASSERT
-#  define ucs_assert(_cond)              ucs_assert_always(_cond)
-#  define ucs_assertv(_cond, _fmt, ...)  ucs_assertv_always(_cond, _fmt, \
-                                                             ##__VA_ARGS__)
+#define ucs_assert(_cond) ucs_assert_always(_cond)
+#define ucs_assertv(_cond, _fmt, ...) \
+    ucs_assertv_always(_cond, _fmt, ##__VA_ARGS__)
 #else
 /**
  * Check @a _cond in debug builds (ENABLE_ASSERT set, as --enable-debug
@@ -54,7 +54,9 @@
  *
  * @param _cond  Condition expected to be true.
  */
-#  define ucs_assert(_cond)              do { } while (0)
+#define ucs_assert(_cond) \
+    do {                  \
+    } while (0)
 /**
  * ucs_assertv_always() in debug builds, nothing in others (neither the
  * condition nor the arguments are evaluated).
@@ -62,7 +64,9 @@
  * @param _cond  Condition expected to be true.
  * @param _fmt   printf-style format string literal.
  */
-#  define ucs_assertv(_cond, _fmt, ...)  do { } while (0)
+#define ucs_assertv(_cond, _fmt, ...) \
+    do {                              \
+    } while (0)
 #endif
 
 #endif

@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/debug/log.h>
@@ -18,30 +18,22 @@
 #define UCS_LOG_LINE_MAX     2048
 
 const char *ucs_log_level_names[] = {
-    [UCS_LOG_LEVEL_FATAL]      = "fatal",
-    [UCS_LOG_LEVEL_ERROR]      = "error",
-    [UCS_LOG_LEVEL_WARN]       = "warn",
-    [UCS_LOG_LEVEL_DIAG]       = "diag",
-    [UCS_LOG_LEVEL_INFO]       = "info",
-    [UCS_LOG_LEVEL_DEBUG]      = "debug",
-    [UCS_LOG_LEVEL_TRACE]      = "trace",
-    [UCS_LOG_LEVEL_TRACE_DATA] = "data",
-    [UCS_LOG_LEVEL_TRACE_POLL] = "poll",
-    [UCS_LOG_LEVEL_LAST]       = NULL
-};
+    [UCS_LOG_LEVEL_FATAL] = "fatal",     [UCS_LOG_LEVEL_ERROR] = "error",
+    [UCS_LOG_LEVEL_WARN] = "warn",       [UCS_LOG_LEVEL_DIAG] = "diag",
+    [UCS_LOG_LEVEL_INFO] = "info",       [UCS_LOG_LEVEL_DEBUG] = "debug",
+    [UCS_LOG_LEVEL_TRACE] = "trace",     [UCS_LOG_LEVEL_TRACE_DATA] = "data",
+    [UCS_LOG_LEVEL_TRACE_POLL] = "poll", [UCS_LOG_LEVEL_LAST] = NULL};
 
 ucs_log_level_t ucs_log_level = UCS_LOG_LEVEL_WARN;
 
 static struct {
     pthread_mutex_t lock;
-    ucs_log_func_t  handlers[UCS_LOG_MAX_HANDLERS];
-    unsigned        num_handlers;
-    FILE            *stream;     /* NULL means stderr */
-    int             stream_owned;
-    char            hostname[64];
-} ucs_log_ctx = {
-    .lock = PTHREAD_MUTEX_INITIALIZER
-};
+    ucs_log_func_t handlers[UCS_LOG_MAX_HANDLERS];
+    unsigned num_handlers;
+    FILE *stream; /* NULL means stderr */
+    int stream_owned;
+    char hostname[64];
+} ucs_log_ctx = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static FILE *ucs_log_stream(void)
 {
@@ -55,8 +47,7 @@ static const char *ucs_log_basename(const char *file)
 }
 
 static void ucs_log_print(const char *file, unsigned line,
-                          ucs_log_level_t level, const char *format,
-                          va_list ap)
+                          ucs_log_level_t level, const char *format, va_list ap)
 {
     char message[UCS_LOG_LINE_MAX];
     struct timeval tv;
@@ -73,8 +64,8 @@ static void ucs_log_print(const char *file, unsigned line,
         gethostname(ucs_log_ctx.hostname, sizeof(ucs_log_ctx.hostname) - 1);
     }
 
-    level_name = (level < UCS_LOG_LEVEL_LAST) ? ucs_log_level_names[level] :
-                                                "?";
+    level_name =
+        (level < UCS_LOG_LEVEL_LAST) ? ucs_log_level_names[level] : "?";
     gettimeofday(&tv, NULL);
     fprintf(ucs_log_stream(), "[%lu.%06lu] [%s:%d:%ld] %18s:%-4u %-5s %s\n",
             (unsigned long)tv.tv_sec, (unsigned long)tv.tv_usec,
@@ -224,9 +215,10 @@ ucs_status_t ucs_log_set_file(const char *path)
         ucs_log_expand_path(path, expanded, sizeof(expanded));
         stream = fopen(expanded, "a");
         if (stream == NULL) {
-            fprintf(stderr, "openuct: cannot open log file '%s': %s; "
-                    "check UCX_LOG_FILE, logging to stderr\n", expanded,
-                    strerror(errno));
+            fprintf(stderr,
+                    "openuct: cannot open log file '%s': %s; "
+                    "check UCX_LOG_FILE, logging to stderr\n",
+                    expanded, strerror(errno));
             return UCS_ERR_IO_ERROR;
         }
         owned = 1;

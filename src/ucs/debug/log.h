@@ -31,8 +31,8 @@ typedef enum {
     UCS_LOG_LEVEL_TRACE_DATA, /**< Tracing of every data-path operation. */
     UCS_LOG_LEVEL_TRACE_POLL, /**< Tracing of every progress/poll call. */
     UCS_LOG_LEVEL_LAST,       /**< Number of real levels; not a level. */
-    UCS_LOG_LEVEL_PRINT   /**< Unconditional output without a prefix,
-                               used by tools; not parsed from a name. */
+    UCS_LOG_LEVEL_PRINT       /**< Unconditional output without a prefix,
+                                   used by tools; not parsed from a name. */
 } ucs_log_level_t;
 
 /** Names of the levels, indexed by ucs_log_level_t, NULL-terminated. */
@@ -43,10 +43,10 @@ extern ucs_log_level_t ucs_log_level;
 
 /** What a log handler tells the dispatcher after seeing a message. */
 typedef enum {
-    UCS_LOG_FUNC_RC_STOP,     /**< Message consumed, stop the handler
-                                   chain (it is not printed). */
-    UCS_LOG_FUNC_RC_CONTINUE  /**< Pass it to the next handler, and in the
-                                   end to the built-in printer. */
+    UCS_LOG_FUNC_RC_STOP,    /**< Message consumed, stop the handler
+                                  chain (it is not printed). */
+    UCS_LOG_FUNC_RC_CONTINUE /**< Pass it to the next handler, and in the
+                                  end to the built-in printer. */
 } ucs_log_func_rc_t;
 
 /**
@@ -177,12 +177,12 @@ void ucs_log_cleanup(void);
  * @param _level  A ucs_log_level_t.
  * @param _fmt    printf-style format string literal.
  */
-#define ucs_log(_level, _fmt, ...) \
-    do { \
-        if (ucs_log_is_enabled(_level)) { \
+#define ucs_log(_level, _fmt, ...)                                         \
+    do {                                                                   \
+        if (ucs_log_is_enabled(_level)) {                                  \
             ucs_log_dispatch(__FILE__, __LINE__, __func__, (_level), _fmt, \
-                             ##__VA_ARGS__); \
-        } \
+                             ##__VA_ARGS__);                               \
+        }                                                                  \
     } while (0)
 
 /**
@@ -194,11 +194,11 @@ void ucs_log_cleanup(void);
 /** ucs_log() at ERROR level. @param _fmt printf-style format literal. */
 #define ucs_error(_fmt, ...) ucs_log(UCS_LOG_LEVEL_ERROR, _fmt, ##__VA_ARGS__)
 /** ucs_log() at WARN level. @param _fmt printf-style format literal. */
-#define ucs_warn(_fmt, ...)  ucs_log(UCS_LOG_LEVEL_WARN, _fmt, ##__VA_ARGS__)
+#define ucs_warn(_fmt, ...) ucs_log(UCS_LOG_LEVEL_WARN, _fmt, ##__VA_ARGS__)
 /** ucs_log() at DIAG level. @param _fmt printf-style format literal. */
-#define ucs_diag(_fmt, ...)  ucs_log(UCS_LOG_LEVEL_DIAG, _fmt, ##__VA_ARGS__)
+#define ucs_diag(_fmt, ...) ucs_log(UCS_LOG_LEVEL_DIAG, _fmt, ##__VA_ARGS__)
 /** ucs_log() at INFO level. @param _fmt printf-style format literal. */
-#define ucs_info(_fmt, ...)  ucs_log(UCS_LOG_LEVEL_INFO, _fmt, ##__VA_ARGS__)
+#define ucs_info(_fmt, ...) ucs_log(UCS_LOG_LEVEL_INFO, _fmt, ##__VA_ARGS__)
 /** ucs_log() at DEBUG level. @param _fmt printf-style format literal. */
 #define ucs_debug(_fmt, ...) ucs_log(UCS_LOG_LEVEL_DEBUG, _fmt, ##__VA_ARGS__)
 /** ucs_log() at TRACE level. @param _fmt printf-style format literal. */

@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/debug/log_limit.h>
@@ -34,7 +34,8 @@ void ucs_log_limit_flush(ucs_log_limit_t *limit, ucs_log_level_t level,
     if ((limit->suppressed > 0) && ucs_log_is_enabled(level)) {
         ucs_log_dispatch(__FILE__, __LINE__, __func__, level,
                          "%s: %u more lines like the last one were "
-                         "suppressed", what, limit->suppressed);
+                         "suppressed",
+                         what, limit->suppressed);
     }
     limit->suppressed = 0;
 }

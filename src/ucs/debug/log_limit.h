@@ -28,14 +28,17 @@ BEGIN_C_DECLS
  * zeroed memory. It owns no resources.
  */
 typedef struct ucs_log_limit {
-    ucs_time_t next;        /**< The next line may pass at or after this
-                                 time (0: the next line passes). */
-    ucs_time_t since;       /**< When the first suppressed line came. */
-    uint32_t   suppressed;  /**< Lines dropped since the last one passed. */
+    ucs_time_t next;     /**< The next line may pass at or after this
+                              time (0: the next line passes). */
+    ucs_time_t since;    /**< When the first suppressed line came. */
+    uint32_t suppressed; /**< Lines dropped since the last one passed. */
 } ucs_log_limit_t;
 
 /** A limit that lets the first line through. Zeroed memory is the same. */
-#define UCS_LOG_LIMIT_INITIALIZER {0, 0, 0}
+#define UCS_LOG_LIMIT_INITIALIZER \
+    {                             \
+        0, 0, 0                   \
+    }
 
 /**
  * Reset a limit so that the next line passes and nothing is counted.
@@ -102,14 +105,14 @@ void ucs_log_limited_dispatch(const char *file, unsigned line,
  * @param _level  A ucs_log_level_t.
  * @param _fmt    printf-style format string literal.
  */
-#define ucs_log_limited(_limit, _level, _fmt, ...) \
-    do { \
-        uint32_t _suppressed; \
-        if (ucs_log_is_enabled(_level) && \
-            ucs_log_limit_pass((_limit), &_suppressed)) { \
+#define ucs_log_limited(_limit, _level, _fmt, ...)                           \
+    do {                                                                     \
+        uint32_t _suppressed;                                                \
+        if (ucs_log_is_enabled(_level) &&                                    \
+            ucs_log_limit_pass((_limit), &_suppressed)) {                    \
             ucs_log_limited_dispatch(__FILE__, __LINE__, __func__, (_level), \
-                                     _suppressed, _fmt, ##__VA_ARGS__); \
-        } \
+                                     _suppressed, _fmt, ##__VA_ARGS__);      \
+        }                                                                    \
     } while (0)
 
 /**

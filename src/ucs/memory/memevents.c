@@ -5,12 +5,12 @@
  * there, and ucs_memevents_subscribe() adds a libucm handler.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE
+#define _GNU_SOURCE
 #endif
 /* mmap must keep its own name: no redirection to mmap64 */
 #undef _FILE_OFFSET_BITS
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 #undef _FILE_OFFSET_BITS
 
@@ -36,48 +36,48 @@
 /* Size of the block the probe allocates: above glibc's largest dynamic
  * mmap threshold (32 MiB on 64-bit), so glibc always mmaps it. Only
  * address space, never touched. */
-#define UCS_MEMEVENTS_PROBE_SIZE   (33ul << 20)
+#define UCS_MEMEVENTS_PROBE_SIZE (33ul << 20)
 
 /* glibc malloc chunk header in front of every block: the previous chunk's
  * size (for an mmapped chunk: the offset of the chunk from the start of its
  * mapping), then the chunk's size whose low bits are flags. */
-#define UCS_MEMEVENTS_CHUNK_HDR    (2 * sizeof(size_t))
-#define UCS_MEMEVENTS_IS_MMAPPED   ((size_t)0x2)
-#define UCS_MEMEVENTS_SIZE_FLAGS   ((size_t)0x7)
+#define UCS_MEMEVENTS_CHUNK_HDR  (2 * sizeof(size_t))
+#define UCS_MEMEVENTS_IS_MMAPPED ((size_t)0x2)
+#define UCS_MEMEVENTS_SIZE_FLAGS ((size_t)0x7)
 
 /* Shared memory segments attached through shmat(), for shmdt() */
-#define UCS_MEMEVENTS_MAX_SHM      64
+#define UCS_MEMEVENTS_MAX_SHM 64
 
 /* A subscription: the libucm handler's argument */
 typedef struct ucs_memevents_sub {
     ucs_memevents_cb_t cb;
-    void               *arg;
-    ucs_list_link_t    list;
+    void *arg;
+    ucs_list_link_t list;
 } ucs_memevents_sub_t;
 
 typedef struct ucs_memevents_shm {
     uintptr_t start;
-    size_t    size; /* 0: free slot */
+    size_t size; /* 0: free slot */
 } ucs_memevents_shm_t;
 
 /* The libc functions behind ours */
 typedef struct ucs_memevents_real {
-    int  (*munmap)(void *addr, size_t length);
-    void *(*mremap)(void *old_addr, size_t old_size, size_t new_size,
-                    int flags, ...);
-    int  (*madvise)(void *addr, size_t length, int advice);
+    int (*munmap)(void *addr, size_t length);
+    void *(*mremap)(void *old_addr, size_t old_size, size_t new_size, int flags,
+                    ...);
+    int (*madvise)(void *addr, size_t length, int advice);
     void *(*mmap)(void *addr, size_t length, int prot, int flags, int fd,
                   off_t offset);
     void *(*mmap64)(void *addr, size_t length, int prot, int flags, int fd,
                     off64_t offset);
-    int  (*brk)(void *addr);
+    int (*brk)(void *addr);
     void *(*sbrk)(intptr_t increment);
     void *(*shmat)(int shmid, const void *shmaddr, int shmflg);
-    int  (*shmdt)(const void *shmaddr);
+    int (*shmdt)(const void *shmaddr);
     void (*free)(void *ptr);
     void *(*realloc)(void *ptr, size_t size);
     void *(*reallocarray)(void *ptr, size_t nmemb, size_t size);
-    int  (*malloc_trim)(size_t pad);
+    int (*malloc_trim)(size_t pad);
 } ucs_memevents_real_t;
 
 enum {
@@ -93,12 +93,12 @@ static unsigned long ucs_memevents_resolver; /* pthread_t of the resolver */
 /* Subscriptions, the probe state and the shm table; recursive because the
  * probe's munmap() reports to ucs_memevents_notify() */
 static pthread_mutex_t ucs_memevents_lock =
-        PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static UCS_LIST_HEAD(ucs_memevents_subs);
-static int ucs_memevents_probing;        /* the probe runs */
+static int ucs_memevents_probing; /* the probe runs */
 static int ucs_memevents_probed;
 static unsigned ucs_memevents_caps_value;
-static int ucs_memevents_glibc_layout;   /* chunk headers can be decoded */
+static int ucs_memevents_glibc_layout; /* chunk headers can be decoded */
 static uintptr_t ucs_memevents_probe_start;
 static uintptr_t ucs_memevents_probe_end;
 /* volatile: the compiler takes free() for a function that changes no
@@ -106,15 +106,14 @@ static uintptr_t ucs_memevents_probe_end;
 static volatile int ucs_memevents_probe_hit;
 static ucs_memevents_shm_t ucs_memevents_shm[UCS_MEMEVENTS_MAX_SHM];
 
-
 /* ---- finding the next definitions ------------------------------------- */
 
 #define UCS_MEMEVENTS_RESOLVE(_name) \
-    *(void**)&ucs_memevents_real._name = dlsym(RTLD_NEXT, #_name)
+    *(void **)&ucs_memevents_real._name = dlsym(RTLD_NEXT, #_name)
 
 static UCS_F_NOINLINE void ucs_memevents_resolve_slow(void)
 {
-    int expected = UCS_MEMEVENTS_UNRESOLVED;
+    int expected       = UCS_MEMEVENTS_UNRESOLVED;
     unsigned long self = (unsigned long)pthread_self();
 
     if (!__atomic_compare_exchange_n(&ucs_memevents_resolve_state, &expected,
@@ -154,9 +153,9 @@ static UCS_F_NOINLINE void ucs_memevents_resolve_slow(void)
 
 static UCS_F_ALWAYS_INLINE void ucs_memevents_resolve(void)
 {
-    if (ucs_unlikely(__atomic_load_n(&ucs_memevents_resolve_state,
-                                     __ATOMIC_ACQUIRE) !=
-                     UCS_MEMEVENTS_RESOLVED)) {
+    if (ucs_unlikely(
+            __atomic_load_n(&ucs_memevents_resolve_state, __ATOMIC_ACQUIRE) !=
+            UCS_MEMEVENTS_RESOLVED)) {
         ucs_memevents_resolve_slow();
     }
 }
@@ -191,7 +190,6 @@ static void UCS_F_CTOR ucs_memevents_init(void)
                    ucs_memevents_child_reinit);
 }
 
-
 /* ---- dispatch --------------------------------------------------------- */
 
 static UCS_F_ALWAYS_INLINE int ucs_memevents_is_listened(void)
@@ -211,20 +209,19 @@ void ucs_memevents_notify(uintptr_t start, uintptr_t end)
      * thread can only report the probe's range through the interposition,
      * which is what the probe wants to know. */
     if (__atomic_load_n(&ucs_memevents_probing, __ATOMIC_ACQUIRE) &&
-        (start == __atomic_load_n(&ucs_memevents_probe_start,
-                                  __ATOMIC_ACQUIRE)) &&
-        (end == __atomic_load_n(&ucs_memevents_probe_end,
-                                __ATOMIC_ACQUIRE))) {
+        (start ==
+         __atomic_load_n(&ucs_memevents_probe_start, __ATOMIC_ACQUIRE)) &&
+        (end == __atomic_load_n(&ucs_memevents_probe_end, __ATOMIC_ACQUIRE))) {
         ucs_memevents_probe_hit = 1;
     }
-    ucm_vm_munmap((void*)start, end - start);
+    ucm_vm_munmap((void *)start, end - start);
 }
 
 /* [addr, addr + length) was mapped by a successful call */
 static void ucs_memevents_notify_mapped(const void *addr, size_t length)
 {
     if (ucm_event_is_listened(UCM_EVENT_VM_MAPPED)) {
-        ucm_vm_mmap((void*)addr, length);
+        ucm_vm_mmap((void *)addr, length);
     }
 }
 
@@ -236,7 +233,6 @@ static void ucs_memevents_notify_len(const void *addr, size_t length)
     ucs_memevents_notify(start, (end < start) ? UINTPTR_MAX : end);
 }
 
-
 /* ---- glibc malloc chunks ---------------------------------------------- */
 
 /* The chunk header in front of @a ptr. Read through an integer address:
@@ -247,7 +243,7 @@ ucs_memevents_chunk_hdr(const void *ptr)
     uintptr_t address = (uintptr_t)ptr - UCS_MEMEVENTS_CHUNK_HDR;
 
     __asm__("" : "+r"(address));
-    return (const size_t*)address;
+    return (const size_t *)address;
 }
 
 static UCS_F_ALWAYS_INLINE size_t ucs_memevents_chunk_size_word(const void *ptr)
@@ -255,9 +251,9 @@ static UCS_F_ALWAYS_INLINE size_t ucs_memevents_chunk_size_word(const void *ptr)
     return ucs_memevents_chunk_hdr(ptr)[1];
 }
 
-static UCS_F_ALWAYS_INLINE int
-ucs_memevents_chunk_decode(const void *ptr, uintptr_t *start_p,
-                           uintptr_t *end_p)
+static UCS_F_ALWAYS_INLINE int ucs_memevents_chunk_decode(const void *ptr,
+                                                          uintptr_t *start_p,
+                                                          uintptr_t *end_p)
 {
     const size_t *hdr = ucs_memevents_chunk_hdr(ptr);
 
@@ -273,8 +269,8 @@ ucs_memevents_chunk_decode(const void *ptr, uintptr_t *start_p,
 int ucs_memevents_malloc_chunk_range(const void *ptr, uintptr_t *start_p,
                                      uintptr_t *end_p)
 {
-    if ((ptr == NULL) || !__atomic_load_n(&ucs_memevents_glibc_layout,
-                                          __ATOMIC_RELAXED)) {
+    if ((ptr == NULL) ||
+        !__atomic_load_n(&ucs_memevents_glibc_layout, __ATOMIC_RELAXED)) {
         return 0;
     }
 
@@ -286,7 +282,7 @@ int ucs_memevents_malloc_chunk_range(const void *ptr, uintptr_t *start_p,
  * block it thinks unused, or assume free() leaves the probe's flag alone;
  * through a volatile pointer they are calls like any application's. */
 static void *(*volatile ucs_memevents_probe_malloc)(size_t) = malloc;
-static void (*volatile ucs_memevents_probe_free)(void*)     = free;
+static void (*volatile ucs_memevents_probe_free)(void *)    = free;
 
 /* Whether blocks carry glibc's chunk headers. The usable size is checked
  * first, without reading memory in front of the block: glibc rounds a
@@ -307,13 +303,13 @@ static int ucs_memevents_check_glibc_layout(void)
     }
 
     usable = malloc_usable_size(ptr);
-    ok     = (usable >= 64) && (((usable + sizeof(size_t)) %
-                                 UCS_MEMEVENTS_CHUNK_HDR) == 0);
+    ok     = (usable >= 64) &&
+         (((usable + sizeof(size_t)) % UCS_MEMEVENTS_CHUNK_HDR) == 0);
     if (ok) {
         hdr_size = ucs_memevents_chunk_size_word(ptr);
-        ok       = !(hdr_size & UCS_MEMEVENTS_IS_MMAPPED) &&
-                   ((hdr_size & ~UCS_MEMEVENTS_SIZE_FLAGS) ==
-                    usable + sizeof(size_t));
+        ok =
+            !(hdr_size & UCS_MEMEVENTS_IS_MMAPPED) &&
+            ((hdr_size & ~UCS_MEMEVENTS_SIZE_FLAGS) == usable + sizeof(size_t));
     }
     ucs_memevents_probe_free(ptr);
     if (!ok) {
@@ -327,10 +323,10 @@ static int ucs_memevents_check_glibc_layout(void)
 
     usable = malloc_usable_size(ptr);
     ok     = (usable >= UCS_MEMEVENTS_PROBE_SIZE) &&
-             (((usable + UCS_MEMEVENTS_CHUNK_HDR) % page) == 0) &&
-             ucs_memevents_chunk_decode(ptr, &start, &end) &&
-             ((start % page) == 0) && ((end % page) == 0) &&
-             (end == (uintptr_t)ptr + usable);
+         (((usable + UCS_MEMEVENTS_CHUNK_HDR) % page) == 0) &&
+         ucs_memevents_chunk_decode(ptr, &start, &end) &&
+         ((start % page) == 0) && ((end % page) == 0) &&
+         (end == (uintptr_t)ptr + usable);
     ucs_memevents_probe_free(ptr);
     return ok;
 }
@@ -352,8 +348,8 @@ static void ucs_memevents_probe(void)
     __atomic_store_n(&ucs_memevents_probing, 1, __ATOMIC_RELEASE);
 
     /* munmap() called like any caller would, through the global symbol */
-    ptr = mmap(NULL, page, PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ptr = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0);
     if (ptr != MAP_FAILED) {
         ucs_memevents_probe_range((uintptr_t)ptr, (uintptr_t)ptr + page);
         ucs_memevents_probe_hit = 0;
@@ -384,14 +380,15 @@ static void ucs_memevents_probe(void)
     }
 
     ucs_memevents_probe_range(0, 0);
-    ucs_memevents_probed      = 1;
+    ucs_memevents_probed = 1;
     __atomic_store_n(&ucs_memevents_probing, 0, __ATOMIC_RELEASE);
 
     ucs_debug("memory events: munmap %s, glibc malloc chunks %s",
-              (ucs_memevents_caps_value & UCS_MEMEVENTS_CAP_UNMAP) ?
-                      "seen" : "not seen",
-              (ucs_memevents_caps_value & UCS_MEMEVENTS_CAP_MALLOC) ?
-                      "seen" : "not seen");
+              (ucs_memevents_caps_value & UCS_MEMEVENTS_CAP_UNMAP) ? "seen"
+                                                                   : "not seen",
+              (ucs_memevents_caps_value & UCS_MEMEVENTS_CAP_MALLOC)
+                  ? "seen"
+                  : "not seen");
 }
 
 unsigned ucs_memevents_caps(void)
@@ -440,9 +437,9 @@ ucs_status_t ucs_memevents_subscribe(ucs_memevents_cb_t cb, void *arg)
     sub->cb  = cb;
     sub->arg = arg;
     /* the probe above checked the interposition already */
-    status   = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED |
-                                     UCM_EVENT_FLAG_NO_INSTALL, 0,
-                                     ucs_memevents_handler, sub);
+    status =
+        ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED | UCM_EVENT_FLAG_NO_INSTALL,
+                              0, ucs_memevents_handler, sub);
     if (status != UCS_OK) {
         free(sub);
         goto out;
@@ -471,7 +468,6 @@ void ucs_memevents_unsubscribe(ucs_memevents_cb_t cb, void *arg)
     }
     pthread_mutex_unlock(&ucs_memevents_lock);
 }
-
 
 /* ---- shared memory segments ------------------------------------------- */
 
@@ -520,7 +516,6 @@ static size_t ucs_memevents_shm_remove(const void *addr)
     return size;
 }
 
-
 /* ---- the interposed functions ----------------------------------------- */
 
 int munmap(void *addr, size_t length)
@@ -533,8 +528,7 @@ int munmap(void *addr, size_t length)
     return ucs_memevents_real.munmap(addr, length);
 }
 
-void *mremap(void *old_addr, size_t old_size, size_t new_size, int flags,
-             ...)
+void *mremap(void *old_addr, size_t old_size, size_t new_size, int flags, ...)
 {
     void *new_addr = NULL;
     void *result;
@@ -542,7 +536,7 @@ void *mremap(void *old_addr, size_t old_size, size_t new_size, int flags,
 
     if (flags & MREMAP_FIXED) {
         va_start(ap, flags);
-        new_addr = va_arg(ap, void*);
+        new_addr = va_arg(ap, void *);
         va_end(ap);
         ucs_memevents_notify_len(new_addr, new_size);
     }
@@ -551,11 +545,11 @@ void *mremap(void *old_addr, size_t old_size, size_t new_size, int flags,
     /* moved, shrunk or grown: the old pages may all go */
     ucs_memevents_notify_len(old_addr, old_size);
     if (ucs_memevents_real.mremap == NULL) {
-        result = (void*)syscall(SYS_mremap, old_addr, old_size, new_size,
-                                flags, new_addr);
+        result = (void *)syscall(SYS_mremap, old_addr, old_size, new_size,
+                                 flags, new_addr);
     } else {
-        result = ucs_memevents_real.mremap(old_addr, old_size, new_size,
-                                           flags, new_addr);
+        result = ucs_memevents_real.mremap(old_addr, old_size, new_size, flags,
+                                           new_addr);
     }
     if (result != MAP_FAILED) {
         ucs_memevents_notify_mapped(result, new_size);
@@ -590,8 +584,7 @@ int madvise(void *addr, size_t length, int advice)
     return ucs_memevents_real.madvise(addr, length, advice);
 }
 
-void *mmap(void *addr, size_t length, int prot, int flags, int fd,
-           off_t offset)
+void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
 {
     void *result;
 
@@ -600,11 +593,10 @@ void *mmap(void *addr, size_t length, int prot, int flags, int fd,
         ucs_memevents_notify_len(addr, length);
     }
     if (ucs_memevents_real.mmap == NULL) {
-        result = (void*)syscall(SYS_mmap, addr, length, prot, flags, fd,
-                                offset);
+        result =
+            (void *)syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
     } else {
-        result = ucs_memevents_real.mmap(addr, length, prot, flags, fd,
-                                       offset);
+        result = ucs_memevents_real.mmap(addr, length, prot, flags, fd, offset);
     }
     if (result != MAP_FAILED) {
         ucs_memevents_notify_mapped(result, length);
@@ -622,11 +614,11 @@ void *mmap64(void *addr, size_t length, int prot, int flags, int fd,
         ucs_memevents_notify_len(addr, length);
     }
     if (ucs_memevents_real.mmap64 == NULL) {
-        result = (void*)syscall(SYS_mmap, addr, length, prot, flags, fd,
-                                offset);
+        result =
+            (void *)syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
     } else {
-        result = ucs_memevents_real.mmap64(addr, length, prot, flags, fd,
-                                       offset);
+        result =
+            ucs_memevents_real.mmap64(addr, length, prot, flags, fd, offset);
     }
     if (result != MAP_FAILED) {
         ucs_memevents_notify_mapped(result, length);
@@ -640,18 +632,17 @@ int brk(void *addr)
     int ret;
 
     ucs_memevents_resolve();
-    if ((ucs_memevents_real.brk == NULL) ||
-        (ucs_memevents_real.sbrk == NULL)) {
+    if ((ucs_memevents_real.brk == NULL) || (ucs_memevents_real.sbrk == NULL)) {
         errno = ENOMEM;
         return -1;
     }
 
     cur = ucs_memevents_real.sbrk(0);
-    if ((cur != (void*)-1) && ((uintptr_t)addr < (uintptr_t)cur)) {
+    if ((cur != (void *)-1) && ((uintptr_t)addr < (uintptr_t)cur)) {
         ucs_memevents_notify((uintptr_t)addr, (uintptr_t)cur);
     }
     ret = ucs_memevents_real.brk(addr);
-    if ((ret == 0) && (cur != (void*)-1) &&
+    if ((ret == 0) && (cur != (void *)-1) &&
         ((uintptr_t)addr > (uintptr_t)cur)) {
         ucs_memevents_notify_mapped(cur, (uintptr_t)addr - (uintptr_t)cur);
     }
@@ -665,17 +656,17 @@ void *sbrk(intptr_t increment)
     ucs_memevents_resolve();
     if (ucs_memevents_real.sbrk == NULL) {
         errno = ENOMEM;
-        return (void*)-1;
+        return (void *)-1;
     }
 
     if (increment < 0) {
         cur = ucs_memevents_real.sbrk(0);
-        if (cur != (void*)-1) {
+        if (cur != (void *)-1) {
             ucs_memevents_notify((uintptr_t)cur + increment, (uintptr_t)cur);
         }
     }
     cur = ucs_memevents_real.sbrk(increment);
-    if ((cur != (void*)-1) && (increment > 0)) {
+    if ((cur != (void *)-1) && (increment > 0)) {
         ucs_memevents_notify_mapped(cur, increment);
     }
     return cur;
@@ -688,17 +679,16 @@ void *shmat(int shmid, const void *shmaddr, int shmflg)
 
     ucs_memevents_resolve();
     if ((shmflg & SHM_REMAP) && (shmaddr != NULL)) {
-        ucs_memevents_notify_len(shmaddr,
-                                 (size != 0) ? size : SIZE_MAX);
+        ucs_memevents_notify_len(shmaddr, (size != 0) ? size : SIZE_MAX);
     }
 
     if (ucs_memevents_real.shmat == NULL) {
-        addr = (void*)syscall(SYS_shmat, shmid, shmaddr, shmflg);
+        addr = (void *)syscall(SYS_shmat, shmid, shmaddr, shmflg);
     } else {
         addr = ucs_memevents_real.shmat(shmid, shmaddr, shmflg);
     }
 
-    if ((addr != (void*)-1) && (size != 0)) {
+    if ((addr != (void *)-1) && (size != 0)) {
         ucs_memevents_shm_add(addr, size);
         ucs_memevents_notify_mapped(addr, size);
     }

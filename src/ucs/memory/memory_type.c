@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/memory/memory_type.h>
@@ -17,8 +17,7 @@ const char *ucs_memory_type_names[] = {
     [UCS_MEMORY_TYPE_ZE_HOST]      = "ze-host",
     [UCS_MEMORY_TYPE_ZE_DEVICE]    = "ze-device",
     [UCS_MEMORY_TYPE_ZE_MANAGED]   = "ze-managed",
-    [UCS_MEMORY_TYPE_LAST]         = "unknown"
-};
+    [UCS_MEMORY_TYPE_LAST]         = "unknown"};
 
 const char *ucs_memory_type_descs[] = {
     [UCS_MEMORY_TYPE_HOST]         = "System memory",
@@ -30,8 +29,7 @@ const char *ucs_memory_type_descs[] = {
     [UCS_MEMORY_TYPE_ZE_HOST]      = "Intel/Ze USM host memory",
     [UCS_MEMORY_TYPE_ZE_DEVICE]    = "Intel/Ze GPU memory",
     [UCS_MEMORY_TYPE_ZE_MANAGED]   = "Intel/Ze GPU managed memory",
-    [UCS_MEMORY_TYPE_LAST]         = "unknown"
-};
+    [UCS_MEMORY_TYPE_LAST]         = "unknown"};
 
 /* Compare ignoring case, with '_' and '-' treated as equal. */
 static int ucs_memory_type_name_equal(const char *name, const char *str)
@@ -57,8 +55,7 @@ ucs_memory_type_t ucs_memory_type_from_str(const char *str)
     }
 
     ucs_memory_type_for_each(mem_type) {
-        if (ucs_memory_type_name_equal(ucs_memory_type_names[mem_type],
-                                       str)) {
+        if (ucs_memory_type_name_equal(ucs_memory_type_names[mem_type], str)) {
             return mem_type;
         }
     }

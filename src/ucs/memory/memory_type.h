@@ -33,12 +33,10 @@ typedef enum ucs_memory_type {
 } ucs_memory_type_t;
 
 /** Mask of the memory types the CPU can load from and store to. */
-#define UCS_MEMORY_TYPES_CPU_ACCESSIBLE \
-    (UCS_BIT(UCS_MEMORY_TYPE_HOST) | \
-     UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED) | \
-     UCS_BIT(UCS_MEMORY_TYPE_ROCM_MANAGED) | \
-     UCS_BIT(UCS_MEMORY_TYPE_ZE_HOST) | \
-     UCS_BIT(UCS_MEMORY_TYPE_ZE_MANAGED))
+#define UCS_MEMORY_TYPES_CPU_ACCESSIBLE                                      \
+    (UCS_BIT(UCS_MEMORY_TYPE_HOST) | UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED) | \
+     UCS_BIT(UCS_MEMORY_TYPE_ROCM_MANAGED) |                                 \
+     UCS_BIT(UCS_MEMORY_TYPE_ZE_HOST) | UCS_BIT(UCS_MEMORY_TYPE_ZE_MANAGED))
 
 /**
  * Short lower-case names ("host", "cuda", "cuda-managed", ...), indexed by
@@ -65,7 +63,7 @@ ucs_memory_type_t ucs_memory_type_from_str(const char *str);
  *
  * @param _type  An lvalue of type ucs_memory_type_t.
  */
-#define ucs_memory_type_for_each(_type) \
+#define ucs_memory_type_for_each(_type)                                  \
     for ((_type) = UCS_MEMORY_TYPE_HOST; (_type) < UCS_MEMORY_TYPE_LAST; \
          (_type) = (ucs_memory_type_t)((_type) + 1))
 

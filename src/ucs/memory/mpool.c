@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/memory/mpool.h>
@@ -16,55 +16,52 @@
 /* Start of every chunk (aligned up from what chunk_alloc returned). */
 typedef struct ucs_mpool_chunk {
     struct ucs_mpool_chunk *next;
-    void                   *mem;        /* as returned by chunk_alloc */
-    ucs_mpool_elem_t       *elems;      /* header of the first object */
-    unsigned               num_elems;
+    void *mem;               /* as returned by chunk_alloc */
+    ucs_mpool_elem_t *elems; /* header of the first object */
+    unsigned num_elems;
 } ucs_mpool_chunk_t;
 
 #define UCS_MPOOL_CHUNK_ALIGN _Alignof(ucs_mpool_chunk_t)
 
 struct ucs_mpool_data {
-    size_t                elem_size;
-    size_t                alignment;
-    size_t                align_offset;    /* reduced modulo alignment */
-    size_t                stride;          /* distance between objects */
-    unsigned              elems_per_chunk;
-    unsigned              max_elems;       /* UINT_MAX: no limit */
-    unsigned              num_elems;       /* objects in all chunks */
-    unsigned              num_chunks;
-    ucs_mpool_chunk_t     *chunks;
+    size_t elem_size;
+    size_t alignment;
+    size_t align_offset; /* reduced modulo alignment */
+    size_t stride;       /* distance between objects */
+    unsigned elems_per_chunk;
+    unsigned max_elems; /* UINT_MAX: no limit */
+    unsigned num_elems; /* objects in all chunks */
+    unsigned num_chunks;
+    ucs_mpool_chunk_t *chunks;
     const ucs_mpool_ops_t *ops;
-    void                  *priv;           /* inside this allocation */
-    char                  *name;           /* inside this allocation */
+    void *priv; /* inside this allocation */
+    char *name; /* inside this allocation */
 };
 
 /* Bookkeeping used by ucs_mpool_release_idle(); the address range is kept
  * here so that searching never reads a chunk that was already released. */
 typedef struct ucs_mpool_chunk_usage {
     ucs_mpool_chunk_t *chunk;
-    uintptr_t         start;      /* first object header */
-    uintptr_t         end;        /* past the last object */
-    unsigned          num_elems;
-    unsigned          num_free;
+    uintptr_t start; /* first object header */
+    uintptr_t end;   /* past the last object */
+    unsigned num_elems;
+    unsigned num_free;
 } ucs_mpool_chunk_usage_t;
 
-#define UCS_MPOOL_PRIV_ALIGN      16
-#define UCS_MPOOL_MMAP_HDR_SIZE   16
+#define UCS_MPOOL_PRIV_ALIGN    16
+#define UCS_MPOOL_MMAP_HDR_SIZE 16
 
 const ucs_mpool_ops_t ucs_mpool_ops_malloc = {
     .chunk_alloc   = ucs_mpool_chunk_malloc,
     .chunk_release = ucs_mpool_chunk_free,
     .obj_init      = NULL,
-    .obj_cleanup   = NULL
-};
+    .obj_cleanup   = NULL};
 
-const ucs_mpool_ops_t ucs_mpool_ops_mmap = {
-    .chunk_alloc   = ucs_mpool_chunk_mmap,
-    .chunk_release = ucs_mpool_chunk_munmap,
-    .obj_init      = NULL,
-    .obj_cleanup   = NULL
-};
-
+const ucs_mpool_ops_t ucs_mpool_ops_mmap = {.chunk_alloc = ucs_mpool_chunk_mmap,
+                                            .chunk_release =
+                                                ucs_mpool_chunk_munmap,
+                                            .obj_init    = NULL,
+                                            .obj_cleanup = NULL};
 
 void ucs_mpool_params_reset(ucs_mpool_params_t *params)
 {
@@ -101,7 +98,8 @@ static ucs_status_t ucs_mpool_check_params(const ucs_mpool_params_t *params,
     if ((ops != NULL) &&
         ((ops->chunk_alloc == NULL) || (ops->chunk_release == NULL))) {
         ucs_error("mpool '%s': ops must provide chunk_alloc and "
-                  "chunk_release", name);
+                  "chunk_release",
+                  name);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -110,8 +108,9 @@ static ucs_status_t ucs_mpool_check_params(const ucs_mpool_params_t *params,
     if ((params->elem_size > stride_max) || (params->alignment > stride_max) ||
         ((params->elem_size + params->alignment) > stride_max)) {
         ucs_error("mpool '%s': %u objects of %zu bytes aligned to %zu do not "
-                  "fit in a chunk", name, params->elems_per_chunk,
-                  params->elem_size, params->alignment);
+                  "fit in a chunk",
+                  name, params->elems_per_chunk, params->elem_size,
+                  params->alignment);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -130,8 +129,8 @@ ucs_status_t ucs_mpool_init(ucs_mpool_t *mp, const ucs_mpool_params_t *params)
         return status;
     }
 
-    priv_offset = ucs_align_up_pow2(sizeof(*data),
-                                    (size_t)UCS_MPOOL_PRIV_ALIGN);
+    priv_offset =
+        ucs_align_up_pow2(sizeof(*data), (size_t)UCS_MPOOL_PRIV_ALIGN);
     name_offset = priv_offset + params->priv_size;
     data        = malloc(name_offset + strlen(name) + 1);
     if (data == NULL) {
@@ -139,30 +138,28 @@ ucs_status_t ucs_mpool_init(ucs_mpool_t *mp, const ucs_mpool_params_t *params)
         return UCS_ERR_NO_MEMORY;
     }
 
-    data->elem_size       = params->elem_size;
-    data->alignment       = params->alignment;
-    data->align_offset    = params->align_offset & (params->alignment - 1);
-    data->stride          = ucs_align_up_pow2(params->elem_size +
-                                              sizeof(ucs_mpool_elem_t),
-                                              params->alignment);
+    data->elem_size    = params->elem_size;
+    data->alignment    = params->alignment;
+    data->align_offset = params->align_offset & (params->alignment - 1);
+    data->stride       = ucs_align_up_pow2(
+              params->elem_size + sizeof(ucs_mpool_elem_t), params->alignment);
     data->elems_per_chunk = params->elems_per_chunk;
-    data->max_elems       = (params->max_elems == 0) ? UINT_MAX :
-                                                       params->max_elems;
-    data->num_elems       = 0;
-    data->num_chunks      = 0;
-    data->chunks          = NULL;
-    data->ops             = (params->ops != NULL) ? params->ops :
-                                                    &ucs_mpool_ops_malloc;
-    data->priv            = UCS_PTR_BYTE_OFFSET(data, priv_offset);
-    data->name            = UCS_PTR_BYTE_OFFSET(data, name_offset);
+    data->max_elems  = (params->max_elems == 0) ? UINT_MAX : params->max_elems;
+    data->num_elems  = 0;
+    data->num_chunks = 0;
+    data->chunks     = NULL;
+    data->ops  = (params->ops != NULL) ? params->ops : &ucs_mpool_ops_malloc;
+    data->priv = UCS_PTR_BYTE_OFFSET(data, priv_offset);
+    data->name = UCS_PTR_BYTE_OFFSET(data, name_offset);
     memset(data->priv, 0, params->priv_size);
     strcpy(data->name, name);
 
     mp->freelist = NULL;
     mp->data     = data;
     ucs_debug("mpool '%s': created, object size %zu stride %zu alignment %zu "
-              "offset %zu", name, data->elem_size, data->stride,
-              data->alignment, data->align_offset);
+              "offset %zu",
+              name, data->elem_size, data->stride, data->alignment,
+              data->align_offset);
     return UCS_OK;
 }
 
@@ -179,8 +176,8 @@ const char *ucs_mpool_name(ucs_mpool_t *mp)
 /* Where the chunk header goes in memory returned by chunk_alloc. */
 static ucs_mpool_chunk_t *ucs_mpool_chunk_hdr(void *mem)
 {
-    return (ucs_mpool_chunk_t*)ucs_align_up_pow2(
-            (uintptr_t)mem, (uintptr_t)UCS_MPOOL_CHUNK_ALIGN);
+    return (ucs_mpool_chunk_t *)ucs_align_up_pow2(
+        (uintptr_t)mem, (uintptr_t)UCS_MPOOL_CHUNK_ALIGN);
 }
 
 /* First object of a chunk: the lowest address after the chunk header and
@@ -190,9 +187,9 @@ static char *ucs_mpool_chunk_first_obj(const ucs_mpool_data_t *data,
 {
     uintptr_t start = (uintptr_t)(chunk + 1) + sizeof(ucs_mpool_elem_t);
 
-    return (char*)(ucs_align_up_pow2(start + data->align_offset,
-                                     (uintptr_t)data->alignment) -
-                   data->align_offset);
+    return (char *)(ucs_align_up_pow2(start + data->align_offset,
+                                      (uintptr_t)data->alignment) -
+                    data->align_offset);
 }
 
 /* Chunk size that holds @a num_elems objects wherever the chunk starts. */
@@ -235,39 +232,41 @@ static ucs_status_t ucs_mpool_add_chunk(ucs_mpool_t *mp)
 
     if (size < requested) {
         ucs_error("mpool '%s': chunk_alloc returned %zu bytes, fewer than the "
-                  "%zu requested", data->name, size, requested);
+                  "%zu requested",
+                  data->name, size, requested);
         data->ops->chunk_release(mp, mem);
         return UCS_ERR_NO_MEMORY;
     }
 
     /* Use the whole chunk if the allocator gave more than asked. */
-    chunk     = ucs_mpool_chunk_hdr(mem);
-    first     = ucs_mpool_chunk_first_obj(data, chunk);
-    end       = (char*)mem + size;
-    num_fit   = ((size_t)(end - first) - data->elem_size) / data->stride + 1;
+    chunk   = ucs_mpool_chunk_hdr(mem);
+    first   = ucs_mpool_chunk_first_obj(data, chunk);
+    end     = (char *)mem + size;
+    num_fit = ((size_t)(end - first) - data->elem_size) / data->stride + 1;
     ucs_assert(num_fit >= num_elems);
     num_elems = (unsigned)ucs_min(num_fit, (size_t)quota);
 
     /* Objects go to the free list in address order, ahead of the others. */
     chunk->mem       = mem;
-    chunk->elems     = (ucs_mpool_elem_t*)first - 1;
+    chunk->elems     = (ucs_mpool_elem_t *)first - 1;
     chunk->num_elems = num_elems;
     for (i = 0; i < num_elems; ++i) {
-        elem = (ucs_mpool_elem_t*)(first + ((size_t)i * data->stride)) - 1;
+        elem = (ucs_mpool_elem_t *)(first + ((size_t)i * data->stride)) - 1;
         if (data->ops->obj_init != NULL) {
             data->ops->obj_init(mp, elem + 1, mem);
         }
         if (i + 1 < num_elems) {
-            elem->next = (ucs_mpool_elem_t*)(first + ((size_t)(i + 1) *
-                                                      data->stride)) - 1;
+            elem->next =
+                (ucs_mpool_elem_t *)(first + ((size_t)(i + 1) * data->stride)) -
+                1;
         } else {
             elem->next = mp->freelist;
         }
     }
     mp->freelist = chunk->elems;
 
-    chunk->next      = data->chunks;
-    data->chunks     = chunk;
+    chunk->next  = data->chunks;
+    data->chunks = chunk;
     data->num_elems += num_elems;
     ++data->num_chunks;
 
@@ -303,8 +302,8 @@ ucs_status_t ucs_mpool_grow(ucs_mpool_t *mp, unsigned num_elems)
 
 static int ucs_mpool_usage_compare(const void *a, const void *b)
 {
-    const ucs_mpool_chunk_usage_t *ua = (const ucs_mpool_chunk_usage_t*)a;
-    const ucs_mpool_chunk_usage_t *ub = (const ucs_mpool_chunk_usage_t*)b;
+    const ucs_mpool_chunk_usage_t *ua = (const ucs_mpool_chunk_usage_t *)a;
+    const ucs_mpool_chunk_usage_t *ub = (const ucs_mpool_chunk_usage_t *)b;
 
     return (ua->start < ub->start) ? -1 : (ua->start > ub->start);
 }
@@ -332,7 +331,8 @@ ucs_mpool_find_usage(const ucs_mpool_data_t *data,
     }
 
     ucs_fatal("mpool '%s': free object header %p belongs to no chunk; was a "
-              "foreign object put to this pool?", data->name, elem);
+              "foreign object put to this pool?",
+              data->name, elem);
 }
 
 static int ucs_mpool_usage_is_idle(const ucs_mpool_chunk_usage_t *usage)
@@ -362,10 +362,10 @@ unsigned ucs_mpool_release_idle(ucs_mpool_t *mp)
 
     i = 0;
     for (chunk = data->chunks; chunk != NULL; chunk = chunk->next) {
-        usage[i].chunk     = chunk;
-        usage[i].start     = (uintptr_t)chunk->elems;
-        usage[i].end       = usage[i].start +
-                             ((size_t)chunk->num_elems * data->stride);
+        usage[i].chunk = chunk;
+        usage[i].start = (uintptr_t)chunk->elems;
+        usage[i].end =
+            usage[i].start + ((size_t)chunk->num_elems * data->stride);
         usage[i].num_elems = chunk->num_elems;
         usage[i].num_free  = 0;
         ++i;
@@ -417,7 +417,7 @@ unsigned ucs_mpool_release_idle(ucs_mpool_t *mp)
             continue;
         }
 
-        *chunk_p         = chunk->next;
+        *chunk_p = chunk->next;
         data->num_elems -= chunk->num_elems;
         --data->num_chunks;
         ucs_trace("mpool '%s': releasing idle chunk %p", data->name,
@@ -447,8 +447,8 @@ void ucs_mpool_cleanup(ucs_mpool_t *mp, int leak_check)
 
     if (num_free > data->num_elems) {
         ucs_error("mpool '%s': %u objects on the free list but only %u "
-                  "allocated; an object was put twice", data->name, num_free,
-                  data->num_elems);
+                  "allocated; an object was put twice",
+                  data->name, num_free, data->num_elems);
     } else if (leak_check && (num_free < data->num_elems)) {
         ucs_warn("mpool '%s': %u of %u objects were not returned to the pool",
                  data->name, data->num_elems - num_free, data->num_elems);
@@ -473,7 +473,8 @@ ucs_status_t ucs_mpool_chunk_malloc(ucs_mpool_t *mp, size_t *size_p,
 
     if (chunk == NULL) {
         ucs_error("mpool '%s': failed to allocate a chunk of %zu bytes: out "
-                  "of memory", ucs_mpool_name(mp), *size_p);
+                  "of memory",
+                  ucs_mpool_name(mp), *size_p);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -503,16 +504,16 @@ ucs_status_t ucs_mpool_chunk_mmap(ucs_mpool_t *mp, size_t *size_p,
     }
 
     /* The mapping length is kept in front of the chunk for munmap. */
-    *(size_t*)ptr = length;
-    *chunk_p      = UCS_PTR_BYTE_OFFSET(ptr, UCS_MPOOL_MMAP_HDR_SIZE);
-    *size_p       = length - UCS_MPOOL_MMAP_HDR_SIZE;
+    *(size_t *)ptr = length;
+    *chunk_p       = UCS_PTR_BYTE_OFFSET(ptr, UCS_MPOOL_MMAP_HDR_SIZE);
+    *size_p        = length - UCS_MPOOL_MMAP_HDR_SIZE;
     return UCS_OK;
 }
 
 void ucs_mpool_chunk_munmap(ucs_mpool_t *mp, void *chunk)
 {
     void *ptr     = UCS_PTR_BYTE_OFFSET(chunk, -UCS_MPOOL_MMAP_HDR_SIZE);
-    size_t length = *(size_t*)ptr;
+    size_t length = *(size_t *)ptr;
 
     if (munmap(ptr, length) != 0) {
         ucs_warn("mpool '%s': munmap(%p, %zu) failed: %m", ucs_mpool_name(mp),

@@ -32,16 +32,15 @@
 BEGIN_C_DECLS
 
 /** A memory pool; see struct ucs_mpool. */
-typedef struct ucs_mpool      ucs_mpool_t;
+typedef struct ucs_mpool ucs_mpool_t;
 /** The pool's slow-path state, private to mpool.c. */
 typedef struct ucs_mpool_data ucs_mpool_data_t;
 
 /** Header in front of every object; unaligned when the object is. */
 typedef union ucs_mpool_elem {
-    union ucs_mpool_elem *next;   /**< Free: next free object's header. */
-    ucs_mpool_t          *mpool;  /**< In use: the owning pool. */
+    union ucs_mpool_elem *next; /**< Free: next free object's header. */
+    ucs_mpool_t *mpool;         /**< In use: the owning pool. */
 } UCS_S_PACKED ucs_mpool_elem_t;
-
 
 /**
  * How a pool gets and returns memory, and optional per-object hooks. The
@@ -60,58 +59,54 @@ typedef struct ucs_mpool_ops {
                                 void **chunk_p);
 
     /** Release a chunk returned by chunk_alloc. */
-    void         (*chunk_release)(ucs_mpool_t *mp, void *chunk);
+    void (*chunk_release)(ucs_mpool_t *mp, void *chunk);
 
     /** Optional: called once per object when its chunk is added;
      *  @a chunk is the memory chunk_alloc returned. */
-    void         (*obj_init)(ucs_mpool_t *mp, void *obj, void *chunk);
+    void (*obj_init)(ucs_mpool_t *mp, void *obj, void *chunk);
 
     /** Optional: called once per free object before its chunk is
      *  released (objects still in use at cleanup are not seen). */
-    void         (*obj_cleanup)(ucs_mpool_t *mp, void *obj);
+    void (*obj_cleanup)(ucs_mpool_t *mp, void *obj);
 } ucs_mpool_ops_t;
-
 
 /**
  * Parameters of ucs_mpool_init(). Start from ucs_mpool_params_reset(); the
  * structure is read during the call only.
  */
 typedef struct ucs_mpool_params {
-    size_t                priv_size;       /**< Bytes of ucs_mpool_priv(),
-                                                zeroed at init. */
-    size_t                elem_size;       /**< Object size, > 0. */
-    size_t                align_offset;    /**< Offset in the object that
-                                                is aligned; see the file
-                                                description. Taken modulo
-                                                the alignment. */
-    size_t                alignment;       /**< A power of two. */
-    unsigned              elems_per_chunk; /**< Objects per chunk, > 0. */
-    unsigned              max_elems;       /**< 0 or UINT_MAX: no limit. */
-    const ucs_mpool_ops_t *ops;            /**< NULL: ucs_mpool_ops_malloc.
-                                                Must outlive the pool. */
-    const char            *name;           /**< For messages; copied. NULL:
-                                                "mpool". */
+    size_t priv_size;           /**< Bytes of ucs_mpool_priv(),
+                                     zeroed at init. */
+    size_t elem_size;           /**< Object size, > 0. */
+    size_t align_offset;        /**< Offset in the object that
+                                     is aligned; see the file
+                                     description. Taken modulo
+                                     the alignment. */
+    size_t alignment;           /**< A power of two. */
+    unsigned elems_per_chunk;   /**< Objects per chunk, > 0. */
+    unsigned max_elems;         /**< 0 or UINT_MAX: no limit. */
+    const ucs_mpool_ops_t *ops; /**< NULL: ucs_mpool_ops_malloc.
+                                     Must outlive the pool. */
+    const char *name;           /**< For messages; copied. NULL:
+                                     "mpool". */
 } ucs_mpool_params_t;
-
 
 /**
  * A pool. The caller provides the storage (usually embedded in its own
  * object); ucs_mpool_init() fills it and ucs_mpool_cleanup() empties it.
  */
 struct ucs_mpool {
-    ucs_mpool_elem_t *freelist;   /**< Fast path: first free object's
-                                       header, NULL when empty. */
-    ucs_mpool_data_t *data;       /**< Everything else (chunks, sizes,
-                                       ops, name), allocated at init. */
+    ucs_mpool_elem_t *freelist; /**< Fast path: first free object's
+                                     header, NULL when empty. */
+    ucs_mpool_data_t *data;     /**< Everything else (chunks, sizes,
+                                     ops, name), allocated at init. */
 };
-
 
 /** Operations backed by malloc/free. */
 extern const ucs_mpool_ops_t ucs_mpool_ops_malloc;
 
 /** Operations backed by anonymous private mmap/munmap. */
 extern const ucs_mpool_ops_t ucs_mpool_ops_mmap;
-
 
 /**
  * Fill @a params with defaults: no private area, alignment 1, offset 0,
@@ -246,7 +241,7 @@ static UCS_F_ALWAYS_INLINE void *ucs_mpool_get(ucs_mpool_t *mp)
  */
 static UCS_F_ALWAYS_INLINE void ucs_mpool_put(void *obj)
 {
-    ucs_mpool_elem_t *elem = (ucs_mpool_elem_t*)obj - 1;
+    ucs_mpool_elem_t *elem = (ucs_mpool_elem_t *)obj - 1;
     ucs_mpool_t *mp        = elem->mpool;
 
     elem->next   = mp->freelist;
@@ -262,9 +257,8 @@ static UCS_F_ALWAYS_INLINE void ucs_mpool_put(void *obj)
  */
 static inline ucs_mpool_t *ucs_mpool_obj_owner(void *obj)
 {
-    return ((ucs_mpool_elem_t*)obj - 1)->mpool;
+    return ((ucs_mpool_elem_t *)obj - 1)->mpool;
 }
-
 
 /**
  * chunk_alloc with malloc(); the usable size is the requested size.

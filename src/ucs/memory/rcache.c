@@ -4,7 +4,7 @@
  * events waiting for the lock. See rcache.h for the semantics.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/memory/rcache.h>
@@ -38,24 +38,24 @@ typedef enum {
 } ucs_rcache_remove_reason_t;
 
 struct ucs_rcache {
-    pthread_mutex_t        lock;        /* tree, LRU, statistics */
-    ucs_list_link_t        all_list;    /* in ucs_rcache_all.list */
-    int                    events_pending; /* event queue not empty */
-    ucs_rcache_region_t    *root;
-    ucs_list_link_t        lru;         /* head: least recently used */
-    ucs_rcache_stats_t     stats;
-    uintptr_t              align_mask;  /* alignment - 1 */
-    size_t                 max_size;
-    unsigned long          max_regions;
-    size_t                 region_struct_size;
+    pthread_mutex_t lock;     /* tree, LRU, statistics */
+    ucs_list_link_t all_list; /* in ucs_rcache_all.list */
+    int events_pending;       /* event queue not empty */
+    ucs_rcache_region_t *root;
+    ucs_list_link_t lru; /* head: least recently used */
+    ucs_rcache_stats_t stats;
+    uintptr_t align_mask; /* alignment - 1 */
+    size_t max_size;
+    unsigned long max_regions;
+    size_t region_struct_size;
     const ucs_rcache_ops_t *ops;
-    void                   *context;
-    unsigned               flags;
-    char                   *name;
+    void *context;
+    unsigned flags;
+    char *name;
 
-    ucs_spinlock_t         event_lock;  /* the queue below */
-    unsigned               event_count;
-    ucs_rcache_range_t     events[UCS_RCACHE_EVENT_QUEUE_LEN];
+    ucs_spinlock_t event_lock; /* the queue below */
+    unsigned event_count;
+    ucs_rcache_range_t events[UCS_RCACHE_EVENT_QUEUE_LEN];
 };
 
 const ucs_config_field_t ucs_rcache_config_table[] = {
@@ -67,15 +67,12 @@ const ucs_config_field_t ucs_rcache_config_table[] = {
     {"MAX_REGIONS", "inf",
      "Most regions a registration cache keeps registered. Beyond it, unused\n"
      "regions are deregistered, least recently used first.",
-     ucs_offsetof(ucs_rcache_config_t, max_regions),
-     UCS_CONFIG_TYPE_ULUNITS},
+     ucs_offsetof(ucs_rcache_config_t, max_regions), UCS_CONFIG_TYPE_ULUNITS},
 
-    {NULL}
-};
+    {NULL}};
 
 UCS_CONFIG_REGISTER_TABLE(ucs_rcache_config_table, "Registration cache",
                           "RCACHE_", ucs_rcache_config_t)
-
 
 /* ---- AVL tree ----------------------------------------------------------- */
 
@@ -239,7 +236,6 @@ static ucs_rcache_region_t *ucs_rcache_tree_first_from(ucs_rcache_t *rcache,
     return ucs_rcache_tree_find_gt(rcache->root, start);
 }
 
-
 /* ---- regions (lock held) ----------------------------------------------- */
 
 static void ucs_rcache_region_destroy(ucs_rcache_t *rcache,
@@ -260,7 +256,7 @@ static void ucs_rcache_region_remove(ucs_rcache_t *rcache,
                                      ucs_rcache_remove_reason_t reason)
 {
     ucs_assert(region->flags & UCS_RCACHE_REGION_FLAG_IN_TREE);
-    rcache->root   = ucs_rcache_tree_remove(rcache->root, region);
+    rcache->root = ucs_rcache_tree_remove(rcache->root, region);
     region->flags &= ~UCS_RCACHE_REGION_FLAG_IN_TREE;
 
     switch (reason) {
@@ -317,7 +313,6 @@ static void ucs_rcache_evict(ucs_rcache_t *rcache, size_t add_bytes,
     }
 }
 
-
 /* ---- memory release events ---------------------------------------------- */
 
 /* Apply the queued events; the cache lock is held. Deregistrations may free
@@ -345,16 +340,16 @@ static UCS_F_NOINLINE void ucs_rcache_apply_events(ucs_rcache_t *rcache)
 static UCS_F_ALWAYS_INLINE void ucs_rcache_lock(ucs_rcache_t *rcache)
 {
     pthread_mutex_lock(&rcache->lock);
-    if (ucs_unlikely(__atomic_load_n(&rcache->events_pending,
-                                     __ATOMIC_RELAXED))) {
+    if (ucs_unlikely(
+            __atomic_load_n(&rcache->events_pending, __ATOMIC_RELAXED))) {
         ucs_rcache_apply_events(rcache);
     }
 }
 
 static UCS_F_ALWAYS_INLINE void ucs_rcache_unlock(ucs_rcache_t *rcache)
 {
-    if (ucs_unlikely(__atomic_load_n(&rcache->events_pending,
-                                     __ATOMIC_RELAXED))) {
+    if (ucs_unlikely(
+            __atomic_load_n(&rcache->events_pending, __ATOMIC_RELAXED))) {
         ucs_rcache_apply_events(rcache);
     }
     pthread_mutex_unlock(&rcache->lock);
@@ -387,7 +382,6 @@ static void ucs_rcache_memevent(void *arg, uintptr_t start, uintptr_t end)
     }
 }
 
-
 /* ---- fork --------------------------------------------------------------- */
 
 /*
@@ -402,12 +396,10 @@ static void ucs_rcache_memevent(void *arg, uintptr_t start, uintptr_t end)
 static struct {
     pthread_mutex_t lock;
     ucs_list_link_t list;
-    pthread_once_t  once;
-} ucs_rcache_all = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .list = UCS_LIST_INITIALIZER(ucs_rcache_all.list),
-    .once = PTHREAD_ONCE_INIT
-};
+    pthread_once_t once;
+} ucs_rcache_all = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                    .list = UCS_LIST_INITIALIZER(ucs_rcache_all.list),
+                    .once = PTHREAD_ONCE_INIT};
 
 static void ucs_rcache_fork_prepare(void)
 {
@@ -446,7 +438,6 @@ static void ucs_rcache_install_fork_handlers(void)
                    ucs_rcache_fork_child);
 }
 
-
 /* ---- API ---------------------------------------------------------------- */
 
 static ucs_status_t ucs_rcache_check_params(const ucs_rcache_params_t *params,
@@ -455,20 +446,23 @@ static ucs_status_t ucs_rcache_check_params(const ucs_rcache_params_t *params,
     if ((params->ops == NULL) || (params->ops->mem_reg == NULL) ||
         (params->ops->mem_dereg == NULL)) {
         ucs_error("rcache '%s': no registration callbacks; set params.ops "
-                  "with mem_reg and mem_dereg", name);
+                  "with mem_reg and mem_dereg",
+                  name);
         return UCS_ERR_INVALID_PARAM;
     }
 
     if (params->region_struct_size < sizeof(ucs_rcache_region_t)) {
         ucs_error("rcache '%s': region_struct_size %zu is below %zu; start "
-                  "the region structure with ucs_rcache_region_t", name,
-                  params->region_struct_size, sizeof(ucs_rcache_region_t));
+                  "the region structure with ucs_rcache_region_t",
+                  name, params->region_struct_size,
+                  sizeof(ucs_rcache_region_t));
         return UCS_ERR_INVALID_PARAM;
     }
 
     if ((params->alignment & (params->alignment - 1)) != 0) {
         ucs_error("rcache '%s': alignment %zu is not a power of 2; use 0 for "
-                  "the page size", name, params->alignment);
+                  "the page size",
+                  name, params->alignment);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -527,9 +521,9 @@ ucs_status_t ucs_rcache_create(const ucs_rcache_params_t *params,
         ucs_config_parser_release_opts(&config, ucs_rcache_config_table);
     }
 
-    rcache->align_mask = ((params->alignment != 0) ? params->alignment :
-                                                     ucs_get_page_size()) -
-                         1;
+    rcache->align_mask =
+        ((params->alignment != 0) ? params->alignment : ucs_get_page_size()) -
+        1;
     rcache->region_struct_size = params->region_struct_size;
     rcache->ops                = params->ops;
     rcache->context            = params->context;
@@ -545,7 +539,8 @@ ucs_status_t ucs_rcache_create(const ucs_rcache_params_t *params,
             ucs_warn("rcache '%s': munmap() calls do not reach libucs, so "
                      "released memory cannot be detected; link the program "
                      "with -lucs, or set LD_PRELOAD=libucs.so, or disable "
-                     "the registration cache", name);
+                     "the registration cache",
+                     name);
             goto err_destroy_locks;
         } else if (status != UCS_OK) {
             ucs_error("rcache '%s': failed to subscribe to memory events: %s",
@@ -609,8 +604,8 @@ void ucs_rcache_destroy(ucs_rcache_t *rcache)
 
     if (in_use != 0) {
         ucs_warn("rcache '%s': destroyed with %lu regions still in use; put "
-                 "every region before destroying the cache", rcache->name,
-                 in_use);
+                 "every region before destroying the cache",
+                 rcache->name, in_use);
     }
 
     ucs_spinlock_destroy(&rcache->event_lock);
@@ -621,10 +616,9 @@ void ucs_rcache_destroy(ucs_rcache_t *rcache)
 
 /* Miss: register a region for [start, end) (aligned), merged with the
  * regions it overlaps. Lock held. */
-static UCS_F_NOINLINE ucs_status_t
-ucs_rcache_region_create(ucs_rcache_t *rcache, uintptr_t start, uintptr_t end,
-                         unsigned prot, void *arg,
-                         ucs_rcache_region_t **region_p)
+static UCS_F_NOINLINE ucs_status_t ucs_rcache_region_create(
+    ucs_rcache_t *rcache, uintptr_t start, uintptr_t end, unsigned prot,
+    void *arg, ucs_rcache_region_t **region_p)
 {
     uintptr_t merged_start      = start;
     uintptr_t merged_end        = end;
@@ -646,18 +640,16 @@ ucs_rcache_region_create(ucs_rcache_t *rcache, uintptr_t start, uintptr_t end,
 
     region = calloc(1, rcache->region_struct_size);
     if (region == NULL) {
-        ucs_error("rcache '%s': out of memory for a region",
-                  rcache->name);
+        ucs_error("rcache '%s': out of memory for a region", rcache->name);
         return UCS_ERR_NO_MEMORY;
     }
 
     region->start = merged_start;
     region->end   = merged_end;
     region->prot  = merged_prot;
-    status = rcache->ops->mem_reg(rcache->context, rcache, arg, region);
-    if ((status != UCS_OK) &&
-        ((merged_start != start) || (merged_end != end) ||
-         (merged_prot != prot))) {
+    status        = rcache->ops->mem_reg(rcache->context, rcache, arg, region);
+    if ((status != UCS_OK) && ((merged_start != start) || (merged_end != end) ||
+                               (merged_prot != prot))) {
         /* the merged range or protection may be what failed */
         region->start = start;
         region->end   = end;
@@ -672,9 +664,9 @@ ucs_rcache_region_create(ucs_rcache_t *rcache, uintptr_t start, uintptr_t end,
         return status;
     }
 
-    ucs_trace("rcache '%s': registered [0x%lx, 0x%lx) prot 0x%x",
-              rcache->name, (unsigned long)region->start,
-              (unsigned long)region->end, region->prot);
+    ucs_trace("rcache '%s': registered [0x%lx, 0x%lx) prot 0x%x", rcache->name,
+              (unsigned long)region->start, (unsigned long)region->end,
+              region->prot);
     region->refcount = 1;
     region->flags    = UCS_RCACHE_REGION_FLAG_IN_TREE;
     rcache->root     = ucs_rcache_tree_insert(rcache->root, region);
@@ -685,8 +677,8 @@ ucs_rcache_region_create(ucs_rcache_t *rcache, uintptr_t start, uintptr_t end,
     return UCS_OK;
 }
 
-ucs_status_t ucs_rcache_get(ucs_rcache_t *rcache, void *address,
-                            size_t length, unsigned prot, void *arg,
+ucs_status_t ucs_rcache_get(ucs_rcache_t *rcache, void *address, size_t length,
+                            unsigned prot, void *arg,
                             ucs_rcache_region_t **region_p)
 {
     uintptr_t start = (uintptr_t)address;
@@ -735,8 +727,9 @@ void ucs_rcache_region_put(ucs_rcache_t *rcache, ucs_rcache_region_t *region)
     if (ucs_unlikely(region->refcount == 0)) {
         ucs_rcache_unlock(rcache);
         ucs_error("rcache '%s': region [0x%lx, 0x%lx) put more often than "
-                  "taken; put each region once per get", rcache->name,
-                  (unsigned long)region->start, (unsigned long)region->end);
+                  "taken; put each region once per get",
+                  rcache->name, (unsigned long)region->start,
+                  (unsigned long)region->end);
         return;
     }
 
@@ -752,8 +745,7 @@ void ucs_rcache_region_put(ucs_rcache_t *rcache, ucs_rcache_region_t *region)
     ucs_rcache_unlock(rcache);
 }
 
-void ucs_rcache_invalidate(ucs_rcache_t *rcache, void *address,
-                           size_t length)
+void ucs_rcache_invalidate(ucs_rcache_t *rcache, void *address, size_t length)
 {
     uintptr_t start = (uintptr_t)address;
     uintptr_t end   = start + length;

@@ -79,27 +79,27 @@ typedef struct ucs_rcache_region {
                           params.alignment; read-only for the owner. */
     uintptr_t end;   /**< End (exclusive) of the registered range,
                           aligned to params.alignment. */
-    unsigned  prot;  /**< PROT_READ | PROT_WRITE the registration
+    unsigned prot;   /**< PROT_READ | PROT_WRITE the registration
                           allows. */
 
     /* The fields below are private to the cache. */
-    unsigned                 refcount; /**< Users: gets not yet put. */
-    unsigned                 flags;    /**< UCS_RCACHE_REGION_FLAG_*. */
-    int                      height;   /**< Height of the subtree, 1 for a
-                                            leaf. */
-    struct ucs_rcache_region *left;    /**< Tree: smaller start
-                                            addresses. */
-    struct ucs_rcache_region *right;   /**< Tree: larger start
-                                            addresses. */
-    ucs_list_link_t          lru;      /**< In the LRU list when
-                                            unused. */
+    unsigned refcount;               /**< Users: gets not yet put. */
+    unsigned flags;                  /**< UCS_RCACHE_REGION_FLAG_*. */
+    int height;                      /**< Height of the subtree, 1 for a
+                                          leaf. */
+    struct ucs_rcache_region *left;  /**< Tree: smaller start
+                                          addresses. */
+    struct ucs_rcache_region *right; /**< Tree: larger start
+                                          addresses. */
+    ucs_list_link_t lru;             /**< In the LRU list when
+                                          unused. */
 } ucs_rcache_region_t;
 
 /** ucs_rcache_region_t::flags; maintained by the cache. */
 enum {
     UCS_RCACHE_REGION_FLAG_IN_TREE = UCS_BIT(0), /**< In the cache: can be
                                                       found by a get. */
-    UCS_RCACHE_REGION_FLAG_IN_LRU  = UCS_BIT(1)  /**< Unused and
+    UCS_RCACHE_REGION_FLAG_IN_LRU = UCS_BIT(1)   /**< Unused and
                                                       evictable. */
 };
 
@@ -121,8 +121,8 @@ typedef struct ucs_rcache_ops {
 
     /** Deregister a region that mem_reg registered; the cache frees the
      *  region structure afterwards. */
-    void         (*mem_dereg)(void *context, ucs_rcache_t *rcache,
-                              ucs_rcache_region_t *region);
+    void (*mem_dereg)(void *context, ucs_rcache_t *rcache,
+                      ucs_rcache_region_t *region);
 } ucs_rcache_ops_t;
 
 /** ucs_rcache_params_t::flags */
@@ -134,19 +134,19 @@ enum {
 
 /** Parameters of ucs_rcache_create(); read during the call only. */
 typedef struct ucs_rcache_params {
-    size_t                 region_struct_size; /**< Size of the owner's
-                                                    region structure,
-                                                    >= sizeof(region_t). */
-    size_t                 alignment;   /**< Power of 2; 0: the page
-                                             size. */
-    const ucs_rcache_ops_t *ops;        /**< Registration callbacks;
-                                             required. */
-    void                   *context;    /**< Passed to the ops. */
-    size_t                 max_size;    /**< Byte limit; 0:
-                                             UCX_RCACHE_MAX_SIZE. */
-    unsigned long          max_regions; /**< Region limit; 0:
-                                             UCX_RCACHE_MAX_REGIONS. */
-    unsigned               flags;       /**< UCS_RCACHE_FLAG_*. */
+    size_t region_struct_size;   /**< Size of the owner's
+                                      region structure,
+                                      >= sizeof(region_t). */
+    size_t alignment;            /**< Power of 2; 0: the page
+                                      size. */
+    const ucs_rcache_ops_t *ops; /**< Registration callbacks;
+                                      required. */
+    void *context;               /**< Passed to the ops. */
+    size_t max_size;             /**< Byte limit; 0:
+                                      UCX_RCACHE_MAX_SIZE. */
+    unsigned long max_regions;   /**< Region limit; 0:
+                                      UCX_RCACHE_MAX_REGIONS. */
+    unsigned flags;              /**< UCS_RCACHE_FLAG_*. */
 } ucs_rcache_params_t;
 
 /** Counters since creation and current usage; see ucs_rcache_get_stats(). */
@@ -158,14 +158,14 @@ typedef struct ucs_rcache_stats {
     unsigned long invalidations; /**< Regions removed by
                                       ucs_rcache_invalidate(). */
     unsigned long unmap_events;  /**< Regions removed by memory release. */
-    size_t        bytes;         /**< Bytes registered now (in the cache or
+    size_t bytes;                /**< Bytes registered now (in the cache or
                                       in use). */
     unsigned long regions;       /**< Registrations now. */
 } ucs_rcache_stats_t;
 
 /** UCX_RCACHE_* options, as parsed with ucs_rcache_config_table. */
 typedef struct ucs_rcache_config {
-    size_t        max_size;    /**< UCX_RCACHE_MAX_SIZE. */
+    size_t max_size;           /**< UCX_RCACHE_MAX_SIZE. */
     unsigned long max_regions; /**< UCX_RCACHE_MAX_REGIONS. */
 } ucs_rcache_config_t;
 
@@ -219,8 +219,8 @@ void ucs_rcache_destroy(ucs_rcache_t *rcache);
  *         other protection bits; the status of mem_reg if it fails;
  *         UCS_ERR_NO_MEMORY.
  */
-ucs_status_t ucs_rcache_get(ucs_rcache_t *rcache, void *address,
-                            size_t length, unsigned prot, void *arg,
+ucs_status_t ucs_rcache_get(ucs_rcache_t *rcache, void *address, size_t length,
+                            unsigned prot, void *arg,
                             ucs_rcache_region_t **region_p);
 
 /**
@@ -244,8 +244,7 @@ void ucs_rcache_region_put(ucs_rcache_t *rcache, ucs_rcache_region_t *region);
  *                      wraps around extends to the end of the address
  *                      space.
  */
-void ucs_rcache_invalidate(ucs_rcache_t *rcache, void *address,
-                           size_t length);
+void ucs_rcache_invalidate(ucs_rcache_t *rcache, void *address, size_t length);
 
 /**
  * Counters and current usage. Applies pending memory events first.

@@ -24,7 +24,7 @@ BEGIN_C_DECLS
  * as the body of an if without braces.
  */
 #ifndef UCS_EMPTY_STATEMENT
-#  define UCS_EMPTY_STATEMENT ((void)0)
+#define UCS_EMPTY_STATEMENT ((void)0)
 #endif
 
 /** Profiling modes a profiler may be configured with. */

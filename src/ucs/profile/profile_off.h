@@ -67,8 +67,7 @@
  * @param _arglist  Parenthesized parameter names; unused here.
  * @param ...       Parameter declarations.
  */
-#define UCS_PROFILE_FUNC_VOID(_name, _arglist, ...) \
-    void _name(__VA_ARGS__)
+#define UCS_PROFILE_FUNC_VOID(_name, _arglist, ...) void _name(__VA_ARGS__)
 
 /**
  * Call a function as a profiled scope with a given name; the value of the

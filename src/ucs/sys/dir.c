@@ -2,7 +2,7 @@
  * Directories that nobody but their owner can change (dir.h).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/dir.h>
@@ -42,8 +42,8 @@ static ucs_status_t ucs_sys_dir_split(const char *path,
     if (((*name_p)[0] == '\0') || !strcmp(*name_p, ".") ||
         !strcmp(*name_p, "..")) {
         ucs_error("%s '%s' does not end with a directory name; name the "
-                  "directory itself, or %s", check->what, path,
-                  check->hint);
+                  "directory itself, or %s",
+                  check->what, path, check->hint);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -81,12 +81,13 @@ static ucs_status_t ucs_sys_dir_resolve(const char *path,
             return UCS_ERR_NO_ELEM;
         }
         ucs_error("%s %s: cannot resolve its parent directory: %m; create "
-                  "it, or %s", check->what, path, check->hint);
+                  "it, or %s",
+                  check->what, path, check->hint);
         return UCS_ERR_IO_ERROR;
     }
 
-    n = snprintf(real, PATH_MAX, "%s/%s",
-                 strcmp(rparent, "/") ? rparent : "", name);
+    n = snprintf(real, PATH_MAX, "%s/%s", strcmp(rparent, "/") ? rparent : "",
+                 name);
     if ((n < 0) || (n >= PATH_MAX)) {
         ucs_error("%s %s is too long once resolved; %s", check->what, path,
                   check->hint);
@@ -97,8 +98,7 @@ static ucs_status_t ucs_sys_dir_resolve(const char *path,
 
 /* Whether only root or the caller can rename or replace entries of @a dir,
  * a directory above @a path */
-static ucs_status_t ucs_sys_dir_check_above(const char *path,
-                                            const char *dir,
+static ucs_status_t ucs_sys_dir_check_above(const char *path, const char *dir,
                                             const ucs_sys_dir_check_t *check)
 {
     struct stat st;
@@ -110,14 +110,15 @@ static ucs_status_t ucs_sys_dir_check_above(const char *path,
     }
     if ((st.st_uid != 0) && (st.st_uid != geteuid())) {
         ucs_error("%s %s is inside %s, which belongs to uid %u, who could "
-                  "replace it; %s", check->what, path, dir,
-                  (unsigned)st.st_uid, check->hint);
+                  "replace it; %s",
+                  check->what, path, dir, (unsigned)st.st_uid, check->hint);
         return UCS_ERR_IO_ERROR;
     }
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
         ucs_error("%s %s is inside %s, which other users may write to (mode "
-                  "%04o, no sticky bit) and so replace it; %s", check->what,
-                  path, dir, (unsigned)(st.st_mode & 07777), check->hint);
+                  "%04o, no sticky bit) and so replace it; %s",
+                  check->what, path, dir, (unsigned)(st.st_mode & 07777),
+                  check->hint);
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
@@ -134,7 +135,7 @@ static ucs_status_t ucs_sys_dir_check_parents(const char *path,
 
     memcpy(dir, real, strlen(real) + 1);
     do {
-        slash = strrchr(dir, '/');
+        slash                         = strrchr(dir, '/');
         slash[(slash == dir) ? 1 : 0] = '\0';
         status = ucs_sys_dir_check_above(path, dir, check);
     } while ((status == UCS_OK) && strcmp(dir, "/"));
@@ -153,7 +154,8 @@ static ucs_status_t ucs_sys_dir_make(const char *path, const char *real,
             return UCS_OK;
         }
         ucs_error("%s %s: cannot create it: %m; check its parent's "
-                  "permissions, or %s", check->what, path, check->hint);
+                  "permissions, or %s",
+                  check->what, path, check->hint);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -183,11 +185,13 @@ static ucs_status_t ucs_sys_dir_check_leaf(const char *path,
                   path, check->hint);
     } else if (st->st_uid != geteuid()) {
         ucs_error("%s %s belongs to uid %u, not to this user (uid %u); "
-                  "remove it, or %s", check->what, path,
-                  (unsigned)st->st_uid, (unsigned)geteuid(), check->hint);
+                  "remove it, or %s",
+                  check->what, path, (unsigned)st->st_uid, (unsigned)geteuid(),
+                  check->hint);
     } else if (bad != 0) {
         ucs_error("%s %s is %s other users (mode %04o); run 'chmod 700 %s', "
-                  "or %s", check->what, path,
+                  "or %s",
+                  check->what, path,
                   (bad & (S_IWGRP | S_IWOTH)) ? "writable by" : "open to",
                   (unsigned)(st->st_mode & 07777), path, check->hint);
     } else {
@@ -220,8 +224,7 @@ static ucs_status_t ucs_sys_dir_lstat(const char *path, const char *real,
         }
     }
 
-    ucs_error("%s %s: cannot check it: %m; %s", check->what, path,
-              check->hint);
+    ucs_error("%s %s: cannot check it: %m; %s", check->what, path, check->hint);
     if (*created_p) {
         rmdir(real);
     }
@@ -230,8 +233,7 @@ static ucs_status_t ucs_sys_dir_lstat(const char *path, const char *real,
 
 ucs_status_t ucs_sys_dir_check_private(const char *path,
                                        const ucs_sys_dir_check_t *check,
-                                       char *buf, size_t max,
-                                       int *created_p)
+                                       char *buf, size_t max, int *created_p)
 {
     char real[PATH_MAX];
     ucs_status_t status;

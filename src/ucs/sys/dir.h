@@ -15,11 +15,11 @@ BEGIN_C_DECLS
 
 /* What a directory must be, and how the messages speak of it */
 typedef struct {
-    const char *what;      /* "uct_vfs: the mount directory" */
-    const char *hint;      /* ends each message: "choose another with -d" */
-    mode_t      forbidden; /* mode bits it must not have: 022 (nobody else
-                              may write to it), 077 (nobody else may enter) */
-    int         create;    /* make it, mode 0700, when it is missing */
+    const char *what; /* "uct_vfs: the mount directory" */
+    const char *hint; /* ends each message: "choose another with -d" */
+    mode_t forbidden; /* mode bits it must not have: 022 (nobody else
+                         may write to it), 077 (nobody else may enter) */
+    int create;       /* make it, mode 0700, when it is missing */
 } ucs_sys_dir_check_t;
 
 /**
@@ -49,8 +49,7 @@ typedef struct {
  */
 ucs_status_t ucs_sys_dir_check_private(const char *path,
                                        const ucs_sys_dir_check_t *check,
-                                       char *buf, size_t max,
-                                       int *created_p);
+                                       char *buf, size_t max, int *created_p);
 
 END_C_DECLS
 

@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/event_set.h>
@@ -91,8 +91,7 @@ static ucs_status_t ucs_event_set_ctl(ucs_sys_event_set_t *event_set, int op,
     ev.data.ptr = callback_data;
     if (epoll_ctl(event_set->epfd, op, fd, &ev) < 0) {
         if ((op == EPOLL_CTL_ADD) && (errno == EEXIST)) {
-            ucs_debug("fd %d is already in event set %d", fd,
-                      event_set->epfd);
+            ucs_debug("fd %d is already in event set %d", fd, event_set->epfd);
             return UCS_ERR_ALREADY_EXISTS;
         }
         ucs_error("epoll_ctl(epfd=%d, %s, fd=%d, events=0x%x) failed: %m%s",
@@ -143,14 +142,14 @@ ucs_status_t ucs_event_set_wait(ucs_sys_event_set_t *event_set,
         if (errno == EINTR) {
             return UCS_OK;
         }
-        ucs_error("epoll_wait(epfd=%d, timeout=%d) failed: %m",
-                  event_set->epfd, timeout_ms);
+        ucs_error("epoll_wait(epfd=%d, timeout=%d) failed: %m", event_set->epfd,
+                  timeout_ms);
         return UCS_ERR_IO_ERROR;
     }
 
     for (i = 0; i < count; ++i) {
-        handler(events[i].data.ptr,
-                ucs_event_set_from_epoll(events[i].events), arg);
+        handler(events[i].data.ptr, ucs_event_set_from_epoll(events[i].events),
+                arg);
     }
 
     *num_events = (unsigned)count;

@@ -17,12 +17,12 @@ BEGIN_C_DECLS
 
 /** Event bits: what to wait for, and what happened. */
 typedef enum {
-    UCS_EVENT_SET_EVREAD         = UCS_BIT(0), /**< Readable. */
-    UCS_EVENT_SET_EVWRITE        = UCS_BIT(1), /**< Writable. */
-    UCS_EVENT_SET_EVERR          = UCS_BIT(2), /**< Error or hang-up; always
-                                                    reported. */
-    UCS_EVENT_SET_EDGE_TRIGGERED = UCS_BIT(3)  /**< Report changes only (a
-                                                    request flag). */
+    UCS_EVENT_SET_EVREAD  = UCS_BIT(0),       /**< Readable. */
+    UCS_EVENT_SET_EVWRITE = UCS_BIT(1),       /**< Writable. */
+    UCS_EVENT_SET_EVERR   = UCS_BIT(2),       /**< Error or hang-up; always
+                                                   reported. */
+    UCS_EVENT_SET_EDGE_TRIGGERED = UCS_BIT(3) /**< Report changes only (a
+                                                   request flag). */
 } ucs_event_set_types_t;
 
 /** An event set; opaque, created by ucs_event_set_create(). */

@@ -3,7 +3,7 @@
  * release them again.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/config/global_opts.h>

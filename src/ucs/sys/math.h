@@ -38,7 +38,7 @@ BEGIN_C_DECLS
  *
  * @param _n  Value; evaluated more than once.
  */
-#define ucs_is_pow2_or_zero(_n) (!((_n) & ((_n) - 1)))
+#define ucs_is_pow2_or_zero(_n) (!((_n) & ((_n)-1)))
 
 /**
  * How many units must be added to a value to reach the next multiple of
@@ -57,7 +57,7 @@ BEGIN_C_DECLS
  * @param _n  Value.
  * @param _p  Alignment, a power of two.
  */
-#define ucs_check_if_align_pow2(_n, _p) ((_n) & ((_p) - 1))
+#define ucs_check_if_align_pow2(_n, _p) ((_n) & ((_p)-1))
 
 /**
  * The remainder of a value modulo a power-of-two alignment (same as
@@ -187,9 +187,9 @@ static inline unsigned ucs_ilog2_u64(uint64_t n)
  *
  * @param _n  Value, must not be 0.
  */
-#define ucs_count_leading_zero_bits(_n) \
-    ((sizeof(_n) <= 4) ? (unsigned)__builtin_clz((uint32_t)(_n)) : \
-                         (unsigned)__builtin_clzll((uint64_t)(_n)))
+#define ucs_count_leading_zero_bits(_n)                          \
+    ((sizeof(_n) <= 4) ? (unsigned)__builtin_clz((uint32_t)(_n)) \
+                       : (unsigned)__builtin_clzll((uint64_t)(_n)))
 
 /**
  * Smallest power of two that is at least @a n, for 64-bit values.
@@ -233,8 +233,7 @@ static inline uint64_t ucs_roundup_pow2_u64(uint64_t n)
  *
  * @param _n  Positive integer value.
  */
-#define ucs_rounddown_pow2(_n) \
-    ((__typeof__(_n))(1ull << ucs_ilog2(_n)))
+#define ucs_rounddown_pow2(_n) ((__typeof__(_n))(1ull << ucs_ilog2(_n)))
 
 /**
  * Base-2 logarithm of a floating-point value.
@@ -283,8 +282,7 @@ static inline size_t ucs_double_to_sizet(double value, size_t max)
  * @param ...     Flags to look for; they are OR-ed together.
  */
 #define ucs_test_flags(_value, ...) \
-    (((_value) & (ucs_flags_or_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0))) \
-     != 0)
+    (((_value) & (ucs_flags_or_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0))) != 0)
 
 /** @cond PRIVATE */
 #define ucs_flags_or_(_f1, _f2, _f3, _f4, _f5, _f6, _f7, _f8, _f9, ...) \
@@ -309,8 +307,7 @@ static inline size_t ucs_double_to_sizet(double value, size_t max)
  * @param _b     Second sequence number.
  * @param _type  Signed type as wide as the sequence numbers.
  */
-#define UCS_CIRCULAR_COMPARE(_a, _op, _b, _type) \
-    ((_type)((_a) - (_b)) _op 0)
+#define UCS_CIRCULAR_COMPARE(_a, _op, _b, _type) ((_type)((_a) - (_b)) _op 0)
 
 /** UCS_CIRCULAR_COMPARE() for 8-bit sequence numbers.
  *  @param _a First. @param _op Operator. @param _b Second. */
@@ -335,10 +332,10 @@ static inline size_t ucs_double_to_sizet(double value, size_t max)
  * @param _index  Integer variable that receives each index.
  * @param _map    64-bit map; evaluated on every iteration.
  */
-#define ucs_for_each_bit(_index, _map) \
+#define ucs_for_each_bit(_index, _map)                   \
     for ((_index) = ucs_ffs64_safe(_map); (_index) < 64; \
-         (_index) = ucs_ffs64_safe((uint64_t)(_map) & \
-                                   ~UCS_MASK((_index) + 1)))
+         (_index) =                                      \
+             ucs_ffs64_safe((uint64_t)(_map) & ~UCS_MASK((_index) + 1)))
 
 /**
  * Loop over every subset of a mask, starting with 0 and ending with the
@@ -347,13 +344,13 @@ static inline size_t ucs_double_to_sizet(double value, size_t max)
  * @param _submask  Integer variable that receives each subset.
  * @param _mask     Mask; evaluated on every iteration.
  */
-#define ucs_for_each_submask(_submask, _mask) \
-    for (uint64_t ucs_submask_state_[2] = {0, 0}; \
-         !ucs_submask_state_[1] && \
-         (((_submask) = ucs_submask_state_[0]), 1); \
+#define ucs_for_each_submask(_submask, _mask)                                 \
+    for (uint64_t ucs_submask_state_[2] = {0, 0};                             \
+         !ucs_submask_state_[1] && (((_submask) = ucs_submask_state_[0]), 1); \
          ucs_submask_state_[1] = ((uint64_t)(_submask) == (uint64_t)(_mask)), \
-         ucs_submask_state_[0] = (ucs_submask_state_[0] - (uint64_t)(_mask)) & \
-                                 (uint64_t)(_mask))
+                  ucs_submask_state_[0] =                                     \
+                      (ucs_submask_state_[0] - (uint64_t)(_mask)) &           \
+                      (uint64_t)(_mask))
 
 END_C_DECLS
 

@@ -3,11 +3,11 @@
  * and dlopen()s them, once per framework.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* dladdr1, dlinfo */
+#define _GNU_SOURCE /* dladdr1, dlinfo */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/module.h>
@@ -26,26 +26,26 @@
 #include <string.h>
 
 #ifndef UCS_MODULE_BUILD_DIR
-#  define UCS_MODULE_BUILD_DIR ""
+#define UCS_MODULE_BUILD_DIR ""
 #endif
 #ifndef UCS_MODULE_INSTALL_DIR
-#  define UCS_MODULE_INSTALL_DIR ""
+#define UCS_MODULE_INSTALL_DIR ""
 #endif
 
 #define UCS_MODULE_SUBDIR "openuct" /* next to the anchor library */
 
 typedef struct {
-    char                      *name;
-    char                      *path;
-    void                      *handle;
+    char *name;
+    char *path;
+    void *handle;
     ucs_module_cleanup_func_t cleanup;
 } ucs_module_t;
 
 typedef struct ucs_module_framework {
     struct ucs_module_framework *next;
-    char                        *name;
-    ucs_module_t                *modules;
-    unsigned                    count;
+    char *name;
+    ucs_module_t *modules;
+    unsigned count;
 } ucs_module_framework_t;
 
 /* A file found on the search path */
@@ -56,17 +56,15 @@ typedef struct {
 
 typedef struct {
     ucs_module_file_t *files;
-    unsigned          count;
+    unsigned count;
 } ucs_module_files_t;
 
 static struct {
-    pthread_once_t         once;
-    pthread_mutex_t        lock; /* recursive: an init may load modules */
+    pthread_once_t once;
+    pthread_mutex_t lock; /* recursive: an init may load modules */
     ucs_module_framework_t *frameworks;
-    int                    atexit_done;
-} ucs_module_ctx = {
-    .once = PTHREAD_ONCE_INIT
-};
+    int atexit_done;
+} ucs_module_ctx = {.once = PTHREAD_ONCE_INIT};
 
 static void ucs_module_ctx_init(void)
 {
@@ -117,7 +115,6 @@ static void ucs_module_atexit(void)
     }
     ucs_module_unlock();
 }
-
 
 /* ---- search path --------------------------------------------------------- */
 
@@ -203,7 +200,8 @@ static void ucs_module_dir_scan(const char *framework, const char *dir,
         err = errno;
         if (user_dir) {
             ucs_warn("UCX_MODULE_DIR: cannot read directory %s: %s; fix the "
-                     "path", dir, strerror(err));
+                     "path",
+                     dir, strerror(err));
         } else {
             ucs_debug("module directory %s: %s", dir, strerror(err));
         }
@@ -215,8 +213,7 @@ static void ucs_module_dir_scan(const char *framework, const char *dir,
     for (i = 0; i < count; ++i) {
         file_name = entries[i]->d_name;
         len       = strlen(file_name);
-        if ((len <= prefix_len + 3) ||
-            strncmp(file_name, prefix, prefix_len) ||
+        if ((len <= prefix_len + 3) || strncmp(file_name, prefix, prefix_len) ||
             strcmp(file_name + len - 3, ".so")) {
             continue;
         }
@@ -293,8 +290,8 @@ static void ucs_module_find_all(const char *framework, const void *anchor,
     }
 
     /* 2, 3. next to the anchor library, and the build tree */
-    if ((anchor != NULL) && dladdr(anchor, &info) &&
-        (info.dli_fname != NULL) && (strchr(info.dli_fname, '/') != NULL)) {
+    if ((anchor != NULL) && dladdr(anchor, &info) && (info.dli_fname != NULL) &&
+        (strchr(info.dli_fname, '/') != NULL)) {
         snprintf(dir, sizeof(dir), "%s", info.dli_fname);
         slash = strrchr(dir, '/');
         snprintf(slash + 1, sizeof(dir) - (size_t)(slash + 1 - dir), "%s",
@@ -313,7 +310,6 @@ static void ucs_module_find_all(const char *framework, const void *anchor,
     }
 }
 
-
 /* ---- loading ------------------------------------------------------------- */
 
 /* @a symbol of the module itself, not of a library it depends on */
@@ -329,7 +325,7 @@ static void *ucs_module_symbol(void *handle, const char *symbol)
     }
 
     if ((dlinfo(handle, RTLD_DI_LINKMAP, &module_map) != 0) ||
-        !dladdr1(addr, &info, (void**)&symbol_map, RTLD_DL_LINKMAP) ||
+        !dladdr1(addr, &info, (void **)&symbol_map, RTLD_DL_LINKMAP) ||
         (symbol_map != module_map)) {
         return NULL;
     }
@@ -362,7 +358,8 @@ static void ucs_module_load_one(ucs_module_framework_t *fw,
     version_p = ucs_module_symbol(handle, UCS_MODULE_API_VERSION_SYMBOL);
     if (version_p == NULL) {
         ucs_warn("module %s: missing " UCS_MODULE_API_VERSION_SYMBOL
-                 " (not an openuct module?); not loaded", file->path);
+                 " (not an openuct module?); not loaded",
+                 file->path);
         goto err_close;
     }
 
@@ -376,14 +373,15 @@ static void ucs_module_load_one(ucs_module_framework_t *fw,
         goto err_close;
     }
 
-    *(void**)&init = ucs_module_symbol(handle, UCS_MODULE_INIT_SYMBOL);
+    *(void **)&init = ucs_module_symbol(handle, UCS_MODULE_INIT_SYMBOL);
     if (init == NULL) {
         ucs_warn("module %s: missing " UCS_MODULE_INIT_SYMBOL
-                 " (not an openuct module?); not loaded", file->path);
+                 " (not an openuct module?); not loaded",
+                 file->path);
         goto err_close;
     }
 
-    *(void**)&cleanup = ucs_module_symbol(handle, UCS_MODULE_CLEANUP_SYMBOL);
+    *(void **)&cleanup = ucs_module_symbol(handle, UCS_MODULE_CLEANUP_SYMBOL);
 
     module.name    = strdup(file->name);
     module.path    = strdup(file->path);
@@ -391,8 +389,7 @@ static void ucs_module_load_one(ucs_module_framework_t *fw,
     module.cleanup = cleanup;
     modules        = realloc(fw->modules, sizeof(*modules) * (fw->count + 1));
     if ((module.name == NULL) || (module.path == NULL) || (modules == NULL)) {
-        ucs_error("module %s: no memory to record it; not loaded",
-                  file->path);
+        ucs_error("module %s: no memory to record it; not loaded", file->path);
         goto err_free;
     }
     fw->modules = modules;
@@ -400,7 +397,8 @@ static void ucs_module_load_one(ucs_module_framework_t *fw,
     status = init();
     if (status != UCS_OK) {
         ucs_warn("module %s: " UCS_MODULE_INIT_SYMBOL "() failed: %s; not "
-                 "loaded", file->path, ucs_status_string(status));
+                 "loaded",
+                 file->path, ucs_status_string(status));
         goto err_free;
     }
 
@@ -456,7 +454,8 @@ static void ucs_module_check_allow_list(const char *framework,
     if (list->array.count == 0) {
         if (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) {
             ucs_warn("UCX_MODULES is empty: no %s module is loaded; unset "
-                     "it or set it to 'all'", framework);
+                     "it or set it to 'all'",
+                     framework);
         }
         goto out;
     }
@@ -475,8 +474,7 @@ static void ucs_module_check_allow_list(const char *framework,
              (list->mode == UCS_CONFIG_ALLOW_LIST_NEGATE) ? "^" : "",
              ucs_string_buffer_cstr(&value), framework,
              ucs_string_buffer_cstr(&unknown), framework,
-             (files->count > 0) ? ucs_string_buffer_cstr(&available) :
-                                  "none");
+             (files->count > 0) ? ucs_string_buffer_cstr(&available) : "none");
 
 out:
     ucs_string_buffer_cleanup(&available);

@@ -39,9 +39,9 @@ BEGIN_C_DECLS
 /** Name of the uint32_t a module exports with its API version. */
 #define UCS_MODULE_API_VERSION_SYMBOL "ucs_module_api_version"
 /** Name of the module's ucs_module_init_func_t. */
-#define UCS_MODULE_INIT_SYMBOL        "ucs_module_init"
+#define UCS_MODULE_INIT_SYMBOL "ucs_module_init"
 /** Name of the module's optional ucs_module_cleanup_func_t. */
-#define UCS_MODULE_CLEANUP_SYMBOL     "ucs_module_cleanup"
+#define UCS_MODULE_CLEANUP_SYMBOL "ucs_module_cleanup"
 
 /**
  * The module ABI version number of a (major, minor) pair. This is the
@@ -50,7 +50,7 @@ BEGIN_C_DECLS
  * @param _minor  Minor number, 0 to 65535.
  */
 #define UCS_MODULE_API_VERSION(_major, _minor) \
-    ((uint32_t)(((uint32_t)(_major) << 16) | ((uint32_t)(_minor) & 0xffff)))
+    ((uint32_t)(((uint32_t)(_major) << 16) | ((uint32_t)(_minor)&0xffff)))
 /**
  * The major number of a module API version.
  * @param _version  A value of UCS_MODULE_API_VERSION().
@@ -60,7 +60,7 @@ BEGIN_C_DECLS
  * The minor number of a module API version.
  * @param _version  A value of UCS_MODULE_API_VERSION().
  */
-#define UCS_MODULE_API_MINOR(_version) ((uint32_t)(_version) & 0xffff)
+#define UCS_MODULE_API_MINOR(_version) ((uint32_t)(_version)&0xffff)
 
 /**
  * A module's init function, called once after the module is loaded and its

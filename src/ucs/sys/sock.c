@@ -1,9 +1,9 @@
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* accept4 */
+#define _GNU_SOURCE /* accept4 */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/sock.h>
@@ -36,7 +36,8 @@ ucs_status_t ucs_socket_create(int domain, int type, int *fd_p)
     if (fd < 0) {
         if (ucs_socket_err_is_exhaustion(errno)) {
             ucs_error("socket(domain=%d, type=%d) failed: %m; raise the "
-                      "open files limit (ulimit -n)", domain, type);
+                      "open files limit (ulimit -n)",
+                      domain, type);
             return UCS_ERR_NO_RESOURCE;
         }
         ucs_error("socket(domain=%d, type=%d) failed: %m", domain, type);
@@ -52,7 +53,8 @@ ucs_status_t ucs_socket_setopt(int fd, int level, int optname,
 {
     if (setsockopt(fd, level, optname, optval, optlen) < 0) {
         ucs_error("setsockopt(fd=%d, level=%d, optname=%d, optlen=%u) "
-                  "failed: %m", fd, level, optname, (unsigned)optlen);
+                  "failed: %m",
+                  fd, level, optname, (unsigned)optlen);
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
@@ -66,8 +68,8 @@ ucs_status_t ucs_socket_set_nonblock(int fd)
 static int ucs_socket_err_is_unreachable(int err)
 {
     return (err == ECONNREFUSED) || (err == ENETUNREACH) ||
-           (err == EHOSTUNREACH) || (err == ETIMEDOUT) ||
-           (err == ECONNRESET) || (err == EADDRNOTAVAIL);
+           (err == EHOSTUNREACH) || (err == ETIMEDOUT) || (err == ECONNRESET) ||
+           (err == EADDRNOTAVAIL);
 }
 
 ucs_status_t ucs_socket_connect(int fd, const struct sockaddr *dest_addr)
@@ -115,12 +117,12 @@ ucs_status_t ucs_socket_connect_nb_get_status(int fd)
     if (err != 0) {
         ucs_debug("non-blocking connect on fd %d failed: %s", fd,
                   strerror(err));
-        return ucs_socket_err_is_unreachable(err) ? UCS_ERR_UNREACHABLE :
-                                                    UCS_ERR_IO_ERROR;
+        return ucs_socket_err_is_unreachable(err) ? UCS_ERR_UNREACHABLE
+                                                  : UCS_ERR_IO_ERROR;
     }
 
     len = sizeof(peer);
-    if (getpeername(fd, (struct sockaddr*)&peer, &len) < 0) {
+    if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0) {
         if (errno == ENOTCONN) {
             return UCS_INPROGRESS;
         }
@@ -151,8 +153,8 @@ ucs_status_t ucs_socket_server_init(const struct sockaddr *saddr, int backlog,
     }
 
     if (reuse_addr) {
-        status = ucs_socket_setopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
-                                   sizeof(one));
+        status =
+            ucs_socket_setopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (status != UCS_OK) {
             goto err_close;
         }
@@ -161,11 +163,11 @@ ucs_status_t ucs_socket_server_init(const struct sockaddr *saddr, int backlog,
     if (bind(fd, saddr, (socklen_t)addrlen) < 0) {
         if (errno == EADDRINUSE) {
             status = UCS_ERR_BUSY;
-            ucs_log(silent_addr_in_use ? UCS_LOG_LEVEL_DEBUG :
-                                         UCS_LOG_LEVEL_ERROR,
+            ucs_log(silent_addr_in_use ? UCS_LOG_LEVEL_DEBUG
+                                       : UCS_LOG_LEVEL_ERROR,
                     "bind(fd=%d, %s) failed: %m; choose another port or "
-                    "stop the process using it", fd,
-                    ucs_sockaddr_str(saddr, str, sizeof(str)));
+                    "stop the process using it",
+                    fd, ucs_sockaddr_str(saddr, str, sizeof(str)));
         } else {
             status = UCS_ERR_INVALID_ADDR;
             ucs_error("bind(fd=%d, %s) failed: %m", fd,
@@ -218,7 +220,7 @@ ucs_status_t ucs_socket_getname(int fd, struct sockaddr_storage *saddr,
                                 socklen_t *length_p)
 {
     *length_p = sizeof(*saddr);
-    if (getsockname(fd, (struct sockaddr*)saddr, length_p) < 0) {
+    if (getsockname(fd, (struct sockaddr *)saddr, length_p) < 0) {
         ucs_error("getsockname(fd=%d) failed: %m", fd);
         return UCS_ERR_IO_ERROR;
     }
@@ -229,7 +231,7 @@ ucs_status_t ucs_socket_getpeername(int fd, struct sockaddr_storage *saddr,
                                     socklen_t *length_p)
 {
     *length_p = sizeof(*saddr);
-    if (getpeername(fd, (struct sockaddr*)saddr, length_p) < 0) {
+    if (getpeername(fd, (struct sockaddr *)saddr, length_p) < 0) {
         if (errno == ENOTCONN) {
             ucs_debug("getpeername(fd=%d): %m", fd);
             return UCS_ERR_NOT_CONNECTED;
@@ -293,7 +295,7 @@ ucs_status_t ucs_socket_sendv_nb(int fd, const struct iovec *iov,
     ssize_t ret;
 
     memset(&msg, 0, sizeof(msg));
-    msg.msg_iov    = (struct iovec*)iov;
+    msg.msg_iov    = (struct iovec *)iov;
     msg.msg_iovlen = iov_cnt;
 
     do {
@@ -363,9 +365,9 @@ ucs_status_t ucs_socket_send(int fd, const void *data, size_t length)
     size_t chunk;
 
     while (offset < length) {
-        chunk  = length - offset;
-        status = ucs_socket_send_nb(fd, UCS_PTR_BYTE_OFFSET(data, offset),
-                                    &chunk);
+        chunk = length - offset;
+        status =
+            ucs_socket_send_nb(fd, UCS_PTR_BYTE_OFFSET(data, offset), &chunk);
         if (status == UCS_ERR_NO_PROGRESS) {
             status = ucs_socket_wait(fd, POLLOUT);
         }
@@ -385,9 +387,9 @@ ucs_status_t ucs_socket_recv(int fd, void *data, size_t length)
     size_t chunk;
 
     while (offset < length) {
-        chunk  = length - offset;
-        status = ucs_socket_recv_nb(fd, UCS_PTR_BYTE_OFFSET(data, offset),
-                                    &chunk);
+        chunk = length - offset;
+        status =
+            ucs_socket_recv_nb(fd, UCS_PTR_BYTE_OFFSET(data, offset), &chunk);
         if (status == UCS_ERR_NO_PROGRESS) {
             status = ucs_socket_wait(fd, POLLIN);
         }
@@ -421,10 +423,10 @@ ucs_status_t ucs_sockaddr_get_port(const struct sockaddr *addr,
 {
     switch (addr->sa_family) {
     case AF_INET:
-        *port_p = ntohs(((const struct sockaddr_in*)addr)->sin_port);
+        *port_p = ntohs(((const struct sockaddr_in *)addr)->sin_port);
         return UCS_OK;
     case AF_INET6:
-        *port_p = ntohs(((const struct sockaddr_in6*)addr)->sin6_port);
+        *port_p = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
         return UCS_OK;
     default:
         ucs_error("unknown address family %d; expected AF_INET or AF_INET6",
@@ -437,10 +439,10 @@ ucs_status_t ucs_sockaddr_set_port(struct sockaddr *addr, uint16_t port)
 {
     switch (addr->sa_family) {
     case AF_INET:
-        ((struct sockaddr_in*)addr)->sin_port = htons(port);
+        ((struct sockaddr_in *)addr)->sin_port = htons(port);
         return UCS_OK;
     case AF_INET6:
-        ((struct sockaddr_in6*)addr)->sin6_port = htons(port);
+        ((struct sockaddr_in6 *)addr)->sin6_port = htons(port);
         return UCS_OK;
     default:
         ucs_error("unknown address family %d; expected AF_INET or AF_INET6",
@@ -453,9 +455,9 @@ const void *ucs_sockaddr_get_inet_addr(const struct sockaddr *addr)
 {
     switch (addr->sa_family) {
     case AF_INET:
-        return &((const struct sockaddr_in*)addr)->sin_addr;
+        return &((const struct sockaddr_in *)addr)->sin_addr;
     case AF_INET6:
-        return &((const struct sockaddr_in6*)addr)->sin6_addr;
+        return &((const struct sockaddr_in6 *)addr)->sin6_addr;
     default:
         return NULL;
     }
@@ -465,10 +467,10 @@ int ucs_sockaddr_is_inaddr_any(const struct sockaddr *addr)
 {
     switch (addr->sa_family) {
     case AF_INET:
-        return ((const struct sockaddr_in*)addr)->sin_addr.s_addr ==
+        return ((const struct sockaddr_in *)addr)->sin_addr.s_addr ==
                htonl(INADDR_ANY);
     case AF_INET6:
-        return !memcmp(&((const struct sockaddr_in6*)addr)->sin6_addr,
+        return !memcmp(&((const struct sockaddr_in6 *)addr)->sin6_addr,
                        &in6addr_any, sizeof(in6addr_any));
     default:
         return 0;
@@ -485,7 +487,8 @@ int ucs_sockaddr_cmp(const struct sockaddr *sa1, const struct sockaddr *sa2,
     if (((sa1->sa_family != AF_INET) && (sa1->sa_family != AF_INET6)) ||
         ((sa2->sa_family != AF_INET) && (sa2->sa_family != AF_INET6))) {
         ucs_error("cannot compare address families %d and %d; expected "
-                  "AF_INET or AF_INET6", sa1->sa_family, sa2->sa_family);
+                  "AF_INET or AF_INET6",
+                  sa1->sa_family, sa2->sa_family);
         if (status_p != NULL) {
             *status_p = UCS_ERR_INVALID_PARAM;
         }
@@ -500,8 +503,8 @@ int ucs_sockaddr_cmp(const struct sockaddr *sa1, const struct sockaddr *sa2,
         return (int)sa1->sa_family - (int)sa2->sa_family;
     }
 
-    addr_size = (sa1->sa_family == AF_INET) ? sizeof(struct in_addr) :
-                                              sizeof(struct in6_addr);
+    addr_size = (sa1->sa_family == AF_INET) ? sizeof(struct in_addr)
+                                            : sizeof(struct in6_addr);
     result    = memcmp(ucs_sockaddr_get_inet_addr(sa1),
                        ucs_sockaddr_get_inet_addr(sa2), addr_size);
     if (result != 0) {
@@ -513,8 +516,7 @@ int ucs_sockaddr_cmp(const struct sockaddr *sa1, const struct sockaddr *sa2,
     return (int)port1 - (int)port2;
 }
 
-const char *ucs_sockaddr_str(const struct sockaddr *addr, char *str,
-                             size_t max)
+const char *ucs_sockaddr_str(const struct sockaddr *addr, char *str, size_t max)
 {
     char ip[INET6_ADDRSTRLEN];
     uint16_t port = 0;
@@ -551,8 +553,8 @@ const char *ucs_sockaddr_str(const struct sockaddr *addr, char *str,
 ucs_status_t ucs_sockaddr_from_str(const char *ip_str, uint16_t port,
                                    struct sockaddr_storage *saddr)
 {
-    struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)saddr;
-    struct sockaddr_in *sin   = (struct sockaddr_in*)saddr;
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)saddr;
+    struct sockaddr_in *sin   = (struct sockaddr_in *)saddr;
     struct in6_addr addr6;
     struct in_addr addr4;
 
@@ -584,7 +586,8 @@ ucs_status_t ucs_netif_ioctl(const char *if_name, unsigned long request,
 
     if (strlen(if_name) >= sizeof(if_req->ifr_name)) {
         ucs_error("interface name \"%s\" is too long (at most %zu "
-                  "characters)", if_name, sizeof(if_req->ifr_name) - 1);
+                  "characters)",
+                  if_name, sizeof(if_req->ifr_name) - 1);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -645,7 +648,8 @@ ucs_status_t ucs_netif_get_addr(const char *if_name, sa_family_t af,
 
     if ((af != AF_INET) && (af != AF_INET6) && (af != AF_UNSPEC)) {
         ucs_error("unsupported address family %d; use AF_INET, AF_INET6 or "
-                  "AF_UNSPEC", af);
+                  "AF_UNSPEC",
+                  af);
         return UCS_ERR_INVALID_PARAM;
     }
 

@@ -234,8 +234,7 @@ ucs_status_t ucs_socket_recv(int fd, void *data, size_t length);
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM if the family is not AF_INET
  *         or AF_INET6.
  */
-ucs_status_t ucs_sockaddr_sizeof(const struct sockaddr *addr,
-                                 size_t *size_p);
+ucs_status_t ucs_sockaddr_sizeof(const struct sockaddr *addr, size_t *size_p);
 
 /**
  * Port of @a addr.

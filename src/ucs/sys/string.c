@@ -2,7 +2,7 @@
  * String helpers of ucs/sys/string.h.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/string.h>
@@ -176,7 +176,7 @@ ucs_status_t ucs_str_to_memunits(const char *buf, void *dest)
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(size_t*)dest = value;
+    *(size_t *)dest = value;
     return UCS_OK;
 }
 
@@ -220,7 +220,7 @@ const char *ucs_str_dump_hex(const void *data, size_t length, char *buf,
                              size_t max, size_t per_line)
 {
     static const char digits[] = "0123456789abcdef";
-    const uint8_t *bytes       = (const uint8_t*)data;
+    const uint8_t *bytes       = (const uint8_t *)data;
     size_t pos                 = 0;
     size_t i;
     char sep;
@@ -273,7 +273,7 @@ const char *ucs_flags_str(char *str, size_t max, uint64_t flags,
 
         snprintf(str + len, max - len, "%s%s", sep, str_table[bit]);
         len += strlen(str + len);
-        sep  = ",";
+        sep = ",";
     }
 
     return str;
@@ -379,8 +379,8 @@ ssize_t ucs_string_find_in_list(const char *str, const char **string_list,
     ssize_t i;
 
     for (i = 0; string_list[i] != NULL; ++i) {
-        if ((case_sensitive ? strcmp(string_list[i], str) :
-                              strcasecmp(string_list[i], str)) == 0) {
+        if ((case_sensitive ? strcmp(string_list[i], str)
+                            : strcasecmp(string_list[i], str)) == 0) {
             return i;
         }
     }
@@ -398,7 +398,7 @@ char *ucs_string_split(char *str, const char *delim, int count, ...)
 
     va_start(ap, count);
     for (i = 0; i < count; ++i) {
-        token_p = va_arg(ap, char**);
+        token_p = va_arg(ap, char **);
         if (rest == NULL) {
             *token_p = NULL;
             continue;
@@ -410,7 +410,7 @@ char *ucs_string_split(char *str, const char *delim, int count, ...)
             rest = NULL;
         } else {
             rest[len] = '\0';
-            rest     += len + 1;
+            rest += len + 1;
         }
     }
     va_end(ap);

@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/sys.h>
@@ -24,17 +24,15 @@
 
 static struct {
     pthread_once_t host_name_once;
-    char           host_name[UCS_HOST_NAME_MAX];
+    char host_name[UCS_HOST_NAME_MAX];
     pthread_once_t exe_once;
-    char           exe[PATH_MAX];
-    size_t         page_size;      /* 0 until read */
-    size_t         huge_page_size; /* SIZE_MAX until read */
-} ucs_sys_ctx = {
-    .host_name_once = PTHREAD_ONCE_INIT,
-    .exe_once       = PTHREAD_ONCE_INIT,
-    .page_size      = 0,
-    .huge_page_size = SIZE_MAX
-};
+    char exe[PATH_MAX];
+    size_t page_size;      /* 0 until read */
+    size_t huge_page_size; /* SIZE_MAX until read */
+} ucs_sys_ctx = {.host_name_once = PTHREAD_ONCE_INIT,
+                 .exe_once       = PTHREAD_ONCE_INIT,
+                 .page_size      = 0,
+                 .huge_page_size = SIZE_MAX};
 
 size_t ucs_get_page_size(void)
 {
@@ -84,8 +82,8 @@ static size_t ucs_sys_read_huge_page_size(void)
 
 size_t ucs_get_huge_page_size(void)
 {
-    size_t value = __atomic_load_n(&ucs_sys_ctx.huge_page_size,
-                                   __ATOMIC_RELAXED);
+    size_t value =
+        __atomic_load_n(&ucs_sys_ctx.huge_page_size, __ATOMIC_RELAXED);
 
     if (ucs_likely(value != SIZE_MAX)) {
         return value;
@@ -98,8 +96,8 @@ size_t ucs_get_huge_page_size(void)
 
 static void ucs_sys_read_host_name(void)
 {
-    if (gethostname(ucs_sys_ctx.host_name,
-                    sizeof(ucs_sys_ctx.host_name) - 1) != 0) {
+    if (gethostname(ucs_sys_ctx.host_name, sizeof(ucs_sys_ctx.host_name) - 1) !=
+        0) {
         ucs_warn("gethostname() failed: %m; using \"localhost\"");
         strcpy(ucs_sys_ctx.host_name, "localhost");
     }
@@ -169,8 +167,7 @@ ucs_status_t ucs_sys_fcntl_modfl(int fd, int add, int rem)
 static ssize_t ucs_read_file_va(char *buffer, size_t max, int silent,
                                 const char *filename_fmt, va_list ap)
 {
-    ucs_log_level_t level = silent ? UCS_LOG_LEVEL_DEBUG :
-                                     UCS_LOG_LEVEL_ERROR;
+    ucs_log_level_t level = silent ? UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR;
     char filename[PATH_MAX];
     size_t offset = 0;
     ssize_t ret;
@@ -294,8 +291,7 @@ int ucs_sys_max_open_files(void)
 }
 
 ucs_status_t ucs_sys_mmap(void *addr, size_t length, int prot, int flags,
-                          int fd, off_t offset, const char *name,
-                          void **addr_p)
+                          int fd, off_t offset, const char *name, void **addr_p)
 {
     void *ptr;
 
@@ -303,8 +299,8 @@ ucs_status_t ucs_sys_mmap(void *addr, size_t length, int prot, int flags,
     if (ptr == MAP_FAILED) {
         ucs_error("mmap(addr=%p, length=%zu, prot=0x%x, flags=0x%x, fd=%d, "
                   "offset=%lld) for %s failed: %m; check the memory limits "
-                  "(ulimit -l, ulimit -v) and free memory", addr, length,
-                  prot, flags, fd, (long long)offset, name);
+                  "(ulimit -l, ulimit -v) and free memory",
+                  addr, length, prot, flags, fd, (long long)offset, name);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -316,8 +312,8 @@ ucs_status_t ucs_sys_mmap(void *addr, size_t length, int prot, int flags,
 ucs_status_t ucs_sys_munmap(void *addr, size_t length, const char *name)
 {
     if (munmap(addr, length) != 0) {
-        ucs_error("munmap(addr=%p, length=%zu) for %s failed: %m", addr,
-                  length, name);
+        ucs_error("munmap(addr=%p, length=%zu) for %s failed: %m", addr, length,
+                  name);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -337,7 +333,8 @@ static ucs_status_t ucs_sys_random_bytes_urandom(uint8_t *buf, size_t length)
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         ucs_error("open(%s) failed: %m; random bytes are needed for keys "
-                  "and secrets: is /dev mounted in this container?", path);
+                  "and secrets: is /dev mounted in this container?",
+                  path);
         return UCS_ERR_IO_ERROR;
     }
 

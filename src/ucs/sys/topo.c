@@ -3,7 +3,7 @@
  * registry of PCI devices keyed by bus id.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/sys/topo.h>
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #ifdef HAVE_HWLOC
-#  include <hwloc.h>
+#include <hwloc.h>
 #endif
 
 #define UCS_TOPO_SYSFS_NODE_DIR   "/sys/devices/system/node"
@@ -33,31 +33,28 @@
 
 typedef struct ucs_topo_device {
     ucs_sys_bus_id_t bus_id;
-    char             name[UCS_TOPO_DEVICE_NAME_MAX];
-    int              numa_node;
+    char name[UCS_TOPO_DEVICE_NAME_MAX];
+    int numa_node;
 } ucs_topo_device_t;
 
 static struct {
-    pthread_once_t    once;
-    const char        *backend;
-    unsigned          num_cpus;
-    int               *cpu_node;       /* [num_cpus] */
-    unsigned          num_nodes;       /* NUMA nodes present */
-    unsigned          node_id_limit;   /* highest node id + 1 */
-    ucs_cpu_set_t     *node_cpus;      /* [node_id_limit] */
-    unsigned char     *node_present;   /* [node_id_limit] */
-    unsigned          *node_distance;  /* [limit * limit], 0 if unknown */
+    pthread_once_t once;
+    const char *backend;
+    unsigned num_cpus;
+    int *cpu_node;               /* [num_cpus] */
+    unsigned num_nodes;          /* NUMA nodes present */
+    unsigned node_id_limit;      /* highest node id + 1 */
+    ucs_cpu_set_t *node_cpus;    /* [node_id_limit] */
+    unsigned char *node_present; /* [node_id_limit] */
+    unsigned *node_distance;     /* [limit * limit], 0 if unknown */
 #ifdef HAVE_HWLOC
-    hwloc_topology_t  hwloc;           /* NULL if hwloc failed to load */
+    hwloc_topology_t hwloc; /* NULL if hwloc failed to load */
 #endif
 
-    pthread_mutex_t   lock;            /* device registry */
-    unsigned          num_devices;
+    pthread_mutex_t lock; /* device registry */
+    unsigned num_devices;
     ucs_topo_device_t devices[UCS_SYS_DEVICE_ID_MAX];
-} ucs_topo_ctx = {
-    .once = PTHREAD_ONCE_INIT,
-    .lock = PTHREAD_MUTEX_INITIALIZER
-};
+} ucs_topo_ctx = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------------------
  * CPU and NUMA tables
@@ -135,13 +132,14 @@ static int ucs_topo_alloc_tables(unsigned num_cpus, unsigned node_limit)
     ucs_topo_ctx.cpu_node      = malloc(num_cpus * sizeof(int));
     ucs_topo_ctx.node_cpus     = calloc(node_limit, sizeof(ucs_cpu_set_t));
     ucs_topo_ctx.node_present  = calloc(node_limit, 1);
-    ucs_topo_ctx.node_distance = calloc((size_t)node_limit * node_limit,
-                                        sizeof(unsigned));
+    ucs_topo_ctx.node_distance =
+        calloc((size_t)node_limit * node_limit, sizeof(unsigned));
     if ((ucs_topo_ctx.cpu_node == NULL) || (ucs_topo_ctx.node_cpus == NULL) ||
         (ucs_topo_ctx.node_present == NULL) ||
         (ucs_topo_ctx.node_distance == NULL)) {
         ucs_error("failed to allocate topology tables for %u CPUs and %u "
-                  "NUMA nodes", num_cpus, node_limit);
+                  "NUMA nodes",
+                  num_cpus, node_limit);
         return -1;
     }
 
@@ -194,7 +192,7 @@ static void ucs_topo_read_distances(void)
                 break;
             }
             ucs_topo_ctx.node_distance[(from * limit) + to] = (unsigned)value;
-            ptr = end;
+            ptr                                             = end;
         }
     }
 }
@@ -226,7 +224,8 @@ static void ucs_topo_init_sysfs(void)
         }
         if (ucs_topo_parse_cpulist(buf, &cpus) < 0) {
             ucs_warn("cannot parse the CPU list \"%s\" of NUMA node %u; "
-                     "ignoring the node", buf, node);
+                     "ignoring the node",
+                     buf, node);
             continue;
         }
         ucs_topo_add_node(node, &cpus);
@@ -284,9 +283,9 @@ static int ucs_topo_hwloc_device_node(const ucs_sys_bus_id_t *bus_id)
         return -2;
     }
 
-    obj = hwloc_get_pcidev_by_busid(ucs_topo_ctx.hwloc, bus_id->domain,
-                                    bus_id->bus, bus_id->slot,
-                                    bus_id->function);
+    obj =
+        hwloc_get_pcidev_by_busid(ucs_topo_ctx.hwloc, bus_id->domain,
+                                  bus_id->bus, bus_id->slot, bus_id->function);
     if (obj == NULL) {
         return -2;
     }
@@ -412,8 +411,8 @@ static int ucs_topo_device_numa_node(const ucs_sys_bus_id_t *bus_id)
 
     if ((ucs_read_file_number(&value, 1,
                               UCS_TOPO_SYSFS_PCI_DIR "/" UCS_SYS_BUS_ID_FMT
-                              "/numa_node", UCS_SYS_BUS_ID_ARG(bus_id)) ==
-         UCS_OK) &&
+                                                     "/numa_node",
+                              UCS_SYS_BUS_ID_ARG(bus_id)) == UCS_OK) &&
         ucs_topo_node_is_valid((int)value)) {
         return (int)value;
     }
@@ -451,8 +450,8 @@ ucs_status_t ucs_topo_find_device_by_bus_id(const ucs_sys_bus_id_t *bus_id,
     snprintf(device->name, sizeof(device->name), UCS_SYS_BUS_ID_FMT,
              UCS_SYS_BUS_ID_ARG(bus_id));
     __atomic_store_n(&ucs_topo_ctx.num_devices, i + 1, __ATOMIC_RELEASE);
-    ucs_debug("registered system device %u: %s, NUMA node %d", i,
-              device->name, device->numa_node);
+    ucs_debug("registered system device %u: %s, NUMA node %d", i, device->name,
+              device->numa_node);
 
 out:
     pthread_mutex_unlock(&ucs_topo_ctx.lock);
@@ -475,9 +474,9 @@ static int ucs_topo_parse_bus_id(const char *str, size_t len,
     buf[len] = '\0';
 
     if ((sscanf(buf, "%x:%x:%x.%x%n", &domain, &bus, &slot, &function,
-                &consumed) != 4) || ((size_t)consumed != len) ||
-        (domain > UINT16_MAX) || (bus > UINT8_MAX) || (slot > 0x1f) ||
-        (function > 7)) {
+                &consumed) != 4) ||
+        ((size_t)consumed != len) || (domain > UINT16_MAX) ||
+        (bus > UINT8_MAX) || (slot > 0x1f) || (function > 7)) {
         return 0;
     }
 
@@ -528,8 +527,8 @@ ucs_status_t ucs_topo_find_device_by_sysfs(const char *sysfs_path,
 /* The registered device @a sys_dev, or NULL. */
 static const ucs_topo_device_t *ucs_topo_device(ucs_sys_device_t sys_dev)
 {
-    if (sys_dev >= __atomic_load_n(&ucs_topo_ctx.num_devices,
-                                   __ATOMIC_ACQUIRE)) {
+    if (sys_dev >=
+        __atomic_load_n(&ucs_topo_ctx.num_devices, __ATOMIC_ACQUIRE)) {
         return NULL;
     }
     return &ucs_topo_ctx.devices[sys_dev];
@@ -591,8 +590,7 @@ unsigned ucs_topo_num_devices(void)
     return __atomic_load_n(&ucs_topo_ctx.num_devices, __ATOMIC_ACQUIRE);
 }
 
-ucs_status_t ucs_topo_get_distance(ucs_sys_device_t dev1,
-                                   ucs_sys_device_t dev2,
+ucs_status_t ucs_topo_get_distance(ucs_sys_device_t dev1, ucs_sys_device_t dev2,
                                    ucs_sys_dev_distance_t *distance)
 {
     int node1, node2;
@@ -602,23 +600,23 @@ ucs_status_t ucs_topo_get_distance(ucs_sys_device_t dev1,
 
     node1 = ucs_topo_sys_device_get_numa_node(dev1);
     node2 = ucs_topo_sys_device_get_numa_node(dev2);
-    if ((dev1 == dev2) || (node1 == node2) ||
-        !ucs_topo_node_is_valid(node1) || !ucs_topo_node_is_valid(node2)) {
+    if ((dev1 == dev2) || (node1 == node2) || !ucs_topo_node_is_valid(node1) ||
+        !ucs_topo_node_is_valid(node2)) {
         distance->latency   = 0;
         distance->bandwidth = DBL_MAX;
         return UCS_OK;
     }
 
-    slit = ucs_topo_ctx.node_distance[(node1 * ucs_topo_ctx.node_id_limit) +
-                                      node2];
+    slit = ucs_topo_ctx
+               .node_distance[(node1 * ucs_topo_ctx.node_id_limit) + node2];
     if (slit <= UCS_TOPO_LOCAL_DISTANCE) {
         slit = UCS_TOPO_REMOTE_DISTANCE;
     }
 
-    distance->latency   = (slit - UCS_TOPO_LOCAL_DISTANCE) *
-                          UCS_TOPO_LATENCY_PER_UNIT;
-    distance->bandwidth = UCS_TOPO_NODE_BANDWIDTH * UCS_TOPO_LOCAL_DISTANCE /
-                          slit;
+    distance->latency =
+        (slit - UCS_TOPO_LOCAL_DISTANCE) * UCS_TOPO_LATENCY_PER_UNIT;
+    distance->bandwidth =
+        UCS_TOPO_NODE_BANDWIDTH * UCS_TOPO_LOCAL_DISTANCE / slit;
     return UCS_OK;
 }
 
@@ -637,14 +635,13 @@ static const char *ucs_topo_cpu_set_str(const ucs_cpu_set_t *cpus, char *buf,
         }
         for (last = cpu; UCS_CPU_ISSET(last + 1, cpus); ++last) {
         }
-        ret = snprintf(buf + len, max - len,
-                       (cpu == last) ? "%s%u" : "%s%u-%u",
+        ret = snprintf(buf + len, max - len, (cpu == last) ? "%s%u" : "%s%u-%u",
                        (len > 0) ? "," : "", cpu, last);
         if ((ret < 0) || ((size_t)ret >= (max - len))) {
             break; /* truncated */
         }
         len += (size_t)ret;
-        cpu  = last;
+        cpu = last;
     }
     return buf;
 }
@@ -658,8 +655,8 @@ void ucs_topo_print_info(FILE *stream)
     ucs_topo_check_init();
 
     fprintf(stream, "#\n# Topology (%s): %u CPUs, %u NUMA node%s\n#\n",
-            ucs_topo_ctx.backend, ucs_topo_ctx.num_cpus,
-            ucs_topo_ctx.num_nodes, (ucs_topo_ctx.num_nodes == 1) ? "" : "s");
+            ucs_topo_ctx.backend, ucs_topo_ctx.num_cpus, ucs_topo_ctx.num_nodes,
+            (ucs_topo_ctx.num_nodes == 1) ? "" : "s");
     for (node = 0; node < ucs_topo_ctx.node_id_limit; ++node) {
         if (ucs_topo_ctx.node_present[node]) {
             fprintf(stream, "#   numa node %u: cpus %s\n", node,
@@ -671,9 +668,11 @@ void ucs_topo_print_info(FILE *stream)
     num_devices = ucs_topo_num_devices();
     for (i = 0; i < num_devices; ++i) {
         device = &ucs_topo_ctx.devices[i];
-        fprintf(stream, "#   device %u: " UCS_SYS_BUS_ID_FMT " %-16s numa "
-                "node %d\n", i, UCS_SYS_BUS_ID_ARG(&device->bus_id),
-                device->name, device->numa_node);
+        fprintf(stream,
+                "#   device %u: " UCS_SYS_BUS_ID_FMT " %-16s numa "
+                "node %d\n",
+                i, UCS_SYS_BUS_ID_ARG(&device->bus_id), device->name,
+                device->numa_node);
     }
     fprintf(stream, "#\n");
 }

@@ -29,29 +29,28 @@ typedef uint8_t ucs_sys_device_t;
 #define UCS_SYS_DEVICE_ID_UNKNOWN UINT8_MAX
 
 /** Number of devices that can be registered. */
-#define UCS_SYS_DEVICE_ID_MAX     UCS_SYS_DEVICE_ID_UNKNOWN
+#define UCS_SYS_DEVICE_ID_MAX UCS_SYS_DEVICE_ID_UNKNOWN
 
 /** NUMA node number when the node is not known. */
-#define UCS_NUMA_NODE_UNDEFINED   (-1)
+#define UCS_NUMA_NODE_UNDEFINED (-1)
 
 /** A PCI address: domain:bus:slot.function. */
 typedef struct ucs_sys_bus_id {
-    uint16_t domain;   /**< PCI domain (segment). */
-    uint8_t  bus;      /**< Bus number. */
-    uint8_t  slot;     /**< Device (slot) number. */
-    uint8_t  function; /**< Function number. */
+    uint16_t domain;  /**< PCI domain (segment). */
+    uint8_t bus;      /**< Bus number. */
+    uint8_t slot;     /**< Device (slot) number. */
+    uint8_t function; /**< Function number. */
 } ucs_sys_bus_id_t;
 
 /** printf format for a ucs_sys_bus_id_t ("0000:3b:00.1"). */
-#define UCS_SYS_BUS_ID_FMT      "%04x:%02x:%02x.%x"
+#define UCS_SYS_BUS_ID_FMT "%04x:%02x:%02x.%x"
 /**
  * printf arguments matching UCS_SYS_BUS_ID_FMT.
  * @param _id  Pointer to a ucs_sys_bus_id_t.
  */
-#define UCS_SYS_BUS_ID_ARG(_id) (unsigned)(_id)->domain, \
-                                (unsigned)(_id)->bus, \
-                                (unsigned)(_id)->slot, \
-                                (unsigned)(_id)->function
+#define UCS_SYS_BUS_ID_ARG(_id)                                           \
+    (unsigned)(_id)->domain, (unsigned)(_id)->bus, (unsigned)(_id)->slot, \
+        (unsigned)(_id)->function
 
 /** Cost of moving data between two devices (or a device and memory). */
 typedef struct ucs_sys_dev_distance {
@@ -192,8 +191,7 @@ ucs_status_t ucs_topo_numa_node_cpus(int node, ucs_cpu_set_t *cpus);
  *
  * @return UCS_OK.
  */
-ucs_status_t ucs_topo_get_distance(ucs_sys_device_t dev1,
-                                   ucs_sys_device_t dev2,
+ucs_status_t ucs_topo_get_distance(ucs_sys_device_t dev1, ucs_sys_device_t dev2,
                                    ucs_sys_dev_distance_t *distance);
 
 /**

@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/time/time.h>
@@ -13,8 +13,8 @@
  * in a sample this keeps the error near 5 parts per million. */
 #define UCS_TIME_CALIBRATE_MIN_NSEC 20000000ull
 
-int ucs_time_tsc_enabled             = 0;
-double ucs_time_units_per_sec_value  = 0;
+int ucs_time_tsc_enabled            = 0;
+double ucs_time_units_per_sec_value = 0;
 
 uint64_t ucs_time_monotonic_nsec(void)
 {
@@ -26,11 +26,9 @@ uint64_t ucs_time_monotonic_nsec(void)
 
 static struct {
     pthread_once_t once;
-    uint64_t       base_tsc;  /* TSC and CLOCK_MONOTONIC read together */
-    uint64_t       base_nsec; /* at library load */
-} ucs_time_ctx = {
-    .once = PTHREAD_ONCE_INIT
-};
+    uint64_t base_tsc;  /* TSC and CLOCK_MONOTONIC read together */
+    uint64_t base_nsec; /* at library load */
+} ucs_time_ctx = {.once = PTHREAD_ONCE_INIT};
 
 #if defined(__x86_64__)
 
@@ -118,8 +116,7 @@ static void ucs_time_measure_rate(void)
 
     if (!ucs_time_tsc_enabled) {
         value = 1e9;
-        __atomic_store(&ucs_time_units_per_sec_value, &value,
-                       __ATOMIC_RELEASE);
+        __atomic_store(&ucs_time_units_per_sec_value, &value, __ATOMIC_RELEASE);
         return;
     }
 

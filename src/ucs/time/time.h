@@ -22,7 +22,6 @@
 #include <ucs/sys/compiler_def.h>
 #include <ucs/time/time_def.h>
 
-
 BEGIN_C_DECLS
 
 /** Nonzero when ucs_get_time() reads the TSC; set once at library load. */

@@ -19,6 +19,6 @@ typedef uint64_t ucs_time_t;
 #define UCS_TIME_INFINITY ((ucs_time_t)UINT64_MAX)
 
 /** "Let the library choose", for configuration values. */
-#define UCS_TIME_AUTO     ((ucs_time_t)(UINT64_MAX - 1))
+#define UCS_TIME_AUTO ((ucs_time_t)(UINT64_MAX - 1))
 
 #endif

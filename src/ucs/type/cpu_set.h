@@ -48,7 +48,7 @@ static inline void ucs_cpu_set(unsigned cpu, ucs_cpu_set_t *set)
 {
     if (cpu < UCS_CPU_SETSIZE) {
         set->ucs_bits[cpu / UCS_CPU_BITS_PER_MASK] |=
-                (ucs_cpu_mask_t)1 << (cpu % UCS_CPU_BITS_PER_MASK);
+            (ucs_cpu_mask_t)1 << (cpu % UCS_CPU_BITS_PER_MASK);
     }
 }
 
@@ -61,7 +61,7 @@ static inline void ucs_cpu_clr(unsigned cpu, ucs_cpu_set_t *set)
 {
     if (cpu < UCS_CPU_SETSIZE) {
         set->ucs_bits[cpu / UCS_CPU_BITS_PER_MASK] &=
-                ~((ucs_cpu_mask_t)1 << (cpu % UCS_CPU_BITS_PER_MASK));
+            ~((ucs_cpu_mask_t)1 << (cpu % UCS_CPU_BITS_PER_MASK));
     }
 }
 
@@ -120,25 +120,25 @@ static inline int ucs_cpu_set_first(const ucs_cpu_set_t *set)
  * ucs_cpu_zero().
  * @param _set  Pointer to a ucs_cpu_set_t.
  */
-#define UCS_CPU_ZERO(_set)         ucs_cpu_zero(_set)
+#define UCS_CPU_ZERO(_set) ucs_cpu_zero(_set)
 /**
  * ucs_cpu_set().
  * @param _cpu  CPU number.
  * @param _set  Pointer to a ucs_cpu_set_t.
  */
-#define UCS_CPU_SET(_cpu, _set)    ucs_cpu_set((unsigned)(_cpu), _set)
+#define UCS_CPU_SET(_cpu, _set) ucs_cpu_set((unsigned)(_cpu), _set)
 /**
  * ucs_cpu_clr().
  * @param _cpu  CPU number.
  * @param _set  Pointer to a ucs_cpu_set_t.
  */
-#define UCS_CPU_CLR(_cpu, _set)    ucs_cpu_clr((unsigned)(_cpu), _set)
+#define UCS_CPU_CLR(_cpu, _set) ucs_cpu_clr((unsigned)(_cpu), _set)
 /**
  * ucs_cpu_is_set().
  * @param _cpu  CPU number.
  * @param _set  Pointer to a ucs_cpu_set_t.
  */
-#define UCS_CPU_ISSET(_cpu, _set)  ucs_cpu_is_set((unsigned)(_cpu), _set)
+#define UCS_CPU_ISSET(_cpu, _set) ucs_cpu_is_set((unsigned)(_cpu), _set)
 
 END_C_DECLS
 

@@ -36,8 +36,8 @@ typedef struct ucs_spinlock {
 /** A spinlock its owner thread may take again (nested). */
 typedef struct ucs_recursive_spinlock {
     ucs_spinlock_t super; /**< The underlying lock. */
-    int            count; /**< Nesting depth of the owner. */
-    pthread_t      owner; /**< UCS_SPINLOCK_OWNER_NULL when free. */
+    int count;            /**< Nesting depth of the owner. */
+    pthread_t owner;      /**< UCS_SPINLOCK_OWNER_NULL when free. */
 } ucs_recursive_spinlock_t;
 
 /**
@@ -65,7 +65,7 @@ static inline ucs_status_t ucs_spinlock_init(ucs_spinlock_t *lock, int flags)
 static inline void ucs_spinlock_destroy(ucs_spinlock_t *lock)
 {
     if (__atomic_load_n(&lock->lock, __ATOMIC_RELAXED) != 0) {
-        ucs_warn("spinlock %p destroyed while held", (void*)lock);
+        ucs_warn("spinlock %p destroyed while held", (void *)lock);
     }
 }
 
@@ -138,7 +138,8 @@ ucs_recursive_spinlock_destroy(ucs_recursive_spinlock_t *lock)
 {
     if (lock->count != 0) {
         ucs_warn("recursive spinlock %p is still held (depth %d); unlock it "
-                 "before destroying", (void*)lock, lock->count);
+                 "before destroying",
+                 (void *)lock, lock->count);
         return UCS_ERR_BUSY;
     }
 
@@ -158,8 +159,7 @@ static UCS_F_ALWAYS_INLINE int
 ucs_recursive_spin_is_owner(const ucs_recursive_spinlock_t *lock,
                             pthread_t self)
 {
-    return pthread_equal(__atomic_load_n(&lock->owner, __ATOMIC_RELAXED),
-                         self);
+    return pthread_equal(__atomic_load_n(&lock->owner, __ATOMIC_RELAXED), self);
 }
 
 /**

@@ -9,7 +9,7 @@
  * that point to it, so that removing it can find and remove them.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/vfs/vfs.h>
@@ -36,41 +36,38 @@ typedef enum {
 typedef struct ucs_vfs_node ucs_vfs_node_t;
 
 struct ucs_vfs_node {
-    ucs_vfs_kind_t         kind;
-    int                    removing;     /* in a subtree being removed */
-    ucs_vfs_node_t         *parent;      /* NULL for the root */
-    ucs_list_link_t        list;         /* entry in parent->children */
-    ucs_list_link_t        children;     /* directories: the entries */
-    size_t                 num_children;
-    void                   *obj;         /* object dir: its object; file,
-                                            link: the object it was added
-                                            to */
-    ucs_list_link_t        links;        /* object dir: links to it */
+    ucs_vfs_kind_t kind;
+    int removing;             /* in a subtree being removed */
+    ucs_vfs_node_t *parent;   /* NULL for the root */
+    ucs_list_link_t list;     /* entry in parent->children */
+    ucs_list_link_t children; /* directories: the entries */
+    size_t num_children;
+    void *obj;             /* object dir: its object; file,
+                              link: the object it was added
+                              to */
+    ucs_list_link_t links; /* object dir: links to it */
 
-    ucs_vfs_file_show_cb_t show_cb;      /* file */
-    void                   *arg_ptr;
-    uint64_t               arg_u64;
+    ucs_vfs_file_show_cb_t show_cb; /* file */
+    void *arg_ptr;
+    uint64_t arg_u64;
 
-    ucs_vfs_node_t         *target;      /* link: an object dir */
-    ucs_list_link_t        target_list;  /* link: entry in target->links */
+    ucs_vfs_node_t *target;      /* link: an object dir */
+    ucs_list_link_t target_list; /* link: entry in target->links */
 
-    const char             *name;        /* last component, inside path */
-    char                   path[];       /* absolute; "" for the root */
+    const char *name; /* last component, inside path */
+    char path[];      /* absolute; "" for the root */
 };
 
 static struct {
     pthread_mutex_t lock;
-    int             initialized;
-    ucs_vfs_node_t  *root;
-    ucs_hash_str_t  paths;  /* absolute path -> node; the root is not in */
-    ucs_hash_t      objs;   /* object address -> its directory */
-} ucs_vfs_tree = {
-    .lock = PTHREAD_MUTEX_INITIALIZER
-};
+    int initialized;
+    ucs_vfs_node_t *root;
+    ucs_hash_str_t paths; /* absolute path -> node; the root is not in */
+    ucs_hash_t objs;      /* object address -> its directory */
+} ucs_vfs_tree = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* -1: not decided yet; UCX_VFS_ENABLE decides at the first add */
 static int ucs_vfs_enabled = -1;
-
 
 /* ---- on or off -------------------------------------------------------- */
 
@@ -81,7 +78,7 @@ void ucs_vfs_set_enabled(int enabled)
 
 int ucs_vfs_is_enabled(void)
 {
-    int enabled = __atomic_load_n(&ucs_vfs_enabled, __ATOMIC_RELAXED);
+    int enabled   = __atomic_load_n(&ucs_vfs_enabled, __ATOMIC_RELAXED);
     int undecided = -1;
 
     if (enabled >= 0) {
@@ -90,19 +87,16 @@ int ucs_vfs_is_enabled(void)
 
     /* a concurrent ucs_vfs_set_enabled() wins over the option */
     enabled = !!ucs_global_opts.vfs_enable;
-    if (!__atomic_compare_exchange_n(&ucs_vfs_enabled, &undecided, enabled,
-                                     0, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED)) {
+    if (!__atomic_compare_exchange_n(&ucs_vfs_enabled, &undecided, enabled, 0,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         enabled = undecided;
     }
     return enabled;
 }
 
-
 /* ---- nodes ------------------------------------------------------------ */
 
-static ucs_vfs_node_t *ucs_vfs_node_alloc(ucs_vfs_kind_t kind,
-                                          const char *path)
+static ucs_vfs_node_t *ucs_vfs_node_alloc(ucs_vfs_kind_t kind, const char *path)
 {
     size_t length = strlen(path);
     ucs_vfs_node_t *node;
@@ -262,7 +256,6 @@ static ucs_vfs_node_t *ucs_vfs_path_find(const char *path)
     return value;
 }
 
-
 /* ---- adding ----------------------------------------------------------- */
 
 /* Why @a rel_path is not acceptable, or NULL when it is. */
@@ -287,7 +280,7 @@ static const char *ucs_vfs_rel_path_problem(const char *rel_path)
         }
         if (length > UCS_VFS_NAME_MAX) {
             return "a component is longer than " UCS_PP_QUOTE(
-                    UCS_VFS_NAME_MAX) " characters";
+                UCS_VFS_NAME_MAX) " characters";
         }
         if (((length == 1) && (comp[0] == '.')) ||
             ((length == 2) && (comp[0] == '.') && (comp[1] == '.'))) {
@@ -314,7 +307,8 @@ static ucs_status_t ucs_vfs_rel_path_format(char *buf, size_t max,
     }
     if ((size_t)n >= max) {
         ucs_error("vfs: path '%.64s...' is longer than %d characters; use "
-                  "shorter names", buf, UCS_VFS_PATH_MAX - 1);
+                  "shorter names",
+                  buf, UCS_VFS_PATH_MAX - 1);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -333,9 +327,8 @@ static ucs_status_t ucs_vfs_rel_path_format(char *buf, size_t max,
  * @a kind under @a base, with the implicit directories in between; the new
  * node is not yet linked to an object. On failure nothing is left behind.
  */
-static ucs_status_t ucs_vfs_node_add(ucs_vfs_node_t *base,
-                                     ucs_vfs_kind_t kind, char *path,
-                                     ucs_vfs_node_t **node_p)
+static ucs_status_t ucs_vfs_node_add(ucs_vfs_node_t *base, ucs_vfs_kind_t kind,
+                                     char *path, ucs_vfs_node_t **node_p)
 {
     ucs_vfs_node_t *dir = base;
     ucs_vfs_node_t *node;
@@ -351,7 +344,8 @@ static ucs_status_t ucs_vfs_node_add(ucs_vfs_node_t *base,
             node = value;
             if (!ucs_vfs_node_is_dir(node)) {
                 ucs_error("vfs: cannot create an entry under '%s': it is "
-                          "not a directory", path);
+                          "not a directory",
+                          path);
                 *slash = '/';
                 status = UCS_ERR_ALREADY_EXISTS;
                 goto err_prune;
@@ -376,7 +370,8 @@ static ucs_status_t ucs_vfs_node_add(ucs_vfs_node_t *base,
 
     if (ucs_hash_str_get(&ucs_vfs_tree.paths, path, &value) == UCS_OK) {
         ucs_error("vfs: '%s' already exists; give the new entry another "
-                  "name", path);
+                  "name",
+                  path);
         status = UCS_ERR_ALREADY_EXISTS;
         goto err_prune;
     }
@@ -430,7 +425,8 @@ static ucs_status_t ucs_vfs_base_find(void *obj, int allow_root,
         if (base == NULL) {
             /* usually its own add failed, and that was reported */
             ucs_debug("vfs: cannot add '%s' under object %p: it has no "
-                      "directory", rel_path, obj);
+                      "directory",
+                      rel_path, obj);
             return UCS_ERR_INVALID_PARAM;
         }
     }
@@ -438,7 +434,8 @@ static ucs_status_t ucs_vfs_base_find(void *obj, int allow_root,
     n = snprintf(path, max, "%s/%s", base->path, rel_path);
     if ((n < 0) || ((size_t)n >= max)) {
         ucs_error("vfs: path '%s/%s' is longer than %zu characters; use "
-                  "shorter names", base->path, rel_path, max - 1);
+                  "shorter names",
+                  base->path, rel_path, max - 1);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -479,13 +476,13 @@ ucs_status_t ucs_vfs_obj_add_dir(void *parent_obj, void *obj,
     node = ucs_vfs_obj_find(obj);
     if (node != NULL) {
         ucs_error("vfs: object %p already has the directory '%s'; remove "
-                  "it before adding '%s'", obj, node->path, rel);
+                  "it before adding '%s'",
+                  obj, node->path, rel);
         status = UCS_ERR_ALREADY_EXISTS;
         goto out_unlock;
     }
 
-    status = ucs_vfs_base_find(parent_obj, 1, rel, path, sizeof(path),
-                               &base);
+    status = ucs_vfs_base_find(parent_obj, 1, rel, path, sizeof(path), &base);
     if (status != UCS_OK) {
         goto out_unlock;
     }
@@ -532,8 +529,7 @@ ucs_status_t ucs_vfs_obj_add_ro_file(void *obj, ucs_vfs_file_show_cb_t cb,
     }
 
     if (cb == NULL) {
-        ucs_error("vfs: file '%s' of object %p has no show callback", rel,
-                  obj);
+        ucs_error("vfs: file '%s' of object %p has no show callback", rel, obj);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -586,7 +582,8 @@ ucs_status_t ucs_vfs_obj_add_sym_link(void *obj, void *target_obj,
     target = ucs_vfs_obj_find(target_obj);
     if (target == NULL) {
         ucs_debug("vfs: cannot add link '%s' to object %p: it has no "
-                  "directory", path, target_obj);
+                  "directory",
+                  path, target_obj);
         status = UCS_ERR_INVALID_PARAM;
         goto out_unlock;
     }
@@ -604,7 +601,6 @@ out_unlock:
     pthread_mutex_unlock(&ucs_vfs_tree.lock);
     return status;
 }
-
 
 /* ---- removing --------------------------------------------------------- */
 
@@ -683,7 +679,6 @@ void ucs_vfs_obj_remove(void *obj)
     pthread_mutex_unlock(&ucs_vfs_tree.lock);
 }
 
-
 /* ---- serving ---------------------------------------------------------- */
 
 /* Lock held. Runs the show callback of a file into @a strb. */
@@ -741,8 +736,7 @@ static ucs_status_t ucs_vfs_link_show(const ucs_vfs_node_t *link,
     return UCS_OK;
 }
 
-ucs_status_t ucs_vfs_path_get_info(const char *path,
-                                   ucs_vfs_path_info_t *info)
+ucs_status_t ucs_vfs_path_get_info(const char *path, ucs_vfs_path_info_t *info)
 {
     ucs_string_buffer_t strb;
     ucs_vfs_node_t *node;
@@ -773,8 +767,7 @@ ucs_status_t ucs_vfs_path_get_info(const char *path,
     return status;
 }
 
-ucs_status_t ucs_vfs_path_read_file(const char *path,
-                                    ucs_string_buffer_t *strb)
+ucs_status_t ucs_vfs_path_read_file(const char *path, ucs_string_buffer_t *strb)
 {
     ucs_vfs_node_t *node;
     ucs_status_t status = UCS_OK;
@@ -813,8 +806,7 @@ ucs_status_t ucs_vfs_path_list_dir(const char *path, ucs_vfs_list_dir_cb_t cb,
     return status;
 }
 
-ucs_status_t ucs_vfs_path_get_link(const char *path,
-                                   ucs_string_buffer_t *strb)
+ucs_status_t ucs_vfs_path_get_link(const char *path, ucs_string_buffer_t *strb)
 {
     ucs_vfs_node_t *node;
     ucs_status_t status;
@@ -831,7 +823,6 @@ ucs_status_t ucs_vfs_path_get_link(const char *path,
     pthread_mutex_unlock(&ucs_vfs_tree.lock);
     return status;
 }
-
 
 /* ---- fork ------------------------------------------------------------- */
 

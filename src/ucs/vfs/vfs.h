@@ -53,18 +53,18 @@ typedef void (*ucs_vfs_file_show_cb_t)(void *obj, ucs_string_buffer_t *strb,
 
 /** Kind of a node of the tree. */
 typedef enum {
-    UCS_VFS_NODE_TYPE_DIR,      /**< A directory (an object's, or one made
-                                     on the way). */
-    UCS_VFS_NODE_TYPE_RO_FILE,  /**< A read-only file with a show
-                                     callback. */
-    UCS_VFS_NODE_TYPE_SYM_LINK  /**< A symbolic link to an object's
-                                     directory. */
+    UCS_VFS_NODE_TYPE_DIR,     /**< A directory (an object's, or one made
+                                    on the way). */
+    UCS_VFS_NODE_TYPE_RO_FILE, /**< A read-only file with a show
+                                    callback. */
+    UCS_VFS_NODE_TYPE_SYM_LINK /**< A symbolic link to an object's
+                                    directory. */
 } ucs_vfs_node_type_t;
 
 /** What ucs_vfs_path_get_info() reports about a node. */
 typedef struct {
     ucs_vfs_node_type_t type; /**< Kind of the node. */
-    size_t              size; /**< File: content length; dir: entries;
+    size_t size;              /**< File: content length; dir: entries;
                                    link: length of the target path. */
 } ucs_vfs_path_info_t;
 
@@ -76,7 +76,6 @@ typedef struct {
  * @param [in] arg   The @a arg given to ucs_vfs_path_list_dir().
  */
 typedef void (*ucs_vfs_list_dir_cb_t)(const char *name, void *arg);
-
 
 /**
  * Adds the directory of @a obj at @a rel_path (printf format) under the
@@ -94,8 +93,7 @@ typedef void (*ucs_vfs_list_dir_cb_t)(const char *name, void *arg);
  *         object is taken; UCS_ERR_NO_MEMORY.
  */
 ucs_status_t ucs_vfs_obj_add_dir(void *parent_obj, void *obj,
-                                 const char *rel_path, ...)
-        UCS_F_PRINTF(3, 4);
+                                 const char *rel_path, ...) UCS_F_PRINTF(3, 4);
 
 /**
  * Adds a read-only file at @a rel_path (printf format) under the
@@ -114,7 +112,7 @@ ucs_status_t ucs_vfs_obj_add_dir(void *parent_obj, void *obj,
 ucs_status_t ucs_vfs_obj_add_ro_file(void *obj, ucs_vfs_file_show_cb_t cb,
                                      void *arg_ptr, uint64_t arg_u64,
                                      const char *rel_path, ...)
-        UCS_F_PRINTF(5, 6);
+    UCS_F_PRINTF(5, 6);
 
 /**
  * Adds a symbolic link at @a rel_path (printf format) under the directory
@@ -130,7 +128,7 @@ ucs_status_t ucs_vfs_obj_add_ro_file(void *obj, ucs_vfs_file_show_cb_t cb,
  */
 ucs_status_t ucs_vfs_obj_add_sym_link(void *obj, void *target_obj,
                                       const char *rel_path, ...)
-        UCS_F_PRINTF(3, 4);
+    UCS_F_PRINTF(3, 4);
 
 /**
  * Removes the directory of @a obj with its files, links, the directories
@@ -141,7 +139,6 @@ ucs_status_t ucs_vfs_obj_add_sym_link(void *obj, void *target_obj,
  * @param [in] obj  The object; must not be called from a show callback.
  */
 void ucs_vfs_obj_remove(void *obj);
-
 
 /* ---- serving the tree (the daemon connection, tests) ------------------- */
 
@@ -166,7 +163,6 @@ void ucs_vfs_set_enabled(int enabled);
  */
 int ucs_vfs_is_enabled(void);
 
-
 /**
  * Type and size of the node at an absolute @a path ("/" is the root).
  *
@@ -175,8 +171,7 @@ int ucs_vfs_is_enabled(void);
  *
  * @return UCS_OK, or UCS_ERR_NO_ELEM when there is no such node.
  */
-ucs_status_t ucs_vfs_path_get_info(const char *path,
-                                   ucs_vfs_path_info_t *info);
+ucs_status_t ucs_vfs_path_get_info(const char *path, ucs_vfs_path_info_t *info);
 
 /**
  * Appends the content of the file at @a path to @a strb, calling its show
@@ -214,8 +209,7 @@ ucs_status_t ucs_vfs_path_list_dir(const char *path, ucs_vfs_list_dir_cb_t cb,
  * @return UCS_OK; UCS_ERR_NO_ELEM, or UCS_ERR_INVALID_PARAM when it is not
  *         a link.
  */
-ucs_status_t ucs_vfs_path_get_link(const char *path,
-                                   ucs_string_buffer_t *strb);
+ucs_status_t ucs_vfs_path_get_link(const char *path, ucs_string_buffer_t *strb);
 
 END_C_DECLS
 

@@ -5,11 +5,11 @@
  * the life cycle and vfs_sock.h for the protocol.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* program_invocation_short_name, pthread_setname_np */
+#define _GNU_SOURCE /* program_invocation_short_name, pthread_setname_np */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <ucs/vfs/vfs_conn.h>
@@ -38,35 +38,32 @@
  * reading costs the service thread this much, then the connection */
 #define UCS_VFS_CONN_IO_TIMEOUT_SEC 1
 
-#define UCS_VFS_CONN_SOCK_PATH_MAX sizeof(((struct sockaddr_un*)0)->sun_path)
+#define UCS_VFS_CONN_SOCK_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
 static struct {
-    pthread_mutex_t life_lock;    /* start/stop; the three fields below */
-    int             running;      /* the thread exists and is not joined */
-    pthread_t       thread;
-    int             wakeup_fd;    /* eventfd: the thread stops when set */
+    pthread_mutex_t life_lock; /* start/stop; the three fields below */
+    int running;               /* the thread exists and is not joined */
+    pthread_t thread;
+    int wakeup_fd; /* eventfd: the thread stops when set */
 
-    pthread_mutex_t lock;         /* fd, and every close of it */
-    int             fd;           /* connection, -1 when none */
+    pthread_mutex_t lock; /* fd, and every close of it */
+    int fd;               /* connection, -1 when none */
 
-    int             autostarted;  /* atomic; UCX_VFS_ENABLE start done */
+    int autostarted; /* atomic; UCX_VFS_ENABLE start done */
 
     /* set by ucs_vfs_conn_start(), read by the thread */
-    char            dir[256];
-    char            path[UCS_VFS_CONN_SOCK_PATH_MAX];
-    int             retry_ms;
+    char dir[256];
+    char path[UCS_VFS_CONN_SOCK_PATH_MAX];
+    int retry_ms;
 
     /* the thread only */
-    int             absent_logged; /* "no daemon" already said */
-    int             unsafe_valid;  /* unsafe_st holds an unsafe directory */
-    struct stat     unsafe_st;
-} ucs_vfs_conn = {
-    .life_lock = PTHREAD_MUTEX_INITIALIZER,
-    .wakeup_fd = -1,
-    .lock      = PTHREAD_MUTEX_INITIALIZER,
-    .fd        = -1
-};
-
+    int absent_logged; /* "no daemon" already said */
+    int unsafe_valid;  /* unsafe_st holds an unsafe directory */
+    struct stat unsafe_st;
+} ucs_vfs_conn = {.life_lock = PTHREAD_MUTEX_INITIALIZER,
+                  .wakeup_fd = -1,
+                  .lock      = PTHREAD_MUTEX_INITIALIZER,
+                  .fd        = -1};
 
 /* ---- connecting ------------------------------------------------------- */
 
@@ -139,7 +136,7 @@ static void ucs_vfs_conn_prog_name(char *buf, size_t max)
         fclose(file);
     }
 
-    len = strcspn(buf, "\n");
+    len      = strcspn(buf, "\n");
     buf[len] = '\0';
 }
 
@@ -147,7 +144,7 @@ static ucs_status_t ucs_vfs_conn_send_hello(int fd)
 {
     struct {
         ucs_vfs_sock_hello_t hello;
-        char                 name[64];
+        char name[64];
     } msg;
 
     memset(&msg, 0, sizeof(msg));
@@ -177,7 +174,8 @@ static void ucs_vfs_conn_log_absent(const char *reason)
 {
     if (!ucs_vfs_conn.absent_logged) {
         ucs_debug("vfs: no uct_vfs daemon at %s (%s); looking again every "
-                  "%d ms", ucs_vfs_conn.path, reason, ucs_vfs_conn.retry_ms);
+                  "%d ms",
+                  ucs_vfs_conn.path, reason, ucs_vfs_conn.retry_ms);
         ucs_vfs_conn.absent_logged = 1;
     }
 }
@@ -205,7 +203,7 @@ static void ucs_vfs_conn_connect(void)
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
     memcpy(addr.sun_path, ucs_vfs_conn.path, sizeof(addr.sun_path));
-    if (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) < 0) {
+    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
         ucs_vfs_conn_log_absent(strerror(errno));
         goto err_close;
     }
@@ -216,15 +214,13 @@ static void ucs_vfs_conn_connect(void)
         goto err_close;
     }
 
-    ucs_debug("vfs: connected to the uct_vfs daemon at %s",
-              ucs_vfs_conn.path);
+    ucs_debug("vfs: connected to the uct_vfs daemon at %s", ucs_vfs_conn.path);
     ucs_vfs_conn.absent_logged = 0;
     return;
 
 err_close:
     ucs_vfs_conn_close();
 }
-
 
 /* ---- serving ---------------------------------------------------------- */
 
@@ -259,8 +255,8 @@ static ucs_status_t ucs_vfs_conn_list(const char *path,
 }
 
 static ucs_status_t ucs_vfs_conn_reply(int fd, const ucs_vfs_sock_hdr_t *req,
-                                       ucs_status_t status,
-                                       const void *payload, size_t length)
+                                       ucs_status_t status, const void *payload,
+                                       size_t length)
 {
     if ((status == UCS_OK) && (length > UCS_VFS_SOCK_MAX_PAYLOAD)) {
         status = UCS_ERR_EXCEEDS_LIMIT;
@@ -286,8 +282,7 @@ static ucs_status_t ucs_vfs_conn_answer(int fd, const ucs_vfs_sock_hdr_t *req,
         memset(&info_msg, 0, sizeof(info_msg));
         info_msg.type = (status == UCS_OK) ? (uint32_t)info.type : 0;
         info_msg.size = (status == UCS_OK) ? (uint64_t)info.size : 0;
-        return ucs_vfs_conn_reply(fd, req, status, &info_msg,
-                                  sizeof(info_msg));
+        return ucs_vfs_conn_reply(fd, req, status, &info_msg, sizeof(info_msg));
     }
 
     ucs_string_buffer_init(&strb);
@@ -352,8 +347,8 @@ static ucs_status_t ucs_vfs_conn_serve(int fd)
         if (status != UCS_OK) {
             return status;
         }
-        ucs_debug("vfs: request %u carries %u bytes, more than a path",
-                  req.seq, req.length);
+        ucs_debug("vfs: request %u carries %u bytes, more than a path", req.seq,
+                  req.length);
         return ucs_vfs_conn_reply(fd, &req, UCS_ERR_EXCEEDS_LIMIT, NULL, 0);
     }
 
@@ -371,7 +366,6 @@ static ucs_status_t ucs_vfs_conn_serve(int fd)
 
     return ucs_vfs_conn_answer(fd, &req, path);
 }
-
 
 /* ---- the service thread ----------------------------------------------- */
 
@@ -438,7 +432,8 @@ static ucs_status_t ucs_vfs_conn_read_config(void)
          UCS_OK)) {
         ucs_error("vfs: the uct_vfs socket path is too long for a unix "
                   "socket (at most %zu characters); set UCX_VFS_SOCK_DIR to "
-                  "a shorter directory", UCS_VFS_CONN_SOCK_PATH_MAX - 1);
+                  "a shorter directory",
+                  UCS_VFS_CONN_SOCK_PATH_MAX - 1);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
@@ -479,12 +474,12 @@ ucs_status_t ucs_vfs_conn_start(void)
     /* signals are for the application's threads */
     sigfillset(&all_signals);
     pthread_sigmask(SIG_SETMASK, &all_signals, &old_signals);
-    ret = pthread_create(&ucs_vfs_conn.thread, NULL, ucs_vfs_conn_thread,
-                         NULL);
+    ret = pthread_create(&ucs_vfs_conn.thread, NULL, ucs_vfs_conn_thread, NULL);
     pthread_sigmask(SIG_SETMASK, &old_signals, NULL);
     if (ret != 0) {
         ucs_error("vfs: failed to start the service thread: %s; check the "
-                  "process and thread limits (ulimit -u)", strerror(ret));
+                  "process and thread limits (ulimit -u)",
+                  strerror(ret));
         status = UCS_ERR_IO_ERROR;
         goto err_close_wakeup;
     }
@@ -542,15 +537,13 @@ void ucs_vfs_conn_autostart(void)
 {
     if (!ucs_global_opts.vfs_enable ||
         __atomic_load_n(&ucs_vfs_conn.autostarted, __ATOMIC_ACQUIRE) ||
-        __atomic_exchange_n(&ucs_vfs_conn.autostarted, 1,
-                            __ATOMIC_ACQ_REL)) {
+        __atomic_exchange_n(&ucs_vfs_conn.autostarted, 1, __ATOMIC_ACQ_REL)) {
         return;
     }
 
     /* errors are logged; the process runs on without the daemon */
     ucs_vfs_conn_start();
 }
-
 
 /* ---- fork and unload -------------------------------------------------- */
 

@@ -57,8 +57,7 @@ ucs_status_t ucs_vfs_sock_check_dir(const char *dir, int create)
         .what      = "vfs: the socket directory",
         .hint      = "choose another with UCX_VFS_SOCK_DIR (uct_vfs: -s)",
         .forbidden = S_IRWXG | S_IRWXO,
-        .create    = create
-    };
+        .create    = create};
     char real[PATH_MAX];
 
     return ucs_sys_dir_check_private(dir, &check, real, sizeof(real), NULL);
@@ -66,9 +65,9 @@ ucs_status_t ucs_vfs_sock_check_dir(const char *dir, int create)
 
 static ucs_status_t ucs_vfs_sock_errno_status(void)
 {
-    return ((errno == EPIPE) || (errno == ECONNRESET)) ?
-                   UCS_ERR_CONNECTION_RESET :
-                   UCS_ERR_IO_ERROR;
+    return ((errno == EPIPE) || (errno == ECONNRESET))
+               ? UCS_ERR_CONNECTION_RESET
+               : UCS_ERR_IO_ERROR;
 }
 
 static ucs_status_t ucs_vfs_sock_send_all(int fd, const void *buf,
@@ -85,7 +84,7 @@ static ucs_status_t ucs_vfs_sock_send_all(int fd, const void *buf,
             }
             return ucs_vfs_sock_errno_status();
         }
-        p      += ret;
+        p += ret;
         length -= (size_t)ret;
     }
     return UCS_OK;
@@ -133,7 +132,7 @@ ucs_status_t ucs_vfs_sock_recv_all(int fd, void *buf, size_t length)
             }
             return ucs_vfs_sock_errno_status();
         }
-        p      += ret;
+        p += ret;
         length -= (size_t)ret;
     }
     return UCS_OK;
@@ -152,7 +151,8 @@ ucs_status_t ucs_vfs_sock_recv_hdr(int fd, ucs_vfs_sock_hdr_t *hdr)
         (tmp.version != UCS_VFS_SOCK_VERSION) ||
         (tmp.length > UCS_VFS_SOCK_MAX_PAYLOAD)) {
         ucs_debug("vfs: bad message header (magic 0x%x version %u length "
-                  "%u)", tmp.magic, tmp.version, tmp.length);
+                  "%u)",
+                  tmp.magic, tmp.version, tmp.length);
         return UCS_ERR_INVALID_PARAM;
     }
     *hdr = tmp;

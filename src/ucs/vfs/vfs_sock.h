@@ -36,14 +36,14 @@
 BEGIN_C_DECLS
 
 /** First word of every header: "UVFS" in little-endian order. */
-#define UCS_VFS_SOCK_MAGIC       0x53465655u /* "UVFS" */
+#define UCS_VFS_SOCK_MAGIC 0x53465655u /* "UVFS" */
 /** Protocol version; a header with another one is refused. */
-#define UCS_VFS_SOCK_VERSION     1
+#define UCS_VFS_SOCK_VERSION 1
 /** Largest payload; larger: UCS_ERR_EXCEEDS_LIMIT when sending, a bad
  *  header when receiving. */
-#define UCS_VFS_SOCK_MAX_PAYLOAD (4u << 20)  /* larger: UCS_ERR_EXCEEDS_LIMIT */
+#define UCS_VFS_SOCK_MAX_PAYLOAD (4u << 20)
 /** File name of the daemon's socket in the socket directory. */
-#define UCS_VFS_SOCK_NAME        "vfs.sock"
+#define UCS_VFS_SOCK_NAME "vfs.sock"
 
 /** Message kinds; a reply carries the op of its request. */
 typedef enum {
@@ -56,12 +56,12 @@ typedef enum {
 
 /** Header of every message. */
 typedef struct {
-    uint32_t magic;   /**< UCS_VFS_SOCK_MAGIC. */
-    uint16_t version; /**< UCS_VFS_SOCK_VERSION. */
-    uint16_t op;      /**< ucs_vfs_sock_op_t. */
-    uint32_t seq;     /**< Request number, echoed by the reply. */
-    int32_t  status;  /**< Replies: ucs_status_t; requests: 0. */
-    uint32_t length;  /**< Payload bytes that follow. */
+    uint32_t magic;    /**< UCS_VFS_SOCK_MAGIC. */
+    uint16_t version;  /**< UCS_VFS_SOCK_VERSION. */
+    uint16_t op;       /**< ucs_vfs_sock_op_t. */
+    uint32_t seq;      /**< Request number, echoed by the reply. */
+    int32_t status;    /**< Replies: ucs_status_t; requests: 0. */
+    uint32_t length;   /**< Payload bytes that follow. */
     uint32_t reserved; /**< Zero. */
 } ucs_vfs_sock_hdr_t;
 
@@ -77,7 +77,6 @@ typedef struct {
     uint32_t reserved; /**< Zero. */
     uint64_t size;     /**< As ucs_vfs_path_info_t::size. */
 } ucs_vfs_sock_info_t;
-
 
 /**
  * The socket's directory: $XDG_RUNTIME_DIR/openuct when XDG_RUNTIME_DIR is

@@ -54,9 +54,10 @@ BEGIN_C_DECLS
  * @return UCS_OK when sent (remote completion is learnt by a flush),
  *         UCS_ERR_NO_RESOURCE, or an error status.
  */
-typedef ucs_status_t (*uct_ep_put_short_func_t)(uct_ep_h ep,
-        const void *buffer, unsigned length, uint64_t remote_addr,
-        uct_rkey_t rkey);
+typedef ucs_status_t (*uct_ep_put_short_func_t)(uct_ep_h ep, const void *buffer,
+                                                unsigned length,
+                                                uint64_t remote_addr,
+                                                uct_rkey_t rkey);
 /**
  * Write to remote memory data packed by a callback (uct_ep_put_bcopy()).
  * The transport calls @a pack_cb once, synchronously, into its own buffer.
@@ -70,8 +71,9 @@ typedef ucs_status_t (*uct_ep_put_short_func_t)(uct_ep_h ep,
  *         or an error status.
  */
 typedef ssize_t (*uct_ep_put_bcopy_func_t)(uct_ep_h ep,
-        uct_pack_callback_t pack_cb, void *arg, uint64_t remote_addr,
-        uct_rkey_t rkey);
+                                           uct_pack_callback_t pack_cb,
+                                           void *arg, uint64_t remote_addr,
+                                           uct_rkey_t rkey);
 /**
  * Write registered memory to remote memory without a copy
  * (uct_ep_put_zcopy()).
@@ -85,9 +87,9 @@ typedef ssize_t (*uct_ep_put_bcopy_func_t)(uct_ep_h ep,
  * @return UCS_OK (completed, @a comp untouched), UCS_INPROGRESS,
  *         UCS_ERR_NO_RESOURCE, or an error status.
  */
-typedef ucs_status_t (*uct_ep_put_zcopy_func_t)(uct_ep_h ep,
-        const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
-        uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_put_zcopy_func_t)(
+    uct_ep_h ep, const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
+    uct_rkey_t rkey, uct_completion_t *comp);
 /**
  * Read a small piece of remote memory into @a buffer (uct_ep_get_short()).
  * @param [in]  ep          the endpoint.
@@ -99,7 +101,9 @@ typedef ucs_status_t (*uct_ep_put_zcopy_func_t)(uct_ep_h ep,
  *         hold it after a flush completes, UCS_ERR_NO_RESOURCE, or an error.
  */
 typedef ucs_status_t (*uct_ep_get_short_func_t)(uct_ep_h ep, void *buffer,
-        unsigned length, uint64_t remote_addr, uct_rkey_t rkey);
+                                                unsigned length,
+                                                uint64_t remote_addr,
+                                                uct_rkey_t rkey);
 /**
  * Read remote memory and hand it to an unpack callback
  * (uct_ep_get_bcopy()).
@@ -114,9 +118,9 @@ typedef ucs_status_t (*uct_ep_get_short_func_t)(uct_ep_h ep, void *buffer,
  * @return UCS_OK (done, @a comp untouched), UCS_INPROGRESS,
  *         UCS_ERR_NO_RESOURCE, or an error status.
  */
-typedef ucs_status_t (*uct_ep_get_bcopy_func_t)(uct_ep_h ep,
-        uct_unpack_callback_t unpack_cb, void *arg, size_t length,
-        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_get_bcopy_func_t)(
+    uct_ep_h ep, uct_unpack_callback_t unpack_cb, void *arg, size_t length,
+    uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
 /**
  * Read remote memory into registered local memory (uct_ep_get_zcopy()).
  * @param [in] ep          the endpoint.
@@ -129,9 +133,9 @@ typedef ucs_status_t (*uct_ep_get_bcopy_func_t)(uct_ep_h ep,
  * @return UCS_OK (done, @a comp untouched), UCS_INPROGRESS,
  *         UCS_ERR_NO_RESOURCE, or an error status.
  */
-typedef ucs_status_t (*uct_ep_get_zcopy_func_t)(uct_ep_h ep,
-        const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
-        uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_get_zcopy_func_t)(
+    uct_ep_h ep, const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
+    uct_rkey_t rkey, uct_completion_t *comp);
 /**
  * Send a small active message: an 8-byte header and a payload, both
  * copied before the return (uct_ep_am_short()).
@@ -144,7 +148,9 @@ typedef ucs_status_t (*uct_ep_get_zcopy_func_t)(uct_ep_h ep,
  *         size, or an error status of a failed endpoint.
  */
 typedef ucs_status_t (*uct_ep_am_short_func_t)(uct_ep_h ep, uint8_t id,
-        uint64_t header, const void *payload, unsigned length);
+                                               uint64_t header,
+                                               const void *payload,
+                                               unsigned length);
 /**
  * Send a small active message gathered from an iov, copied before the
  * return (uct_ep_am_short_iov()); the handler sees the concatenation.
@@ -156,7 +162,8 @@ typedef ucs_status_t (*uct_ep_am_short_func_t)(uct_ep_h ep, uint8_t id,
  *         status of a failed endpoint.
  */
 typedef ucs_status_t (*uct_ep_am_short_iov_func_t)(uct_ep_h ep, uint8_t id,
-        const uct_iov_t *iov, size_t iovcnt);
+                                                   const uct_iov_t *iov,
+                                                   size_t iovcnt);
 /**
  * Send an active message packed by a callback into a transport buffer
  * (uct_ep_am_bcopy()).
@@ -171,7 +178,8 @@ typedef ucs_status_t (*uct_ep_am_short_iov_func_t)(uct_ep_h ep, uint8_t id,
  *         or an error status of a failed endpoint.
  */
 typedef ssize_t (*uct_ep_am_bcopy_func_t)(uct_ep_h ep, uint8_t id,
-        uct_pack_callback_t pack_cb, void *arg, unsigned flags);
+                                          uct_pack_callback_t pack_cb,
+                                          void *arg, unsigned flags);
 /**
  * Send an active message whose payload is sent from registered memory
  * without a copy (uct_ep_am_zcopy()).
@@ -188,8 +196,11 @@ typedef ssize_t (*uct_ep_am_bcopy_func_t)(uct_ep_h ep, uint8_t id,
  *         UCS_ERR_NO_RESOURCE, UCS_ERR_INVALID_PARAM, or an error status.
  */
 typedef ucs_status_t (*uct_ep_am_zcopy_func_t)(uct_ep_h ep, uint8_t id,
-        const void *header, unsigned header_length, const uct_iov_t *iov,
-        size_t iovcnt, unsigned flags, uct_completion_t *comp);
+                                               const void *header,
+                                               unsigned header_length,
+                                               const uct_iov_t *iov,
+                                               size_t iovcnt, unsigned flags,
+                                               uct_completion_t *comp);
 /**
  * 64-bit compare-and-swap on remote memory (uct_ep_atomic_cswap64()): the
  * remote value becomes @a swap if it equals @a compare; the old value is
@@ -205,9 +216,9 @@ typedef ucs_status_t (*uct_ep_am_zcopy_func_t)(uct_ep_h ep, uint8_t id,
  *         UCS_ERR_UNSUPPORTED if the interface does not advertise it, or an
  *         error status.
  */
-typedef ucs_status_t (*uct_ep_atomic_cswap64_func_t)(uct_ep_h ep,
-        uint64_t compare, uint64_t swap, uint64_t remote_addr,
-        uct_rkey_t rkey, uint64_t *result, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic_cswap64_func_t)(
+    uct_ep_h ep, uint64_t compare, uint64_t swap, uint64_t remote_addr,
+    uct_rkey_t rkey, uint64_t *result, uct_completion_t *comp);
 /**
  * 32-bit compare-and-swap on remote memory (uct_ep_atomic_cswap32()): the
  * remote value becomes @a swap if it equals @a compare; the old value is
@@ -223,9 +234,9 @@ typedef ucs_status_t (*uct_ep_atomic_cswap64_func_t)(uct_ep_h ep,
  *         UCS_ERR_UNSUPPORTED if the interface does not advertise it, or an
  *         error status.
  */
-typedef ucs_status_t (*uct_ep_atomic_cswap32_func_t)(uct_ep_h ep,
-        uint32_t compare, uint32_t swap, uint64_t remote_addr,
-        uct_rkey_t rkey, uint32_t *result, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic_cswap32_func_t)(
+    uct_ep_h ep, uint32_t compare, uint32_t swap, uint64_t remote_addr,
+    uct_rkey_t rkey, uint32_t *result, uct_completion_t *comp);
 /**
  * 32-bit atomic operation on remote memory without a result
  * (uct_ep_atomic32_post()); its completion is learnt by a flush.
@@ -238,8 +249,10 @@ typedef ucs_status_t (*uct_ep_atomic_cswap32_func_t)(uct_ep_h ep,
  *         not in the interface's op_flags, or an error status.
  */
 typedef ucs_status_t (*uct_ep_atomic32_post_func_t)(uct_ep_h ep,
-        uct_atomic_op_t opcode, uint32_t value, uint64_t remote_addr,
-        uct_rkey_t rkey);
+                                                    uct_atomic_op_t opcode,
+                                                    uint32_t value,
+                                                    uint64_t remote_addr,
+                                                    uct_rkey_t rkey);
 /**
  * 64-bit atomic operation on remote memory without a result
  * (uct_ep_atomic64_post()); its completion is learnt by a flush.
@@ -252,8 +265,10 @@ typedef ucs_status_t (*uct_ep_atomic32_post_func_t)(uct_ep_h ep,
  *         not in the interface's op_flags, or an error status.
  */
 typedef ucs_status_t (*uct_ep_atomic64_post_func_t)(uct_ep_h ep,
-        uct_atomic_op_t opcode, uint64_t value, uint64_t remote_addr,
-        uct_rkey_t rkey);
+                                                    uct_atomic_op_t opcode,
+                                                    uint64_t value,
+                                                    uint64_t remote_addr,
+                                                    uct_rkey_t rkey);
 /**
  * 32-bit atomic operation on remote memory returning the old value
  * (uct_ep_atomic32_fetch()).
@@ -268,9 +283,9 @@ typedef ucs_status_t (*uct_ep_atomic64_post_func_t)(uct_ep_h ep,
  *         UCS_ERR_UNSUPPORTED for an operation not in the interface's
  *         fop_flags, or an error status.
  */
-typedef ucs_status_t (*uct_ep_atomic32_fetch_func_t)(uct_ep_h ep,
-        uct_atomic_op_t opcode, uint32_t value, uint32_t *result,
-        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic32_fetch_func_t)(
+    uct_ep_h ep, uct_atomic_op_t opcode, uint32_t value, uint32_t *result,
+    uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
 /**
  * 64-bit atomic operation on remote memory returning the old value
  * (uct_ep_atomic64_fetch()).
@@ -285,9 +300,9 @@ typedef ucs_status_t (*uct_ep_atomic32_fetch_func_t)(uct_ep_h ep,
  *         UCS_ERR_UNSUPPORTED for an operation not in the interface's
  *         fop_flags, or an error status.
  */
-typedef ucs_status_t (*uct_ep_atomic64_fetch_func_t)(uct_ep_h ep,
-        uct_atomic_op_t opcode, uint64_t value, uint64_t *result,
-        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic64_fetch_func_t)(
+    uct_ep_h ep, uct_atomic_op_t opcode, uint64_t value, uint64_t *result,
+    uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
 /**
  * Queue a request until the endpoint has send resources again
  * (uct_ep_pending_add()). The transport calls req->func from its progress
@@ -302,7 +317,8 @@ typedef ucs_status_t (*uct_ep_atomic64_fetch_func_t)(uct_ep_h ep,
  *         now (nothing queued: the caller retries its send).
  */
 typedef ucs_status_t (*uct_ep_pending_add_func_t)(uct_ep_h ep,
-        uct_pending_req_t *req, unsigned flags);
+                                                  uct_pending_req_t *req,
+                                                  unsigned flags);
 /**
  * Remove every queued request of the endpoint (uct_ep_pending_purge()),
  * calling @a cb for each, in queue order. Must be called before an endpoint
@@ -313,7 +329,8 @@ typedef ucs_status_t (*uct_ep_pending_add_func_t)(uct_ep_h ep,
  * @param [in] arg argument of @a cb.
  */
 typedef void (*uct_ep_pending_purge_func_t)(uct_ep_h ep,
-        uct_pending_purge_callback_t cb, void *arg);
+                                            uct_pending_purge_callback_t cb,
+                                            void *arg);
 /**
  * Complete every operation started on the endpoint (uct_ep_flush()).
  * @param [in] ep    the endpoint.
@@ -327,7 +344,7 @@ typedef void (*uct_ep_pending_purge_func_t)(uct_ep_h ep,
  *         be started now, or the endpoint's failure status.
  */
 typedef ucs_status_t (*uct_ep_flush_func_t)(uct_ep_h ep, unsigned flags,
-        uct_completion_t *comp);
+                                            uct_completion_t *comp);
 /**
  * Order the endpoint's operations: those started after the fence take
  * effect after those started before (uct_ep_fence()).
@@ -347,7 +364,7 @@ typedef ucs_status_t (*uct_ep_fence_func_t)(uct_ep_h ep, unsigned flags);
  *         UCS_ERR_NO_RESOURCE, or the endpoint's failure status.
  */
 typedef ucs_status_t (*uct_ep_check_func_t)(uct_ep_h ep, unsigned flags,
-        uct_completion_t *comp);
+                                            uct_completion_t *comp);
 /**
  * Create an endpoint (uct_ep_create()); libuct has already checked that
  * @a params names an interface. With dev_addr and iface_addr the endpoint
@@ -360,7 +377,7 @@ typedef ucs_status_t (*uct_ep_check_func_t)(uct_ep_h ep, unsigned flags,
  *         the transport lacks.
  */
 typedef ucs_status_t (*uct_ep_create_func_t)(const uct_ep_params_t *params,
-        uct_ep_h *ep_p);
+                                             uct_ep_h *ep_p);
 /**
  * Destroy an endpoint (uct_ep_destroy()): release it at once. Operations
  * still outstanding complete with UCS_ERR_CANCELED from inside the call
@@ -379,7 +396,7 @@ typedef void (*uct_ep_destroy_func_t)(uct_ep_h ep);
  *         endpoint to endpoint.
  */
 typedef ucs_status_t (*uct_ep_get_address_func_t)(uct_ep_h ep,
-        uct_ep_addr_t *addr);
+                                                  uct_ep_addr_t *addr);
 /**
  * Connect an endpoint to a remote endpoint (uct_ep_connect_to_ep()).
  * @param [in] ep       an endpoint created without a remote address.
@@ -388,8 +405,9 @@ typedef ucs_status_t (*uct_ep_get_address_func_t)(uct_ep_h ep,
  * @return UCS_OK, UCS_ERR_UNREACHABLE, UCS_ERR_INVALID_PARAM, or another
  *         error status.
  */
-typedef ucs_status_t (*uct_ep_connect_to_ep_func_t)(uct_ep_h ep,
-        const uct_device_addr_t *dev_addr, const uct_ep_addr_t *ep_addr);
+typedef ucs_status_t (*uct_ep_connect_to_ep_func_t)(
+    uct_ep_h ep, const uct_device_addr_t *dev_addr,
+    const uct_ep_addr_t *ep_addr);
 /**
  * Complete every operation started on the interface's endpoints
  * (uct_iface_flush()).
@@ -401,7 +419,8 @@ typedef ucs_status_t (*uct_ep_connect_to_ep_func_t)(uct_ep_h ep,
  *         UCS_ERR_NO_RESOURCE, UCS_ERR_UNSUPPORTED, or an error status.
  */
 typedef ucs_status_t (*uct_iface_flush_func_t)(uct_iface_h iface,
-        unsigned flags, uct_completion_t *comp);
+                                               unsigned flags,
+                                               uct_completion_t *comp);
 /**
  * Order the operations of all endpoints of the interface
  * (uct_iface_fence()).
@@ -410,7 +429,7 @@ typedef ucs_status_t (*uct_iface_flush_func_t)(uct_iface_h iface,
  * @return UCS_OK, or an error status.
  */
 typedef ucs_status_t (*uct_iface_fence_func_t)(uct_iface_h iface,
-        unsigned flags);
+                                               unsigned flags);
 /**
  * Make the worker's progress drive this interface (for the kinds of
  * events in @a flags). The default registers the interface's progress
@@ -421,7 +440,7 @@ typedef ucs_status_t (*uct_iface_fence_func_t)(uct_iface_h iface,
  *                   thread than the worker's.
  */
 typedef void (*uct_iface_progress_enable_func_t)(uct_iface_h iface,
-        unsigned flags);
+                                                 unsigned flags);
 /**
  * Stop driving the interface from the worker's progress for the kinds
  * of events in @a flags (the reverse of progress_enable).
@@ -429,7 +448,7 @@ typedef void (*uct_iface_progress_enable_func_t)(uct_iface_h iface,
  * @param [in] flags UCT_PROGRESS_* bits, as for progress_enable.
  */
 typedef void (*uct_iface_progress_disable_func_t)(uct_iface_h iface,
-        unsigned flags);
+                                                  unsigned flags);
 /**
  * Make progress on the interface: deliver received messages, complete
  * sends, run pending requests (uct_iface_progress()). Called by the owner
@@ -447,7 +466,7 @@ typedef unsigned (*uct_iface_progress_func_t)(uct_iface_h iface);
  * @return UCS_OK or UCS_ERR_UNSUPPORTED.
  */
 typedef ucs_status_t (*uct_iface_event_fd_get_func_t)(uct_iface_h iface,
-        int *fd_p);
+                                                      int *fd_p);
 /**
  * Arm the event fd for the events in @a events, unless such events are
  * already waiting (uct_iface_event_arm()).
@@ -457,7 +476,7 @@ typedef ucs_status_t (*uct_iface_event_fd_get_func_t)(uct_iface_h iface,
  *         already there (call progress first), or an error status.
  */
 typedef ucs_status_t (*uct_iface_event_arm_func_t)(uct_iface_h iface,
-        unsigned events);
+                                                   unsigned events);
 /**
  * Close the interface (uct_iface_close()): release its resources. Its
  * endpoints have been destroyed by the caller.
@@ -471,7 +490,7 @@ typedef void (*uct_iface_close_func_t)(uct_iface_h iface);
  * @return UCS_OK, or an error status.
  */
 typedef ucs_status_t (*uct_iface_query_func_t)(uct_iface_h iface,
-        uct_iface_attr_t *iface_attr);
+                                               uct_iface_attr_t *iface_attr);
 /**
  * Write the address of the interface's device (uct_iface_get_device_address()).
  * @param [in]  iface the interface.
@@ -479,7 +498,7 @@ typedef ucs_status_t (*uct_iface_query_func_t)(uct_iface_h iface,
  * @return UCS_OK, or an error status.
  */
 typedef ucs_status_t (*uct_iface_get_device_address_func_t)(
-        uct_iface_h iface, uct_device_addr_t *addr);
+    uct_iface_h iface, uct_device_addr_t *addr);
 /**
  * Write the interface's address, for peers that connect to it
  * (uct_iface_get_address()).
@@ -489,7 +508,7 @@ typedef ucs_status_t (*uct_iface_get_device_address_func_t)(
  *         to endpoint only.
  */
 typedef ucs_status_t (*uct_iface_get_address_func_t)(uct_iface_h iface,
-        uct_iface_addr_t *addr);
+                                                     uct_iface_addr_t *addr);
 /**
  * Say whether a remote interface can be reached from this one
  * (uct_iface_is_reachable()). Must not block or send anything.
@@ -499,8 +518,9 @@ typedef ucs_status_t (*uct_iface_get_address_func_t)(uct_iface_h iface,
  *                        endpoint-to-endpoint transports.
  * @return nonzero if reachable, 0 if not.
  */
-typedef int (*uct_iface_is_reachable_func_t)(const uct_iface_h iface,
-        const uct_device_addr_t *dev_addr, const uct_iface_addr_t *iface_addr);
+typedef int (*uct_iface_is_reachable_func_t)(
+    const uct_iface_h iface, const uct_device_addr_t *dev_addr,
+    const uct_iface_addr_t *iface_addr);
 
 /**
  * Operations of an interface and its endpoints. The fast-path wrappers in
@@ -511,89 +531,89 @@ typedef int (*uct_iface_is_reachable_func_t)(const uct_iface_h iface,
 typedef struct uct_iface_ops {
     /* endpoint: RMA */
     /** See uct_ep_put_short_func_t. */
-    uct_ep_put_short_func_t              ep_put_short;
+    uct_ep_put_short_func_t ep_put_short;
     /** See uct_ep_put_bcopy_func_t. */
-    uct_ep_put_bcopy_func_t              ep_put_bcopy;
+    uct_ep_put_bcopy_func_t ep_put_bcopy;
     /** See uct_ep_put_zcopy_func_t. */
-    uct_ep_put_zcopy_func_t              ep_put_zcopy;
+    uct_ep_put_zcopy_func_t ep_put_zcopy;
     /** See uct_ep_get_short_func_t. */
-    uct_ep_get_short_func_t              ep_get_short;
+    uct_ep_get_short_func_t ep_get_short;
     /** See uct_ep_get_bcopy_func_t. */
-    uct_ep_get_bcopy_func_t              ep_get_bcopy;
+    uct_ep_get_bcopy_func_t ep_get_bcopy;
     /** See uct_ep_get_zcopy_func_t. */
-    uct_ep_get_zcopy_func_t              ep_get_zcopy;
+    uct_ep_get_zcopy_func_t ep_get_zcopy;
 
     /* endpoint: active messages */
     /** See uct_ep_am_short_func_t. */
-    uct_ep_am_short_func_t               ep_am_short;
+    uct_ep_am_short_func_t ep_am_short;
     /** See uct_ep_am_short_iov_func_t. */
-    uct_ep_am_short_iov_func_t           ep_am_short_iov;
+    uct_ep_am_short_iov_func_t ep_am_short_iov;
     /** See uct_ep_am_bcopy_func_t. */
-    uct_ep_am_bcopy_func_t               ep_am_bcopy;
+    uct_ep_am_bcopy_func_t ep_am_bcopy;
     /** See uct_ep_am_zcopy_func_t. */
-    uct_ep_am_zcopy_func_t               ep_am_zcopy;
+    uct_ep_am_zcopy_func_t ep_am_zcopy;
 
     /* endpoint: atomics */
     /** See uct_ep_atomic_cswap64_func_t. */
-    uct_ep_atomic_cswap64_func_t         ep_atomic_cswap64;
+    uct_ep_atomic_cswap64_func_t ep_atomic_cswap64;
     /** See uct_ep_atomic_cswap32_func_t. */
-    uct_ep_atomic_cswap32_func_t         ep_atomic_cswap32;
+    uct_ep_atomic_cswap32_func_t ep_atomic_cswap32;
     /** See uct_ep_atomic32_post_func_t. */
-    uct_ep_atomic32_post_func_t          ep_atomic32_post;
+    uct_ep_atomic32_post_func_t ep_atomic32_post;
     /** See uct_ep_atomic64_post_func_t. */
-    uct_ep_atomic64_post_func_t          ep_atomic64_post;
+    uct_ep_atomic64_post_func_t ep_atomic64_post;
     /** See uct_ep_atomic32_fetch_func_t. */
-    uct_ep_atomic32_fetch_func_t         ep_atomic32_fetch;
+    uct_ep_atomic32_fetch_func_t ep_atomic32_fetch;
     /** See uct_ep_atomic64_fetch_func_t. */
-    uct_ep_atomic64_fetch_func_t         ep_atomic64_fetch;
+    uct_ep_atomic64_fetch_func_t ep_atomic64_fetch;
 
     /* endpoint: pending queue, ordering, health */
     /** See uct_ep_pending_add_func_t. */
-    uct_ep_pending_add_func_t            ep_pending_add;
+    uct_ep_pending_add_func_t ep_pending_add;
     /** See uct_ep_pending_purge_func_t. */
-    uct_ep_pending_purge_func_t          ep_pending_purge;
+    uct_ep_pending_purge_func_t ep_pending_purge;
     /** See uct_ep_flush_func_t. */
-    uct_ep_flush_func_t                  ep_flush;
+    uct_ep_flush_func_t ep_flush;
     /** See uct_ep_fence_func_t. */
-    uct_ep_fence_func_t                  ep_fence;
+    uct_ep_fence_func_t ep_fence;
     /** See uct_ep_check_func_t. */
-    uct_ep_check_func_t                  ep_check;
+    uct_ep_check_func_t ep_check;
 
     /* endpoint: life cycle and connection */
     /** See uct_ep_create_func_t. */
-    uct_ep_create_func_t                 ep_create;
+    uct_ep_create_func_t ep_create;
     /** See uct_ep_destroy_func_t. */
-    uct_ep_destroy_func_t                ep_destroy;
+    uct_ep_destroy_func_t ep_destroy;
     /** See uct_ep_get_address_func_t. */
-    uct_ep_get_address_func_t            ep_get_address;
+    uct_ep_get_address_func_t ep_get_address;
     /** See uct_ep_connect_to_ep_func_t. */
-    uct_ep_connect_to_ep_func_t          ep_connect_to_ep;
+    uct_ep_connect_to_ep_func_t ep_connect_to_ep;
 
     /* interface */
     /** See uct_iface_flush_func_t. */
-    uct_iface_flush_func_t               iface_flush;
+    uct_iface_flush_func_t iface_flush;
     /** See uct_iface_fence_func_t. */
-    uct_iface_fence_func_t               iface_fence;
+    uct_iface_fence_func_t iface_fence;
     /** See uct_iface_progress_enable_func_t. */
-    uct_iface_progress_enable_func_t     iface_progress_enable;
+    uct_iface_progress_enable_func_t iface_progress_enable;
     /** See uct_iface_progress_disable_func_t. */
-    uct_iface_progress_disable_func_t    iface_progress_disable;
+    uct_iface_progress_disable_func_t iface_progress_disable;
     /** See uct_iface_progress_func_t. */
-    uct_iface_progress_func_t            iface_progress;
+    uct_iface_progress_func_t iface_progress;
     /** See uct_iface_event_fd_get_func_t. */
-    uct_iface_event_fd_get_func_t        iface_event_fd_get;
+    uct_iface_event_fd_get_func_t iface_event_fd_get;
     /** See uct_iface_event_arm_func_t. */
-    uct_iface_event_arm_func_t           iface_event_arm;
+    uct_iface_event_arm_func_t iface_event_arm;
     /** See uct_iface_close_func_t. */
-    uct_iface_close_func_t               iface_close;
+    uct_iface_close_func_t iface_close;
     /** See uct_iface_query_func_t. */
-    uct_iface_query_func_t               iface_query;
+    uct_iface_query_func_t iface_query;
     /** See uct_iface_get_device_address_func_t. */
-    uct_iface_get_device_address_func_t  iface_get_device_address;
+    uct_iface_get_device_address_func_t iface_get_device_address;
     /** See uct_iface_get_address_func_t. */
-    uct_iface_get_address_func_t         iface_get_address;
+    uct_iface_get_address_func_t iface_get_address;
     /** See uct_iface_is_reachable_func_t. */
-    uct_iface_is_reachable_func_t        iface_is_reachable;
+    uct_iface_is_reachable_func_t iface_is_reachable;
 } uct_iface_ops_t;
 
 /** The base of every interface: its operations table. */
@@ -626,7 +646,7 @@ static inline uct_recv_desc_t *uct_recv_desc(void *desc)
 {
     uct_recv_desc_t *rdesc;
 
-    memcpy(&rdesc, (char*)desc - sizeof(rdesc), sizeof(rdesc));
+    memcpy(&rdesc, (char *)desc - sizeof(rdesc), sizeof(rdesc));
     return rdesc;
 }
 
@@ -640,7 +660,7 @@ static inline uct_recv_desc_t *uct_recv_desc(void *desc)
  */
 static inline void uct_recv_desc_set(void *desc, uct_recv_desc_t *rdesc)
 {
-    memcpy((char*)desc - sizeof(rdesc), &rdesc, sizeof(rdesc));
+    memcpy((char *)desc - sizeof(rdesc), &rdesc, sizeof(rdesc));
 }
 
 END_C_DECLS

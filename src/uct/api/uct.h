@@ -157,14 +157,14 @@ extern const char *uct_device_type_names[];
  */
 typedef struct uct_tl_resource_desc {
     /** Transport name, e.g. "tcp", "self", "rc_verbs" (NUL-terminated). */
-    char              tl_name[UCT_TL_NAME_MAX];
+    char tl_name[UCT_TL_NAME_MAX];
     /** Device name, e.g. "lo", "eth0", "mlx5_0:1" (NUL-terminated). */
-    char              dev_name[UCT_DEVICE_NAME_MAX];
+    char dev_name[UCT_DEVICE_NAME_MAX];
     /** Kind of the device. */
     uct_device_type_t dev_type;
     /** The device in the system topology; UCS_SYS_DEVICE_ID_UNKNOWN if
      *  the transport does not know it. */
-    ucs_sys_device_t  sys_device; /* UCS_SYS_DEVICE_ID_UNKNOWN if none */
+    ucs_sys_device_t sys_device; /* UCS_SYS_DEVICE_ID_UNKNOWN if none */
 } uct_tl_resource_desc_t;
 
 /**
@@ -172,7 +172,7 @@ typedef struct uct_tl_resource_desc {
  * UCT_TL_RESOURCE_DESC_ARG().
  * @ingroup UCT_RESOURCE
  */
-#define UCT_TL_RESOURCE_DESC_FMT     "%s/%s"
+#define UCT_TL_RESOURCE_DESC_FMT "%s/%s"
 /**
  * The printf arguments matching UCT_TL_RESOURCE_DESC_FMT.
  * @ingroup UCT_RESOURCE
@@ -197,13 +197,13 @@ typedef struct uct_md_resource_desc {
  */
 enum uct_component_attr_field {
     /** Fill uct_component_attr_t::name. */
-    UCT_COMPONENT_ATTR_FIELD_NAME              = UCS_BIT(0),
+    UCT_COMPONENT_ATTR_FIELD_NAME = UCS_BIT(0),
     /** Fill uct_component_attr_t::md_resource_count. */
     UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT = UCS_BIT(1),
     /** Fill the caller's uct_component_attr_t::md_resources array. */
-    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES      = UCS_BIT(2),
+    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES = UCS_BIT(2),
     /** Fill uct_component_attr_t::flags. */
-    UCT_COMPONENT_ATTR_FIELD_FLAGS             = UCS_BIT(3)
+    UCT_COMPONENT_ATTR_FIELD_FLAGS = UCS_BIT(3)
 };
 
 /**
@@ -212,7 +212,7 @@ enum uct_component_attr_field {
  */
 enum {
     /** The component can open a client/server connection manager. */
-    UCT_COMPONENT_FLAG_CM      = UCS_BIT(0),
+    UCT_COMPONENT_FLAG_CM = UCS_BIT(0),
     /** Remote keys of this component can be mapped (uct_rkey_ptr). */
     UCT_COMPONENT_FLAG_RKEY_PTR = UCS_BIT(1)
 };
@@ -224,16 +224,16 @@ enum {
  */
 typedef struct uct_component_attr {
     /** Set by the caller: mask of uct_component_attr_field values. */
-    uint64_t               field_mask;
+    uint64_t field_mask;
     /** Component name, e.g. "tcp", "self", "ib" (NUL-terminated). */
-    char                   name[UCT_COMPONENT_NAME_MAX];
+    char name[UCT_COMPONENT_NAME_MAX];
     /** How many memory domains the component offers. */
-    unsigned               md_resource_count;
+    unsigned md_resource_count;
     /** Filled when FIELD_MD_RESOURCES is set: the caller provides an array
      *  of md_resource_count entries (query the count first). */
     uct_md_resource_desc_t *md_resources;
     /** UCT_COMPONENT_FLAG_* capabilities. */
-    uint64_t               flags;
+    uint64_t flags;
 } uct_component_attr_t;
 
 /* ------------------------------------------------------------------------
@@ -248,76 +248,76 @@ typedef struct uct_component_attr {
  * @{
  */
 /** uct_ep_am_short() and uct_ep_am_short_iov() are supported. */
-#define UCT_IFACE_FLAG_AM_SHORT               UCS_BIT(0)
+#define UCT_IFACE_FLAG_AM_SHORT UCS_BIT(0)
 /** uct_ep_am_bcopy() is supported. */
-#define UCT_IFACE_FLAG_AM_BCOPY               UCS_BIT(1)
+#define UCT_IFACE_FLAG_AM_BCOPY UCS_BIT(1)
 /** uct_ep_am_zcopy() is supported. */
-#define UCT_IFACE_FLAG_AM_ZCOPY               UCS_BIT(2)
+#define UCT_IFACE_FLAG_AM_ZCOPY UCS_BIT(2)
 /** uct_ep_pending_add() is supported. */
-#define UCT_IFACE_FLAG_PENDING                UCS_BIT(3)
+#define UCT_IFACE_FLAG_PENDING UCS_BIT(3)
 /** uct_ep_put_short() is supported. */
-#define UCT_IFACE_FLAG_PUT_SHORT              UCS_BIT(4)
+#define UCT_IFACE_FLAG_PUT_SHORT UCS_BIT(4)
 /** uct_ep_put_bcopy() is supported. */
-#define UCT_IFACE_FLAG_PUT_BCOPY              UCS_BIT(5)
+#define UCT_IFACE_FLAG_PUT_BCOPY UCS_BIT(5)
 /** uct_ep_put_zcopy() is supported. */
-#define UCT_IFACE_FLAG_PUT_ZCOPY              UCS_BIT(6)
+#define UCT_IFACE_FLAG_PUT_ZCOPY UCS_BIT(6)
 /** uct_ep_get_short() is supported. */
-#define UCT_IFACE_FLAG_GET_SHORT              UCS_BIT(8)
+#define UCT_IFACE_FLAG_GET_SHORT UCS_BIT(8)
 /** uct_ep_get_bcopy() is supported. */
-#define UCT_IFACE_FLAG_GET_BCOPY              UCS_BIT(9)
+#define UCT_IFACE_FLAG_GET_BCOPY UCS_BIT(9)
 /** uct_ep_get_zcopy() is supported. */
-#define UCT_IFACE_FLAG_GET_ZCOPY              UCS_BIT(10)
+#define UCT_IFACE_FLAG_GET_ZCOPY UCS_BIT(10)
 /** Atomics are atomic with respect to CPU atomics on the target memory. */
-#define UCT_IFACE_FLAG_ATOMIC_CPU             UCS_BIT(30)
+#define UCT_IFACE_FLAG_ATOMIC_CPU UCS_BIT(30)
 /** Atomics are atomic only with respect to other atomics of the same
  *  device. */
-#define UCT_IFACE_FLAG_ATOMIC_DEVICE          UCS_BIT(31)
+#define UCT_IFACE_FLAG_ATOMIC_DEVICE UCS_BIT(31)
 /** A bad short send buffer is reported as an error, not a crash. */
-#define UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF    UCS_BIT(32)
+#define UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF UCS_BIT(32)
 /** A bad bcopy send buffer is reported as an error. */
-#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF    UCS_BIT(33)
+#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF UCS_BIT(33)
 /** A bad zcopy buffer is reported as an error. */
-#define UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF    UCS_BIT(34)
+#define UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF UCS_BIT(34)
 /** An active message id without a handler is reported as an error. */
-#define UCT_IFACE_FLAG_ERRHANDLE_AM_ID        UCS_BIT(35)
+#define UCT_IFACE_FLAG_ERRHANDLE_AM_ID UCS_BIT(35)
 /** Bad remote memory access is reported as an error. */
-#define UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM   UCS_BIT(36)
+#define UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM UCS_BIT(36)
 /** A bcopy length beyond the limit is reported as an error. */
-#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN    UCS_BIT(37)
+#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN UCS_BIT(37)
 /** A failed peer is reported to the error handler
  *  (uct_iface_params_t::err_handler) instead of aborting. */
 #define UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE UCS_BIT(38)
 /** uct_ep_check() is supported. */
-#define UCT_IFACE_FLAG_EP_CHECK               UCS_BIT(39)
+#define UCT_IFACE_FLAG_EP_CHECK UCS_BIT(39)
 /** Endpoints connect to an interface address: uct_ep_create() with
  *  uct_ep_params_t::dev_addr and iface_addr. */
-#define UCT_IFACE_FLAG_CONNECT_TO_IFACE       UCS_BIT(40)
+#define UCT_IFACE_FLAG_CONNECT_TO_IFACE UCS_BIT(40)
 /** Endpoints connect pairwise: uct_ep_create() without addresses, then
  *  uct_ep_get_address() and uct_ep_connect_to_ep() on both sides. */
-#define UCT_IFACE_FLAG_CONNECT_TO_EP          UCS_BIT(41)
+#define UCT_IFACE_FLAG_CONNECT_TO_EP UCS_BIT(41)
 /** Endpoints connect to a socket address (connection managers; not
  *  offered by the transports of openuct). */
-#define UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR    UCS_BIT(42)
+#define UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR UCS_BIT(42)
 /** A message may be delivered more than once. */
-#define UCT_IFACE_FLAG_AM_DUP                 UCS_BIT(43)
+#define UCT_IFACE_FLAG_AM_DUP UCS_BIT(43)
 /** Active message handlers may be registered without UCT_CB_FLAG_ASYNC:
  *  they run from progress on the worker's thread. */
-#define UCT_IFACE_FLAG_CB_SYNC                UCS_BIT(44)
+#define UCT_IFACE_FLAG_CB_SYNC UCS_BIT(44)
 /** Active message handlers may run from another thread
  *  (UCT_CB_FLAG_ASYNC). */
-#define UCT_IFACE_FLAG_CB_ASYNC               UCS_BIT(45)
+#define UCT_IFACE_FLAG_CB_ASYNC UCS_BIT(45)
 /** The transport checks on its own that peers are alive. */
-#define UCT_IFACE_FLAG_EP_KEEPALIVE           UCS_BIT(46)
+#define UCT_IFACE_FLAG_EP_KEEPALIVE UCS_BIT(46)
 /** Tag offload: eager short send (hardware tag matching). */
-#define UCT_IFACE_FLAG_TAG_EAGER_SHORT        UCS_BIT(50)
+#define UCT_IFACE_FLAG_TAG_EAGER_SHORT UCS_BIT(50)
 /** Tag offload: eager bcopy send. */
-#define UCT_IFACE_FLAG_TAG_EAGER_BCOPY        UCS_BIT(51)
+#define UCT_IFACE_FLAG_TAG_EAGER_BCOPY UCS_BIT(51)
 /** Tag offload: eager zcopy send. */
-#define UCT_IFACE_FLAG_TAG_EAGER_ZCOPY        UCS_BIT(52)
+#define UCT_IFACE_FLAG_TAG_EAGER_ZCOPY UCS_BIT(52)
 /** Tag offload: rendezvous zcopy. */
-#define UCT_IFACE_FLAG_TAG_RNDV_ZCOPY         UCS_BIT(53)
+#define UCT_IFACE_FLAG_TAG_RNDV_ZCOPY UCS_BIT(53)
 /** The interface can reach other hosts, not only this one. */
-#define UCT_IFACE_FLAG_INTER_NODE             UCS_BIT(54)
+#define UCT_IFACE_FLAG_INTER_NODE UCS_BIT(54)
 /** @} */
 
 /**
@@ -328,16 +328,16 @@ typedef struct uct_component_attr {
  * @{
  */
 /** Arming for UCT_EVENT_SEND_COMP is supported. */
-#define UCT_IFACE_FLAG_EVENT_SEND_COMP        UCS_BIT(0)
+#define UCT_IFACE_FLAG_EVENT_SEND_COMP UCS_BIT(0)
 /** Arming for UCT_EVENT_RECV is supported. */
-#define UCT_IFACE_FLAG_EVENT_RECV             UCS_BIT(1)
+#define UCT_IFACE_FLAG_EVENT_RECV UCS_BIT(1)
 /** Arming for UCT_EVENT_RECV_SIG is supported. */
-#define UCT_IFACE_FLAG_EVENT_RECV_SIG         UCS_BIT(2)
+#define UCT_IFACE_FLAG_EVENT_RECV_SIG UCS_BIT(2)
 /** Events are signalled on the file descriptor of
  *  uct_iface_event_fd_get(). */
-#define UCT_IFACE_FLAG_EVENT_FD               UCS_BIT(3)
+#define UCT_IFACE_FLAG_EVENT_FD UCS_BIT(3)
 /** Events are signalled through uct_iface_params_t::async_event_cb. */
-#define UCT_IFACE_FLAG_EVENT_ASYNC_CB         UCS_BIT(4)
+#define UCT_IFACE_FLAG_EVENT_ASYNC_CB UCS_BIT(4)
 /** @} */
 
 /**
@@ -347,7 +347,7 @@ typedef struct uct_component_attr {
 enum uct_iface_open_mode {
     /** On a transport resource: uct_iface_params_t::mode.device. The only
      *  mode uct_iface_open() accepts. */
-    UCT_IFACE_OPEN_MODE_DEVICE          = UCS_BIT(0),
+    UCT_IFACE_OPEN_MODE_DEVICE = UCS_BIT(0),
     /** As a socket address server (not supported). */
     UCT_IFACE_OPEN_MODE_SOCKADDR_SERVER = UCS_BIT(1),
     /** As a socket address client (not supported). */
@@ -361,44 +361,44 @@ enum uct_iface_open_mode {
  */
 enum uct_iface_params_field {
     /** uct_iface_params_t::cpu_mask is set. */
-    UCT_IFACE_PARAM_FIELD_CPU_MASK           = UCS_BIT(0),
+    UCT_IFACE_PARAM_FIELD_CPU_MASK = UCS_BIT(0),
     /** uct_iface_params_t::open_mode is set (required). */
-    UCT_IFACE_PARAM_FIELD_OPEN_MODE          = UCS_BIT(1),
+    UCT_IFACE_PARAM_FIELD_OPEN_MODE = UCS_BIT(1),
     /** uct_iface_params_t::mode.device is set. */
-    UCT_IFACE_PARAM_FIELD_DEVICE             = UCS_BIT(2),
+    UCT_IFACE_PARAM_FIELD_DEVICE = UCS_BIT(2),
     /** uct_iface_params_t::mode.sockaddr is set. */
-    UCT_IFACE_PARAM_FIELD_SOCKADDR           = UCS_BIT(3),
+    UCT_IFACE_PARAM_FIELD_SOCKADDR = UCS_BIT(3),
     /** uct_iface_params_t::stats_root is set. */
-    UCT_IFACE_PARAM_FIELD_STATS_ROOT         = UCS_BIT(4),
+    UCT_IFACE_PARAM_FIELD_STATS_ROOT = UCS_BIT(4),
     /** uct_iface_params_t::rx_headroom is set (default 0). */
-    UCT_IFACE_PARAM_FIELD_RX_HEADROOM        = UCS_BIT(5),
+    UCT_IFACE_PARAM_FIELD_RX_HEADROOM = UCS_BIT(5),
     /** uct_iface_params_t::err_handler_arg is set. */
-    UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG    = UCS_BIT(6),
+    UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG = UCS_BIT(6),
     /** uct_iface_params_t::err_handler is set. */
-    UCT_IFACE_PARAM_FIELD_ERR_HANDLER        = UCS_BIT(7),
+    UCT_IFACE_PARAM_FIELD_ERR_HANDLER = UCS_BIT(7),
     /** uct_iface_params_t::err_handler_flags is set. */
-    UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS  = UCS_BIT(8),
+    UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS = UCS_BIT(8),
     /** uct_iface_params_t::eager_arg is set. */
-    UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_ARG    = UCS_BIT(9),
+    UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_ARG = UCS_BIT(9),
     /** uct_iface_params_t::eager_cb is set. */
-    UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_CB     = UCS_BIT(10),
+    UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_CB = UCS_BIT(10),
     /** uct_iface_params_t::rndv_arg is set. */
-    UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_ARG     = UCS_BIT(11),
+    UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_ARG = UCS_BIT(11),
     /** uct_iface_params_t::rndv_cb is set. */
-    UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_CB      = UCS_BIT(12),
+    UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_CB = UCS_BIT(12),
     /** uct_iface_params_t::async_event_arg is set. */
-    UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_ARG    = UCS_BIT(13),
+    UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_ARG = UCS_BIT(13),
     /** uct_iface_params_t::async_event_cb is set. */
-    UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_CB     = UCS_BIT(14),
+    UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_CB = UCS_BIT(14),
     /** uct_iface_params_t::keepalive_interval is set. */
     UCT_IFACE_PARAM_FIELD_KEEPALIVE_INTERVAL = UCS_BIT(15),
     /** uct_iface_params_t::am_alignment is set (default 1). */
-    UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT       = UCS_BIT(16),
+    UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT = UCS_BIT(16),
     /** uct_iface_params_t::am_align_offset is set (default 0); needs
      *  UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT too. */
-    UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET    = UCS_BIT(17),
+    UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET = UCS_BIT(17),
     /** uct_iface_params_t::features is set. */
-    UCT_IFACE_PARAM_FIELD_FEATURES           = UCS_BIT(18)
+    UCT_IFACE_PARAM_FIELD_FEATURES = UCS_BIT(18)
 };
 
 /**
@@ -406,15 +406,15 @@ enum uct_iface_params_field {
  * @ingroup UCT_IFACE
  */
 enum uct_iface_feature {
-    UCT_IFACE_FEATURE_AM           = UCS_BIT(0), /**< active messages */
-    UCT_IFACE_FEATURE_PUT          = UCS_BIT(1), /**< put operations */
-    UCT_IFACE_FEATURE_GET          = UCS_BIT(2), /**< get operations */
-    UCT_IFACE_FEATURE_AMO32        = UCS_BIT(3), /**< 32 bit atomics */
-    UCT_IFACE_FEATURE_AMO64        = UCS_BIT(4), /**< 64 bit atomics */
-    UCT_IFACE_FEATURE_TAG          = UCS_BIT(5), /**< tag offload */
+    UCT_IFACE_FEATURE_AM    = UCS_BIT(0), /**< active messages */
+    UCT_IFACE_FEATURE_PUT   = UCS_BIT(1), /**< put operations */
+    UCT_IFACE_FEATURE_GET   = UCS_BIT(2), /**< get operations */
+    UCT_IFACE_FEATURE_AMO32 = UCS_BIT(3), /**< 32 bit atomics */
+    UCT_IFACE_FEATURE_AMO64 = UCS_BIT(4), /**< 64 bit atomics */
+    UCT_IFACE_FEATURE_TAG   = UCS_BIT(5), /**< tag offload */
     /** remote completion flushes (UCT_FLUSH_FLAG_REMOTE) */
     UCT_IFACE_FEATURE_FLUSH_REMOTE = UCS_BIT(6),
-    UCT_IFACE_FEATURE_LAST         = UCS_BIT(7)  /**< end marker */
+    UCT_IFACE_FEATURE_LAST         = UCS_BIT(7) /**< end marker */
 };
 
 /**
@@ -434,13 +434,13 @@ typedef struct uct_ppn_bandwidth {
  * @ingroup UCT_IFACE
  */
 typedef struct uct_iface_op_caps {
-    size_t max_short;        /**< largest short payload */
-    size_t max_bcopy;        /**< largest bcopy payload */
-    size_t min_zcopy;        /**< smallest zcopy total length */
-    size_t max_zcopy;        /**< largest zcopy total length */
-    size_t opt_zcopy_align;  /**< best buffer alignment for zcopy */
-    size_t align_mtu;        /**< MTU used for alignment */
-    size_t max_iov;          /**< most iov entries a zcopy takes */
+    size_t max_short;       /**< largest short payload */
+    size_t max_bcopy;       /**< largest bcopy payload */
+    size_t min_zcopy;       /**< smallest zcopy total length */
+    size_t max_zcopy;       /**< largest zcopy total length */
+    size_t opt_zcopy_align; /**< best buffer alignment for zcopy */
+    size_t align_mtu;       /**< MTU used for alignment */
+    size_t max_iov;         /**< most iov entries a zcopy takes */
 } uct_iface_op_caps_t;
 
 /**
@@ -470,7 +470,7 @@ struct uct_iface_attr {
             size_t max_zcopy;       /**< largest zcopy payload */
             size_t opt_zcopy_align; /**< best zcopy buffer alignment */
             size_t align_mtu;       /**< MTU used for alignment */
-            size_t max_hdr;  /**< largest zcopy header */
+            size_t max_hdr;         /**< largest zcopy header */
             size_t max_iov;         /**< most iov entries in a zcopy */
         } am;
 
@@ -480,32 +480,32 @@ struct uct_iface_attr {
             uint64_t fop_flags; /**< UCS_BIT(uct_atomic_op_t) for fetch */
         } atomic32, atomic64;
 
-        uint64_t flags;        /**< UCT_IFACE_FLAG_* */
-        uint64_t event_flags;  /**< UCT_IFACE_FLAG_EVENT_* */
+        uint64_t flags;       /**< UCT_IFACE_FLAG_* */
+        uint64_t event_flags; /**< UCT_IFACE_FLAG_EVENT_* */
     } cap;
 
     /** Size of the buffer uct_iface_get_device_address() fills. */
-    size_t                  device_addr_len;
+    size_t device_addr_len;
     /** Size of the buffer uct_iface_get_address() fills. */
-    size_t                  iface_addr_len;
+    size_t iface_addr_len;
     /** Size of the buffer uct_ep_get_address() fills. */
-    size_t                  ep_addr_len;
+    size_t ep_addr_len;
     /** Largest private data of a connection manager (0 here). */
-    size_t                  max_conn_priv;
+    size_t max_conn_priv;
     /** Address a sockaddr server listens on (unused here). */
     struct sockaddr_storage listen_sockaddr;
-    double                  overhead;  /**< seconds of CPU per message */
+    double overhead; /**< seconds of CPU per message */
     /** Bandwidth of the device. */
-    uct_ppn_bandwidth_t     bandwidth;
-    ucs_linear_func_t       latency;   /**< seconds; m is per endpoint */
+    uct_ppn_bandwidth_t bandwidth;
+    ucs_linear_func_t latency; /**< seconds; m is per endpoint */
     /** Preference among devices otherwise alike; higher is preferred
      *  (0 for tcp, from the device for InfiniBand). */
-    uint8_t                 priority;
+    uint8_t priority;
     /** Most endpoints the interface may create (UCX_*_MAX_NUM_EPS). */
-    size_t                  max_num_eps;
+    size_t max_num_eps;
     /** Number of network paths of the device (1 here); an endpoint picks
      *  one with uct_ep_params_t::path_index. */
-    unsigned                dev_num_paths;
+    unsigned dev_num_paths;
 };
 
 /**
@@ -524,8 +524,9 @@ struct uct_iface_attr {
  *         descriptor (UCT_CB_PARAM_FLAG_DESC).
  */
 typedef ucs_status_t (*uct_tag_unexp_eager_cb_t)(void *arg, void *data,
-        size_t length, unsigned flags, uct_tag_t stag, uint64_t imm,
-        void **context);
+                                                 size_t length, unsigned flags,
+                                                 uct_tag_t stag, uint64_t imm,
+                                                 void **context);
 /**
  * Called for an unexpected tag-matched rendezvous request (tag offload
  * only, which no transport of openuct offers).
@@ -540,9 +541,10 @@ typedef ucs_status_t (*uct_tag_unexp_eager_cb_t)(void *arg, void *data,
  * @param [in] rkey_buf      packed remote key of the data.
  * @return UCS_OK when handled.
  */
-typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(void *arg, unsigned flags,
-        uint64_t stag, const void *header, unsigned header_length,
-        uint64_t remote_addr, size_t length, const void *rkey_buf);
+typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(
+    void *arg, unsigned flags, uint64_t stag, const void *header,
+    unsigned header_length, uint64_t remote_addr, size_t length,
+    const void *rkey_buf);
 
 /**
  * Parameters of uct_iface_open(). Only the fields named in field_mask are
@@ -551,11 +553,11 @@ typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(void *arg, unsigned flags,
  * @ingroup UCT_IFACE
  */
 struct uct_iface_params {
-    uint64_t         field_mask;   /**< UCT_IFACE_PARAM_FIELD_* */
+    uint64_t field_mask; /**< UCT_IFACE_PARAM_FIELD_* */
     /** CPUs the interface should be near (accepted, not used by the
      *  transports of openuct). */
-    ucs_cpu_set_t    cpu_mask;
-    uint64_t         open_mode;    /**< UCT_IFACE_OPEN_MODE_* */
+    ucs_cpu_set_t cpu_mask;
+    uint64_t open_mode; /**< UCT_IFACE_OPEN_MODE_* */
     /** Where to open, by open_mode. */
     union {
         /** UCT_IFACE_OPEN_MODE_DEVICE: a resource of
@@ -566,46 +568,46 @@ struct uct_iface_params {
         } device;
         /** Socket address modes (not supported). */
         struct {
-            const struct sockaddr *addr;    /**< socket address */
-            socklen_t             addrlen;  /**< length of addr */
+            const struct sockaddr *addr; /**< socket address */
+            socklen_t addrlen;           /**< length of addr */
         } sockaddr;
     } mode;
     /** Parent of the interface's statistics node (ignored: counters are
      *  in the object tree, see uct_vfs). */
-    void                     *stats_root;
-    size_t                   rx_headroom;   /**< user bytes before AM data */
+    void *stats_root;
+    size_t rx_headroom; /**< user bytes before AM data */
     /** Passed to err_handler. */
-    void                     *err_handler_arg;
+    void *err_handler_arg;
     /** Called from progress, once per failed endpoint, with the
      *  endpoint and the failure status; after it the endpoint only
      *  returns that status and should be destroyed. Without it a failure
      *  is logged at the UCX_*_FAILURE level. */
-    uct_error_handler_t      err_handler;
+    uct_error_handler_t err_handler;
     /** UCT_CB_FLAG_* of err_handler (stored; the handler always runs
      *  from progress). */
-    uint32_t                 err_handler_flags;
-    void                     *eager_arg; /**< argument of eager_cb */
+    uint32_t err_handler_flags;
+    void *eager_arg; /**< argument of eager_cb */
     /** Unexpected eager tag handler (tag offload). */
     uct_tag_unexp_eager_cb_t eager_cb;
-    void                     *rndv_arg;  /**< argument of rndv_cb */
+    void *rndv_arg; /**< argument of rndv_cb */
     /** Unexpected rendezvous tag handler (tag offload). */
-    uct_tag_unexp_rndv_cb_t  rndv_cb;
+    uct_tag_unexp_rndv_cb_t rndv_cb;
     /** Passed to async_event_cb. */
-    void                     *async_event_arg;
+    void *async_event_arg;
     /** Called when an armed event occurs, if the interface signals events
      *  that way (UCT_IFACE_FLAG_EVENT_ASYNC_CB). */
-    uct_async_event_cb_t     async_event_cb;
+    uct_async_event_cb_t async_event_cb;
     /** Interval between liveness checks of the peers (accepted, not used
      *  by the transports of openuct). */
-    uint64_t                 keepalive_interval;
+    uint64_t keepalive_interval;
     /** Align the AM data passed to handlers: (data + am_align_offset) is a
      *  multiple of am_alignment (a power of two). */
-    size_t                   am_alignment;
+    size_t am_alignment;
     /** See am_alignment; smaller than am_alignment. */
-    size_t                   am_align_offset;
+    size_t am_align_offset;
     /** UCT_IFACE_FEATURE_* the user needs (accepted; the transports of
      *  openuct set up every feature they have). */
-    uint64_t                 features;      /* UCT_IFACE_FEATURE_* */
+    uint64_t features; /* UCT_IFACE_FEATURE_* */
 };
 
 /* ------------------------------------------------------------------------
@@ -618,25 +620,25 @@ struct uct_iface_params {
  */
 enum uct_ep_params_field {
     /** uct_ep_params_t::iface is set (required). */
-    UCT_EP_PARAM_FIELD_IFACE             = UCS_BIT(0),
+    UCT_EP_PARAM_FIELD_IFACE = UCS_BIT(0),
     /** uct_ep_params_t::user_data is set. */
-    UCT_EP_PARAM_FIELD_USER_DATA         = UCS_BIT(1),
+    UCT_EP_PARAM_FIELD_USER_DATA = UCS_BIT(1),
     /** uct_ep_params_t::dev_addr is set. */
-    UCT_EP_PARAM_FIELD_DEV_ADDR          = UCS_BIT(2),
+    UCT_EP_PARAM_FIELD_DEV_ADDR = UCS_BIT(2),
     /** uct_ep_params_t::iface_addr is set. */
-    UCT_EP_PARAM_FIELD_IFACE_ADDR        = UCS_BIT(3),
+    UCT_EP_PARAM_FIELD_IFACE_ADDR = UCS_BIT(3),
     /** uct_ep_params_t::sockaddr is set (not supported). */
-    UCT_EP_PARAM_FIELD_SOCKADDR          = UCS_BIT(4),
+    UCT_EP_PARAM_FIELD_SOCKADDR = UCS_BIT(4),
     /** uct_ep_params_t::sockaddr_cb_flags is set (not supported). */
     UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS = UCS_BIT(5),
     /** uct_ep_params_t::sockaddr_pack_cb is set (not supported). */
-    UCT_EP_PARAM_FIELD_SOCKADDR_PACK_CB  = UCS_BIT(6),
+    UCT_EP_PARAM_FIELD_SOCKADDR_PACK_CB = UCS_BIT(6),
     /** uct_ep_params_t::cm is set (not supported). */
-    UCT_EP_PARAM_FIELD_CM                = UCS_BIT(7),
+    UCT_EP_PARAM_FIELD_CM = UCS_BIT(7),
     /** uct_ep_params_t::conn_request is set (not supported). */
-    UCT_EP_PARAM_FIELD_CONN_REQUEST      = UCS_BIT(8),
+    UCT_EP_PARAM_FIELD_CONN_REQUEST = UCS_BIT(8),
     /** uct_ep_params_t::path_index is set. */
-    UCT_EP_PARAM_FIELD_PATH_INDEX        = UCS_BIT(13)
+    UCT_EP_PARAM_FIELD_PATH_INDEX = UCS_BIT(13)
 };
 
 /**
@@ -646,33 +648,33 @@ enum uct_ep_params_field {
  * @ingroup UCT_EP
  */
 struct uct_ep_params {
-    uint64_t                field_mask;  /**< UCT_EP_PARAM_FIELD_* */
+    uint64_t field_mask; /**< UCT_EP_PARAM_FIELD_* */
     /** Interface the endpoint belongs to (required: connection managers
      *  are not supported). */
-    uct_iface_h             iface;
+    uct_iface_h iface;
     /** User value of the endpoint (stored by none of the transports of
      *  openuct). */
-    void                    *user_data;
+    void *user_data;
     /** Peer's device address (uct_iface_get_device_address()); with
      *  iface_addr it connects to that interface. */
     const uct_device_addr_t *dev_addr;
     /** Peer's interface address (uct_iface_get_address()). Leave both
      *  addresses out to create an endpoint for uct_ep_connect_to_ep(). */
-    const uct_iface_addr_t  *iface_addr;
+    const uct_iface_addr_t *iface_addr;
     /** Peer's socket address (not supported). */
-    const void              *sockaddr;
+    const void *sockaddr;
     /** Flags of sockaddr_pack_cb (not supported). */
-    uint32_t                sockaddr_cb_flags;
+    uint32_t sockaddr_cb_flags;
     /** Packs the private data of a sockaddr connection (not
      *  supported). */
-    void                    *sockaddr_pack_cb;
+    void *sockaddr_pack_cb;
     /** Connection manager to connect through (not supported). */
-    uct_cm_h                cm;
+    uct_cm_h cm;
     /** Connection request to accept on a server (not supported). */
-    uct_conn_request_h      conn_request;
+    uct_conn_request_h conn_request;
     /** Which of uct_iface_attr_t::dev_num_paths network paths to use
      *  (there is one path here). */
-    unsigned                path_index;
+    unsigned path_index;
 };
 
 /**
@@ -681,9 +683,9 @@ struct uct_ep_params {
  * @ingroup UCT_EP
  */
 struct uct_ep_connect_params {
-    uint64_t   field_mask;          /**< which fields are set */
-    const void *private_data;       /**< data sent to the peer */
-    size_t     private_data_length; /**< length of private_data */
+    uint64_t field_mask;        /**< which fields are set */
+    const void *private_data;   /**< data sent to the peer */
+    size_t private_data_length; /**< length of private_data */
 };
 
 /* ------------------------------------------------------------------------
@@ -695,24 +697,24 @@ struct uct_ep_connect_params {
  * @ingroup UCT_MD
  */
 enum {
-    UCT_MD_FLAG_ALLOC          = UCS_BIT(0),  /**< can allocate memory */
-    UCT_MD_FLAG_REG            = UCS_BIT(1),  /**< can register memory */
-    UCT_MD_FLAG_NEED_MEMH      = UCS_BIT(2),  /**< zcopy needs a memh */
-    UCT_MD_FLAG_NEED_RKEY      = UCS_BIT(3),  /**< RMA needs a remote key */
+    UCT_MD_FLAG_ALLOC     = UCS_BIT(0), /**< can allocate memory */
+    UCT_MD_FLAG_REG       = UCS_BIT(1), /**< can register memory */
+    UCT_MD_FLAG_NEED_MEMH = UCS_BIT(2), /**< zcopy needs a memh */
+    UCT_MD_FLAG_NEED_RKEY = UCS_BIT(3), /**< RMA needs a remote key */
     /** uct_md_mem_advise() works */
-    UCT_MD_FLAG_ADVISE         = UCS_BIT(4),  /* uct_md_mem_advise works */
+    UCT_MD_FLAG_ADVISE = UCS_BIT(4), /* uct_md_mem_advise works */
     /** can map at a fixed address */
-    UCT_MD_FLAG_FIXED          = UCS_BIT(5),  /* can map at a fixed address */
-    UCT_MD_FLAG_RKEY_PTR       = UCS_BIT(6),  /**< remote keys map locally */
+    UCT_MD_FLAG_FIXED    = UCS_BIT(5), /* can map at a fixed address */
+    UCT_MD_FLAG_RKEY_PTR = UCS_BIT(6), /**< remote keys map locally */
     /** can open a socket address connection (not here) */
-    UCT_MD_FLAG_SOCKADDR       = UCS_BIT(7),
+    UCT_MD_FLAG_SOCKADDR = UCS_BIT(7),
     /** registrations can be invalidated (not here) */
-    UCT_MD_FLAG_INVALIDATE     = UCS_BIT(8),
+    UCT_MD_FLAG_INVALIDATE = UCS_BIT(8),
     /** memory keys can be exported to other processes (not here) */
-    UCT_MD_FLAG_EXPORTED_MKEY  = UCS_BIT(9),
+    UCT_MD_FLAG_EXPORTED_MKEY = UCS_BIT(9),
     /** can register dma-buf memory (not here) */
-    UCT_MD_FLAG_REG_DMABUF     = UCS_BIT(10),
-    UCT_MD_FLAG_LAST           = UCS_BIT(11)  /**< end marker */
+    UCT_MD_FLAG_REG_DMABUF = UCS_BIT(10),
+    UCT_MD_FLAG_LAST       = UCS_BIT(11) /**< end marker */
 };
 
 /**
@@ -723,37 +725,35 @@ enum {
 enum uct_md_mem_flags {
     /** Register lazily, without touching the pages now (accepted; the
      *  memory domains of openuct register at once). */
-    UCT_MD_MEM_FLAG_NONBLOCK       = UCS_BIT(0),
+    UCT_MD_MEM_FLAG_NONBLOCK = UCS_BIT(0),
     /** Allocate at exactly uct_mem_alloc_params_t::address, which must be
      *  page aligned; methods that cannot are skipped. */
-    UCT_MD_MEM_FLAG_FIXED          = UCS_BIT(1),
+    UCT_MD_MEM_FLAG_FIXED = UCS_BIT(1),
     /** Lock the pages in memory (accepted, not acted upon). */
-    UCT_MD_MEM_FLAG_LOCK           = UCS_BIT(2),
+    UCT_MD_MEM_FLAG_LOCK = UCS_BIT(2),
     /** Do not log an error when the allocation fails; only the status
      *  tells. */
-    UCT_MD_MEM_FLAG_HIDE_ERRORS    = UCS_BIT(3),
+    UCT_MD_MEM_FLAG_HIDE_ERRORS = UCS_BIT(3),
     /** Remote peers may put to the memory. */
-    UCT_MD_MEM_ACCESS_REMOTE_PUT   = UCS_BIT(5),
+    UCT_MD_MEM_ACCESS_REMOTE_PUT = UCS_BIT(5),
     /** Remote peers may get from the memory. */
-    UCT_MD_MEM_ACCESS_REMOTE_GET   = UCS_BIT(6),
+    UCT_MD_MEM_ACCESS_REMOTE_GET = UCS_BIT(6),
     /** Remote peers may run atomics on the memory. */
     UCT_MD_MEM_ACCESS_REMOTE_ATOMIC = UCS_BIT(7),
     /** Local operations may read the memory (zcopy sends). */
-    UCT_MD_MEM_ACCESS_LOCAL_READ   = UCS_BIT(8),
+    UCT_MD_MEM_ACCESS_LOCAL_READ = UCS_BIT(8),
     /** Local operations may write the memory (get into it). */
-    UCT_MD_MEM_ACCESS_LOCAL_WRITE  = UCS_BIT(9),
+    UCT_MD_MEM_ACCESS_LOCAL_WRITE = UCS_BIT(9),
 
     /** Every kind of access. */
-    UCT_MD_MEM_ACCESS_ALL  = UCT_MD_MEM_ACCESS_REMOTE_PUT |
-                             UCT_MD_MEM_ACCESS_REMOTE_GET |
-                             UCT_MD_MEM_ACCESS_REMOTE_ATOMIC |
-                             UCT_MD_MEM_ACCESS_LOCAL_READ |
-                             UCT_MD_MEM_ACCESS_LOCAL_WRITE,
+    UCT_MD_MEM_ACCESS_ALL =
+        UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET |
+        UCT_MD_MEM_ACCESS_REMOTE_ATOMIC | UCT_MD_MEM_ACCESS_LOCAL_READ |
+        UCT_MD_MEM_ACCESS_LOCAL_WRITE,
     /** Every access but atomics: what put and get need. */
-    UCT_MD_MEM_ACCESS_RMA  = UCT_MD_MEM_ACCESS_REMOTE_PUT |
-                             UCT_MD_MEM_ACCESS_REMOTE_GET |
-                             UCT_MD_MEM_ACCESS_LOCAL_READ |
-                             UCT_MD_MEM_ACCESS_LOCAL_WRITE
+    UCT_MD_MEM_ACCESS_RMA =
+        UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET |
+        UCT_MD_MEM_ACCESS_LOCAL_READ | UCT_MD_MEM_ACCESS_LOCAL_WRITE
 };
 
 /**
@@ -761,8 +761,8 @@ enum uct_md_mem_flags {
  * @ingroup UCT_MD
  */
 typedef enum {
-    UCT_MADV_NORMAL   = 0, /**< no particular advice */
-    UCT_MADV_WILLNEED      /**< the range will be accessed soon */
+    UCT_MADV_NORMAL = 0, /**< no particular advice */
+    UCT_MADV_WILLNEED    /**< the range will be accessed soon */
 } uct_mem_advice_t;
 
 /**
@@ -772,10 +772,10 @@ typedef enum {
 struct uct_md_attr {
     /** What the memory domain can do. */
     struct {
-        uint64_t max_alloc;        /**< largest allocation */
-        size_t   max_reg;          /**< largest registration */
-        uint64_t flags;            /**< UCT_MD_FLAG_* */
-        uint64_t reg_mem_types;    /**< UCS_BIT(ucs_memory_type_t) */
+        uint64_t max_alloc;     /**< largest allocation */
+        size_t max_reg;         /**< largest registration */
+        uint64_t flags;         /**< UCT_MD_FLAG_* */
+        uint64_t reg_mem_types; /**< UCS_BIT(ucs_memory_type_t) */
         /** Memory types uct_md_detect_memory_type() recognizes. */
         uint64_t detect_mem_types;
         /** Memory types the domain can allocate. */
@@ -783,14 +783,14 @@ struct uct_md_attr {
         /** Memory types its transports can access. */
         uint64_t access_mem_types;
     } cap;
-    ucs_linear_func_t reg_cost;    /**< seconds: c + m * bytes */
+    ucs_linear_func_t reg_cost; /**< seconds: c + m * bytes */
     /** Name of the component of the memory domain. */
-    char              component_name[UCT_COMPONENT_NAME_MAX];
+    char component_name[UCT_COMPONENT_NAME_MAX];
     /** Size of the buffer uct_md_mkey_pack() fills (may be 0). */
-    size_t            rkey_packed_size;
+    size_t rkey_packed_size;
     /** CPUs close to the device of the memory domain (empty if not
      *  known). */
-    ucs_cpu_set_t     local_cpus;
+    ucs_cpu_set_t local_cpus;
 };
 
 /**
@@ -799,9 +799,9 @@ struct uct_md_attr {
  */
 enum uct_md_mem_attr_field {
     /** Fill uct_md_mem_attr_t::mem_type. */
-    UCT_MD_MEM_ATTR_FIELD_MEM_TYPE     = UCS_BIT(0),
+    UCT_MD_MEM_ATTR_FIELD_MEM_TYPE = UCS_BIT(0),
     /** Fill uct_md_mem_attr_t::sys_dev. */
-    UCT_MD_MEM_ATTR_FIELD_SYS_DEV      = UCS_BIT(1),
+    UCT_MD_MEM_ATTR_FIELD_SYS_DEV = UCS_BIT(1),
     /** Fill uct_md_mem_attr_t::base_address. */
     UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS = UCS_BIT(2),
     /** Fill uct_md_mem_attr_t::alloc_length. */
@@ -815,13 +815,13 @@ enum uct_md_mem_attr_field {
  */
 typedef struct uct_md_mem_attr {
     /** Set by the caller: mask of uct_md_mem_attr_field values. */
-    uint64_t          field_mask;
-    ucs_memory_type_t mem_type;     /**< kind of memory */
+    uint64_t field_mask;
+    ucs_memory_type_t mem_type; /**< kind of memory */
     /** Device the memory is on; UCS_SYS_DEVICE_ID_UNKNOWN for host
      *  memory. */
-    ucs_sys_device_t  sys_dev;
-    void              *base_address; /**< start of the allocation */
-    size_t            alloc_length;  /**< length of the allocation */
+    ucs_sys_device_t sys_dev;
+    void *base_address;  /**< start of the allocation */
+    size_t alloc_length; /**< length of the allocation */
 } uct_md_mem_attr_t;
 
 /**
@@ -829,12 +829,12 @@ typedef struct uct_md_mem_attr {
  * @ingroup UCT_MD
  */
 typedef enum {
-    UCT_ALLOC_METHOD_THP,   /**< transparent huge pages */
-    UCT_ALLOC_METHOD_MD,    /**< the memory domain's own allocator */
-    UCT_ALLOC_METHOD_HEAP,  /**< malloc-style heap */
-    UCT_ALLOC_METHOD_MMAP,  /**< anonymous mmap */
-    UCT_ALLOC_METHOD_HUGE,  /**< explicit huge pages (MAP_HUGETLB) */
-    UCT_ALLOC_METHOD_LAST,  /**< number of methods, not a method */
+    UCT_ALLOC_METHOD_THP,  /**< transparent huge pages */
+    UCT_ALLOC_METHOD_MD,   /**< the memory domain's own allocator */
+    UCT_ALLOC_METHOD_HEAP, /**< malloc-style heap */
+    UCT_ALLOC_METHOD_MMAP, /**< anonymous mmap */
+    UCT_ALLOC_METHOD_HUGE, /**< explicit huge pages (MAP_HUGETLB) */
+    UCT_ALLOC_METHOD_LAST, /**< number of methods, not a method */
     /** Same as UCT_ALLOC_METHOD_LAST (no method of its own). */
     UCT_ALLOC_METHOD_DEFAULT = UCT_ALLOC_METHOD_LAST
 } uct_alloc_method_t;
@@ -854,15 +854,15 @@ extern const char *uct_alloc_method_names[];
  * @ingroup UCT_MD
  */
 typedef struct uct_allocated_memory {
-    void               *address; /**< start of the usable memory */
-    size_t             length;   /**< usable length (may be rounded up) */
-    uct_alloc_method_t method;   /**< the method that succeeded */
-    ucs_memory_type_t  mem_type; /**< kind of memory (host here) */
+    void *address;              /**< start of the usable memory */
+    size_t length;              /**< usable length (may be rounded up) */
+    uct_alloc_method_t method;  /**< the method that succeeded */
+    ucs_memory_type_t mem_type; /**< kind of memory (host here) */
     /** Memory domain that allocated or registered it, or NULL. */
-    uct_md_h           md;     /* set for UCT_ALLOC_METHOD_MD */
+    uct_md_h md; /* set for UCT_ALLOC_METHOD_MD */
     /** Its memory handle, for zcopy operations and uct_md_mkey_pack();
      *  UCT_MEM_HANDLE_NULL when not registered. */
-    uct_mem_h          memh;
+    uct_mem_h memh;
 } uct_allocated_memory_t;
 
 /**
@@ -871,16 +871,16 @@ typedef struct uct_allocated_memory {
  */
 enum uct_mem_alloc_params_field {
     /** uct_mem_alloc_params_t::flags is set (default 0). */
-    UCT_MEM_ALLOC_PARAM_FIELD_FLAGS    = UCS_BIT(0),
+    UCT_MEM_ALLOC_PARAM_FIELD_FLAGS = UCS_BIT(0),
     /** uct_mem_alloc_params_t::address is set (default NULL). */
-    UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS  = UCS_BIT(1),
+    UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS = UCS_BIT(1),
     /** uct_mem_alloc_params_t::mem_type is set (default host). */
     UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE = UCS_BIT(2),
     /** uct_mem_alloc_params_t::mds is set (needed by
      *  UCT_ALLOC_METHOD_MD). */
-    UCT_MEM_ALLOC_PARAM_FIELD_MDS      = UCS_BIT(3),
+    UCT_MEM_ALLOC_PARAM_FIELD_MDS = UCS_BIT(3),
     /** uct_mem_alloc_params_t::name is set (default "user"). */
-    UCT_MEM_ALLOC_PARAM_FIELD_NAME     = UCS_BIT(4)
+    UCT_MEM_ALLOC_PARAM_FIELD_NAME = UCS_BIT(4)
 };
 
 /**
@@ -888,18 +888,18 @@ enum uct_mem_alloc_params_field {
  * @ingroup UCT_MD
  */
 typedef struct uct_mem_alloc_params {
-    uint64_t          field_mask; /**< UCT_MEM_ALLOC_PARAM_FIELD_* */
-    unsigned          flags;     /**< UCT_MD_MEM_FLAG_* and access flags */
-    void              *address;  /**< hint, or required with FLAG_FIXED */
+    uint64_t field_mask; /**< UCT_MEM_ALLOC_PARAM_FIELD_* */
+    unsigned flags;      /**< UCT_MD_MEM_FLAG_* and access flags */
+    void *address;       /**< hint, or required with FLAG_FIXED */
     /** Kind of memory; only UCS_MEMORY_TYPE_HOST is supported. */
     ucs_memory_type_t mem_type;
     /** Memory domains UCT_ALLOC_METHOD_MD tries, in order. */
     struct {
-        const uct_md_h *mds;   /**< array of count memory domains */
-        unsigned       count;  /**< entries in mds */
+        const uct_md_h *mds; /**< array of count memory domains */
+        unsigned count;      /**< entries in mds */
     } mds;
     /** Name of the allocation, for log messages. */
-    const char        *name;
+    const char *name;
 } uct_mem_alloc_params_t;
 
 /**
@@ -908,9 +908,9 @@ typedef struct uct_mem_alloc_params {
  * @ingroup UCT_MD
  */
 typedef struct uct_rkey_bundle {
-    uct_rkey_t rkey;   /**< the key RMA and atomic calls take */
-    void       *handle; /**< transport state of the key, or NULL */
-    void       *type;   /**< the component that unpacked it */
+    uct_rkey_t rkey; /**< the key RMA and atomic calls take */
+    void *handle;    /**< transport state of the key, or NULL */
+    void *type;      /**< the component that unpacked it */
 } uct_rkey_bundle_t;
 
 /* ------------------------------------------------------------------------
@@ -927,9 +927,9 @@ typedef struct uct_rkey_bundle {
  * @ingroup UCT_FLUSH
  */
 struct uct_completion {
-    uct_completion_callback_t func;   /**< runs when count reaches 0 */
-    int                       count;  /**< operations still outstanding */
-    ucs_status_t              status; /**< first error seen, or UCS_OK */
+    uct_completion_callback_t func; /**< runs when count reaches 0 */
+    int count;                      /**< operations still outstanding */
+    ucs_status_t status;            /**< first error seen, or UCS_OK */
 };
 
 /**
@@ -942,7 +942,7 @@ struct uct_pending_req {
     /** Called from progress when the endpoint may have resources. */
     uct_pending_callback_t func;
     /** Used by the transport while the request is queued. */
-    char                   priv[UCT_PENDING_REQ_PRIV_LEN];
+    char priv[UCT_PENDING_REQ_PRIV_LEN];
 };
 
 /**
@@ -960,7 +960,7 @@ struct uct_worker {
  * @ingroup UCT_FLUSH
  */
 enum uct_flush_flags {
-    UCT_FLUSH_FLAG_LOCAL  = 0,          /**< local completion */
+    UCT_FLUSH_FLAG_LOCAL = 0, /**< local completion */
     /** Cancel outstanding operations: on an endpoint, queued pending
      *  requests are dropped without their callback; the tcp interface
      *  flush refuses it (UCS_ERR_UNSUPPORTED). */
@@ -974,8 +974,8 @@ enum uct_flush_flags {
  * @ingroup UCT_CONTEXT
  */
 enum uct_progress_types {
-    UCT_PROGRESS_SEND        = UCS_BIT(0), /**< send completions */
-    UCT_PROGRESS_RECV        = UCS_BIT(1), /**< receives */
+    UCT_PROGRESS_SEND = UCS_BIT(0), /**< send completions */
+    UCT_PROGRESS_RECV = UCS_BIT(1), /**< receives */
     /** The call may come from another thread than the worker's (the
      *  base implementation is safe either way). */
     UCT_PROGRESS_THREAD_SAFE = UCS_BIT(7)
@@ -989,7 +989,7 @@ enum uct_iface_event_types {
     UCT_EVENT_SEND_COMP = UCS_BIT(0), /**< a send completed */
     UCT_EVENT_RECV      = UCS_BIT(1), /**< a message arrived */
     /** a message sent with UCT_SEND_FLAG_SIGNALED arrived */
-    UCT_EVENT_RECV_SIG  = UCS_BIT(2)
+    UCT_EVENT_RECV_SIG = UCS_BIT(2)
 };
 
 /**
@@ -998,7 +998,7 @@ enum uct_iface_event_types {
  */
 enum uct_msg_flags {
     /** Wake a receiver armed for UCT_EVENT_RECV_SIG. */
-    UCT_SEND_FLAG_SIGNALED   = UCS_BIT(0),
+    UCT_SEND_FLAG_SIGNALED = UCS_BIT(0),
     /** Check the peer is alive before sending. */
     UCT_SEND_FLAG_PEER_CHECK = UCS_BIT(1)
 };
@@ -1011,10 +1011,10 @@ enum uct_cb_flags {
     UCT_CB_FLAG_RESERVED = UCS_BIT(0), /**< not used */
     /** The handler runs from uct_worker_progress() on the worker's
      *  thread (needs UCT_IFACE_FLAG_CB_SYNC). */
-    UCT_CB_FLAG_SYNC     = UCS_BIT(1), /* run from uct_worker_progress */
+    UCT_CB_FLAG_SYNC = UCS_BIT(1), /* run from uct_worker_progress */
     /** The handler tolerates running on any thread; on interfaces
      *  without UCT_IFACE_FLAG_CB_ASYNC it still runs from progress. */
-    UCT_CB_FLAG_ASYNC    = UCS_BIT(2)  /* may run from any thread */
+    UCT_CB_FLAG_ASYNC = UCS_BIT(2) /* may run from any thread */
 };
 
 /* ------------------------------------------------------------------------
@@ -1235,9 +1235,8 @@ void uct_worker_destroy(uct_worker_h worker);
  *                        uct_worker_progress_unregister_safe(). A NULL
  *                        argument is logged and nothing is registered.
  */
-void uct_worker_progress_register_safe(uct_worker_h worker,
-                                       ucs_callback_t func, void *arg,
-                                       unsigned flags,
+void uct_worker_progress_register_safe(uct_worker_h worker, ucs_callback_t func,
+                                       void *arg, unsigned flags,
                                        uct_worker_cb_id_t *id_p);
 /**
  * Removes a callback of uct_worker_progress_register_safe() and sets *id_p
@@ -1419,8 +1418,8 @@ ucs_status_t uct_iface_set_am_handler(uct_iface_h iface, uint8_t id,
  * @param [in] arg    passed to @a tracer.
  * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL interface.
  */
-ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
-                                     uct_am_tracer_t tracer, void *arg);
+ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface, uct_am_tracer_t tracer,
+                                     void *arg);
 
 /**
  * Creates an endpoint. With uct_ep_params_t::dev_addr and iface_addr it
@@ -1531,8 +1530,8 @@ ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
  * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL md or attributes;
  *         UCS_ERR_UNSUPPORTED if the domain cannot tell.
  */
-ucs_status_t uct_md_mem_query(uct_md_h md, const void *address,
-                              size_t length, uct_md_mem_attr_t *mem_attr);
+ucs_status_t uct_md_mem_query(uct_md_h md, const void *address, size_t length,
+                              uct_md_mem_attr_t *mem_attr);
 /**
  * Tells the kind of memory a range is.
  * @ingroup UCT_MD
@@ -1602,8 +1601,7 @@ ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
  * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a buffer
  *         that holds no valid key.
  */
-ucs_status_t uct_rkey_unpack(uct_component_h component,
-                             const void *rkey_buffer,
+ucs_status_t uct_rkey_unpack(uct_component_h component, const void *rkey_buffer,
                              uct_rkey_bundle_t *rkey_ob);
 /**
  * Gives a local pointer to remote memory, for components with
@@ -1617,9 +1615,8 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
  * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument;
  *         UCS_ERR_UNSUPPORTED if the component cannot map keys.
  */
-ucs_status_t uct_rkey_ptr(uct_component_h component,
-                          uct_rkey_bundle_t *rkey_ob, uint64_t remote_addr,
-                          void **addr_p);
+ucs_status_t uct_rkey_ptr(uct_component_h component, uct_rkey_bundle_t *rkey_ob,
+                          uint64_t remote_addr, void **addr_p);
 /**
  * Releases a remote key of uct_rkey_unpack().
  * @ingroup UCT_MD
@@ -1738,9 +1735,8 @@ UCT_INLINE_API ucs_status_t uct_ep_put_short(uct_ep_h ep, const void *buffer,
  *         UCS_ERR_UNSUPPORTED or the endpoint's failure status.
  */
 UCT_INLINE_API ssize_t uct_ep_put_bcopy(uct_ep_h ep,
-                                        uct_pack_callback_t pack_cb,
-                                        void *arg, uint64_t remote_addr,
-                                        uct_rkey_t rkey)
+                                        uct_pack_callback_t pack_cb, void *arg,
+                                        uint64_t remote_addr, uct_rkey_t rkey)
 {
     return ep->iface->ops.ep_put_bcopy(ep, pack_cb, arg, remote_addr, rkey);
 }
@@ -1815,15 +1811,12 @@ UCT_INLINE_API ucs_status_t uct_ep_get_short(uct_ep_h ep, void *buffer,
  *         the endpoint's failure status. A read of memory the peer did
  *         not expose completes with UCS_ERR_INVALID_ADDR in @a comp.
  */
-UCT_INLINE_API ucs_status_t uct_ep_get_bcopy(uct_ep_h ep,
-                                             uct_unpack_callback_t unpack_cb,
-                                             void *arg, size_t length,
-                                             uint64_t remote_addr,
-                                             uct_rkey_t rkey,
-                                             uct_completion_t *comp)
+UCT_INLINE_API ucs_status_t uct_ep_get_bcopy(
+    uct_ep_h ep, uct_unpack_callback_t unpack_cb, void *arg, size_t length,
+    uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
 {
-    return ep->iface->ops.ep_get_bcopy(ep, unpack_cb, arg, length,
-                                       remote_addr, rkey, comp);
+    return ep->iface->ops.ep_get_bcopy(ep, unpack_cb, arg, length, remote_addr,
+                                       rkey, comp);
 }
 
 /**
@@ -1940,12 +1933,9 @@ UCT_INLINE_API ssize_t uct_ep_am_bcopy(uct_ep_h ep, uint8_t id,
  *         out of range; UCS_ERR_UNSUPPORTED; UCS_ERR_NO_MEMORY; the
  *         endpoint's failure status.
  */
-UCT_INLINE_API ucs_status_t uct_ep_am_zcopy(uct_ep_h ep, uint8_t id,
-                                            const void *header,
-                                            unsigned header_length,
-                                            const uct_iov_t *iov,
-                                            size_t iovcnt, unsigned flags,
-                                            uct_completion_t *comp)
+UCT_INLINE_API ucs_status_t uct_ep_am_zcopy(
+    uct_ep_h ep, uint8_t id, const void *header, unsigned header_length,
+    const uct_iov_t *iov, size_t iovcnt, unsigned flags, uct_completion_t *comp)
 {
     return ep->iface->ops.ep_am_zcopy(ep, id, header, header_length, iov,
                                       iovcnt, flags, comp);
@@ -1968,13 +1958,9 @@ UCT_INLINE_API ucs_status_t uct_ep_am_zcopy(uct_ep_h ep, uint8_t id,
  *         UCS_ERR_NO_RESOURCE to retry later; UCS_ERR_UNSUPPORTED; the
  *         endpoint's failure status.
  */
-UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap64(uct_ep_h ep,
-                                                  uint64_t compare,
-                                                  uint64_t swap,
-                                                  uint64_t remote_addr,
-                                                  uct_rkey_t rkey,
-                                                  uint64_t *result,
-                                                  uct_completion_t *comp)
+UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap64(
+    uct_ep_h ep, uint64_t compare, uint64_t swap, uint64_t remote_addr,
+    uct_rkey_t rkey, uint64_t *result, uct_completion_t *comp)
 {
     return ep->iface->ops.ep_atomic_cswap64(ep, compare, swap, remote_addr,
                                             rkey, result, comp);
@@ -1993,13 +1979,9 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap64(uct_ep_h ep,
  * @param [in]  comp        completion updated after UCS_INPROGRESS.
  * @return as uct_ep_atomic_cswap64().
  */
-UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap32(uct_ep_h ep,
-                                                  uint32_t compare,
-                                                  uint32_t swap,
-                                                  uint64_t remote_addr,
-                                                  uct_rkey_t rkey,
-                                                  uint32_t *result,
-                                                  uct_completion_t *comp)
+UCT_INLINE_API ucs_status_t uct_ep_atomic_cswap32(
+    uct_ep_h ep, uint32_t compare, uint32_t swap, uint64_t remote_addr,
+    uct_rkey_t rkey, uint32_t *result, uct_completion_t *comp)
 {
     return ep->iface->ops.ep_atomic_cswap32(ep, compare, swap, remote_addr,
                                             rkey, result, comp);
@@ -2062,13 +2044,9 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic64_post(uct_ep_h ep,
  * @param [in]  comp        completion updated after UCS_INPROGRESS.
  * @return as uct_ep_atomic_cswap64().
  */
-UCT_INLINE_API ucs_status_t uct_ep_atomic32_fetch(uct_ep_h ep,
-                                                  uct_atomic_op_t opcode,
-                                                  uint32_t value,
-                                                  uint32_t *result,
-                                                  uint64_t remote_addr,
-                                                  uct_rkey_t rkey,
-                                                  uct_completion_t *comp)
+UCT_INLINE_API ucs_status_t uct_ep_atomic32_fetch(
+    uct_ep_h ep, uct_atomic_op_t opcode, uint32_t value, uint32_t *result,
+    uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
 {
     return ep->iface->ops.ep_atomic32_fetch(ep, opcode, value, result,
                                             remote_addr, rkey, comp);
@@ -2087,13 +2065,9 @@ UCT_INLINE_API ucs_status_t uct_ep_atomic32_fetch(uct_ep_h ep,
  * @param [in]  comp        completion updated after UCS_INPROGRESS.
  * @return as uct_ep_atomic_cswap64().
  */
-UCT_INLINE_API ucs_status_t uct_ep_atomic64_fetch(uct_ep_h ep,
-                                                  uct_atomic_op_t opcode,
-                                                  uint64_t value,
-                                                  uint64_t *result,
-                                                  uint64_t remote_addr,
-                                                  uct_rkey_t rkey,
-                                                  uct_completion_t *comp)
+UCT_INLINE_API ucs_status_t uct_ep_atomic64_fetch(
+    uct_ep_h ep, uct_atomic_op_t opcode, uint64_t value, uint64_t *result,
+    uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
 {
     return ep->iface->ops.ep_atomic64_fetch(ep, opcode, value, result,
                                             remote_addr, rkey, comp);
@@ -2131,9 +2105,8 @@ UCT_INLINE_API ucs_status_t uct_ep_pending_add(uct_ep_h ep,
  * @param [in] cb  called with each request and @a arg, or NULL.
  * @param [in] arg passed to @a cb.
  */
-UCT_INLINE_API void uct_ep_pending_purge(uct_ep_h ep,
-                                         uct_pending_purge_callback_t cb,
-                                         void *arg)
+UCT_INLINE_API void
+uct_ep_pending_purge(uct_ep_h ep, uct_pending_purge_callback_t cb, void *arg)
 {
     ep->iface->ops.ep_pending_purge(ep, cb, arg);
 }
@@ -2182,8 +2155,7 @@ UCT_INLINE_API ucs_status_t uct_ep_fence(uct_ep_h ep, unsigned flags)
  * @param [in] flags UCT_PROGRESS_SEND and/or UCT_PROGRESS_RECV, possibly
  *                   with UCT_PROGRESS_THREAD_SAFE.
  */
-UCT_INLINE_API void uct_iface_progress_enable(uct_iface_h iface,
-                                              unsigned flags)
+UCT_INLINE_API void uct_iface_progress_enable(uct_iface_h iface, unsigned flags)
 {
     iface->ops.iface_progress_enable(iface, flags);
 }

@@ -20,13 +20,13 @@
 BEGIN_C_DECLS
 
 /** Size of a component name buffer, including the terminating NUL. */
-#define UCT_COMPONENT_NAME_MAX   16
+#define UCT_COMPONENT_NAME_MAX 16
 /** Size of a transport name buffer ("tcp", "rc_verbs"), with the NUL. */
-#define UCT_TL_NAME_MAX          10
+#define UCT_TL_NAME_MAX 10
 /** Size of a memory domain name buffer, including the terminating NUL. */
-#define UCT_MD_NAME_MAX          16
+#define UCT_MD_NAME_MAX 16
 /** Size of a device name buffer ("lo", "mlx5_0:1"), with the NUL. */
-#define UCT_DEVICE_NAME_MAX      32
+#define UCT_DEVICE_NAME_MAX 32
 /**
  * Bytes of uct_pending_req_t::priv the transport may use while the request
  * sits on its pending queue; the owner of the request must not touch them
@@ -34,18 +34,18 @@ BEGIN_C_DECLS
  */
 #define UCT_PENDING_REQ_PRIV_LEN 40
 /** Bits of an active message id as carried by the transports. */
-#define UCT_AM_ID_BITS           5
+#define UCT_AM_ID_BITS 5
 /** Number of active message ids: valid ids are 0 .. UCT_AM_ID_MAX - 1. */
-#define UCT_AM_ID_MAX            UCS_BIT(UCT_AM_ID_BITS) /* 32 ids */
+#define UCT_AM_ID_MAX UCS_BIT(UCT_AM_ID_BITS) /* 32 ids */
 /** "No registration": a uct_iov_t::memh for memory that is not registered
  *  (accepted by transports that copy, such as tcp and self). */
-#define UCT_MEM_HANDLE_NULL      NULL
+#define UCT_MEM_HANDLE_NULL NULL
 /** A remote key value that no uct_rkey_unpack() ever returns (all ones);
  *  use it to mark a key as not yet unpacked. */
-#define UCT_INVALID_RKEY         ((uintptr_t)(-1))
+#define UCT_INVALID_RKEY ((uintptr_t)(-1))
 /** Storage class of the fast-path wrappers of uct.h: static and always
  *  inlined, so a call is one indirect call through the operations table. */
-#define UCT_INLINE_API           static UCS_F_ALWAYS_INLINE
+#define UCT_INLINE_API static UCS_F_ALWAYS_INLINE
 
 /** What an active message tracer (uct_am_tracer_t) is told about. */
 enum uct_am_trace_type {
@@ -75,85 +75,85 @@ typedef enum uct_atomic_op {
 enum uct_cb_param_flags {
     /** The data lives in a transport descriptor: the handler may keep it by
      *  returning UCS_INPROGRESS and release it with uct_iface_release_desc */
-    UCT_CB_PARAM_FLAG_DESC  = UCS_BIT(0),
+    UCT_CB_PARAM_FLAG_DESC = UCS_BIT(0),
     /** First fragment of a multi-fragment message (defined for UCX source
      *  compatibility; no transport of ours fragments messages) */
     UCT_CB_PARAM_FLAG_FIRST = UCS_BIT(1),
     /** More fragments of this message follow (never set by our
      *  transports, like UCT_CB_PARAM_FLAG_FIRST) */
-    UCT_CB_PARAM_FLAG_MORE  = UCS_BIT(2)
+    UCT_CB_PARAM_FLAG_MORE = UCS_BIT(2)
 };
 
 /** A component: a family of memory domains (uct_query_components()). */
-typedef struct uct_component       *uct_component_h;
+typedef struct uct_component *uct_component_h;
 /** An open communication interface (uct_iface_open()). */
-typedef struct uct_iface           *uct_iface_h;
+typedef struct uct_iface *uct_iface_h;
 /** Interface configuration read by uct_md_iface_config_read(). */
-typedef struct uct_iface_config    uct_iface_config_t;
+typedef struct uct_iface_config uct_iface_config_t;
 /** Memory domain configuration read by uct_md_config_read(). */
-typedef struct uct_md_config       uct_md_config_t;
+typedef struct uct_md_config uct_md_config_t;
 /** Connection manager configuration (declared for UCX compatibility;
  *  connection managers are not implemented). */
-typedef struct uct_cm_config       uct_cm_config_t;
+typedef struct uct_cm_config uct_cm_config_t;
 /** An endpoint: a connection to one peer (uct_ep_create()). */
-typedef struct uct_ep              *uct_ep_h;
+typedef struct uct_ep *uct_ep_h;
 /** A memory registration (uct_md_mem_reg()); UCT_MEM_HANDLE_NULL for
  *  none. */
-typedef void                       *uct_mem_h;
+typedef void *uct_mem_h;
 /** A remote key as used by RMA and atomic calls: the rkey field of the
  *  bundle filled by uct_rkey_unpack(). */
-typedef uintptr_t                  uct_rkey_t;
+typedef uintptr_t uct_rkey_t;
 /** An open memory domain (uct_md_open()). */
-typedef struct uct_md              *uct_md_h;
+typedef struct uct_md *uct_md_h;
 /** Operations table of a memory domain (private to libuct and the
  *  transport modules). */
-typedef struct uct_md_ops          uct_md_ops_t;
+typedef struct uct_md_ops uct_md_ops_t;
 /** Per-process context of unpacked remote keys (opaque). */
-typedef void                       *uct_rkey_ctx_h;
+typedef void *uct_rkey_ctx_h;
 /** Interface capabilities and limits, filled by uct_iface_query(). */
-typedef struct uct_iface_attr      uct_iface_attr_t;
+typedef struct uct_iface_attr uct_iface_attr_t;
 /** Parameters of uct_iface_open(). */
-typedef struct uct_iface_params    uct_iface_params_t;
+typedef struct uct_iface_params uct_iface_params_t;
 /** Memory domain attributes, filled by uct_md_query(). */
-typedef struct uct_md_attr         uct_md_attr_t;
+typedef struct uct_md_attr uct_md_attr_t;
 /** Completion counter of zero-copy and fetching operations. */
-typedef struct uct_completion      uct_completion_t;
+typedef struct uct_completion uct_completion_t;
 /** A request waiting for send resources (uct_ep_pending_add()). */
-typedef struct uct_pending_req     uct_pending_req_t;
+typedef struct uct_pending_req uct_pending_req_t;
 /** A progress engine (uct_worker_create()). */
-typedef struct uct_worker          *uct_worker_h;
+typedef struct uct_worker *uct_worker_h;
 /** The worker structure, for code that embeds or inspects it. */
-typedef struct uct_worker          uct_worker_t;
+typedef struct uct_worker uct_worker_t;
 /** The memory domain structure (the base of every domain). */
-typedef struct uct_md              uct_md_t;
+typedef struct uct_md uct_md_t;
 /** See enum uct_am_trace_type. */
-typedef enum uct_am_trace_type     uct_am_trace_type_t;
+typedef enum uct_am_trace_type uct_am_trace_type_t;
 /** Opaque device address (uct_iface_get_device_address()). */
-typedef struct uct_device_addr     uct_device_addr_t;
+typedef struct uct_device_addr uct_device_addr_t;
 /** Opaque interface address (uct_iface_get_address()). */
-typedef struct uct_iface_addr      uct_iface_addr_t;
+typedef struct uct_iface_addr uct_iface_addr_t;
 /** Opaque endpoint address (uct_ep_get_address()). */
-typedef struct uct_ep_addr         uct_ep_addr_t;
+typedef struct uct_ep_addr uct_ep_addr_t;
 /** Parameters of uct_ep_create(). */
-typedef struct uct_ep_params       uct_ep_params_t;
+typedef struct uct_ep_params uct_ep_params_t;
 /** Parameters of uct_ep_connect() (declared for UCX compatibility). */
 typedef struct uct_ep_connect_params uct_ep_connect_params_t;
 /** A connection manager (declared for UCX compatibility). */
-typedef struct uct_cm              uct_cm_t;
+typedef struct uct_cm uct_cm_t;
 /** Handle of a connection manager. */
-typedef uct_cm_t                   *uct_cm_h;
+typedef uct_cm_t *uct_cm_h;
 /** Handle of a connection manager listener (UCX compatibility). */
-typedef struct uct_listener        *uct_listener_h;
+typedef struct uct_listener *uct_listener_h;
 /** Handle of an incoming connection request (UCX compatibility). */
-typedef void                       *uct_conn_request_h;
+typedef void *uct_conn_request_h;
 /** A tag of the tag-matching offload API. */
-typedef uint64_t                   uct_tag_t;
+typedef uint64_t uct_tag_t;
 /** Id of a progress callback (uct_worker_progress_register_safe()). */
-typedef int                        uct_worker_cb_id_t;
+typedef int uct_worker_cb_id_t;
 /** See struct uct_iov. */
-typedef struct uct_iov             uct_iov_t;
+typedef struct uct_iov uct_iov_t;
 /** See struct uct_recv_desc. */
-typedef struct uct_recv_desc       uct_recv_desc_t;
+typedef struct uct_recv_desc uct_recv_desc_t;
 
 /**
  * One element of a scatter/gather list. @a count repetitions of
@@ -161,12 +161,12 @@ typedef struct uct_recv_desc       uct_recv_desc_t;
  * count == 1).
  */
 struct uct_iov {
-    void     *buffer; /**< start of the first block */
-    size_t   length;  /**< bytes in each block */
-    uct_mem_h memh;   /**< registration covering every block, or
-                           UCT_MEM_HANDLE_NULL where the transport copies */
-    size_t   stride;  /**< distance between block starts, in bytes */
-    unsigned count;   /**< number of blocks (usually 1) */
+    void *buffer;   /**< start of the first block */
+    size_t length;  /**< bytes in each block */
+    uct_mem_h memh; /**< registration covering every block, or
+                         UCT_MEM_HANDLE_NULL where the transport copies */
+    size_t stride;  /**< distance between block starts, in bytes */
+    unsigned count; /**< number of blocks (usually 1) */
 };
 
 /**
@@ -185,8 +185,8 @@ struct uct_iov {
  * @return UCS_OK when done with @a data; UCS_INPROGRESS to keep it (only
  *         allowed with UCT_CB_PARAM_FLAG_DESC).
  */
-typedef ucs_status_t (*uct_am_callback_t)(void *arg, void *data,
-                                          size_t length, unsigned flags);
+typedef ucs_status_t (*uct_am_callback_t)(void *arg, void *data, size_t length,
+                                          unsigned flags);
 
 /**
  * Message tracer set with uct_iface_set_am_tracer(): writes a one-line
@@ -200,9 +200,9 @@ typedef ucs_status_t (*uct_am_callback_t)(void *arg, void *data,
  * @param [out] buffer where to write the NUL-terminated text.
  * @param [in]  max    size of @a buffer.
  */
-typedef void (*uct_am_tracer_t)(void *arg, uct_am_trace_type_t type,
-                                uint8_t id, const void *data, size_t length,
-                                char *buffer, size_t max);
+typedef void (*uct_am_tracer_t)(void *arg, uct_am_trace_type_t type, uint8_t id,
+                                const void *data, size_t length, char *buffer,
+                                size_t max);
 
 /**
  * Called once when the count of a uct_completion_t reaches 0: usually
@@ -283,8 +283,7 @@ typedef void (*uct_unpack_callback_t)(void *arg, const void *data,
  * @param [in] self the descriptor's release record.
  * @param [in] desc the data pointer the handler was given.
  */
-typedef void (*uct_desc_release_callback_t)(uct_recv_desc_t *self,
-                                            void *desc);
+typedef void (*uct_desc_release_callback_t)(uct_recv_desc_t *self, void *desc);
 
 /**
  * Asynchronous event notification (uct_iface_params_t::async_event_cb):

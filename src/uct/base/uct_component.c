@@ -3,7 +3,7 @@
  * reading.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_component.h>
@@ -104,8 +104,7 @@ void uct_tl_unregister(uct_tl_t *tl)
     pthread_mutex_unlock(&uct_components_lock);
 }
 
-uct_tl_t *uct_component_find_tl(uct_component_t *component,
-                                const char *tl_name)
+uct_tl_t *uct_component_find_tl(uct_component_t *component, const char *tl_name)
 {
     uct_tl_t *tl;
 
@@ -120,7 +119,7 @@ uct_tl_t *uct_component_find_tl(uct_component_t *component,
 static void uct_modules_load_once(void)
 {
     ucs_modules_load("uct", UCT_MODULE_API_VERSION,
-                     (const void*)uct_modules_load_once);
+                     (const void *)uct_modules_load_once);
     ucs_config_parser_warn_unused_env_vars_once(NULL);
 }
 
@@ -146,8 +145,7 @@ ucs_status_t uct_query_components(uct_component_h **components_p,
     components = malloc(sizeof(*components) * (count + 1));
     if (components == NULL) {
         pthread_mutex_unlock(&uct_components_lock);
-        ucs_error("failed to allocate the component list (%u entries)",
-                  count);
+        ucs_error("failed to allocate the component list (%u entries)", count);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -278,9 +276,8 @@ ucs_status_t uct_config_read(uct_config_bundle_t **bundle_p,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = ucs_config_parser_fill_opts_file(bundle->data, entry->table,
-                                              env_prefix, entry->prefix,
-                                              filename, 0);
+    status = ucs_config_parser_fill_opts_file(
+        bundle->data, entry->table, env_prefix, entry->prefix, filename, 0);
     if (status != UCS_OK) {
         free(bundle);
         return status;
@@ -310,16 +307,17 @@ ucs_status_t uct_md_config_read(uct_component_h component,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = uct_config_read(&bundle, &component->md_config, env_prefix,
-                             filename);
+    status =
+        uct_config_read(&bundle, &component->md_config, env_prefix, filename);
     if (status != UCS_OK) {
         /* the parser logged the variable, the value and the syntax */
         ucs_debug("failed to read the configuration of memory domain '%s': "
-                  "%s", component->name, ucs_status_string(status));
+                  "%s",
+                  component->name, ucs_status_string(status));
         return status;
     }
 
-    *config_p = (uct_md_config_t*)bundle->data;
+    *config_p = (uct_md_config_t *)bundle->data;
     return UCS_OK;
 }
 
@@ -342,15 +340,15 @@ ucs_status_t uct_config_get(void *config, const char *name, char *value,
     uct_config_bundle_t *bundle;
 
     if ((config == NULL) || (name == NULL) || (value == NULL)) {
-        ucs_error("uct_config_get: NULL %s",
-                  (config == NULL) ? "config" :
-                  (name == NULL)   ? "name" : "value buffer");
+        ucs_error("uct_config_get: NULL %s", (config == NULL) ? "config"
+                                             : (name == NULL) ? "name"
+                                                              : "value buffer");
         return UCS_ERR_INVALID_PARAM;
     }
 
     bundle = uct_config_bundle(config);
-    return ucs_config_parser_get_value(bundle->data, bundle->table, name,
-                                       value, max);
+    return ucs_config_parser_get_value(bundle->data, bundle->table, name, value,
+                                       max);
 }
 
 ucs_status_t uct_config_modify(void *config, const char *name,
@@ -359,9 +357,9 @@ ucs_status_t uct_config_modify(void *config, const char *name,
     uct_config_bundle_t *bundle;
 
     if ((config == NULL) || (name == NULL) || (value == NULL)) {
-        ucs_error("uct_config_modify: NULL %s",
-                  (config == NULL) ? "config" :
-                  (name == NULL)   ? "name" : "value");
+        ucs_error("uct_config_modify: NULL %s", (config == NULL) ? "config"
+                                                : (name == NULL) ? "name"
+                                                                 : "value");
         return UCS_ERR_INVALID_PARAM;
     }
 

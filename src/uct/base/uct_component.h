@@ -16,9 +16,9 @@ typedef struct uct_component uct_component_t;
 
 /** One device a transport can run on. */
 typedef struct uct_tl_device_resource {
-    char              name[UCT_DEVICE_NAME_MAX];
+    char name[UCT_DEVICE_NAME_MAX];
     uct_device_type_t type;
-    ucs_sys_device_t  sys_device;
+    ucs_sys_device_t sys_device;
 } uct_tl_device_resource_t;
 
 /** A transport of a component. */
@@ -48,7 +48,7 @@ typedef struct uct_tl {
     void (*iface_vfs_init)(uct_iface_h iface);
     void (*ep_vfs_init)(uct_ep_h ep);
 
-    ucs_list_link_t list;  /* in the component's tl_list */
+    ucs_list_link_t list; /* in the component's tl_list */
 } uct_tl_t;
 
 /** A component: a family of memory domains and their transports. */
@@ -65,17 +65,16 @@ struct uct_component {
                                 void **handle_p);
     /** May be NULL: rkey_ptr is then unsupported. */
     ucs_status_t (*rkey_ptr)(uct_component_t *component, uct_rkey_t rkey,
-                             void *handle, uint64_t remote_addr,
-                             void **addr_p);
+                             void *handle, uint64_t remote_addr, void **addr_p);
     ucs_status_t (*rkey_release)(uct_component_t *component, uct_rkey_t rkey,
                                  void *handle);
 
     /** Memory domain configuration (table may be empty). */
     ucs_config_global_list_entry_t md_config;
 
-    uint64_t        flags;    /* UCT_COMPONENT_FLAG_* */
-    ucs_list_link_t tl_list;  /* uct_tl_t of this component */
-    ucs_list_link_t list;     /* in the global component list */
+    uint64_t flags;          /* UCT_COMPONENT_FLAG_* */
+    ucs_list_link_t tl_list; /* uct_tl_t of this component */
+    ucs_list_link_t list;    /* in the global component list */
 };
 
 /** Registers a component and its configuration table. Idempotent. */
@@ -110,20 +109,19 @@ ucs_status_t uct_single_device_resource(uct_md_h md, const char *dev_name,
  * it was built against and its init function (which registers its
  * components and transports).
  */
-#define UCT_MODULE_DEFINE(_init_func) \
-    UCS_F_API const uint32_t ucs_module_api_version = \
-            UCT_MODULE_API_VERSION; \
-    UCS_F_API ucs_status_t ucs_module_init(void); \
-    ucs_status_t ucs_module_init(void) \
-    { \
-        return _init_func(); \
+#define UCT_MODULE_DEFINE(_init_func)                                         \
+    UCS_F_API const uint32_t ucs_module_api_version = UCT_MODULE_API_VERSION; \
+    UCS_F_API ucs_status_t ucs_module_init(void);                             \
+    ucs_status_t ucs_module_init(void)                                        \
+    {                                                                         \
+        return _init_func();                                                  \
     }
 
 /* Configuration storage: a bundle remembers the table of its data. */
 typedef struct uct_config_bundle {
     const ucs_config_field_t *table;
-    const char               *table_prefix;
-    char                     data[];
+    const char *table_prefix;
+    char data[];
 } uct_config_bundle_t;
 
 ucs_status_t uct_config_read(uct_config_bundle_t **bundle_p,

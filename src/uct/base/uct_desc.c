@@ -13,12 +13,12 @@
  * that the chunk the pool sees keeps the allocation's alignment. */
 typedef union uct_iface_mp_chunk_hdr {
     uct_allocated_memory_t mem;
-    char                   pad[UCS_CACHE_LINE_SIZE * 2];
+    char pad[UCS_CACHE_LINE_SIZE * 2];
 } uct_iface_mp_chunk_hdr_t;
 
 /* The private area of an interface pool */
 typedef struct uct_iface_mp_priv {
-    uct_base_iface_t           *iface;
+    uct_base_iface_t *iface;
     uct_iface_mpool_obj_init_t obj_init;
 } uct_iface_mp_priv_t;
 
@@ -32,8 +32,7 @@ static ucs_status_t uct_iface_mp_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
     uct_iface_mp_chunk_hdr_t *hdr;
     ucs_status_t status;
 
-    status = uct_iface_mem_alloc(&priv->iface->super,
-                                 *size_p + sizeof(*hdr), 0,
+    status = uct_iface_mem_alloc(&priv->iface->super, *size_p + sizeof(*hdr), 0,
                                  ucs_mpool_name(mp), &mem);
     if (status != UCS_OK) {
         return status;
@@ -48,7 +47,7 @@ static ucs_status_t uct_iface_mp_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
 
 static void uct_iface_mp_chunk_release(ucs_mpool_t *mp, void *chunk)
 {
-    uct_iface_mp_chunk_hdr_t *hdr = (uct_iface_mp_chunk_hdr_t*)chunk - 1;
+    uct_iface_mp_chunk_hdr_t *hdr = (uct_iface_mp_chunk_hdr_t *)chunk - 1;
     uct_allocated_memory_t mem    = hdr->mem;
 
     (void)mp;
@@ -58,7 +57,7 @@ static void uct_iface_mp_chunk_release(ucs_mpool_t *mp, void *chunk)
 static void uct_iface_mp_obj_init(ucs_mpool_t *mp, void *obj, void *chunk)
 {
     uct_iface_mp_priv_t *priv     = ucs_mpool_priv(mp);
-    uct_iface_mp_chunk_hdr_t *hdr = (uct_iface_mp_chunk_hdr_t*)chunk - 1;
+    uct_iface_mp_chunk_hdr_t *hdr = (uct_iface_mp_chunk_hdr_t *)chunk - 1;
 
     priv->obj_init(&priv->iface->super, obj, hdr->mem.memh);
 }
@@ -67,15 +66,13 @@ static const ucs_mpool_ops_t uct_iface_mp_ops = {
     .chunk_alloc   = uct_iface_mp_chunk_alloc,
     .chunk_release = uct_iface_mp_chunk_release,
     .obj_init      = NULL,
-    .obj_cleanup   = NULL
-};
+    .obj_cleanup   = NULL};
 
 static const ucs_mpool_ops_t uct_iface_mp_ops_init = {
     .chunk_alloc   = uct_iface_mp_chunk_alloc,
     .chunk_release = uct_iface_mp_chunk_release,
     .obj_init      = uct_iface_mp_obj_init,
-    .obj_cleanup   = NULL
-};
+    .obj_cleanup   = NULL};
 
 ucs_status_t uct_iface_mpool_init(uct_base_iface_t *iface, ucs_mpool_t *mp,
                                   const uct_iface_mpool_params_t *params)
@@ -91,9 +88,9 @@ ucs_status_t uct_iface_mpool_init(uct_base_iface_t *iface, ucs_mpool_t *mp,
     mp_params.alignment       = params->alignment;
     mp_params.elems_per_chunk = params->elems_per_chunk;
     mp_params.max_elems       = params->max_elems;
-    mp_params.ops             = (params->obj_init != NULL) ?
-                                &uct_iface_mp_ops_init : &uct_iface_mp_ops;
-    mp_params.name            = params->name;
+    mp_params.ops =
+        (params->obj_init != NULL) ? &uct_iface_mp_ops_init : &uct_iface_mp_ops;
+    mp_params.name = params->name;
 
     status = ucs_mpool_init(mp, &mp_params);
     if (status != UCS_OK) {
@@ -110,8 +107,8 @@ void uct_rx_desc_layout_init(const uct_base_iface_t *iface, size_t priv_size,
                              size_t hdr_len, size_t seg_size,
                              uct_rx_desc_layout_t *layout)
 {
-    size_t before = ucs_max(sizeof(uct_recv_desc_t*) + iface->rx_headroom,
-                            hdr_len);
+    size_t before =
+        ucs_max(sizeof(uct_recv_desc_t *) + iface->rx_headroom, hdr_len);
 
     /* The pool aligns (obj + align_offset); the payload is what must be
      * aligned, at (payload + am_align_offset), so the object offset that
@@ -125,8 +122,8 @@ void uct_rx_desc_layout_init(const uct_base_iface_t *iface, size_t priv_size,
     layout->headroom_offset = layout->payload_offset - iface->rx_headroom;
     layout->elem_size       = layout->payload_offset + seg_size;
     layout->alignment       = ucs_max(iface->am_alignment, 1);
-    layout->align_offset    = (layout->payload_offset +
-                               iface->am_align_offset) % layout->alignment;
+    layout->align_offset =
+        (layout->payload_offset + iface->am_align_offset) % layout->alignment;
 }
 
 void uct_rx_desc_mpool_params(const uct_rx_desc_layout_t *layout,
@@ -139,9 +136,8 @@ void uct_rx_desc_mpool_params(const uct_rx_desc_layout_t *layout,
 
 static void uct_rx_desc_release_cb(uct_recv_desc_t *self, void *desc)
 {
-    uct_rx_desc_release_t *release = ucs_container_of(self,
-                                                      uct_rx_desc_release_t,
-                                                      super);
+    uct_rx_desc_release_t *release =
+        ucs_container_of(self, uct_rx_desc_release_t, super);
 
     ucs_mpool_put(uct_rx_desc_obj(release->layout, desc));
 }

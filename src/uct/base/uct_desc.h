@@ -43,13 +43,13 @@ typedef void (*uct_iface_mpool_obj_init_t)(uct_iface_h iface, void *obj,
 
 /** What a pool of an interface is made of. */
 typedef struct uct_iface_mpool_params {
-    size_t                     elem_size;       /* bytes per object */
-    size_t                     align_offset;    /* (obj + align_offset) */
-    size_t                     alignment;       /*   % alignment == 0 */
-    unsigned                   elems_per_chunk; /* > 0 */
-    unsigned                   max_elems;       /* 0 or UINT_MAX: none */
-    uct_iface_mpool_obj_init_t obj_init;        /* may be NULL */
-    const char                 *name;           /* for messages */
+    size_t elem_size;                    /* bytes per object */
+    size_t align_offset;                 /* (obj + align_offset) */
+    size_t alignment;                    /*   % alignment == 0 */
+    unsigned elems_per_chunk;            /* > 0 */
+    unsigned max_elems;                  /* 0 or UINT_MAX: none */
+    uct_iface_mpool_obj_init_t obj_init; /* may be NULL */
+    const char *name;                    /* for messages */
 } uct_iface_mpool_params_t;
 
 /**
@@ -98,14 +98,14 @@ void uct_rx_desc_mpool_params(const uct_rx_desc_layout_t *layout,
 static UCS_F_ALWAYS_INLINE void *
 uct_rx_desc_payload(const uct_rx_desc_layout_t *layout, void *obj)
 {
-    return (char*)obj + layout->payload_offset;
+    return (char *)obj + layout->payload_offset;
 }
 
 /** Where the device writes into receive descriptor @a obj. */
 static UCS_F_ALWAYS_INLINE void *
 uct_rx_desc_recv_buf(const uct_rx_desc_layout_t *layout, void *obj)
 {
-    return (char*)obj + layout->recv_offset;
+    return (char *)obj + layout->recv_offset;
 }
 
 /**
@@ -118,7 +118,7 @@ static UCS_F_ALWAYS_INLINE void
 uct_rx_desc_set_release(const uct_rx_desc_layout_t *layout, void *obj,
                         uct_recv_desc_t *release)
 {
-    uct_recv_desc_set((char*)obj + layout->headroom_offset, release);
+    uct_recv_desc_set((char *)obj + layout->headroom_offset, release);
 }
 
 /**
@@ -128,7 +128,7 @@ uct_rx_desc_set_release(const uct_rx_desc_layout_t *layout, void *obj,
 static UCS_F_ALWAYS_INLINE void *
 uct_rx_desc_obj(const uct_rx_desc_layout_t *layout, void *desc)
 {
-    return (char*)desc - layout->headroom_offset;
+    return (char *)desc - layout->headroom_offset;
 }
 
 /**
@@ -138,7 +138,7 @@ uct_rx_desc_obj(const uct_rx_desc_layout_t *layout, void *desc)
  * uct_rx_desc_set_release().
  */
 typedef struct uct_rx_desc_release {
-    uct_recv_desc_t            super;
+    uct_recv_desc_t super;
     const uct_rx_desc_layout_t *layout;
 } uct_rx_desc_release_t;
 

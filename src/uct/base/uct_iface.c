@@ -3,7 +3,7 @@
  * are not on the fast path.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_iface.h>
@@ -15,21 +15,15 @@
 #include <string.h>
 
 const char *uct_alloc_method_names[] = {
-    [UCT_ALLOC_METHOD_THP]  = "thp",
-    [UCT_ALLOC_METHOD_MD]   = "md",
-    [UCT_ALLOC_METHOD_HEAP] = "heap",
-    [UCT_ALLOC_METHOD_MMAP] = "mmap",
-    [UCT_ALLOC_METHOD_HUGE] = "huge",
-    [UCT_ALLOC_METHOD_LAST] = NULL
-};
+    [UCT_ALLOC_METHOD_THP] = "thp",   [UCT_ALLOC_METHOD_MD] = "md",
+    [UCT_ALLOC_METHOD_HEAP] = "heap", [UCT_ALLOC_METHOD_MMAP] = "mmap",
+    [UCT_ALLOC_METHOD_HUGE] = "huge", [UCT_ALLOC_METHOD_LAST] = NULL};
 
-const char *uct_device_type_names[] = {
-    [UCT_DEVICE_TYPE_NET]  = "network",
-    [UCT_DEVICE_TYPE_SHM]  = "intra-node",
-    [UCT_DEVICE_TYPE_ACC]  = "accelerator",
-    [UCT_DEVICE_TYPE_SELF] = "loopback",
-    [UCT_DEVICE_TYPE_LAST] = NULL
-};
+const char *uct_device_type_names[] = {[UCT_DEVICE_TYPE_NET]  = "network",
+                                       [UCT_DEVICE_TYPE_SHM]  = "intra-node",
+                                       [UCT_DEVICE_TYPE_ACC]  = "accelerator",
+                                       [UCT_DEVICE_TYPE_SELF] = "loopback",
+                                       [UCT_DEVICE_TYPE_LAST] = NULL};
 
 ucs_config_field_t uct_iface_config_table[] = {
     {"ALLOC", "thp,md,mmap,heap",
@@ -48,8 +42,7 @@ ucs_config_field_t uct_iface_config_table[] = {
      "Largest number of endpoints an interface may create.",
      ucs_offsetof(uct_iface_config_t, max_num_eps), UCS_CONFIG_TYPE_ULUNITS},
 
-    {NULL}
-};
+    {NULL}};
 
 /* ------------------------------------------------------------------------
  * Operations a transport did not provide
@@ -63,14 +56,12 @@ static ucs_status_t uct_unsupported_put_short(uct_ep_h ep, const void *b,
 }
 
 static ssize_t uct_unsupported_put_bcopy(uct_ep_h ep, uct_pack_callback_t cb,
-                                         void *arg, uint64_t ra,
-                                         uct_rkey_t rk)
+                                         void *arg, uint64_t ra, uct_rkey_t rk)
 {
     return UCS_ERR_UNSUPPORTED;
 }
 
-static ucs_status_t uct_unsupported_rma_zcopy(uct_ep_h ep,
-                                              const uct_iov_t *iov,
+static ucs_status_t uct_unsupported_rma_zcopy(uct_ep_h ep, const uct_iov_t *iov,
                                               size_t iovcnt, uint64_t ra,
                                               uct_rkey_t rk,
                                               uct_completion_t *comp)
@@ -78,17 +69,16 @@ static ucs_status_t uct_unsupported_rma_zcopy(uct_ep_h ep,
     return UCS_ERR_UNSUPPORTED;
 }
 
-static ucs_status_t uct_unsupported_get_short(uct_ep_h ep, void *b,
-                                              unsigned l, uint64_t ra,
-                                              uct_rkey_t rk)
+static ucs_status_t uct_unsupported_get_short(uct_ep_h ep, void *b, unsigned l,
+                                              uint64_t ra, uct_rkey_t rk)
 {
     return UCS_ERR_UNSUPPORTED;
 }
 
 static ucs_status_t uct_unsupported_get_bcopy(uct_ep_h ep,
                                               uct_unpack_callback_t cb,
-                                              void *arg, size_t l,
-                                              uint64_t ra, uct_rkey_t rk,
+                                              void *arg, size_t l, uint64_t ra,
+                                              uct_rkey_t rk,
                                               uct_completion_t *comp)
 {
     return UCS_ERR_UNSUPPORTED;
@@ -124,18 +114,16 @@ static ucs_status_t uct_unsupported_am_zcopy(uct_ep_h ep, uint8_t id,
     return UCS_ERR_UNSUPPORTED;
 }
 
-static ucs_status_t uct_unsupported_cswap64(uct_ep_h ep, uint64_t c,
-                                            uint64_t s, uint64_t ra,
-                                            uct_rkey_t rk, uint64_t *r,
-                                            uct_completion_t *comp)
+static ucs_status_t uct_unsupported_cswap64(uct_ep_h ep, uint64_t c, uint64_t s,
+                                            uint64_t ra, uct_rkey_t rk,
+                                            uint64_t *r, uct_completion_t *comp)
 {
     return UCS_ERR_UNSUPPORTED;
 }
 
-static ucs_status_t uct_unsupported_cswap32(uct_ep_h ep, uint32_t c,
-                                            uint32_t s, uint64_t ra,
-                                            uct_rkey_t rk, uint32_t *r,
-                                            uct_completion_t *comp)
+static ucs_status_t uct_unsupported_cswap32(uct_ep_h ep, uint32_t c, uint32_t s,
+                                            uint64_t ra, uct_rkey_t rk,
+                                            uint32_t *r, uct_completion_t *comp)
 {
     return UCS_ERR_UNSUPPORTED;
 }
@@ -174,9 +162,8 @@ static ucs_status_t uct_unsupported_atomic64_fetch(uct_ep_h ep,
     return UCS_ERR_UNSUPPORTED;
 }
 
-static ucs_status_t uct_unsupported_pending_add(uct_ep_h ep,
-                                                uct_pending_req_t *req,
-                                                unsigned flags)
+static ucs_status_t
+uct_unsupported_pending_add(uct_ep_h ep, uct_pending_req_t *req, unsigned flags)
 {
     return UCS_ERR_UNSUPPORTED;
 }
@@ -184,8 +171,7 @@ static ucs_status_t uct_unsupported_pending_add(uct_ep_h ep,
 static void uct_unsupported_pending_purge(uct_ep_h ep,
                                           uct_pending_purge_callback_t cb,
                                           void *arg)
-{
-}
+{}
 
 static ucs_status_t uct_unsupported_ep_flush(uct_ep_h ep, unsigned flags,
                                              uct_completion_t *comp)
@@ -211,8 +197,7 @@ static ucs_status_t uct_unsupported_ep_create(const uct_ep_params_t *params,
 }
 
 static void uct_unsupported_ep_destroy(uct_ep_h ep)
-{
-}
+{}
 
 static ucs_status_t uct_unsupported_ep_get_address(uct_ep_h ep,
                                                    uct_ep_addr_t *addr)
@@ -221,8 +206,7 @@ static ucs_status_t uct_unsupported_ep_get_address(uct_ep_h ep,
 }
 
 static ucs_status_t
-uct_unsupported_ep_connect_to_ep(uct_ep_h ep,
-                                 const uct_device_addr_t *dev_addr,
+uct_unsupported_ep_connect_to_ep(uct_ep_h ep, const uct_device_addr_t *dev_addr,
                                  const uct_ep_addr_t *ep_addr)
 {
     return UCS_ERR_UNSUPPORTED;
@@ -246,8 +230,7 @@ static unsigned uct_unsupported_iface_progress(uct_iface_h iface)
     return 0;
 }
 
-static ucs_status_t uct_unsupported_event_fd_get(uct_iface_h iface,
-                                                 int *fd_p)
+static ucs_status_t uct_unsupported_event_fd_get(uct_iface_h iface, int *fd_p)
 {
     return UCS_ERR_UNSUPPORTED;
 }
@@ -284,8 +267,8 @@ static int uct_unsupported_is_reachable(const uct_iface_h iface,
 }
 
 #define UCT_OPS_FILL(_ops, _field, _func) \
-    if ((_ops)->_field == NULL) { \
-        (_ops)->_field = _func; \
+    if ((_ops)->_field == NULL) {         \
+        (_ops)->_field = _func;           \
     }
 
 static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
@@ -318,8 +301,7 @@ static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
     UCT_OPS_FILL(ops, iface_flush, uct_unsupported_iface_flush);
     UCT_OPS_FILL(ops, iface_fence, uct_unsupported_iface_fence);
     UCT_OPS_FILL(ops, iface_progress_enable, uct_base_iface_progress_enable);
-    UCT_OPS_FILL(ops, iface_progress_disable,
-                 uct_base_iface_progress_disable);
+    UCT_OPS_FILL(ops, iface_progress_disable, uct_base_iface_progress_disable);
     UCT_OPS_FILL(ops, iface_progress, uct_unsupported_iface_progress);
     UCT_OPS_FILL(ops, iface_event_fd_get, uct_unsupported_event_fd_get);
     UCT_OPS_FILL(ops, iface_event_arm, uct_unsupported_event_arm);
@@ -343,21 +325,20 @@ UCS_STATIC_ASSERT(sizeof(uct_am_handler_t) == 64);
 static ucs_status_t uct_iface_stub_am_handler(void *arg, void *data,
                                               size_t length, unsigned flags)
 {
-    uct_am_handler_t *slot  = arg;
-    uct_base_iface_t *iface = ucs_container_of(slot - slot->reserved,
-                                               uct_base_iface_t, am);
+    uct_am_handler_t *slot = arg;
+    uct_base_iface_t *iface =
+        ucs_container_of(slot - slot->reserved, uct_base_iface_t, am);
 
     ucs_warn_limited(&iface->am_drop_log,
                      "%s iface %p: dropped an active message with id %u "
                      "(%zu bytes): no handler is set for it; call "
                      "uct_iface_set_am_handler() before peers send",
                      (iface->tl != NULL) ? iface->tl->name : "uct",
-                     (void*)iface, slot->reserved, length);
+                     (void *)iface, slot->reserved, length);
     return UCS_OK;
 }
 
-static void uct_iface_set_stub_am_handler(uct_base_iface_t *iface,
-                                          uint8_t id)
+static void uct_iface_set_stub_am_handler(uct_base_iface_t *iface, uint8_t id)
 {
     iface->am[id].cb       = uct_iface_stub_am_handler;
     iface->am[id].arg      = &iface->am[id];
@@ -365,9 +346,9 @@ static void uct_iface_set_stub_am_handler(uct_base_iface_t *iface,
     iface->am[id].reserved = id;
 }
 
-static ucs_status_t uct_iface_parse_alloc_methods(uct_base_iface_t *iface,
-                                                  const uct_iface_config_t
-                                                  *config)
+static ucs_status_t
+uct_iface_parse_alloc_methods(uct_base_iface_t *iface,
+                              const uct_iface_config_t *config)
 {
     unsigned i, m;
 
@@ -387,7 +368,7 @@ static ucs_status_t uct_iface_parse_alloc_methods(uct_base_iface_t *iface,
         }
         if (iface->config.num_alloc_methods < UCT_ALLOC_METHOD_LAST) {
             iface->config.alloc_methods[iface->config.num_alloc_methods++] =
-                    (uct_alloc_method_t)m;
+                (uct_alloc_method_t)m;
         }
     }
     return UCS_OK;
@@ -410,28 +391,29 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
     iface->md      = md;
     iface->worker  = uct_worker_priv(worker);
     iface->prog_id = UCS_CALLBACKQ_ID_NULL;
-    iface->tl      = (mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) &&
-                     (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) ?
-                     uct_component_find_tl(md->component,
-                                           params->mode.device.tl_name) :
-                     NULL;
+    iface->tl =
+        (mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) &&
+                (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)
+            ? uct_component_find_tl(md->component, params->mode.device.tl_name)
+            : NULL;
     if ((mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) &&
         (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
         snprintf(iface->dev_name, sizeof(iface->dev_name), "%s",
                  params->mode.device.dev_name);
     }
 
-    iface->rx_headroom = (mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM) ?
-                         params->rx_headroom : 0;
+    iface->rx_headroom =
+        (mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM) ? params->rx_headroom : 0;
 
     iface->am_alignment    = 1;
     iface->am_align_offset = 0;
     /* counters are read only through the object tree */
-    iface->stats_on        = UCT_IFACE_STATS_ENABLED && ucs_vfs_is_enabled();
+    iface->stats_on = UCT_IFACE_STATS_ENABLED && ucs_vfs_is_enabled();
     if (mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) {
         if (!ucs_is_pow2(params->am_alignment)) {
             ucs_error("am_alignment %zu is not a power of 2; pass 1 for no "
-                      "alignment", params->am_alignment);
+                      "alignment",
+                      params->am_alignment);
             return UCS_ERR_INVALID_PARAM;
         }
         iface->am_alignment = params->am_alignment;
@@ -444,8 +426,8 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
         }
         if (params->am_align_offset >= iface->am_alignment) {
             ucs_error("am_align_offset %zu must be smaller than "
-                      "am_alignment %zu", params->am_align_offset,
-                      iface->am_alignment);
+                      "am_alignment %zu",
+                      params->am_align_offset, iface->am_alignment);
             return UCS_ERR_INVALID_PARAM;
         }
         iface->am_align_offset = params->am_align_offset;
@@ -485,8 +467,7 @@ void uct_base_iface_cleanup(uct_base_iface_t *iface)
     uct_iface_vfs_cleanup(iface);
     ucs_log_limit_flush(&iface->am_drop_log, UCS_LOG_LEVEL_WARN,
                         "active messages without a handler");
-    uct_worker_progress_unregister_safe(&iface->worker->super,
-                                        &iface->prog_id);
+    uct_worker_progress_unregister_safe(&iface->worker->super, &iface->prog_id);
     iface->progress_flags = 0;
     ucs_list_del(&iface->list);
     --iface->worker->num_ifaces;
@@ -512,10 +493,9 @@ void uct_base_iface_progress_enable(uct_iface_h tl_iface, unsigned flags)
     unsigned mask           = UCT_PROGRESS_SEND | UCT_PROGRESS_RECV;
 
     if ((iface->progress_flags & mask) == 0 && (flags & mask)) {
-        uct_worker_progress_register_safe(&iface->worker->super,
-                                          uct_base_iface_progress_cb, iface,
-                                          UCS_CALLBACKQ_FLAG_FAST,
-                                          &iface->prog_id);
+        uct_worker_progress_register_safe(
+            &iface->worker->super, uct_base_iface_progress_cb, iface,
+            UCS_CALLBACKQ_FLAG_FAST, &iface->prog_id);
     }
     iface->progress_flags |= flags & mask;
 }
@@ -584,38 +564,36 @@ ucs_status_t uct_iface_handle_ep_err(uct_iface_h tl_iface, uct_ep_h ep,
 
     ucs_log(iface->config.failure_level,
             "iface %p (%s/%s): endpoint %p failed: %s; set an error "
-            "handler to recover", (void*)iface,
-            (iface->tl != NULL) ? iface->tl->name : "?", iface->dev_name,
-            (void*)ep, ucs_status_string(status));
+            "handler to recover",
+            (void *)iface, (iface->tl != NULL) ? iface->tl->name : "?",
+            iface->dev_name, (void *)ep, ucs_status_string(status));
     return status;
 }
 
 ucs_status_t uct_iface_invalid_am_id(uct_base_iface_t *iface, unsigned id)
 {
     ucs_error("iface %p (%s/%s): active message id %u is out of range; "
-              "valid ids are 0..%u", (void*)iface,
-              (iface->tl != NULL) ? iface->tl->name : "?", iface->dev_name,
-              id, (unsigned)UCT_AM_ID_MAX - 1);
+              "valid ids are 0..%u",
+              (void *)iface, (iface->tl != NULL) ? iface->tl->name : "?",
+              iface->dev_name, id, (unsigned)UCT_AM_ID_MAX - 1);
     return UCS_ERR_INVALID_PARAM;
 }
 
-ucs_status_t uct_iface_invalid_length(uct_base_iface_t *iface,
-                                      const char *what, size_t length,
-                                      size_t max)
+ucs_status_t uct_iface_invalid_length(uct_base_iface_t *iface, const char *what,
+                                      size_t length, size_t max)
 {
     ucs_error("iface %p (%s/%s): %s length %zu exceeds the maximum %zu; "
-              "check uct_iface_query() limits", (void*)iface,
-              (iface->tl != NULL) ? iface->tl->name : "?", iface->dev_name,
-              what, length, max);
+              "check uct_iface_query() limits",
+              (void *)iface, (iface->tl != NULL) ? iface->tl->name : "?",
+              iface->dev_name, what, length, max);
     return UCS_ERR_INVALID_PARAM;
 }
 
-ucs_status_t uct_iface_invalid_iovcnt(uct_base_iface_t *iface,
-                                      const char *what, size_t iovcnt,
-                                      size_t max)
+ucs_status_t uct_iface_invalid_iovcnt(uct_base_iface_t *iface, const char *what,
+                                      size_t iovcnt, size_t max)
 {
     ucs_error("iface %p (%s/%s): %s iov count %zu exceeds max_iov %zu",
-              (void*)iface, (iface->tl != NULL) ? iface->tl->name : "?",
+              (void *)iface, (iface->tl != NULL) ? iface->tl->name : "?",
               iface->dev_name, what, iovcnt, max);
     return UCS_ERR_INVALID_PARAM;
 }
@@ -630,7 +608,7 @@ void uct_iface_trace_am(uct_base_iface_t *iface, uct_am_trace_type_t type,
     }
     iface->am_tracer(iface->am_tracer_arg, type, id, data, length, buf,
                      sizeof(buf));
-    ucs_trace_data("iface %p am id %u length %zu: %s", (void*)iface, id,
+    ucs_trace_data("iface %p am id %u length %zu: %s", (void *)iface, id,
                    length, buf);
 }
 
@@ -645,16 +623,15 @@ size_t uct_iov_to_buffer(const uct_iov_t *iov, size_t iovcnt, void *dest)
             continue;
         }
         for (c = 0; c < iov[i].count; ++c) {
-            memcpy(p, (const char*)iov[i].buffer + (c * iov[i].stride),
+            memcpy(p, (const char *)iov[i].buffer + (c * iov[i].stride),
                    iov[i].length);
             p += iov[i].length;
         }
     }
-    return p - (char*)dest;
+    return p - (char *)dest;
 }
 
-size_t uct_iov_from_buffer(const uct_iov_t *iov, size_t iovcnt,
-                           const void *src)
+size_t uct_iov_from_buffer(const uct_iov_t *iov, size_t iovcnt, const void *src)
 {
     const char *p = src;
     size_t i;
@@ -665,20 +642,19 @@ size_t uct_iov_from_buffer(const uct_iov_t *iov, size_t iovcnt,
             continue;
         }
         for (c = 0; c < iov[i].count; ++c) {
-            memcpy((char*)iov[i].buffer + (c * iov[i].stride), p,
+            memcpy((char *)iov[i].buffer + (c * iov[i].stride), p,
                    iov[i].length);
             p += iov[i].length;
         }
     }
-    return p - (const char*)src;
+    return p - (const char *)src;
 }
 
 /* ------------------------------------------------------------------------
  * API calls
  */
 
-static int uct_iface_has_device(uct_md_h md, uct_tl_t *tl,
-                                const char *dev_name)
+static int uct_iface_has_device(uct_md_h md, uct_tl_t *tl, const char *dev_name)
 {
     uct_tl_device_resource_t *devices;
     unsigned i, num_devices;
@@ -709,10 +685,10 @@ ucs_status_t uct_iface_open(uct_md_h md, uct_worker_h worker,
 
     if ((md == NULL) || (worker == NULL) || (params == NULL) ||
         (iface_p == NULL)) {
-        ucs_error("uct_iface_open: NULL %s",
-                  (md == NULL)     ? "md" :
-                  (worker == NULL) ? "worker" :
-                  (params == NULL) ? "params" : "iface_p");
+        ucs_error("uct_iface_open: NULL %s", (md == NULL)       ? "md"
+                                             : (worker == NULL) ? "worker"
+                                             : (params == NULL) ? "params"
+                                                                : "iface_p");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -736,20 +712,20 @@ ucs_status_t uct_iface_open(uct_md_h md, uct_worker_h worker,
     tl = uct_component_find_tl(md->component, tl_name);
     if (tl == NULL) {
         ucs_error("transport '%s' is not available on memory domain '%s'; "
-                  "run uct_info -d to list transports", tl_name,
-                  md->component->name);
+                  "run uct_info -d to list transports",
+                  tl_name, md->component->name);
         return UCS_ERR_NO_DEVICE;
     }
 
     if (!uct_iface_has_device(md, tl, dev_name)) {
         ucs_error("device '%s' is not available for transport '%s'; run "
-                  "uct_info -d to list devices", dev_name, tl_name);
+                  "uct_info -d to list devices",
+                  dev_name, tl_name);
         return UCS_ERR_NO_DEVICE;
     }
 
     if (config == NULL) {
-        status = uct_md_iface_config_read(md, tl_name, NULL, NULL,
-                                          &own_config);
+        status = uct_md_iface_config_read(md, tl_name, NULL, NULL, &own_config);
         if (status != UCS_OK) {
             return status;
         }
@@ -881,15 +857,15 @@ ucs_status_t uct_iface_set_am_handler(uct_iface_h tl_iface, uint8_t id,
     if (!(flags & UCT_CB_FLAG_ASYNC) &&
         !(attr.cap.flags & UCT_IFACE_FLAG_CB_SYNC)) {
         ucs_error("iface %p: synchronous AM callbacks are not supported by "
-                  "%s; register with UCT_CB_FLAG_ASYNC", (void*)iface,
-                  (iface->tl != NULL) ? iface->tl->name : "?");
+                  "%s; register with UCT_CB_FLAG_ASYNC",
+                  (void *)iface, (iface->tl != NULL) ? iface->tl->name : "?");
         return UCS_ERR_UNSUPPORTED;
     }
     if ((flags & UCT_CB_FLAG_ASYNC) &&
-        !(attr.cap.flags & (UCT_IFACE_FLAG_CB_ASYNC |
-                            UCT_IFACE_FLAG_CB_SYNC))) {
+        !(attr.cap.flags &
+          (UCT_IFACE_FLAG_CB_ASYNC | UCT_IFACE_FLAG_CB_SYNC))) {
         ucs_error("iface %p: asynchronous AM callbacks are not supported",
-                  (void*)iface);
+                  (void *)iface);
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -935,7 +911,7 @@ void uct_ep_destroy(uct_ep_h ep)
     if (ep != NULL) {
         /* out of the tree even if the transport does not call
          * uct_base_ep_cleanup (then its next ep could not be added) */
-        uct_ep_vfs_cleanup((uct_base_ep_t*)ep);
+        uct_ep_vfs_cleanup((uct_base_ep_t *)ep);
         ep->iface->ops.ep_destroy(ep);
     }
 }

@@ -18,9 +18,9 @@ BEGIN_C_DECLS
 /** Traffic of one active message id on an interface (see
  *  uct_iface_stats_t for who updates it and how it is read). */
 typedef struct uct_iface_am_stats {
-    uint64_t tx_msgs;   /* sent from this interface */
-    uint64_t tx_bytes;  /* as the receiver's handler sees them */
-    uint64_t rx_msgs;   /* delivered to this interface's handler */
+    uint64_t tx_msgs;  /* sent from this interface */
+    uint64_t tx_bytes; /* as the receiver's handler sees them */
+    uint64_t rx_msgs;  /* delivered to this interface's handler */
     uint64_t rx_bytes;
 } uct_iface_am_stats_t;
 
@@ -31,19 +31,19 @@ typedef struct uct_iface_am_stats {
  * shift.
  */
 typedef struct uct_am_handler {
-    uct_am_callback_t    cb;
-    void                 *arg;
-    uint32_t             flags;
-    uint32_t             reserved;   /* the id, for the stub handler */
+    uct_am_callback_t cb;
+    void *arg;
+    uint32_t flags;
+    uint32_t reserved; /* the id, for the stub handler */
     uct_iface_am_stats_t stats;
-    uint64_t             pad;
+    uint64_t pad;
 } uct_am_handler_t;
 
 /** Base interface configuration, embedded first in every iface config. */
 struct uct_iface_config {
-    ucs_config_names_array_t alloc_methods;  /* names, tried in order */
-    unsigned                 failure_level;  /* ucs_log_level_t */
-    unsigned long            max_num_eps;
+    ucs_config_names_array_t alloc_methods; /* names, tried in order */
+    unsigned failure_level;                 /* ucs_log_level_t */
+    unsigned long max_num_eps;
 };
 
 extern ucs_config_field_t uct_iface_config_table[];
@@ -61,54 +61,54 @@ extern ucs_config_field_t uct_iface_config_table[];
  * defines ENABLE_STATS).
  */
 typedef struct uct_iface_stats {
-    uint64_t             put_msgs;
-    uint64_t             put_bytes;
-    uint64_t             get_msgs;
-    uint64_t             get_bytes;
-    uint64_t             tx_no_resource; /* sends refused for now
-                                            (UCS_ERR_NO_RESOURCE) */
-    uint64_t             tx_retries;     /* sends the transport had to
-                                            resume later (tcp: the socket
-                                            took only part, or nothing) */
-    uint64_t             conn_retries;   /* connection attempts repeated */
-    uint64_t             tx_errors;      /* sends failed with an error */
-    uint64_t             peer_failures;  /* endpoints failed by their peer
-                                            (uct_iface_handle_ep_err) */
+    uint64_t put_msgs;
+    uint64_t put_bytes;
+    uint64_t get_msgs;
+    uint64_t get_bytes;
+    uint64_t tx_no_resource; /* sends refused for now
+                                (UCS_ERR_NO_RESOURCE) */
+    uint64_t tx_retries;     /* sends the transport had to
+                                resume later (tcp: the socket
+                                took only part, or nothing) */
+    uint64_t conn_retries;   /* connection attempts repeated */
+    uint64_t tx_errors;      /* sends failed with an error */
+    uint64_t peer_failures;  /* endpoints failed by their peer
+                                (uct_iface_handle_ep_err) */
 } uct_iface_stats_t;
 
 struct uct_iface_vfs;
 
 /** The base of every interface. */
 typedef struct uct_base_iface {
-    uct_iface_t         super;        /* operations table: keep first */
-    uct_am_handler_t    am[UCT_AM_ID_MAX];
-    uct_md_h            md;
-    uct_priv_worker_t   *worker;
-    uct_tl_t            *tl;
-    char                dev_name[UCT_DEVICE_NAME_MAX];
-    size_t              rx_headroom;
-    size_t              am_alignment;     /* 1 when not requested */
-    size_t              am_align_offset;
-    int                 stats_on;         /* the counters can be seen: the
-                                             object tree was on at open */
+    uct_iface_t super; /* operations table: keep first */
+    uct_am_handler_t am[UCT_AM_ID_MAX];
+    uct_md_h md;
+    uct_priv_worker_t *worker;
+    uct_tl_t *tl;
+    char dev_name[UCT_DEVICE_NAME_MAX];
+    size_t rx_headroom;
+    size_t am_alignment; /* 1 when not requested */
+    size_t am_align_offset;
+    int stats_on; /* the counters can be seen: the
+                     object tree was on at open */
     uct_error_handler_t err_handler;
-    void                *err_handler_arg;
-    uint32_t            err_handler_flags;
-    uct_am_tracer_t     am_tracer;
-    void                *am_tracer_arg;
-    unsigned            progress_flags;   /* UCT_PROGRESS_* enabled */
-    uct_worker_cb_id_t  prog_id;
-    ucs_list_link_t     list;             /* in the worker's ifaces */
-    unsigned            num_eps;          /* uct_base_ep_init - cleanup */
-    struct uct_iface_vfs *vfs;            /* object tree data, or NULL */
-    ucs_log_limit_t     am_drop_log;      /* messages with no handler */
+    void *err_handler_arg;
+    uint32_t err_handler_flags;
+    uct_am_tracer_t am_tracer;
+    void *am_tracer_arg;
+    unsigned progress_flags; /* UCT_PROGRESS_* enabled */
+    uct_worker_cb_id_t prog_id;
+    ucs_list_link_t list;        /* in the worker's ifaces */
+    unsigned num_eps;            /* uct_base_ep_init - cleanup */
+    struct uct_iface_vfs *vfs;   /* object tree data, or NULL */
+    ucs_log_limit_t am_drop_log; /* messages with no handler */
     struct {
-        unsigned           num_alloc_methods;
+        unsigned num_alloc_methods;
         uct_alloc_method_t alloc_methods[UCT_ALLOC_METHOD_LAST];
-        ucs_log_level_t    failure_level;
-        size_t             max_num_eps;
+        ucs_log_level_t failure_level;
+        size_t max_num_eps;
     } config;
-    uct_iface_stats_t   stats;            /* apart from the fields above */
+    uct_iface_stats_t stats; /* apart from the fields above */
 } uct_base_iface_t;
 
 /** The base of every endpoint. */
@@ -118,7 +118,7 @@ typedef struct uct_base_ep {
 
 static inline uct_base_iface_t *uct_base_iface(uct_iface_h iface)
 {
-    return (uct_base_iface_t*)iface;
+    return (uct_base_iface_t *)iface;
 }
 
 /**
@@ -182,14 +182,12 @@ ucs_status_t uct_iface_handle_ep_err(uct_iface_h iface, uct_ep_h ep,
 ucs_status_t uct_iface_invalid_am_id(uct_base_iface_t *iface, unsigned id);
 
 /** Logs a length over the limit and returns UCS_ERR_INVALID_PARAM. */
-ucs_status_t uct_iface_invalid_length(uct_base_iface_t *iface,
-                                      const char *what, size_t length,
-                                      size_t max);
+ucs_status_t uct_iface_invalid_length(uct_base_iface_t *iface, const char *what,
+                                      size_t length, size_t max);
 
 /** Logs an iov count over the limit and returns UCS_ERR_INVALID_PARAM. */
-ucs_status_t uct_iface_invalid_iovcnt(uct_base_iface_t *iface,
-                                      const char *what, size_t iovcnt,
-                                      size_t max);
+ucs_status_t uct_iface_invalid_iovcnt(uct_base_iface_t *iface, const char *what,
+                                      size_t iovcnt, size_t max);
 
 /** UCS_OK when @a id is a valid AM id; otherwise logs and rejects. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
@@ -202,9 +200,8 @@ uct_iface_check_am_id(uct_base_iface_t *iface, uint8_t id)
 }
 
 /** UCS_OK when @a length <= @a max; otherwise logs and rejects. */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_iface_check_length(uct_base_iface_t *iface, const char *what,
-                       size_t length, size_t max)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_iface_check_length(
+    uct_base_iface_t *iface, const char *what, size_t length, size_t max)
 {
     if (ucs_unlikely(length > max)) {
         return uct_iface_invalid_length(iface, what, length, max);
@@ -212,9 +209,8 @@ uct_iface_check_length(uct_base_iface_t *iface, const char *what,
     return UCS_OK;
 }
 
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_iface_check_iovcnt(uct_base_iface_t *iface, const char *what,
-                       size_t iovcnt, size_t max)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_iface_check_iovcnt(
+    uct_base_iface_t *iface, const char *what, size_t iovcnt, size_t max)
 {
     if (ucs_unlikely(iovcnt > max)) {
         return uct_iface_invalid_iovcnt(iface, what, iovcnt, max);
@@ -231,21 +227,21 @@ uct_iface_check_iovcnt(uct_base_iface_t *iface, const char *what,
  * without --disable-stats). The functions below test it like a variable,
  * so every parameter is used either way and the compiler drops the code. */
 #ifdef ENABLE_STATS
-#  define UCT_IFACE_STATS_ENABLED 1
+#define UCT_IFACE_STATS_ENABLED 1
 #else
-#  define UCT_IFACE_STATS_ENABLED 0
+#define UCT_IFACE_STATS_ENABLED 0
 #endif
 
 /** An active message of @a length bytes (what the receiver's handler
  *  gets: header included) left through @a iface. @a id is a checked AM id
  *  (a size_t: the compiler widens it once for every use). */
-static UCS_F_ALWAYS_INLINE void
-uct_iface_stat_am_tx(uct_base_iface_t *iface, size_t id, size_t length)
+static UCS_F_ALWAYS_INLINE void uct_iface_stat_am_tx(uct_base_iface_t *iface,
+                                                     size_t id, size_t length)
 {
     uct_iface_am_stats_t *stats = &iface->am[id].stats;
 
     if (UCT_IFACE_STATS_ENABLED) {
-        stats->tx_msgs  += 1;
+        stats->tx_msgs += 1;
         stats->tx_bytes += length;
     }
 }
@@ -256,35 +252,35 @@ static UCS_F_ALWAYS_INLINE void
 uct_am_handler_stat_rx(uct_am_handler_t *handler, size_t length)
 {
     if (UCT_IFACE_STATS_ENABLED) {
-        handler->stats.rx_msgs  += 1;
+        handler->stats.rx_msgs += 1;
         handler->stats.rx_bytes += length;
     }
 }
 
 /** A PUT of @a length bytes was issued. */
-static UCS_F_ALWAYS_INLINE void
-uct_iface_stat_put(uct_base_iface_t *iface, size_t length)
+static UCS_F_ALWAYS_INLINE void uct_iface_stat_put(uct_base_iface_t *iface,
+                                                   size_t length)
 {
     if (UCT_IFACE_STATS_ENABLED) {
-        iface->stats.put_msgs  += 1;
+        iface->stats.put_msgs += 1;
         iface->stats.put_bytes += length;
     }
 }
 
 /** A GET of @a length bytes was issued. */
-static UCS_F_ALWAYS_INLINE void
-uct_iface_stat_get(uct_base_iface_t *iface, size_t length)
+static UCS_F_ALWAYS_INLINE void uct_iface_stat_get(uct_base_iface_t *iface,
+                                                   size_t length)
 {
     if (UCT_IFACE_STATS_ENABLED) {
-        iface->stats.get_msgs  += 1;
+        iface->stats.get_msgs += 1;
         iface->stats.get_bytes += length;
     }
 }
 
 /** A send returned the error @a status: counted as refused for now
  *  (UCS_ERR_NO_RESOURCE) or as failed. */
-static UCS_F_ALWAYS_INLINE void
-uct_iface_stat_tx_error(uct_base_iface_t *iface, ucs_status_t status)
+static UCS_F_ALWAYS_INLINE void uct_iface_stat_tx_error(uct_base_iface_t *iface,
+                                                        ucs_status_t status)
 {
     if (UCT_IFACE_STATS_ENABLED) {
         if (status == UCS_ERR_NO_RESOURCE) {
@@ -297,8 +293,7 @@ uct_iface_stat_tx_error(uct_base_iface_t *iface, ucs_status_t status)
 
 /** The device (socket) took less than was offered; the rest is resumed
  *  later. */
-static UCS_F_ALWAYS_INLINE void
-uct_iface_stat_tx_retry(uct_base_iface_t *iface)
+static UCS_F_ALWAYS_INLINE void uct_iface_stat_tx_retry(uct_base_iface_t *iface)
 {
     if (UCT_IFACE_STATS_ENABLED) {
         iface->stats.tx_retries += 1;
@@ -361,8 +356,8 @@ void uct_iface_trace_am(uct_base_iface_t *iface, uct_am_trace_type_t type,
 
 /** Marks one operation of @a comp done with @a status; runs the callback
  *  when the count reaches zero. */
-static UCS_F_ALWAYS_INLINE void
-uct_invoke_completion(uct_completion_t *comp, ucs_status_t status)
+static UCS_F_ALWAYS_INLINE void uct_invoke_completion(uct_completion_t *comp,
+                                                      ucs_status_t status)
 {
     uct_completion_update_status(comp, status);
     if (--comp->count == 0) {
@@ -371,8 +366,7 @@ uct_invoke_completion(uct_completion_t *comp, ucs_status_t status)
 }
 
 /** Total length of an iov (count * length per entry). */
-static inline size_t uct_iov_total_length(const uct_iov_t *iov,
-                                          size_t iovcnt)
+static inline size_t uct_iov_total_length(const uct_iov_t *iov, size_t iovcnt)
 {
     size_t i, total = 0;
 

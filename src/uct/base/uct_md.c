@@ -3,7 +3,7 @@
  * remote keys.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_md.h>
@@ -16,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ucs_config_field_t uct_md_config_table[] = {
-    {NULL}
-};
+ucs_config_field_t uct_md_config_table[] = {{NULL}};
 
 void uct_md_base_init(uct_md_t *md, const uct_md_ops_t *ops,
                       uct_component_t *component)
@@ -43,7 +41,7 @@ ucs_status_t uct_md_dummy_mem_reg(uct_md_h md, void *address, size_t length,
                                   unsigned flags, uct_mem_h *memh_p)
 {
     /* Any non-NULL value: there is nothing to keep */
-    *memh_p = (void*)0xdeadbeef;
+    *memh_p = (void *)0xdeadbeef;
     return UCS_OK;
 }
 
@@ -77,14 +75,14 @@ ucs_status_t uct_md_open(uct_component_h component, const char *md_name,
     int found = 0;
 
     if ((component == NULL) || (md_name == NULL) || (md_p == NULL)) {
-        ucs_error("uct_md_open: NULL %s",
-                  (component == NULL) ? "component" :
-                  (md_name == NULL)   ? "md_name" : "md_p");
+        ucs_error("uct_md_open: NULL %s", (component == NULL) ? "component"
+                                          : (md_name == NULL) ? "md_name"
+                                                              : "md_p");
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = component->query_md_resources(component, &resources,
-                                           &num_resources);
+    status =
+        component->query_md_resources(component, &resources, &num_resources);
     if (status != UCS_OK) {
         return status;
     }
@@ -96,8 +94,8 @@ ucs_status_t uct_md_open(uct_component_h component, const char *md_name,
     free(resources);
     if (!found) {
         ucs_error("memory domain '%s' does not exist in component '%s'; "
-                  "run uct_info -d to list memory domains", md_name,
-                  component->name);
+                  "run uct_info -d to list memory domains",
+                  md_name, component->name);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -148,11 +146,9 @@ static ucs_config_field_t uct_net_config_table[] = {
      "the listed ones. Names are compared whole; an empty value selects\n"
      "none. Devices that are not network devices (memory, shared memory)\n"
      "are not affected.",
-     ucs_offsetof(uct_net_config_t, net_devices),
-     UCS_CONFIG_TYPE_ALLOW_LIST},
+     ucs_offsetof(uct_net_config_t, net_devices), UCS_CONFIG_TYPE_ALLOW_LIST},
 
-    {NULL}
-};
+    {NULL}};
 
 UCS_CONFIG_REGISTER_TABLE(uct_net_config_table, "Network devices", "",
                           uct_net_config_t)
@@ -169,7 +165,7 @@ static int uct_net_empty_reported;
 /* The filter of one resource query */
 typedef struct uct_net_filter {
     uct_net_config_t config;
-    uint8_t          *matched; /* per listed name: a device has that name */
+    uint8_t *matched; /* per listed name: a device has that name */
 } uct_net_filter_t;
 
 static void UCS_F_DTOR uct_net_checked_release(void)
@@ -178,8 +174,7 @@ static void UCS_F_DTOR uct_net_checked_release(void)
 }
 
 /* Adds @a name to @a array unless there; 0 if it was there already. */
-static int uct_net_names_add(ucs_config_names_array_t *array,
-                             const char *name)
+static int uct_net_names_add(ucs_config_names_array_t *array, const char *name)
 {
     char **names, *copy;
 
@@ -194,8 +189,7 @@ static int uct_net_names_add(ucs_config_names_array_t *array,
         if (names != NULL) {
             array->names = names;
         }
-        ucs_debug("no memory to remember the network device name '%s'",
-                  name);
+        ucs_debug("no memory to remember the network device name '%s'", name);
         return 1;
     }
 
@@ -210,8 +204,8 @@ static ucs_status_t uct_net_filter_init(uct_net_filter_t *filter)
     unsigned count;
 
     /* a bad value is reported by the parser: variable, value, syntax */
-    status = ucs_config_parser_fill_opts(&filter->config,
-                                         uct_net_config_table, NULL, NULL, 0);
+    status = ucs_config_parser_fill_opts(&filter->config, uct_net_config_table,
+                                         NULL, NULL, 0);
     if (status != UCS_OK) {
         return status;
     }
@@ -222,7 +216,8 @@ static ucs_status_t uct_net_filter_init(uct_net_filter_t *filter)
         filter->matched = calloc(count, sizeof(*filter->matched));
         if (filter->matched == NULL) {
             ucs_error("failed to allocate the UCX_NET_DEVICES filter (%u "
-                      "names)", count);
+                      "names)",
+                      count);
             ucs_config_parser_release_opts(&filter->config,
                                            uct_net_config_table);
             return UCS_ERR_NO_MEMORY;
@@ -258,8 +253,7 @@ static int uct_net_filter_allows(uct_net_filter_t *filter, const uct_tl_t *tl,
         return 1;
     }
 
-    ucs_debug("%s/%s is left out by UCX_NET_DEVICES", tl->name,
-              device->name);
+    ucs_debug("%s/%s is left out by UCX_NET_DEVICES", tl->name, device->name);
     return 0;
 }
 
@@ -306,21 +300,20 @@ static void uct_net_names_of_component(uct_component_t *component,
     ucs_status_t status;
     uct_md_h md;
 
-    if (component->query_md_resources(component, &md_resources,
-                                      &num_mds) != UCS_OK) {
+    if (component->query_md_resources(component, &md_resources, &num_mds) !=
+        UCS_OK) {
         return;
     }
 
     for (i = 0; i < num_mds; ++i) {
         md_config = NULL;
         if ((component->md_config.table != NULL) &&
-            (uct_md_config_read(component, NULL, NULL, &md_config) !=
-             UCS_OK)) {
+            (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK)) {
             continue;
         }
 
-        status = uct_md_open(component, md_resources[i].md_name, md_config,
-                             &md);
+        status =
+            uct_md_open(component, md_resources[i].md_name, md_config, &md);
         uct_config_release(md_config);
         if (status != UCS_OK) {
             continue;
@@ -343,8 +336,8 @@ static void uct_net_filter_check_empty(const uct_net_filter_t *filter)
     const ucs_config_allow_list_t *list = &filter->config.net_devices;
     int empty, report;
 
-    empty = (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) &&
-            (list->array.count == 0);
+    empty =
+        (list->mode == UCS_CONFIG_ALLOW_LIST_ALLOW) && (list->array.count == 0);
 
     pthread_mutex_lock(&uct_net_checked_lock);
     report                 = empty && !uct_net_empty_reported;
@@ -381,17 +374,15 @@ static void uct_net_filter_check_names(const uct_net_filter_t *filter)
     ucs_string_buffer_init(&unknown);
     ucs_string_buffer_init(&available);
 
-    ucs_string_buffer_appendf(&value, "%s",
-                              (list->mode == UCS_CONFIG_ALLOW_LIST_NEGATE) ?
-                              "^" : "");
+    ucs_string_buffer_appendf(
+        &value, "%s", (list->mode == UCS_CONFIG_ALLOW_LIST_NEGATE) ? "^" : "");
     for (i = 0; i < list->array.count; ++i) {
         ucs_string_buffer_appendf(&value, "%s%s", (i == 0) ? "" : ",",
                                   list->array.names[i]);
     }
 
     pthread_mutex_lock(&uct_net_checked_lock);
-    first = uct_net_names_add(&uct_net_checked,
-                              ucs_string_buffer_cstr(&value));
+    first = uct_net_names_add(&uct_net_checked, ucs_string_buffer_cstr(&value));
     pthread_mutex_unlock(&uct_net_checked_lock);
     if (!first) {
         goto out;
@@ -459,8 +450,8 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
     ucs_list_for_each(tl, &md->component->tl_list, list) {
         status = tl->query_devices(md, &devices, &num_devices);
         if (status != UCS_OK) {
-            ucs_debug("failed to query devices of transport '%s': %s",
-                      tl->name, ucs_status_string(status));
+            ucs_debug("failed to query devices of transport '%s': %s", tl->name,
+                      ucs_status_string(status));
             continue;
         }
         if (num_devices == 0) {
@@ -482,11 +473,10 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
                 continue;
             }
             memset(&resources[count], 0, sizeof(resources[count]));
-            snprintf(resources[count].tl_name,
-                     sizeof(resources[count].tl_name), "%s", tl->name);
+            snprintf(resources[count].tl_name, sizeof(resources[count].tl_name),
+                     "%s", tl->name);
             snprintf(resources[count].dev_name,
-                     sizeof(resources[count].dev_name), "%s",
-                     devices[i].name);
+                     sizeof(resources[count].dev_name), "%s", devices[i].name);
             resources[count].dev_type   = devices[i].type;
             resources[count].sys_device = devices[i].sys_device;
             ++count;
@@ -535,8 +525,8 @@ ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
     tl = uct_component_find_tl(md->component, tl_name);
     if (tl == NULL) {
         ucs_error("transport '%s' does not exist in component '%s'; run "
-                  "uct_info -d to list transports", tl_name,
-                  md->component->name);
+                  "uct_info -d to list transports",
+                  tl_name, md->component->name);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -548,7 +538,7 @@ ucs_status_t uct_md_iface_config_read(uct_md_h md, const char *tl_name,
         return status;
     }
 
-    *config_p = (uct_iface_config_t*)bundle->data;
+    *config_p = (uct_iface_config_t *)bundle->data;
     return UCS_OK;
 }
 
@@ -563,8 +553,10 @@ ucs_status_t uct_md_mem_advise(uct_md_h md, uct_mem_h memh, void *addr,
                                size_t length, uct_mem_advice_t advice)
 {
     if ((md == NULL) || (memh == UCT_MEM_HANDLE_NULL) || (length == 0)) {
-        ucs_error("uct_md_mem_advise: %s", (md == NULL) ? "NULL md" :
-                  (length == 0) ? "zero length" : "NULL memory handle");
+        ucs_error("uct_md_mem_advise: %s", (md == NULL) ? "NULL md"
+                                           : (length == 0)
+                                               ? "zero length"
+                                               : "NULL memory handle");
         return UCS_ERR_INVALID_PARAM;
     }
     if (md->ops->mem_advise == NULL) {
@@ -608,8 +600,8 @@ ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh)
     return md->ops->mem_dereg(md, memh);
 }
 
-ucs_status_t uct_md_mem_query(uct_md_h md, const void *address,
-                              size_t length, uct_md_mem_attr_t *mem_attr)
+ucs_status_t uct_md_mem_query(uct_md_h md, const void *address, size_t length,
+                              uct_md_mem_attr_t *mem_attr)
 {
     if ((md == NULL) || (mem_attr == NULL)) {
         ucs_error("uct_md_mem_query: NULL %s",
@@ -650,8 +642,7 @@ ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer)
     return md->ops->mkey_pack(md, memh, rkey_buffer);
 }
 
-ucs_status_t uct_rkey_unpack(uct_component_h component,
-                             const void *rkey_buffer,
+ucs_status_t uct_rkey_unpack(uct_component_h component, const void *rkey_buffer,
                              uct_rkey_bundle_t *rkey_ob)
 {
     uct_rkey_t rkey;
@@ -659,9 +650,10 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
     ucs_status_t status;
 
     if ((component == NULL) || (rkey_buffer == NULL) || (rkey_ob == NULL)) {
-        ucs_error("uct_rkey_unpack: NULL %s",
-                  (component == NULL)   ? "component" :
-                  (rkey_buffer == NULL) ? "rkey buffer" : "rkey bundle");
+        ucs_error("uct_rkey_unpack: NULL %s", (component == NULL) ? "component"
+                                              : (rkey_buffer == NULL)
+                                                  ? "rkey buffer"
+                                                  : "rkey bundle");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -676,9 +668,8 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
     return UCS_OK;
 }
 
-ucs_status_t uct_rkey_ptr(uct_component_h component,
-                          uct_rkey_bundle_t *rkey_ob, uint64_t remote_addr,
-                          void **addr_p)
+ucs_status_t uct_rkey_ptr(uct_component_h component, uct_rkey_bundle_t *rkey_ob,
+                          uint64_t remote_addr, void **addr_p)
 {
     if ((component == NULL) || (rkey_ob == NULL) || (addr_p == NULL)) {
         ucs_error("uct_rkey_ptr: NULL argument");
@@ -741,7 +732,7 @@ ucs_status_t uct_host_md_mem_query(uct_md_h md, const void *address,
         mem_attr->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
     }
     if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS) {
-        mem_attr->base_address = (void*)address;
+        mem_attr->base_address = (void *)address;
     }
     if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH) {
         mem_attr->alloc_length = length;
@@ -764,11 +755,9 @@ static const uct_md_ops_t uct_host_md_ops = {
     .mem_dereg          = uct_md_dummy_mem_dereg,
     .mem_query          = uct_host_md_mem_query,
     .mkey_pack          = uct_host_md_mkey_pack,
-    .detect_memory_type = uct_host_md_detect_memory_type
-};
+    .detect_memory_type = uct_host_md_detect_memory_type};
 
-ucs_status_t uct_host_md_open(uct_component_t *component,
-                              const char *md_name,
+ucs_status_t uct_host_md_open(uct_component_t *component, const char *md_name,
                               const uct_md_config_t *config, uct_md_h *md_p)
 {
     uct_md_t *md;

@@ -12,31 +12,29 @@
 BEGIN_C_DECLS
 
 struct uct_md_ops {
-    void         (*close)(uct_md_h md);
+    void (*close)(uct_md_h md);
     ucs_status_t (*query)(uct_md_h md, uct_md_attr_t *md_attr);
-    ucs_status_t (*mem_alloc)(uct_md_h md, size_t *length_p,
-                              void **address_p, ucs_memory_type_t mem_type,
-                              unsigned flags, const char *alloc_name,
-                              uct_mem_h *memh_p);
+    ucs_status_t (*mem_alloc)(uct_md_h md, size_t *length_p, void **address_p,
+                              ucs_memory_type_t mem_type, unsigned flags,
+                              const char *alloc_name, uct_mem_h *memh_p);
     ucs_status_t (*mem_free)(uct_md_h md, uct_mem_h memh);
     ucs_status_t (*mem_advise)(uct_md_h md, uct_mem_h memh, void *addr,
                                size_t length, uct_mem_advice_t advice);
     ucs_status_t (*mem_reg)(uct_md_h md, void *address, size_t length,
                             unsigned flags, uct_mem_h *memh_p);
     ucs_status_t (*mem_dereg)(uct_md_h md, uct_mem_h memh);
-    ucs_status_t (*mem_query)(uct_md_h md, const void *address,
-                              size_t length, uct_md_mem_attr_t *mem_attr);
-    ucs_status_t (*mkey_pack)(uct_md_h md, uct_mem_h memh,
-                              void *rkey_buffer);
+    ucs_status_t (*mem_query)(uct_md_h md, const void *address, size_t length,
+                              uct_md_mem_attr_t *mem_attr);
+    ucs_status_t (*mkey_pack)(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
     ucs_status_t (*detect_memory_type)(uct_md_h md, const void *addr,
                                        size_t length,
                                        ucs_memory_type_t *mem_type_p);
     /** May be NULL. Prints what the md knows of its device beyond
      *  uct_md_attr_t (ports, addresses, locality), as "# " lines. */
-    void         (*print_info)(uct_md_h md, FILE *stream);
+    void (*print_info)(uct_md_h md, FILE *stream);
     /** May be NULL. Adds the md's own files to its object tree directory
      *  (uct/base/uct_vfs.h), right after libuct added the generic ones. */
-    void         (*vfs_init)(uct_md_h md);
+    void (*vfs_init)(uct_md_h md);
 };
 
 struct uct_md_vfs;
@@ -44,8 +42,8 @@ struct uct_md_vfs;
 /** The base of every memory domain. */
 struct uct_md {
     const uct_md_ops_t *ops;
-    uct_component_t    *component;
-    struct uct_md_vfs  *vfs;      /* object tree data, or NULL */
+    uct_component_t *component;
+    struct uct_md_vfs *vfs; /* object tree data, or NULL */
 };
 
 /** Base memory domain configuration, embedded first in every md config. */
@@ -88,8 +86,7 @@ ucs_status_t uct_md_stub_rkey_release(uct_component_t *component,
  * one process (self); one that takes accesses from other processes needs
  * keyed registrations instead (as uct/tcp/tcp_md.h does).
  */
-ucs_status_t uct_host_md_open(uct_component_t *component,
-                              const char *md_name,
+ucs_status_t uct_host_md_open(uct_component_t *component, const char *md_name,
                               const uct_md_config_t *config, uct_md_h *md_p);
 
 /** mem_query and detect_memory_type of the host memory domain, for other

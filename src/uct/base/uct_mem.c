@@ -3,7 +3,7 @@
  * interface memory (allocated and registered with the interface's md).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_iface.h>
@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 
 #ifndef MAP_HUGETLB
-#  define MAP_HUGETLB 0x40000
+#define MAP_HUGETLB 0x40000
 #endif
 
 static size_t uct_mem_page_size(void)
@@ -53,12 +53,11 @@ static ucs_status_t uct_mem_alloc_md(size_t length, unsigned flags,
         }
 
         alloc_length = length;
-        address      = (params->field_mask &
-                        UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS) ?
-                       params->address : NULL;
+        address      = (params->field_mask & UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS)
+                           ? params->address
+                           : NULL;
         status       = md->ops->mem_alloc(md, &alloc_length, &address,
-                                          UCS_MEMORY_TYPE_HOST, flags, name,
-                                          &memh);
+                                          UCS_MEMORY_TYPE_HOST, flags, name, &memh);
         if (status != UCS_OK) {
             ucs_debug("md %s failed to allocate %zu bytes for '%s': %s",
                       md->component->name, length, name,
@@ -77,8 +76,7 @@ static ucs_status_t uct_mem_alloc_md(size_t length, unsigned flags,
 }
 
 static ucs_status_t uct_mem_alloc_mmap(size_t length, int extra_flags,
-                                       size_t align, void *hint,
-                                       unsigned flags,
+                                       size_t align, void *hint, unsigned flags,
                                        uct_allocated_memory_t *mem)
 {
     size_t alloc_length = ucs_align_up(length, align);
@@ -89,8 +87,8 @@ static ucs_status_t uct_mem_alloc_mmap(size_t length, int extra_flags,
         mmap_flags |= MAP_FIXED;
     }
 
-    address = mmap(hint, alloc_length, PROT_READ | PROT_WRITE, mmap_flags, -1,
-                   0);
+    address =
+        mmap(hint, alloc_length, PROT_READ | PROT_WRITE, mmap_flags, -1, 0);
     if (address == MAP_FAILED) {
         ucs_debug("mmap(length=%zu flags=0x%x) failed: %m", alloc_length,
                   mmap_flags);
@@ -171,10 +169,10 @@ ucs_status_t uct_mem_alloc(size_t length, const uct_alloc_method_t *methods,
 
     if ((methods == NULL) || (num_methods == 0) || (params == NULL) ||
         (mem == NULL)) {
-        ucs_error("uct_mem_alloc: %s",
-                  (methods == NULL || num_methods == 0) ?
-                  "no allocation methods given" :
-                  (params == NULL) ? "NULL params" : "NULL mem");
+        ucs_error("uct_mem_alloc: %s", (methods == NULL || num_methods == 0)
+                                           ? "no allocation methods given"
+                                       : (params == NULL) ? "NULL params"
+                                                          : "NULL mem");
         return UCS_ERR_INVALID_PARAM;
     }
     if (length == 0) {
@@ -194,14 +192,15 @@ ucs_status_t uct_mem_alloc(size_t length, const uct_alloc_method_t *methods,
     if ((params->field_mask & UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE) &&
         (params->mem_type != UCS_MEMORY_TYPE_HOST)) {
         ucs_error("uct_mem_alloc('%s'): memory type %s is not supported; "
-                  "only host memory can be allocated here", name,
-                  ucs_memory_type_names[params->mem_type]);
+                  "only host memory can be allocated here",
+                  name, ucs_memory_type_names[params->mem_type]);
         return UCS_ERR_UNSUPPORTED;
     }
     if ((flags & UCT_MD_MEM_FLAG_FIXED) &&
         ((hint == NULL) || ((uintptr_t)hint % uct_mem_page_size()))) {
         ucs_error("uct_mem_alloc('%s'): UCT_MD_MEM_FLAG_FIXED needs a "
-                  "page-aligned address", name);
+                  "page-aligned address",
+                  name);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -226,13 +225,14 @@ ucs_status_t uct_mem_alloc(size_t length, const uct_alloc_method_t *methods,
             break;
         case UCT_ALLOC_METHOD_HUGE:
             huge_size = ucs_get_huge_page_size();
-            status    = (huge_size == 0) ? UCS_ERR_UNSUPPORTED :
-                        uct_mem_alloc_mmap(length, MAP_HUGETLB, huge_size,
-                                           hint, flags, &result);
+            status    = (huge_size == 0)
+                            ? UCS_ERR_UNSUPPORTED
+                            : uct_mem_alloc_mmap(length, MAP_HUGETLB, huge_size,
+                                                 hint, flags, &result);
             break;
         default:
-            ucs_error("uct_mem_alloc('%s'): invalid allocation method %d",
-                      name, (int)methods[i]);
+            ucs_error("uct_mem_alloc('%s'): invalid allocation method %d", name,
+                      (int)methods[i]);
             return UCS_ERR_INVALID_PARAM;
         }
 
@@ -249,7 +249,8 @@ ucs_status_t uct_mem_alloc(size_t length, const uct_alloc_method_t *methods,
     if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
         ucs_error("failed to allocate %zu bytes for '%s' with any of the "
                   "%u methods given; check memory limits (ulimit -l/-v) or "
-                  "UCX_*_ALLOC", length, name, num_methods);
+                  "UCX_*_ALLOC",
+                  length, name, num_methods);
     }
     return UCS_ERR_NO_MEMORY;
 }
@@ -275,8 +276,7 @@ ucs_status_t uct_mem_free(const uct_allocated_memory_t *mem)
     case UCT_ALLOC_METHOD_MMAP:
     case UCT_ALLOC_METHOD_HUGE:
         if (munmap(mem->address, mem->length) != 0) {
-            ucs_error("munmap(%p, %zu) failed: %m", mem->address,
-                      mem->length);
+            ucs_error("munmap(%p, %zu) failed: %m", mem->address, mem->length);
             return UCS_ERR_INVALID_PARAM;
         }
         return UCS_OK;
@@ -305,10 +305,10 @@ ucs_status_t uct_iface_mem_alloc(uct_iface_h tl_iface, size_t length,
     params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
                         UCT_MEM_ALLOC_PARAM_FIELD_MDS |
                         UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags      = flags;
-    params.mds.mds    = &iface->md;
-    params.mds.count  = 1;
-    params.name       = name;
+    params.flags     = flags;
+    params.mds.mds   = &iface->md;
+    params.mds.count = 1;
+    params.name      = name;
 
     status = uct_mem_alloc(length, iface->config.alloc_methods,
                            iface->config.num_alloc_methods, &params, mem);

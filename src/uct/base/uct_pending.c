@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_pending.h>
@@ -19,21 +19,21 @@ ucs_arbiter_cb_result_t uct_pending_req_dispatch_cb(ucs_arbiter_t *arbiter,
     } else if (status == UCS_INPROGRESS) {
         return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
     } else if (status == UCS_ERR_NO_RESOURCE) {
-        return (arg == UCT_PENDING_DISPATCH_DESCHED) ?
-                       UCS_ARBITER_CB_RESULT_DESCHED_GROUP :
-                       UCS_ARBITER_CB_RESULT_STOP;
+        return (arg == UCT_PENDING_DISPATCH_DESCHED)
+                   ? UCS_ARBITER_CB_RESULT_DESCHED_GROUP
+                   : UCS_ARBITER_CB_RESULT_STOP;
     }
 
     ucs_error("pending request %p returned %s; a pending callback must "
               "return UCS_OK, UCS_INPROGRESS or UCS_ERR_NO_RESOURCE",
-              (void*)req, ucs_status_string(status));
+              (void *)req, ucs_status_string(status));
     return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
 }
 
 typedef struct {
     uct_pending_purge_callback_t cb;
-    void                         *arg;
-    size_t                       *count; /* of a uct_pending_group_t */
+    void *arg;
+    size_t *count; /* of a uct_pending_group_t */
 } uct_pending_purge_arg_t;
 
 static ucs_arbiter_cb_result_t uct_pending_purge_cb(ucs_arbiter_t *arbiter,
@@ -52,8 +52,7 @@ static ucs_arbiter_cb_result_t uct_pending_purge_cb(ucs_arbiter_t *arbiter,
     return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
 }
 
-void uct_pending_queue_purge(ucs_arbiter_t *arbiter,
-                             ucs_arbiter_group_t *group,
+void uct_pending_queue_purge(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                              uct_pending_purge_callback_t cb, void *arg)
 {
     uct_pending_purge_arg_t purge = {cb, arg, NULL};
@@ -66,9 +65,8 @@ uct_pending_group_dispatch_cb(ucs_arbiter_t *arbiter,
                               ucs_arbiter_group_t *group,
                               ucs_arbiter_elem_t *elem, void *arg)
 {
-    uct_pending_group_t *pending = ucs_container_of(group,
-                                                    uct_pending_group_t,
-                                                    group);
+    uct_pending_group_t *pending =
+        ucs_container_of(group, uct_pending_group_t, group);
     ucs_arbiter_cb_result_t result;
 
     result = uct_pending_req_dispatch_cb(arbiter, group, elem, arg);

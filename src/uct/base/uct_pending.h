@@ -16,13 +16,13 @@ static inline ucs_arbiter_elem_t *
 uct_pending_req_arb_elem(uct_pending_req_t *req)
 {
     UCS_STATIC_ASSERT_SIZE_LE(ucs_arbiter_elem_t, UCT_PENDING_REQ_PRIV_LEN);
-    return (ucs_arbiter_elem_t*)req->priv;
+    return (ucs_arbiter_elem_t *)req->priv;
 }
 
 static inline uct_pending_req_t *
 uct_pending_req_from_arb_elem(ucs_arbiter_elem_t *elem)
 {
-    return ucs_container_of((void*)elem, uct_pending_req_t, priv);
+    return ucs_container_of((void *)elem, uct_pending_req_t, priv);
 }
 
 /** Queues @a req at the tail of an endpoint's group and schedules the
@@ -37,7 +37,7 @@ static inline void uct_pending_req_push(ucs_arbiter_t *arbiter,
 }
 
 /** @a arg of uct_pending_req_dispatch_cb() for per-endpoint resources */
-#define UCT_PENDING_DISPATCH_DESCHED ((void*)1)
+#define UCT_PENDING_DISPATCH_DESCHED ((void *)1)
 
 /**
  * Arbiter callback that runs a pending request: UCS_OK removes it,
@@ -55,8 +55,7 @@ ucs_arbiter_cb_result_t uct_pending_req_dispatch_cb(ucs_arbiter_t *arbiter,
 
 /** Removes every request of @a group, calling @a cb (if not NULL) for
  *  each, in order. */
-void uct_pending_queue_purge(ucs_arbiter_t *arbiter,
-                             ucs_arbiter_group_t *group,
+void uct_pending_queue_purge(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                              uct_pending_purge_callback_t cb, void *arg);
 
 /**
@@ -67,7 +66,7 @@ void uct_pending_queue_purge(ucs_arbiter_t *arbiter,
  */
 typedef struct uct_pending_group {
     ucs_arbiter_group_t group;
-    size_t              count;
+    size_t count;
 } uct_pending_group_t;
 
 static inline void uct_pending_group_init(uct_pending_group_t *pending)
@@ -86,8 +85,7 @@ static inline void uct_pending_group_add(uct_pending_group_t *pending,
                                          uct_pending_req_t *req)
 {
     ucs_arbiter_elem_init(uct_pending_req_arb_elem(req));
-    ucs_arbiter_group_push_elem(&pending->group,
-                                uct_pending_req_arb_elem(req));
+    ucs_arbiter_group_push_elem(&pending->group, uct_pending_req_arb_elem(req));
     ++pending->count;
 }
 

@@ -9,7 +9,7 @@
  * read from the object's plain fields when a file is read.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_vfs.h>
@@ -24,7 +24,7 @@
 #define UCT_VFS_MD_MAX_SAME_NAME 1024
 
 /* "/uct/worker/<id>/iface/<id>" with two 64-bit ids */
-#define UCT_VFS_IFACE_PATH_MAX   64
+#define UCT_VFS_IFACE_PATH_MAX 64
 
 /* What the reg_cost file of a memory domain shows */
 struct uct_md_vfs {
@@ -34,94 +34,92 @@ struct uct_md_vfs {
 /* What the generic files of an interface need beyond its plain fields */
 struct uct_iface_vfs {
     uint64_t id;
-    char     path[UCT_VFS_IFACE_PATH_MAX]; /* of its directory */
-    size_t   dev_addr_len;
-    size_t   iface_addr_len;
-    uint8_t  addr[];        /* device address, then interface address */
+    char path[UCT_VFS_IFACE_PATH_MAX]; /* of its directory */
+    size_t dev_addr_len;
+    size_t iface_addr_len;
+    uint8_t addr[]; /* device address, then interface address */
 };
 
 /* A flag and its name in the files that spell flags out */
 typedef struct {
-    uint64_t   bit;
+    uint64_t bit;
     const char *name;
 } uct_vfs_flag_name_t;
 
 /* Names are the flag macros' suffixes in lower case */
 static const uct_vfs_flag_name_t uct_vfs_component_flags[] = {
-    {UCT_COMPONENT_FLAG_CM,       "cm"},
+    {UCT_COMPONENT_FLAG_CM, "cm"},
     {UCT_COMPONENT_FLAG_RKEY_PTR, "rkey_ptr"},
-    {0, NULL}
-};
+    {0, NULL}};
 
 static const uct_vfs_flag_name_t uct_vfs_md_flags[] = {
-    {UCT_MD_FLAG_ALLOC,         "alloc"},
-    {UCT_MD_FLAG_REG,           "reg"},
-    {UCT_MD_FLAG_NEED_MEMH,     "need_memh"},
-    {UCT_MD_FLAG_NEED_RKEY,     "need_rkey"},
-    {UCT_MD_FLAG_ADVISE,        "advise"},
-    {UCT_MD_FLAG_FIXED,         "fixed"},
-    {UCT_MD_FLAG_RKEY_PTR,      "rkey_ptr"},
-    {UCT_MD_FLAG_SOCKADDR,      "sockaddr"},
-    {UCT_MD_FLAG_INVALIDATE,    "invalidate"},
+    {UCT_MD_FLAG_ALLOC, "alloc"},
+    {UCT_MD_FLAG_REG, "reg"},
+    {UCT_MD_FLAG_NEED_MEMH, "need_memh"},
+    {UCT_MD_FLAG_NEED_RKEY, "need_rkey"},
+    {UCT_MD_FLAG_ADVISE, "advise"},
+    {UCT_MD_FLAG_FIXED, "fixed"},
+    {UCT_MD_FLAG_RKEY_PTR, "rkey_ptr"},
+    {UCT_MD_FLAG_SOCKADDR, "sockaddr"},
+    {UCT_MD_FLAG_INVALIDATE, "invalidate"},
     {UCT_MD_FLAG_EXPORTED_MKEY, "exported_mkey"},
-    {UCT_MD_FLAG_REG_DMABUF,    "reg_dmabuf"},
-    {0, NULL}
-};
+    {UCT_MD_FLAG_REG_DMABUF, "reg_dmabuf"},
+    {0, NULL}};
 
 static const uct_vfs_flag_name_t uct_vfs_iface_flags[] = {
-    {UCT_IFACE_FLAG_AM_SHORT,               "am_short"},
-    {UCT_IFACE_FLAG_AM_BCOPY,               "am_bcopy"},
-    {UCT_IFACE_FLAG_AM_ZCOPY,               "am_zcopy"},
-    {UCT_IFACE_FLAG_PENDING,                "pending"},
-    {UCT_IFACE_FLAG_PUT_SHORT,              "put_short"},
-    {UCT_IFACE_FLAG_PUT_BCOPY,              "put_bcopy"},
-    {UCT_IFACE_FLAG_PUT_ZCOPY,              "put_zcopy"},
-    {UCT_IFACE_FLAG_GET_SHORT,              "get_short"},
-    {UCT_IFACE_FLAG_GET_BCOPY,              "get_bcopy"},
-    {UCT_IFACE_FLAG_GET_ZCOPY,              "get_zcopy"},
-    {UCT_IFACE_FLAG_ATOMIC_CPU,             "atomic_cpu"},
-    {UCT_IFACE_FLAG_ATOMIC_DEVICE,          "atomic_device"},
-    {UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF,    "errhandle_short_buf"},
-    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF,    "errhandle_bcopy_buf"},
-    {UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF,    "errhandle_zcopy_buf"},
-    {UCT_IFACE_FLAG_ERRHANDLE_AM_ID,        "errhandle_am_id"},
-    {UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM,   "errhandle_remote_mem"},
-    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN,    "errhandle_bcopy_len"},
+    {UCT_IFACE_FLAG_AM_SHORT, "am_short"},
+    {UCT_IFACE_FLAG_AM_BCOPY, "am_bcopy"},
+    {UCT_IFACE_FLAG_AM_ZCOPY, "am_zcopy"},
+    {UCT_IFACE_FLAG_PENDING, "pending"},
+    {UCT_IFACE_FLAG_PUT_SHORT, "put_short"},
+    {UCT_IFACE_FLAG_PUT_BCOPY, "put_bcopy"},
+    {UCT_IFACE_FLAG_PUT_ZCOPY, "put_zcopy"},
+    {UCT_IFACE_FLAG_GET_SHORT, "get_short"},
+    {UCT_IFACE_FLAG_GET_BCOPY, "get_bcopy"},
+    {UCT_IFACE_FLAG_GET_ZCOPY, "get_zcopy"},
+    {UCT_IFACE_FLAG_ATOMIC_CPU, "atomic_cpu"},
+    {UCT_IFACE_FLAG_ATOMIC_DEVICE, "atomic_device"},
+    {UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF, "errhandle_short_buf"},
+    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF, "errhandle_bcopy_buf"},
+    {UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF, "errhandle_zcopy_buf"},
+    {UCT_IFACE_FLAG_ERRHANDLE_AM_ID, "errhandle_am_id"},
+    {UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM, "errhandle_remote_mem"},
+    {UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN, "errhandle_bcopy_len"},
     {UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE, "errhandle_peer_failure"},
-    {UCT_IFACE_FLAG_EP_CHECK,               "ep_check"},
-    {UCT_IFACE_FLAG_CONNECT_TO_IFACE,       "connect_to_iface"},
-    {UCT_IFACE_FLAG_CONNECT_TO_EP,          "connect_to_ep"},
-    {UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR,    "connect_to_sockaddr"},
-    {UCT_IFACE_FLAG_AM_DUP,                 "am_dup"},
-    {UCT_IFACE_FLAG_CB_SYNC,                "cb_sync"},
-    {UCT_IFACE_FLAG_CB_ASYNC,               "cb_async"},
-    {UCT_IFACE_FLAG_EP_KEEPALIVE,           "ep_keepalive"},
-    {UCT_IFACE_FLAG_TAG_EAGER_SHORT,        "tag_eager_short"},
-    {UCT_IFACE_FLAG_TAG_EAGER_BCOPY,        "tag_eager_bcopy"},
-    {UCT_IFACE_FLAG_TAG_EAGER_ZCOPY,        "tag_eager_zcopy"},
-    {UCT_IFACE_FLAG_TAG_RNDV_ZCOPY,         "tag_rndv_zcopy"},
-    {UCT_IFACE_FLAG_INTER_NODE,             "inter_node"},
-    {0, NULL}
-};
+    {UCT_IFACE_FLAG_EP_CHECK, "ep_check"},
+    {UCT_IFACE_FLAG_CONNECT_TO_IFACE, "connect_to_iface"},
+    {UCT_IFACE_FLAG_CONNECT_TO_EP, "connect_to_ep"},
+    {UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR, "connect_to_sockaddr"},
+    {UCT_IFACE_FLAG_AM_DUP, "am_dup"},
+    {UCT_IFACE_FLAG_CB_SYNC, "cb_sync"},
+    {UCT_IFACE_FLAG_CB_ASYNC, "cb_async"},
+    {UCT_IFACE_FLAG_EP_KEEPALIVE, "ep_keepalive"},
+    {UCT_IFACE_FLAG_TAG_EAGER_SHORT, "tag_eager_short"},
+    {UCT_IFACE_FLAG_TAG_EAGER_BCOPY, "tag_eager_bcopy"},
+    {UCT_IFACE_FLAG_TAG_EAGER_ZCOPY, "tag_eager_zcopy"},
+    {UCT_IFACE_FLAG_TAG_RNDV_ZCOPY, "tag_rndv_zcopy"},
+    {UCT_IFACE_FLAG_INTER_NODE, "inter_node"},
+    {0, NULL}};
 
 static const uct_vfs_flag_name_t uct_vfs_iface_event_flags[] = {
     {UCT_IFACE_FLAG_EVENT_SEND_COMP, "event_send_comp"},
-    {UCT_IFACE_FLAG_EVENT_RECV,      "event_recv"},
-    {UCT_IFACE_FLAG_EVENT_RECV_SIG,  "event_recv_sig"},
-    {UCT_IFACE_FLAG_EVENT_FD,        "event_fd"},
-    {UCT_IFACE_FLAG_EVENT_ASYNC_CB,  "event_async_cb"},
-    {0, NULL}
-};
+    {UCT_IFACE_FLAG_EVENT_RECV, "event_recv"},
+    {UCT_IFACE_FLAG_EVENT_RECV_SIG, "event_recv_sig"},
+    {UCT_IFACE_FLAG_EVENT_FD, "event_fd"},
+    {UCT_IFACE_FLAG_EVENT_ASYNC_CB, "event_async_cb"},
+    {0, NULL}};
 
 /* Limits of one operation kind: the file and the flag that makes it apply */
 typedef struct {
     const char *name;
-    uint64_t   flags;       /* any of them */
-    size_t     offset;      /* in uct_iface_attr_t */
+    uint64_t flags; /* any of them */
+    size_t offset;  /* in uct_iface_attr_t */
 } uct_vfs_limit_t;
 
-#define UCT_VFS_LIMIT(_name, _flags, _field) \
-    {_name, _flags, ucs_offsetof(uct_iface_attr_t, cap._field)}
+#define UCT_VFS_LIMIT(_name, _flags, _field)                      \
+    {                                                             \
+        _name, _flags, ucs_offsetof(uct_iface_attr_t, cap._field) \
+    }
 
 static const uct_vfs_limit_t uct_vfs_iface_limits[] = {
     UCT_VFS_LIMIT("am/max_short", UCT_IFACE_FLAG_AM_SHORT, am.max_short),
@@ -137,8 +135,7 @@ static const uct_vfs_limit_t uct_vfs_iface_limits[] = {
     UCT_VFS_LIMIT("get/max_bcopy", UCT_IFACE_FLAG_GET_BCOPY, get.max_bcopy),
     UCT_VFS_LIMIT("get/max_zcopy", UCT_IFACE_FLAG_GET_ZCOPY, get.max_zcopy),
     UCT_VFS_LIMIT("get/max_iov", UCT_IFACE_FLAG_GET_ZCOPY, get.max_iov),
-    {NULL, 0, 0}
-};
+    {NULL, 0, 0}};
 
 /* Interface and endpoint ids; taken on the setup path only */
 static uint64_t uct_vfs_next_iface_id = 0;
@@ -151,8 +148,7 @@ static pthread_mutex_t uct_md_vfs_lock = PTHREAD_MUTEX_INITIALIZER;
  * Helpers
  */
 
-static void uct_vfs_add_failed(void *obj, const char *what,
-                               ucs_status_t status)
+static void uct_vfs_add_failed(void *obj, const char *what, ucs_status_t status)
 {
     ucs_debug("object %p: '%s' was not added to the object tree: %s (the "
               "object works without it; uct_vfs does not show the entry)",
@@ -174,7 +170,7 @@ void uct_vfs_add_uint(void *obj, const void *field, size_t size,
                       const char *name)
 {
     ucs_assert((size == 1) || (size == 2) || (size == 4) || (size == 8));
-    uct_vfs_add_file(obj, uct_vfs_show_uint, (void*)field, size, name);
+    uct_vfs_add_file(obj, uct_vfs_show_uint, (void *)field, size, name);
 }
 
 void uct_vfs_add_value(void *obj, uint64_t value, const char *name)
@@ -184,7 +180,7 @@ void uct_vfs_add_value(void *obj, uint64_t value, const char *name)
 
 void uct_vfs_add_string(void *obj, const char *str, const char *name)
 {
-    uct_vfs_add_file(obj, uct_vfs_show_string, (void*)str, 0, name);
+    uct_vfs_add_file(obj, uct_vfs_show_string, (void *)str, 0, name);
 }
 
 /* Whether the tree has an entry at "<dir>/<name>" */
@@ -211,16 +207,16 @@ void uct_vfs_show_uint(void *obj, ucs_string_buffer_t *strb, void *arg_ptr,
 
     switch (arg_u64) {
     case 1:
-        value = __atomic_load_n((const uint8_t*)arg_ptr, __ATOMIC_RELAXED);
+        value = __atomic_load_n((const uint8_t *)arg_ptr, __ATOMIC_RELAXED);
         break;
     case 2:
-        value = __atomic_load_n((const uint16_t*)arg_ptr, __ATOMIC_RELAXED);
+        value = __atomic_load_n((const uint16_t *)arg_ptr, __ATOMIC_RELAXED);
         break;
     case 4:
-        value = __atomic_load_n((const uint32_t*)arg_ptr, __ATOMIC_RELAXED);
+        value = __atomic_load_n((const uint32_t *)arg_ptr, __ATOMIC_RELAXED);
         break;
     default:
-        value = uct_vfs_load_u64((const uint64_t*)arg_ptr);
+        value = uct_vfs_load_u64((const uint64_t *)arg_ptr);
         break;
     }
     ucs_string_buffer_appendf(strb, "%" PRIu64 "\n", value);
@@ -235,13 +231,13 @@ void uct_vfs_show_value(void *obj, ucs_string_buffer_t *strb, void *arg_ptr,
 void uct_vfs_show_string(void *obj, ucs_string_buffer_t *strb, void *arg_ptr,
                          uint64_t arg_u64)
 {
-    ucs_string_buffer_appendf(strb, "%s\n", (const char*)arg_ptr);
+    ucs_string_buffer_appendf(strb, "%s\n", (const char *)arg_ptr);
 }
 
 void uct_vfs_append_status(ucs_string_buffer_t *strb, ucs_status_t status)
 {
-    ucs_string_buffer_appendf(strb, "%s\n", (status == UCS_OK) ? "none" :
-                                            ucs_status_string(status));
+    ucs_string_buffer_appendf(
+        strb, "%s\n", (status == UCS_OK) ? "none" : ucs_status_string(status));
 }
 
 /* A size limit: "unlimited" for the largest value */
@@ -279,7 +275,7 @@ static void uct_vfs_show_flags(void *obj, ucs_string_buffer_t *strb,
 static void uct_vfs_add_flags(void *obj, const uct_vfs_flag_name_t *names,
                               uint64_t flags, const char *name)
 {
-    uct_vfs_add_file(obj, uct_vfs_show_flags, (void*)names, flags, name);
+    uct_vfs_add_file(obj, uct_vfs_show_flags, (void *)names, flags, name);
 }
 
 /* ------------------------------------------------------------------------
@@ -304,8 +300,8 @@ void uct_component_vfs_init(uct_component_t *component)
                       "flags");
     /* the count when the component registered: a later query may differ
      * if devices come or go */
-    if (component->query_md_resources(component, &resources,
-                                      &num_resources) == UCS_OK) {
+    if (component->query_md_resources(component, &resources, &num_resources) ==
+        UCS_OK) {
         free(resources);
         uct_vfs_add_value(component, num_resources, "md_resources");
     }
@@ -343,9 +339,9 @@ static ucs_status_t uct_md_vfs_add_dir(uct_md_h md, const char *md_name)
             break;
         }
     }
-    status = (i < UCT_VFS_MD_MAX_SAME_NAME) ?
-             ucs_vfs_obj_add_dir(NULL, md, "uct/md/%s", name) :
-             UCS_ERR_EXCEEDS_LIMIT;
+    status = (i < UCT_VFS_MD_MAX_SAME_NAME)
+                 ? ucs_vfs_obj_add_dir(NULL, md, "uct/md/%s", name)
+                 : UCS_ERR_EXCEEDS_LIMIT;
     pthread_mutex_unlock(&uct_md_vfs_lock);
     return status;
 }
@@ -385,8 +381,7 @@ void uct_md_vfs_init(uct_md_h md, const char *md_name)
     uct_vfs_add_file(md, uct_md_vfs_show_reg_cost, vfs, 0, "reg_cost");
     uct_vfs_add_file(md, uct_vfs_show_size, NULL, attr.cap.max_alloc,
                      "max_alloc");
-    uct_vfs_add_file(md, uct_vfs_show_size, NULL, attr.cap.max_reg,
-                     "max_reg");
+    uct_vfs_add_file(md, uct_vfs_show_size, NULL, attr.cap.max_reg, "max_reg");
     uct_vfs_add_value(md, attr.rkey_packed_size, "rkey_packed_size");
 
     status = ucs_vfs_obj_add_sym_link(md, md->component, "component");
@@ -418,8 +413,8 @@ void uct_worker_vfs_init(uct_priv_worker_t *worker)
 {
     ucs_status_t status;
 
-    status = ucs_vfs_obj_add_dir(NULL, worker, "uct/worker/%" PRIu64,
-                                 worker->id);
+    status =
+        ucs_vfs_obj_add_dir(NULL, worker, "uct/worker/%" PRIu64, worker->id);
     if (status != UCS_OK) {
         uct_vfs_add_failed(worker, "worker", status);
         return;
@@ -463,8 +458,7 @@ static void uct_iface_vfs_show_address(void *obj, ucs_string_buffer_t *strb,
     ucs_string_buffer_appendf(strb, "\n");
 }
 
-static void uct_iface_vfs_show_am_handlers(void *obj,
-                                           ucs_string_buffer_t *strb,
+static void uct_iface_vfs_show_am_handlers(void *obj, ucs_string_buffer_t *strb,
                                            void *arg_ptr, uint64_t arg_u64)
 {
     const uct_base_iface_t *iface = obj;
@@ -472,17 +466,16 @@ static void uct_iface_vfs_show_am_handlers(void *obj,
 
     for (id = 0; id < UCT_AM_ID_MAX; ++id) {
         if (uct_iface_am_handler_is_set(iface, id)) {
-            ucs_string_buffer_appendf(strb, "%u %s\n", id,
-                                      (iface->am[id].flags &
-                                       UCT_CB_FLAG_ASYNC) ? "async" :
-                                                            "sync");
+            ucs_string_buffer_appendf(
+                strb, "%u %s\n", id,
+                (iface->am[id].flags & UCT_CB_FLAG_ASYNC) ? "async" : "sync");
         }
     }
 }
 
 #ifdef ENABLE_STATS
-static void uct_vfs_append_counter(ucs_string_buffer_t *strb,
-                                   const char *name, const uint64_t *counter)
+static void uct_vfs_append_counter(ucs_string_buffer_t *strb, const char *name,
+                                   const uint64_t *counter)
 {
     ucs_string_buffer_appendf(strb, "%s %" PRIu64 "\n", name,
                               uct_vfs_load_u64(counter));
@@ -547,25 +540,23 @@ static struct uct_iface_vfs *uct_iface_vfs_alloc(uct_base_iface_t *iface,
     size_t iface_addr_len;
     struct uct_iface_vfs *vfs;
 
-    iface_addr_len = (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ?
-                     attr->iface_addr_len : 0;
+    iface_addr_len = (attr->cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)
+                         ? attr->iface_addr_len
+                         : 0;
     vfs = calloc(1, sizeof(*vfs) + attr->device_addr_len + iface_addr_len);
     if (vfs == NULL) {
         return NULL;
     }
 
-    vfs->id = __atomic_fetch_add(&uct_vfs_next_iface_id, 1,
-                                 __ATOMIC_RELAXED);
+    vfs->id = __atomic_fetch_add(&uct_vfs_next_iface_id, 1, __ATOMIC_RELAXED);
     if ((attr->device_addr_len > 0) &&
-        (uct_iface_get_device_address(tl_iface,
-                                      (uct_device_addr_t*)vfs->addr) ==
-         UCS_OK)) {
+        (uct_iface_get_device_address(
+             tl_iface, (uct_device_addr_t *)vfs->addr) == UCS_OK)) {
         vfs->dev_addr_len = attr->device_addr_len;
     }
     if ((iface_addr_len > 0) &&
-        (uct_iface_get_address(tl_iface,
-                               (uct_iface_addr_t*)(vfs->addr +
-                                                   vfs->dev_addr_len)) ==
+        (uct_iface_get_address(
+             tl_iface, (uct_iface_addr_t *)(vfs->addr + vfs->dev_addr_len)) ==
          UCS_OK)) {
         vfs->iface_addr_len = iface_addr_len;
     }
@@ -575,9 +566,8 @@ static struct uct_iface_vfs *uct_iface_vfs_alloc(uct_base_iface_t *iface,
 /* A generic file of an interface, unless the transport added its own
  * file of that name */
 static void uct_iface_vfs_add_generic(uct_base_iface_t *iface,
-                                      ucs_vfs_file_show_cb_t cb,
-                                      void *arg_ptr, uint64_t arg_u64,
-                                      const char *name)
+                                      ucs_vfs_file_show_cb_t cb, void *arg_ptr,
+                                      uint64_t arg_u64, const char *name)
 {
     if (!uct_vfs_path_exists(iface->vfs->path, name)) {
         uct_vfs_add_file(iface, cb, arg_ptr, arg_u64, name);
@@ -592,7 +582,7 @@ static void uct_iface_vfs_add_limits(uct_base_iface_t *iface,
 
     for (limit = uct_vfs_iface_limits; limit->name != NULL; ++limit) {
         if (attr->cap.flags & limit->flags) {
-            memcpy(&value, (const char*)attr + limit->offset, sizeof(value));
+            memcpy(&value, (const char *)attr + limit->offset, sizeof(value));
             uct_iface_vfs_add_generic(iface, uct_vfs_show_size, NULL, value,
                                       limit->name);
         }
@@ -605,20 +595,20 @@ static void uct_iface_vfs_add_files(uct_base_iface_t *iface,
     ucs_status_t status;
 
     if (iface->tl != NULL) {
-        uct_iface_vfs_add_generic(iface, uct_vfs_show_string,
-                                  iface->tl->name, 0, "transport");
+        uct_iface_vfs_add_generic(iface, uct_vfs_show_string, iface->tl->name,
+                                  0, "transport");
     }
     uct_iface_vfs_add_generic(iface, uct_vfs_show_string, iface->dev_name, 0,
                               "device");
     uct_iface_vfs_add_generic(iface, uct_vfs_show_flags,
-                              (void*)uct_vfs_iface_flags, attr->cap.flags,
+                              (void *)uct_vfs_iface_flags, attr->cap.flags,
                               "capabilities");
     uct_iface_vfs_add_generic(iface, uct_vfs_show_flags,
-                              (void*)uct_vfs_iface_event_flags,
+                              (void *)uct_vfs_iface_event_flags,
                               attr->cap.event_flags, "event_capabilities");
     uct_iface_vfs_add_limits(iface, attr);
-    uct_iface_vfs_add_generic(iface, uct_iface_vfs_show_address, iface->vfs,
-                              0, "address");
+    uct_iface_vfs_add_generic(iface, uct_iface_vfs_show_address, iface->vfs, 0,
+                              "address");
     uct_iface_vfs_add_generic(iface, uct_iface_vfs_show_am_handlers, NULL, 0,
                               "am_handlers");
     uct_iface_vfs_add_generic(iface, uct_iface_vfs_show_counters, NULL, 0,
@@ -657,8 +647,8 @@ void uct_iface_vfs_init(uct_base_iface_t *iface)
         return;
     }
 
-    status = ucs_vfs_obj_add_dir(iface->worker, iface, "iface/%" PRIu64,
-                                 vfs->id);
+    status =
+        ucs_vfs_obj_add_dir(iface->worker, iface, "iface/%" PRIu64, vfs->id);
     if (status != UCS_OK) {
         uct_vfs_add_failed(iface, "iface", status);
         free(vfs);

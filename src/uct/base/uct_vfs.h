@@ -64,7 +64,6 @@ void uct_vfs_show_string(void *obj, ucs_string_buffer_t *strb, void *arg_ptr,
 /** Appends "none" for UCS_OK, else the status string, and '\n'. */
 void uct_vfs_append_status(ucs_string_buffer_t *strb, ucs_status_t status);
 
-
 /* ---- libuct: one pair per object kind ----------------------------------- */
 
 /** Adds uct/component/<name>/ (uct_component_register). */

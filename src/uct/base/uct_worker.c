@@ -2,7 +2,7 @@
  * Worker: progress queue owner.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/base/uct_worker.h>
@@ -51,8 +51,7 @@ ucs_status_t uct_worker_create(ucs_async_context_t *async,
 
     worker->async       = async;
     worker->thread_mode = thread_mode;
-    worker->id          = __atomic_fetch_add(&uct_worker_next_id, 1,
-                                             __ATOMIC_RELAXED);
+    worker->id = __atomic_fetch_add(&uct_worker_next_id, 1, __ATOMIC_RELAXED);
     ucs_list_head_init(&worker->ifaces);
     uct_worker_vfs_init(worker);
 
@@ -72,21 +71,22 @@ void uct_worker_destroy(uct_worker_h tl_worker)
     ucs_vfs_obj_remove(worker);
     if (worker->num_ifaces != 0) {
         ucs_warn("worker %p destroyed with %u interfaces still open; close "
-                 "them first", (void*)worker, worker->num_ifaces);
+                 "them first",
+                 (void *)worker, worker->num_ifaces);
     }
     ucs_callbackq_cleanup(&worker->super.progress_q);
     free(worker);
 }
 
-void uct_worker_progress_register_safe(uct_worker_h worker,
-                                       ucs_callback_t func, void *arg,
-                                       unsigned flags,
+void uct_worker_progress_register_safe(uct_worker_h worker, ucs_callback_t func,
+                                       void *arg, unsigned flags,
                                        uct_worker_cb_id_t *id_p)
 {
     if ((worker == NULL) || (func == NULL) || (id_p == NULL)) {
         ucs_error("uct_worker_progress_register_safe: NULL %s",
-                  (worker == NULL) ? "worker" :
-                  (func == NULL)   ? "callback" : "id_p");
+                  (worker == NULL) ? "worker"
+                  : (func == NULL) ? "callback"
+                                   : "id_p");
         return;
     }
 

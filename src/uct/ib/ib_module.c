@@ -2,7 +2,7 @@
  * The entry point of the ib module: the ib component and its transports.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include <uct/ib/base/ib_md.h>

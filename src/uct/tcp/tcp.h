@@ -28,29 +28,29 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
-#define UCT_TCP_NAME       "tcp"
-#define UCT_TCP_MAGIC      0x706374756e65706full /* "openuctp", LE */
-#define UCT_TCP_VERSION    3
+#define UCT_TCP_NAME    "tcp"
+#define UCT_TCP_MAGIC   0x706374756e65706full /* "openuctp", LE */
+#define UCT_TCP_VERSION 3
 
 /* Gather limit of one send (header, prefix and the user's pieces) */
-#define UCT_TCP_MAX_SEND_IOV      64
+#define UCT_TCP_MAX_SEND_IOV 64
 /* Largest UCX_TCP_SENDV_THRESH: messages up to it are copied to the stack
  * and sent with one send() */
-#define UCT_TCP_SENDV_THRESH_MAX  4096
+#define UCT_TCP_SENDV_THRESH_MAX 4096
 /* Largest am_short message (header included) built on the stack and sent
  * with one send() without a gather */
-#define UCT_TCP_AM_SHORT_INLINE   256
+#define UCT_TCP_AM_SHORT_INLINE 256
 /* Largest PUT/GET, streamed to and from the user's memory */
-#define UCT_TCP_MAX_STREAM_MSG    ((size_t)UINT32_MAX - 64)
+#define UCT_TCP_MAX_STREAM_MSG ((size_t)UINT32_MAX - 64)
 /* Zero-copy sends an ep may have queued behind the socket */
-#define UCT_TCP_EP_MAX_ZCOPY_OPS  2
+#define UCT_TCP_EP_MAX_ZCOPY_OPS 2
 /* Progress asks epoll at least once in this many calls; the period
  * doubles, up to UCT_TCP_EPOLL_PERIOD_MAX, while epoll reports no socket
  * but the one progress reads directly */
-#define UCT_TCP_EPOLL_PERIOD      8
-#define UCT_TCP_EPOLL_PERIOD_MAX  64
+#define UCT_TCP_EPOLL_PERIOD     8
+#define UCT_TCP_EPOLL_PERIOD_MAX 64
 /* Largest user header of am_zcopy (kept in the operation) */
-#define UCT_TCP_MAX_AM_HDR        128
+#define UCT_TCP_MAX_AM_HDR 128
 /* Out of file descriptors, the listening socket is not polled for this
  * long */
 #define UCT_TCP_ACCEPT_BACKOFF_SEC 0.1
@@ -65,14 +65,14 @@
  * the peer until it drains (see uct_tcp_ep_rx_over_budget()), and drops
  * it after UCX_TCP_PEER_TIMEOUT. A compliant peer is never stopped.
  */
-#define UCT_TCP_REPLY_BUDGET      (256 * 1024)
-#define UCT_TCP_REPLY_OP_COST     (16 * 1024)
-#define UCT_TCP_MAX_ACK_REQS      16
+#define UCT_TCP_REPLY_BUDGET  (256 * 1024)
+#define UCT_TCP_REPLY_OP_COST (16 * 1024)
+#define UCT_TCP_MAX_ACK_REQS  16
 /* How often progress looks for stalled peers and idle pool chunks */
-#define UCT_TCP_HOUSEKEEPING_SEC  1.0
+#define UCT_TCP_HOUSEKEEPING_SEC 1.0
 /* GET responses up to this size are copied when the request arrives;
  * larger ones are sent from the registered memory */
-#define UCT_TCP_GET_COPY_MAX      8192
+#define UCT_TCP_GET_COPY_MAX 8192
 
 /* Message ids past the AM range */
 enum {
@@ -80,8 +80,8 @@ enum {
     UCT_TCP_OP_GET_REQ  = 0x41, /* uct_tcp_get_req_t */
     UCT_TCP_OP_GET_RESP = 0x42, /* data of the oldest outstanding GET, or
                                    nothing with UCT_TCP_HDR_FLAG_DENIED */
-    UCT_TCP_OP_ACK_REQ  = 0x43, /* no payload: answer with one ACK */
-    UCT_TCP_OP_ACK      = 0x44, /* no payload: everything sent before the
+    UCT_TCP_OP_ACK_REQ = 0x43,  /* no payload: answer with one ACK */
+    UCT_TCP_OP_ACK     = 0x44,  /* no payload: everything sent before the
                                    matching ACK_REQ was handled; with
                                    UCT_TCP_HDR_FLAG_DENIED, some PUT since
                                    the previous ACK was refused */
@@ -97,10 +97,10 @@ enum {
 /* Header of every message on the stream (8 bytes keeps payloads of
  * consecutive messages 8-byte aligned relative to each other). */
 typedef struct uct_tcp_hdr {
-    uint8_t  id;
-    uint8_t  flags;      /* UCT_TCP_HDR_FLAG_*; 0 where none applies */
-    uint16_t reserved;   /* 0 */
-    uint32_t length;     /* payload bytes after the header */
+    uint8_t id;
+    uint8_t flags;     /* UCT_TCP_HDR_FLAG_*; 0 where none applies */
+    uint16_t reserved; /* 0 */
+    uint32_t length;   /* payload bytes after the header */
 } uct_tcp_hdr_t;
 
 /* Start of a PUT's payload: where, under which key; the data follows. */
@@ -119,17 +119,17 @@ enum {
 /* First bytes a connecting endpoint sends; all fields little-endian
  * except the address and port, which are in network order. */
 typedef struct uct_tcp_handshake {
-    uint64_t magic;          /* UCT_TCP_MAGIC */
-    uint16_t version;        /* UCT_TCP_VERSION */
-    uint8_t  conn_type;      /* UCT_TCP_CONN_TO_* */
-    uint8_t  family;         /* AF_INET or AF_INET6 of listen_addr */
-    uint16_t listen_port;    /* connecting iface's port */
+    uint64_t magic;       /* UCT_TCP_MAGIC */
+    uint16_t version;     /* UCT_TCP_VERSION */
+    uint8_t conn_type;    /* UCT_TCP_CONN_TO_* */
+    uint8_t family;       /* AF_INET or AF_INET6 of listen_addr */
+    uint16_t listen_port; /* connecting iface's port */
     uint16_t reserved;
-    uint32_t dst_ep_id;      /* CONN_TO_EP: the accepting side's ep */
+    uint32_t dst_ep_id; /* CONN_TO_EP: the accepting side's ep */
     uint32_t dst_ep_cookie;
-    uint32_t src_ep_id;      /* CONN_TO_EP: the connecting side's ep */
+    uint32_t src_ep_id; /* CONN_TO_EP: the connecting side's ep */
     uint32_t src_ep_cookie;
-    uint8_t  listen_addr[16]; /* connecting iface's address (4 or 16) */
+    uint8_t listen_addr[16]; /* connecting iface's address (4 or 16) */
     uint64_t secret;         /* the accepting iface's, from its address */
 } uct_tcp_handshake_t;
 
@@ -146,9 +146,9 @@ enum {
 /* First bytes the accepting side sends back. A refusal is followed by
  * close. */
 typedef struct uct_tcp_handshake_reply {
-    uint64_t magic;          /* UCT_TCP_MAGIC */
-    uint16_t version;        /* the accepting side's version */
-    uint16_t status;         /* UCT_TCP_HS_* */
+    uint64_t magic;   /* UCT_TCP_MAGIC */
+    uint16_t version; /* the accepting side's version */
+    uint16_t status;  /* UCT_TCP_HS_* */
     uint32_t reserved;
 } uct_tcp_handshake_reply_t;
 
@@ -160,21 +160,21 @@ typedef struct uct_tcp_get_req {
 
 /* Device address: family byte then the 4 or 16 address bytes. */
 typedef struct UCS_S_PACKED uct_tcp_device_addr {
-    uint8_t family;          /* AF_INET or AF_INET6 */
-    uint8_t addr[16];        /* only 4 used for AF_INET */
+    uint8_t family;   /* AF_INET or AF_INET6 */
+    uint8_t addr[16]; /* only 4 used for AF_INET */
 } uct_tcp_device_addr_t;
 
 /* Iface address: the listening port and the secret a connection must
  * present; only peers that were given the address can connect. */
 typedef struct UCS_S_PACKED uct_tcp_iface_addr {
-    uint16_t port;           /* network order */
+    uint16_t port; /* network order */
     uint64_t secret;
 } uct_tcp_iface_addr_t;
 
 /* Endpoint address (CONNECT_TO_EP): iface port and secret + ep id and
  * cookie. */
 typedef struct UCS_S_PACKED uct_tcp_ep_addr {
-    uint16_t port;           /* network order */
+    uint16_t port; /* network order */
     uint32_t ep_id;
     uint32_t cookie;
     uint64_t secret;
@@ -189,176 +189,176 @@ static inline size_t uct_tcp_device_addr_length(int family)
 /* A socket address of either family, kept small (no sockaddr_storage in
  * every endpoint). */
 typedef union uct_tcp_sockaddr {
-    struct sockaddr     sa;
-    struct sockaddr_in  in;
+    struct sockaddr sa;
+    struct sockaddr_in in;
     struct sockaddr_in6 in6;
 } uct_tcp_sockaddr_t;
 
 typedef struct uct_tcp_iface_config {
-    uct_iface_config_t       super;
-    size_t                   sndbuf;
-    size_t                   rcvbuf;
-    int                      nodelay;
-    size_t                   tx_seg_size;
-    size_t                   rx_seg_size;
-    unsigned                 max_iov;
-    size_t                   sendv_thresh;
-    int                      put_enable;
-    double                   keepidle;
-    double                   keepintvl;
-    unsigned                 keepcnt;
-    unsigned                 syn_cnt;
-    unsigned                 max_conn_retries;
-    double                   conn_timeout;
-    double                   coalesce_time;
-    ucs_range_spec_t         port_range;
-    unsigned                 backlog;
-    uct_tcp_af_prio_t        af_prio;
-    double                   peer_timeout;
-    unsigned                 max_bufs;
+    uct_iface_config_t super;
+    size_t sndbuf;
+    size_t rcvbuf;
+    int nodelay;
+    size_t tx_seg_size;
+    size_t rx_seg_size;
+    unsigned max_iov;
+    size_t sendv_thresh;
+    int put_enable;
+    double keepidle;
+    double keepintvl;
+    unsigned keepcnt;
+    unsigned syn_cnt;
+    unsigned max_conn_retries;
+    double conn_timeout;
+    double coalesce_time;
+    ucs_range_spec_t port_range;
+    unsigned backlog;
+    uct_tcp_af_prio_t af_prio;
+    double peer_timeout;
+    unsigned max_bufs;
 } uct_tcp_iface_config_t;
 
 /* Causes of the log lines a peer can trigger, each rate-limited per
  * iface (ucs/debug/log_limit.h) */
 enum {
-    UCT_TCP_LOG_PROTOCOL,    /* malformed input: the connection is closed */
-    UCT_TCP_LOG_REFUSED,     /* handshake refused */
-    UCT_TCP_LOG_RMA_DENIED,  /* PUT or GET outside a registered region */
-    UCT_TCP_LOG_ACCEPT,      /* cannot accept: out of file descriptors */
+    UCT_TCP_LOG_PROTOCOL,   /* malformed input: the connection is closed */
+    UCT_TCP_LOG_REFUSED,    /* handshake refused */
+    UCT_TCP_LOG_RMA_DENIED, /* PUT or GET outside a registered region */
+    UCT_TCP_LOG_ACCEPT,     /* cannot accept: out of file descriptors */
     UCT_TCP_LOG_LAST
 };
 
 typedef struct uct_tcp_iface {
-    uct_base_iface_t      super;
-    ucs_sys_event_set_t   *event_set;
-    int                   listen_fd;
-    int                   listen_paused; /* out of fds: not polled until
-                                            accept_resume */
-    ucs_time_t            accept_resume;
-    uint64_t              secret;        /* in our addresses; a handshake
-                                            must present it */
-    ucs_log_limit_t       log_limit[UCT_TCP_LOG_LAST];
-    uct_tcp_sockaddr_t    listen_addr;   /* bound address and port */
-    int                   is_loopback;
-    ucs_arbiter_t         arbiter;       /* pending requests of all eps */
-    ucs_list_link_t       ep_list;       /* every ep, user and internal */
-    ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
-    ucs_list_link_t       retry_list;    /* eps waiting to reconnect */
-    ucs_list_link_t       free_list;     /* eps freed during progress */
-    ucs_list_link_t       defer_list;    /* eps holding small writes */
-    ucs_list_link_t       ext_list;      /* uct_tcp_ep_ext_t in use */
-    int                   in_progress;
-    struct uct_tcp_ep     *hot_ep;       /* last ep that received data */
-    unsigned              poll_count;    /* direct polls until epoll */
-    unsigned              poll_period;   /* UCT_TCP_EPOLL_PERIOD.._MAX */
-    int                   poll_other;    /* epoll reported another socket */
-    unsigned              rx_asks;       /* messages received that a peer
-                                            may wait for an answer to */
-    unsigned              rx_asks_seen;  /* rx_asks at the last send that
-                                            was not held back */
-    ucs_ptr_array_t       ep_ids;        /* eps reachable by ep address */
-    ucs_mpool_t           tx_mp;         /* send buffers */
-    ucs_mpool_t           rx_mp;         /* receive buffers */
-    ucs_mpool_t           op_mp;         /* zcopy sends, GETs, flushes */
-    uint32_t              cookie;        /* next ep cookie */
-    unsigned              num_user_eps;
-    size_t                tx_queued;     /* bytes queued on all eps */
-    unsigned              rx_held;       /* receive buffers held: eps with
-                                            a partial message */
-    struct uct_tcp_rx     *rx_spare;     /* an ep with nothing partial
-                                            reads into it */
-    ucs_time_t            next_housekeeping;
-    uint32_t              rma_denied;    /* our PUTs/GETs a peer refused */
-    uint32_t              rma_refused;   /* peers' PUTs/GETs we refused */
-    unsigned              armed_read;    /* scratch of event_arm */
-    int                   armed;         /* event_arm was called and
-                                            progress not since: nothing
-                                            may be held back */
-    char                  *align_buf;    /* for aligned AM delivery */
+    uct_base_iface_t super;
+    ucs_sys_event_set_t *event_set;
+    int listen_fd;
+    int listen_paused; /* out of fds: not polled until
+                          accept_resume */
+    ucs_time_t accept_resume;
+    uint64_t secret; /* in our addresses; a handshake
+                        must present it */
+    ucs_log_limit_t log_limit[UCT_TCP_LOG_LAST];
+    uct_tcp_sockaddr_t listen_addr; /* bound address and port */
+    int is_loopback;
+    ucs_arbiter_t arbiter;      /* pending requests of all eps */
+    ucs_list_link_t ep_list;    /* every ep, user and internal */
+    ucs_list_link_t flush_list; /* uct_tcp_flush_req_t */
+    ucs_list_link_t retry_list; /* eps waiting to reconnect */
+    ucs_list_link_t free_list;  /* eps freed during progress */
+    ucs_list_link_t defer_list; /* eps holding small writes */
+    ucs_list_link_t ext_list;   /* uct_tcp_ep_ext_t in use */
+    int in_progress;
+    struct uct_tcp_ep *hot_ep; /* last ep that received data */
+    unsigned poll_count;       /* direct polls until epoll */
+    unsigned poll_period;      /* UCT_TCP_EPOLL_PERIOD.._MAX */
+    int poll_other;            /* epoll reported another socket */
+    unsigned rx_asks;          /* messages received that a peer
+                                  may wait for an answer to */
+    unsigned rx_asks_seen;     /* rx_asks at the last send that
+                                  was not held back */
+    ucs_ptr_array_t ep_ids;    /* eps reachable by ep address */
+    ucs_mpool_t tx_mp;         /* send buffers */
+    ucs_mpool_t rx_mp;         /* receive buffers */
+    ucs_mpool_t op_mp;         /* zcopy sends, GETs, flushes */
+    uint32_t cookie;           /* next ep cookie */
+    unsigned num_user_eps;
+    size_t tx_queued;            /* bytes queued on all eps */
+    unsigned rx_held;            /* receive buffers held: eps with
+                                    a partial message */
+    struct uct_tcp_rx *rx_spare; /* an ep with nothing partial
+                                    reads into it */
+    ucs_time_t next_housekeeping;
+    uint32_t rma_denied;  /* our PUTs/GETs a peer refused */
+    uint32_t rma_refused; /* peers' PUTs/GETs we refused */
+    unsigned armed_read;  /* scratch of event_arm */
+    int armed;            /* event_arm was called and
+                             progress not since: nothing
+                             may be held back */
+    char *align_buf;      /* for aligned AM delivery */
     struct {
-        size_t            sndbuf;
-        size_t            rcvbuf;
-        int               nodelay;
-        size_t            tx_buf_size;   /* bytes one send buffer holds */
-        size_t            rx_seg_size;
-        unsigned          max_iov;
-        size_t            sendv_thresh;
-        int               put_enable;
-        size_t            max_am;        /* AM payload limit (header incl) */
-        size_t            max_bcopy;     /* bcopy limit incl. prefix */
-        size_t            max_hdr;       /* am_zcopy user header limit */
-        int               keepalive;
-        int               keepidle;      /* seconds */
-        int               keepintvl;
-        int               keepcnt;
-        unsigned          user_timeout_ms;
-        unsigned          syn_cnt;
-        unsigned          max_conn_retries;
-        ucs_time_t        conn_timeout;
-        ucs_time_t        peer_timeout;
-        size_t            reply_limit;   /* send queue that stops reading */
-        unsigned          max_bufs;      /* per pool; UINT_MAX: none */
-        ucs_time_t        coalesce_time;
-        double            latency;       /* estimates of the device */
-        double            bandwidth;
+        size_t sndbuf;
+        size_t rcvbuf;
+        int nodelay;
+        size_t tx_buf_size; /* bytes one send buffer holds */
+        size_t rx_seg_size;
+        unsigned max_iov;
+        size_t sendv_thresh;
+        int put_enable;
+        size_t max_am;    /* AM payload limit (header incl) */
+        size_t max_bcopy; /* bcopy limit incl. prefix */
+        size_t max_hdr;   /* am_zcopy user header limit */
+        int keepalive;
+        int keepidle; /* seconds */
+        int keepintvl;
+        int keepcnt;
+        unsigned user_timeout_ms;
+        unsigned syn_cnt;
+        unsigned max_conn_retries;
+        ucs_time_t conn_timeout;
+        ucs_time_t peer_timeout;
+        size_t reply_limit; /* send queue that stops reading */
+        unsigned max_bufs;  /* per pool; UINT_MAX: none */
+        ucs_time_t coalesce_time;
+        double latency; /* estimates of the device */
+        double bandwidth;
     } config;
 } uct_tcp_iface_t;
 
 typedef enum {
-    UCT_TCP_EP_CONNECTING,   /* non-blocking connect under way */
-    UCT_TCP_EP_RETRY_WAIT,   /* connect refused; retried from progress */
-    UCT_TCP_EP_WAIT_PEER,    /* CONNECT_TO_EP: the peer connects to us */
-    UCT_TCP_EP_ACCEPTED,     /* internal: waiting for the handshake */
+    UCT_TCP_EP_CONNECTING, /* non-blocking connect under way */
+    UCT_TCP_EP_RETRY_WAIT, /* connect refused; retried from progress */
+    UCT_TCP_EP_WAIT_PEER,  /* CONNECT_TO_EP: the peer connects to us */
+    UCT_TCP_EP_ACCEPTED,   /* internal: waiting for the handshake */
     UCT_TCP_EP_CONNECTED,
-    UCT_TCP_EP_FAILED,       /* socket closed; sends return an error */
-    UCT_TCP_EP_DESTROYED     /* freed at the end of this progress pass */
+    UCT_TCP_EP_FAILED,   /* socket closed; sends return an error */
+    UCT_TCP_EP_DESTROYED /* freed at the end of this progress pass */
 } uct_tcp_ep_state_t;
 
 enum {
-    UCT_TCP_EP_FLAG_INTERNAL   = UCS_BIT(0), /* created by accept */
-    UCT_TCP_EP_FLAG_PUT_UNACKED= UCS_BIT(1), /* PUTs since the last ACK_REQ */
-    UCT_TCP_EP_FLAG_TO_EP      = UCS_BIT(2), /* CONNECT_TO_EP endpoint */
-    UCT_TCP_EP_FLAG_CONNECTOR  = UCS_BIT(3), /* opened the connection */
-    UCT_TCP_EP_FLAG_PEER_KNOWN = UCS_BIT(4), /* connect_to_ep was called */
-    UCT_TCP_EP_FLAG_IN_IDS     = UCS_BIT(5), /* holds a slot of ep_ids */
-    UCT_TCP_EP_FLAG_DEFERRED   = UCS_BIT(6), /* on iface->defer_list */
-    UCT_TCP_EP_FLAG_PUT_DENIED = UCS_BIT(7), /* a PUT of the peer was refused
-                                                since our last ACK */
-    UCT_TCP_EP_FLAG_RX_STOPPED = UCS_BIT(8)  /* over the reply budget: not
-                                                reading, on retry_list */
+    UCT_TCP_EP_FLAG_INTERNAL    = UCS_BIT(0), /* created by accept */
+    UCT_TCP_EP_FLAG_PUT_UNACKED = UCS_BIT(1), /* PUTs since the last ACK_REQ */
+    UCT_TCP_EP_FLAG_TO_EP       = UCS_BIT(2), /* CONNECT_TO_EP endpoint */
+    UCT_TCP_EP_FLAG_CONNECTOR   = UCS_BIT(3), /* opened the connection */
+    UCT_TCP_EP_FLAG_PEER_KNOWN  = UCS_BIT(4), /* connect_to_ep was called */
+    UCT_TCP_EP_FLAG_IN_IDS      = UCS_BIT(5), /* holds a slot of ep_ids */
+    UCT_TCP_EP_FLAG_DEFERRED    = UCS_BIT(6), /* on iface->defer_list */
+    UCT_TCP_EP_FLAG_PUT_DENIED  = UCS_BIT(7), /* a PUT of the peer was refused
+                                                 since our last ACK */
+    UCT_TCP_EP_FLAG_RX_STOPPED = UCS_BIT(8)   /* over the reply budget: not
+                                                 reading, on retry_list */
 };
 
 /* Something waiting for the socket, in order: bytes copied into a send
  * buffer, or a zero-copy send that still points at the user's memory. */
 typedef struct uct_tcp_tx {
-    ucs_list_link_t  list;
-    uct_completion_t *comp;      /* zcopy: completed when all is sent */
-    uint64_t         rkey;       /* zcopy GET response: the region it is
-                                    sent from, checked per write; else 0 */
-    uint8_t          is_buf;
-    uint32_t         iov_index;  /* zcopy: first entry not fully sent */
-    uint32_t         iovcnt;
-    size_t           length;     /* buffer: bytes written */
-    size_t           offset;     /* buffer: bytes sent */
+    ucs_list_link_t list;
+    uct_completion_t *comp; /* zcopy: completed when all is sent */
+    uint64_t rkey;          /* zcopy GET response: the region it is
+                               sent from, checked per write; else 0 */
+    uint8_t is_buf;
+    uint32_t iov_index; /* zcopy: first entry not fully sent */
+    uint32_t iovcnt;
+    size_t length; /* buffer: bytes written */
+    size_t offset; /* buffer: bytes sent */
     /* buffer: the data; zcopy: struct iovec[iovcnt] then the header
      * bytes the first entries point to */
-    char             data[];
+    char data[];
 } uct_tcp_tx_t;
 
 /* Bytes already received and not yet handled. */
 typedef struct uct_tcp_rx {
-    ucs_time_t since;    /* the last time a message was completed */
-    size_t     offset;
-    size_t     length;
-    char   data[];
+    ucs_time_t since; /* the last time a message was completed */
+    size_t offset;
+    size_t length;
+    char data[];
 } uct_tcp_rx_t;
 
 /* What the bytes at the head of the receive buffer are: the receive
  * handler is chosen when this changes, not tested per message */
 enum {
-    UCT_TCP_RX_MESSAGES,     /* uct_tcp_hdr_t and payload, one after another */
-    UCT_TCP_RX_HANDSHAKE,    /* accepted: the peer's uct_tcp_handshake_t */
-    UCT_TCP_RX_REPLY,        /* connector: the uct_tcp_handshake_reply_t */
+    UCT_TCP_RX_MESSAGES,  /* uct_tcp_hdr_t and payload, one after another */
+    UCT_TCP_RX_HANDSHAKE, /* accepted: the peer's uct_tcp_handshake_t */
+    UCT_TCP_RX_REPLY,     /* connector: the uct_tcp_handshake_reply_t */
     UCT_TCP_RX_LAST
 };
 
@@ -370,85 +370,85 @@ enum {
  * idle connected ep carries none of it.
  */
 typedef struct uct_tcp_ep_ext {
-    ucs_list_link_t       list;          /* in iface->ext_list */
-    struct uct_tcp_ep     *ep;
-    ucs_list_link_t       get_list;      /* uct_tcp_get_op_t, in order */
-    ucs_list_link_t       flush_list;    /* uct_tcp_flush_req_t */
-    uint32_t              get_budget;    /* replies our outstanding GETs
-                                            cost the peer */
-    uint32_t              ack_reqs_sent;
-    uint32_t              acks_received;
-    uint32_t              peer_id;       /* CONNECT_TO_EP peer */
-    uint32_t              peer_cookie;
-    uint32_t              conn_retries;
-    ucs_time_t            conn_deadline; /* no connect retry after it */
-    char                  *rx_stream_dest; /* PUT target; NULL: the data
-                                              of a refused PUT, dropped */
-    uint64_t              rx_stream_key;   /* PUT: checked per chunk */
-    uct_tcp_sockaddr_t    peer_addr;     /* peer being connected to */
+    ucs_list_link_t list; /* in iface->ext_list */
+    struct uct_tcp_ep *ep;
+    ucs_list_link_t get_list;   /* uct_tcp_get_op_t, in order */
+    ucs_list_link_t flush_list; /* uct_tcp_flush_req_t */
+    uint32_t get_budget;        /* replies our outstanding GETs
+                                   cost the peer */
+    uint32_t ack_reqs_sent;
+    uint32_t acks_received;
+    uint32_t peer_id; /* CONNECT_TO_EP peer */
+    uint32_t peer_cookie;
+    uint32_t conn_retries;
+    ucs_time_t conn_deadline;     /* no connect retry after it */
+    char *rx_stream_dest;         /* PUT target; NULL: the data
+                                     of a refused PUT, dropped */
+    uint64_t rx_stream_key;       /* PUT: checked per chunk */
+    uct_tcp_sockaddr_t peer_addr; /* peer being connected to */
 } uct_tcp_ep_ext_t;
 
 /* Kept to 152 bytes (a 160-byte heap block): what is not needed by an
  * idle connected ep lives in uct_tcp_ep_ext_t. */
 typedef struct uct_tcp_ep {
-    uct_base_ep_t         super;
-    uint8_t               state;         /* uct_tcp_ep_state_t */
-    uint8_t               rx_phase;      /* UCT_TCP_RX_* */
-    uint16_t              flags;         /* UCT_TCP_EP_FLAG_* */
-    uint8_t               rx_stream_id;  /* PUT/GET_RESP being streamed */
-    int8_t                err_status;    /* FAILED: what sends return */
-    uint8_t               events;        /* registered with the event set */
-    uint8_t               tx_ops;        /* zero-copy sends queued */
-    int                   fd;
-    uint32_t              tx_queued;     /* bytes in send buffers */
-    uint32_t              id;            /* slot in iface->ep_ids */
-    uint32_t              cookie;
-    uint64_t              rx_stream_left;
-    ucs_time_t            retry_time;    /* RETRY_WAIT: next attempt;
-                                            ACCEPTED: handshake deadline;
-                                            RX_STOPPED: drop deadline;
-                                            DEFERRED: oldest held write */
-    ucs_time_t            last_write;    /* for coalescing */
-    uct_tcp_rx_t          *rx;           /* NULL when nothing is partial */
-    uct_tcp_ep_ext_t      *ext;          /* NULL when idle */
-    ucs_list_link_t       tx_list;       /* uct_tcp_tx_t */
-    uct_pending_group_t   pending;       /* on iface->arbiter */
-    ucs_list_link_t       list;          /* in iface->ep_list */
-    ucs_list_link_t       retry_list;    /* in iface->retry_list, or
-                                            iface->defer_list */
+    uct_base_ep_t super;
+    uint8_t state;        /* uct_tcp_ep_state_t */
+    uint8_t rx_phase;     /* UCT_TCP_RX_* */
+    uint16_t flags;       /* UCT_TCP_EP_FLAG_* */
+    uint8_t rx_stream_id; /* PUT/GET_RESP being streamed */
+    int8_t err_status;    /* FAILED: what sends return */
+    uint8_t events;       /* registered with the event set */
+    uint8_t tx_ops;       /* zero-copy sends queued */
+    int fd;
+    uint32_t tx_queued; /* bytes in send buffers */
+    uint32_t id;        /* slot in iface->ep_ids */
+    uint32_t cookie;
+    uint64_t rx_stream_left;
+    ucs_time_t retry_time;       /* RETRY_WAIT: next attempt;
+                                    ACCEPTED: handshake deadline;
+                                    RX_STOPPED: drop deadline;
+                                    DEFERRED: oldest held write */
+    ucs_time_t last_write;       /* for coalescing */
+    uct_tcp_rx_t *rx;            /* NULL when nothing is partial */
+    uct_tcp_ep_ext_t *ext;       /* NULL when idle */
+    ucs_list_link_t tx_list;     /* uct_tcp_tx_t */
+    uct_pending_group_t pending; /* on iface->arbiter */
+    ucs_list_link_t list;        /* in iface->ep_list */
+    ucs_list_link_t retry_list;  /* in iface->retry_list, or
+                                    iface->defer_list */
 } uct_tcp_ep_t;
 
 /* An outstanding GET, completed by the next GET_RESP. */
 typedef struct uct_tcp_get_op {
-    ucs_list_link_t       list;
-    size_t                length;
-    size_t                offset;        /* bytes received (streaming) */
-    uct_unpack_callback_t unpack_cb;     /* bcopy; NULL for zcopy */
-    void                  *arg;
-    size_t                iovcnt;
-    uct_completion_t      *comp;
-    uct_iov_t             iov[];
+    ucs_list_link_t list;
+    size_t length;
+    size_t offset;                   /* bytes received (streaming) */
+    uct_unpack_callback_t unpack_cb; /* bcopy; NULL for zcopy */
+    void *arg;
+    size_t iovcnt;
+    uct_completion_t *comp;
+    uct_iov_t iov[];
 } uct_tcp_get_op_t;
 
 /* A flush waiting for an ep (or every ep of the iface) to drain. */
 typedef struct uct_tcp_flush_req {
-    ucs_list_link_t  list;
+    ucs_list_link_t list;
     uct_completion_t *comp;
-    uint32_t         ack_seq;            /* ep: acks_received that ends it;
-                                            iface: rma_denied when posted */
+    uint32_t ack_seq; /* ep: acks_received that ends it;
+                         iface: rma_denied when posted */
 } uct_tcp_flush_req_t;
 
-extern uct_tl_t           uct_tcp_tl;
+extern uct_tl_t uct_tcp_tl;
 extern ucs_config_field_t uct_tcp_iface_config_table[];
 
 static inline uct_tcp_iface_t *uct_tcp_iface(uct_iface_h iface)
 {
-    return (uct_tcp_iface_t*)iface;
+    return (uct_tcp_iface_t *)iface;
 }
 
 static inline uct_tcp_ep_t *uct_tcp_ep(uct_ep_h ep)
 {
-    return (uct_tcp_ep_t*)ep;
+    return (uct_tcp_ep_t *)ep;
 }
 
 static inline uct_tcp_iface_t *uct_tcp_ep_iface(uct_tcp_ep_t *ep)
@@ -471,8 +471,7 @@ void uct_tcp_iface_vfs_init(uct_iface_h tl_iface);
 void uct_tcp_ep_vfs_init(uct_ep_h tl_ep);
 
 /* tcp_ep.c */
-ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params,
-                               uct_ep_h *ep_p);
+ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
 void uct_tcp_ep_destroy(uct_ep_h tl_ep);
 /* An internal ep for a socket accepted on the listening socket. */
 ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
@@ -512,16 +511,15 @@ ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 ssize_t uct_tcp_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                             uct_pack_callback_t pack_cb, void *arg,
                             unsigned flags);
-ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                 const void *header, unsigned header_length,
-                                 const uct_iov_t *iov, size_t iovcnt,
-                                 unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                 unsigned header_length, const uct_iov_t *iov,
+                                 size_t iovcnt, unsigned flags,
+                                 uct_completion_t *comp);
 ucs_status_t uct_tcp_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                   unsigned length, uint64_t remote_addr,
                                   uct_rkey_t rkey);
 ssize_t uct_tcp_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                             void *arg, uint64_t remote_addr,
-                             uct_rkey_t rkey);
+                             void *arg, uint64_t remote_addr, uct_rkey_t rkey);
 ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                   size_t iovcnt, uint64_t remote_addr,
                                   uct_rkey_t rkey, uct_completion_t *comp);

@@ -5,7 +5,7 @@
  * connection per ep pair, however the two sides race).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp_ep.h"
@@ -28,8 +28,8 @@ static ucs_status_t uct_tcp_ep_queue_first(uct_tcp_ep_t *ep, const void *data,
         return UCS_ERR_NO_MEMORY;
     }
     memcpy(tx->data, data, n);
-    tx->length                       = n;
-    ep->tx_queued                   += (uint32_t)n;
+    tx->length = n;
+    ep->tx_queued += (uint32_t)n;
     uct_tcp_ep_iface(ep)->tx_queued += n;
     ucs_list_add_head(&ep->tx_list, &tx->list);
     return UCS_OK;
@@ -46,9 +46,8 @@ static void uct_tcp_handshake_reply_init(uct_tcp_handshake_reply_t *reply,
 
 /* Queues the handshake of a connecting ep, with the @a secret of the
  * address it connects to. */
-static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
-                                               uint8_t conn_type,
-                                               uint64_t secret)
+static ucs_status_t
+uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep, uint8_t conn_type, uint64_t secret)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_handshake_t hs;
@@ -76,7 +75,7 @@ static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
 
     status = uct_tcp_ep_queue_first(ep, &hs, sizeof(hs));
     if (status == UCS_OK) {
-        ep->flags   |= UCT_TCP_EP_FLAG_CONNECTOR;
+        ep->flags |= UCT_TCP_EP_FLAG_CONNECTOR;
         ep->rx_phase = UCT_TCP_RX_REPLY;
     }
     return status;
@@ -104,7 +103,7 @@ static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
         (ext->conn_retries < iface->config.max_conn_retries) &&
         (now < ext->conn_deadline)) {
         ucs_debug("tcp ep %p: connect to %s failed (%s), retry %u of %u",
-                  (void*)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                  (void *)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
                   strerror(err), ext->conn_retries + 1,
                   iface->config.max_conn_retries);
         ep->retry_time = now + uct_tcp_ep_retry_delay(ext->conn_retries);
@@ -116,10 +115,9 @@ static ucs_status_t uct_tcp_ep_connect_failed(uct_tcp_ep_t *ep, int err)
     }
 
     ucs_debug("tcp ep %p: connect to %s failed: %s (after %u retries)",
-              (void*)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+              (void *)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
               strerror(err), ext->conn_retries);
-    return (status == UCS_ERR_CONNECTION_RESET) ? UCS_ERR_UNREACHABLE :
-                                                  status;
+    return (status == UCS_ERR_CONNECTION_RESET) ? UCS_ERR_UNREACHABLE : status;
 }
 
 /* Opens the socket and starts a non-blocking connect to peer_addr.
@@ -142,9 +140,8 @@ static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
         return status;
     }
 
-    addrlen = (peer->sa.sa_family == AF_INET6) ?
-                      sizeof(struct sockaddr_in6) :
-                      sizeof(struct sockaddr_in);
+    addrlen = (peer->sa.sa_family == AF_INET6) ? sizeof(struct sockaddr_in6)
+                                               : sizeof(struct sockaddr_in);
     ep->fd  = fd;
     ret     = connect(fd, &peer->sa, addrlen);
     if (ret == 0) {
@@ -171,7 +168,7 @@ void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep)
 {
     socklen_t len = sizeof(int);
     ucs_status_t status;
-    int err       = 0;
+    int err = 0;
 
     if (getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
         err = errno;
@@ -207,7 +204,7 @@ void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface)
                              "tcp iface %p: %s does not read the replies "
                              "to its requests (over its budget for "
                              "UCX_TCP_PEER_TIMEOUT); closing the connection",
-                             (void*)iface,
+                             (void *)iface,
                              uct_tcp_ep_peer_str(ep, str, sizeof(str)));
             uct_tcp_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
             continue;
@@ -216,7 +213,7 @@ void uct_tcp_ep_retry_progress(uct_tcp_iface_t *iface)
             ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
                              "tcp iface %p: no handshake from %s within "
                              "UCX_TCP_CONN_TIMEOUT; closing the connection",
-                             (void*)iface,
+                             (void *)iface,
                              uct_tcp_ep_peer_str(ep, str, sizeof(str)));
             uct_tcp_ep_free(ep);
             continue;
@@ -254,7 +251,7 @@ static void uct_tcp_ep_refuse(uct_tcp_ep_t *ep, uint16_t hs_status,
     }
     ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
                      "tcp iface %p: refused the connection from %s: %s",
-                     (void*)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                     (void *)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
                      why);
     uct_tcp_ep_free(ep);
 }
@@ -284,21 +281,20 @@ static uct_tcp_ep_t *uct_tcp_ep_attach(uct_tcp_ep_t *ep, uct_tcp_ep_t *target,
         return NULL;
     }
 
-    target->fd          = ep->fd;
-    target->events      = ep->events;
-    target->rx          = ep->rx;
-    target->state       = UCT_TCP_EP_CONNECTED;
-    target->rx_phase    = UCT_TCP_RX_MESSAGES;
-    ep->fd              = -1;
-    ep->events          = 0;
-    ep->rx              = NULL;
+    target->fd       = ep->fd;
+    target->events   = ep->events;
+    target->rx       = ep->rx;
+    target->state    = UCT_TCP_EP_CONNECTED;
+    target->rx_phase = UCT_TCP_RX_MESSAGES;
+    ep->fd           = -1;
+    ep->events       = 0;
+    ep->rx           = NULL;
     uct_tcp_ep_free(ep);
     uct_tcp_ep_ext_release_idle(target);
 
     uct_tcp_ep_update_events(target); /* the reply goes out when writable */
     return target;
 }
-
 
 static int uct_tcp_handshake_prefix_ok(const char *data)
 {
@@ -351,9 +347,11 @@ static uct_tcp_ep_t *uct_tcp_ep_handshake_to_ep(uct_tcp_ep_t *ep,
     void *value;
 
     if (!ucs_ptr_array_lookup(&iface->ep_ids, hs->dst_ep_id, &value) ||
-        (((uct_tcp_ep_t*)value)->cookie != hs->dst_ep_cookie)) {
-        snprintf(why, sizeof(why), "no endpoint %u (cookie 0x%x) here; "
-                 "was it destroyed?", hs->dst_ep_id, hs->dst_ep_cookie);
+        (((uct_tcp_ep_t *)value)->cookie != hs->dst_ep_cookie)) {
+        snprintf(why, sizeof(why),
+                 "no endpoint %u (cookie 0x%x) here; "
+                 "was it destroyed?",
+                 hs->dst_ep_id, hs->dst_ep_cookie);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, why);
         return NULL;
     }
@@ -396,8 +394,10 @@ uct_tcp_ep_t *uct_tcp_ep_rx_handshake(uct_tcp_ep_t *ep)
         return NULL;
     }
     if (hs.version != UCT_TCP_VERSION) {
-        snprintf(text, sizeof(text), "it speaks protocol version %u, this "
-                 "side version %u", hs.version, (unsigned)UCT_TCP_VERSION);
+        snprintf(text, sizeof(text),
+                 "it speaks protocol version %u, this "
+                 "side version %u",
+                 hs.version, (unsigned)UCT_TCP_VERSION);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_BAD_VERSION, text);
         return NULL;
     }
@@ -461,15 +461,15 @@ uct_tcp_ep_t *uct_tcp_ep_rx_reply(uct_tcp_ep_t *ep)
     if (reply.status != UCT_TCP_HS_ACCEPTED) {
         ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
                          "tcp ep %p: %s refused the connection: %s (its "
-                         "protocol version %u, ours %u)", (void*)ep,
-                         uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+                         "protocol version %u, ours %u)",
+                         (void *)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
                          uct_tcp_hs_status_str(reply.status), reply.version,
                          UCT_TCP_VERSION);
         uct_tcp_ep_fail(ep, UCS_ERR_UNREACHABLE);
         return NULL;
     }
     ep->rx->offset += sizeof(reply);
-    ep->rx_phase    = UCT_TCP_RX_MESSAGES;
+    ep->rx_phase = UCT_TCP_RX_MESSAGES;
     uct_tcp_ep_ext_release_idle(ep); /* connected: the peer is known */
     return ep;
 }
@@ -484,10 +484,10 @@ ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
     if (ep == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    ep->flags      = UCT_TCP_EP_FLAG_INTERNAL;
-    ep->state      = UCT_TCP_EP_ACCEPTED;
-    ep->rx_phase   = UCT_TCP_RX_HANDSHAKE;
-    ep->fd         = fd;
+    ep->flags    = UCT_TCP_EP_FLAG_INTERNAL;
+    ep->state    = UCT_TCP_EP_ACCEPTED;
+    ep->rx_phase = UCT_TCP_RX_HANDSHAKE;
+    ep->fd       = fd;
     /* a peer that never sends its handshake is dropped after this */
     ep->retry_time = ucs_get_time() + iface->config.conn_timeout;
     ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
@@ -506,7 +506,7 @@ static ucs_status_t uct_tcp_sockaddr_from_dev(const uct_device_addr_t *dev,
                                               uint16_t port_nbo,
                                               uct_tcp_sockaddr_t *sa)
 {
-    const uct_tcp_device_addr_t *addr = (const uct_tcp_device_addr_t*)dev;
+    const uct_tcp_device_addr_t *addr = (const uct_tcp_device_addr_t *)dev;
 
     memset(sa, 0, sizeof(*sa));
     if (addr->family == AF_INET) {
@@ -519,7 +519,8 @@ static ucs_status_t uct_tcp_sockaddr_from_dev(const uct_device_addr_t *dev,
         memcpy(&sa->in6.sin6_addr, addr->addr, 16);
     } else {
         ucs_error("tcp: device address of unknown family %u; is it a tcp "
-                  "address?", addr->family);
+                  "address?",
+                  addr->family);
         return UCS_ERR_INVALID_ADDR;
     }
     return UCS_OK;
@@ -550,8 +551,7 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
         goto err_free;
     }
 
-    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE,
-                                        addr.secret);
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE, addr.secret);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -572,8 +572,7 @@ err_free:
 }
 
 /* An ep to be connected with uct_ep_connect_to_ep(). */
-ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface,
-                                      uct_ep_h *ep_p)
+ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface, uct_ep_h *ep_p)
 {
     uct_tcp_ep_t *ep;
     ucs_status_t status;
@@ -593,8 +592,8 @@ ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface,
     ep->id     = id;
     ep->cookie = iface->cookie++;
     ep->flags |= UCT_TCP_EP_FLAG_TO_EP | UCT_TCP_EP_FLAG_IN_IDS;
-    ep->state  = UCT_TCP_EP_WAIT_PEER;
-    *ep_p      = &ep->super.super;
+    ep->state = UCT_TCP_EP_WAIT_PEER;
+    *ep_p     = &ep->super.super;
     return UCS_OK;
 }
 
@@ -606,12 +605,13 @@ ucs_status_t uct_tcp_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
 
     if (!(ep->flags & UCT_TCP_EP_FLAG_TO_EP)) {
         ucs_error("tcp ep %p: only an endpoint created without a peer "
-                  "address has an endpoint address", (void*)ep);
+                  "address has an endpoint address",
+                  (void *)ep);
         return UCS_ERR_INVALID_PARAM;
     }
-    ep_addr.port   = (iface->listen_addr.sa.sa_family == AF_INET6) ?
-                             iface->listen_addr.in6.sin6_port :
-                             iface->listen_addr.in.sin_port;
+    ep_addr.port   = (iface->listen_addr.sa.sa_family == AF_INET6)
+                         ? iface->listen_addr.in6.sin6_port
+                         : iface->listen_addr.in.sin_port;
     ep_addr.ep_id  = ep->id;
     ep_addr.cookie = ep->cookie;
     ep_addr.secret = iface->secret;
@@ -622,7 +622,7 @@ ucs_status_t uct_tcp_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
 /* Orders two (address, port, ep id) triples: the smaller one connects. */
 static int uct_tcp_ep_is_connector(uct_tcp_ep_t *ep)
 {
-    uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_iface_t *iface          = uct_tcp_ep_iface(ep);
     const uct_tcp_sockaddr_t *local = &iface->listen_addr;
     const uct_tcp_sockaddr_t *peer  = &ep->ext->peer_addr;
     int cmp;
@@ -649,7 +649,7 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
         (ep->flags & UCT_TCP_EP_FLAG_PEER_KNOWN)) {
         ucs_error("tcp ep %p: uct_ep_connect_to_ep needs an endpoint "
                   "created without a peer address, connected once",
-                  (void*)ep);
+                  (void *)ep);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -670,7 +670,7 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
     }
     ext->peer_id     = addr.ep_id;
     ext->peer_cookie = addr.cookie;
-    ep->flags       |= UCT_TCP_EP_FLAG_PEER_KNOWN;
+    ep->flags |= UCT_TCP_EP_FLAG_PEER_KNOWN;
 
     if (!uct_tcp_ep_is_connector(ep)) {
         return UCS_OK; /* the peer connects to us */

@@ -3,7 +3,7 @@
  * family preference, system device and performance estimates.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp_device.h"
@@ -27,11 +27,9 @@
 
 static const struct {
     const char *name;
-    int        af;
-} uct_tcp_af_names[UCT_TCP_AF_PRIO_MAX] = {
-    {"inet",  AF_INET},
-    {"inet6", AF_INET6}
-};
+    int af;
+} uct_tcp_af_names[UCT_TCP_AF_PRIO_MAX] = {{"inet", AF_INET},
+                                           {"inet6", AF_INET6}};
 
 const char *uct_tcp_af_name(int af)
 {
@@ -81,11 +79,11 @@ int uct_tcp_sockaddr_is_loopback(const struct sockaddr *sa)
 
     switch (sa->sa_family) {
     case AF_INET:
-        sin = (const struct sockaddr_in*)sa;
+        sin = (const struct sockaddr_in *)sa;
         /* 127.0.0.0/8: the top byte */
         return (ntohl(sin->sin_addr.s_addr) >> 24) == IN_LOOPBACKNET;
     case AF_INET6:
-        sin6 = (const struct sockaddr_in6*)sa;
+        sin6 = (const struct sockaddr_in6 *)sa;
         return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr) ||
                (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) &&
                 (sin6->sin6_addr.s6_addr[12] == IN_LOOPBACKNET));
@@ -108,7 +106,7 @@ static int uct_tcp_ifaddr_is_usable(const struct ifaddrs *ifa)
     case AF_INET:
         return 1;
     case AF_INET6:
-        sin6 = (const struct sockaddr_in6*)ifa->ifa_addr;
+        sin6 = (const struct sockaddr_in6 *)ifa->ifa_addr;
         return !IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr);
     default:
         return 0;
@@ -185,7 +183,8 @@ ucs_status_t uct_tcp_device_query_all(uct_md_h md,
 
         if (strlen(ifa->ifa_name) >= UCT_DEVICE_NAME_MAX) {
             ucs_debug("tcp: interface name '%s' is too long for a device "
-                      "name; skipped", ifa->ifa_name);
+                      "name; skipped",
+                      ifa->ifa_name);
             continue;
         }
 
@@ -215,11 +214,11 @@ ucs_status_t uct_tcp_device_query_all(uct_md_h md,
 /* What one interface offers, for the choice and for the error message */
 typedef struct uct_tcp_ifaddr_scan {
     const struct sockaddr *addr[UCT_TCP_AF_PRIO_MAX]; /* per af_prio entry */
-    int                   exists;
-    int                   active;
-    int                   has_inet;
-    int                   has_inet6;
-    int                   has_link_local;
+    int exists;
+    int active;
+    int has_inet;
+    int has_inet6;
+    int has_link_local;
 } uct_tcp_ifaddr_scan_t;
 
 static void uct_tcp_ifaddr_scan(const struct ifaddrs *ifaddrs,
@@ -247,7 +246,7 @@ static void uct_tcp_ifaddr_scan(const struct ifaddrs *ifaddrs,
             continue;
         }
 
-        scan->has_inet  |= (ifa->ifa_addr->sa_family == AF_INET);
+        scan->has_inet |= (ifa->ifa_addr->sa_family == AF_INET);
         scan->has_inet6 |= (ifa->ifa_addr->sa_family == AF_INET6);
         for (i = 0; i < num_af; ++i) {
             if ((af_prio[i] == ifa->ifa_addr->sa_family) &&
@@ -266,7 +265,8 @@ static void uct_tcp_device_report_no_addr(const char *if_name,
 
     if (!scan->exists) {
         ucs_error("tcp: there is no network interface '%s'; run uct_info -d "
-                  "to list the tcp devices", if_name);
+                  "to list the tcp devices",
+                  if_name);
         return;
     }
 
@@ -305,29 +305,32 @@ ucs_status_t uct_tcp_device_get_addr(const char *if_name, const int *af_prio,
 
     if ((if_name == NULL) || (af_prio == NULL) || (addr_p == NULL)) {
         ucs_error("uct_tcp_device_get_addr: NULL %s",
-                  (if_name == NULL) ? "interface name" :
-                  (af_prio == NULL) ? "address family list" : "addr_p");
+                  (if_name == NULL)   ? "interface name"
+                  : (af_prio == NULL) ? "address family list"
+                                      : "addr_p");
         return UCS_ERR_INVALID_PARAM;
     }
 
     if ((num_af == 0) || (num_af > UCT_TCP_AF_PRIO_MAX)) {
         ucs_error("tcp: %u address families given for interface '%s'; "
-                  "give 1 to %d of inet, inet6", num_af, if_name,
-                  UCT_TCP_AF_PRIO_MAX);
+                  "give 1 to %d of inet, inet6",
+                  num_af, if_name, UCT_TCP_AF_PRIO_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
 
     for (i = 0; i < num_af; ++i) {
         if (!uct_tcp_af_is_known(af_prio[i])) {
             ucs_error("tcp: unsupported address family %d for interface "
-                      "'%s'; use AF_INET or AF_INET6", af_prio[i], if_name);
+                      "'%s'; use AF_INET or AF_INET6",
+                      af_prio[i], if_name);
             return UCS_ERR_INVALID_PARAM;
         }
     }
 
     if (getifaddrs(&ifaddrs) < 0) {
         ucs_error("tcp: getifaddrs() failed: %m; cannot find the address of "
-                  "interface '%s'", if_name);
+                  "interface '%s'",
+                  if_name);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -344,17 +347,17 @@ ucs_status_t uct_tcp_device_get_addr(const char *if_name, const int *af_prio,
         return UCS_ERR_NO_DEVICE;
     }
 
-    addr_len = (af_prio[i] == AF_INET) ? sizeof(struct sockaddr_in) :
-                                         sizeof(struct sockaddr_in6);
+    addr_len = (af_prio[i] == AF_INET) ? sizeof(struct sockaddr_in)
+                                       : sizeof(struct sockaddr_in6);
     memset(&addr, 0, sizeof(addr));
     memcpy(&addr, scan.addr[i], addr_len);
     freeifaddrs(ifaddrs);
 
     /* a listen address: the port is chosen later */
     if (addr.ss_family == AF_INET) {
-        ((struct sockaddr_in*)&addr)->sin_port = 0;
+        ((struct sockaddr_in *)&addr)->sin_port = 0;
     } else {
-        ((struct sockaddr_in6*)&addr)->sin6_port = 0;
+        ((struct sockaddr_in6 *)&addr)->sin6_port = 0;
     }
 
     *addr_p = addr;
@@ -441,8 +444,7 @@ static ucs_status_t uct_tcp_af_prio_parse(const char *value, int *af_prio,
             --len;
         }
 
-        status = uct_tcp_af_prio_add(af, &count, token, len, where, err,
-                                     max);
+        status = uct_tcp_af_prio_add(af, &count, token, len, where, err, max);
         if (status != UCS_OK) {
             return status;
         }
@@ -457,9 +459,9 @@ static ucs_status_t uct_tcp_af_prio_parse(const char *value, int *af_prio,
     return UCS_OK;
 }
 
-ucs_status_t uct_tcp_device_af_prio_from_names(
-        const ucs_config_names_array_t *names, int *af_prio,
-        unsigned *num_af_p)
+ucs_status_t
+uct_tcp_device_af_prio_from_names(const ucs_config_names_array_t *names,
+                                  int *af_prio, unsigned *num_af_p)
 {
     int af[UCT_TCP_AF_PRIO_MAX];
     unsigned i, count = 0;
@@ -480,11 +482,12 @@ ucs_status_t uct_tcp_device_af_prio_from_names(
 
     for (i = 0; i < names->count; ++i) {
         status = uct_tcp_af_prio_add(af, &count, names->names[i],
-                                     strlen(names->names[i]),
-                                     "UCX_TCP_AF_PRIO", err, sizeof(err));
+                                     strlen(names->names[i]), "UCX_TCP_AF_PRIO",
+                                     err, sizeof(err));
         if (status != UCS_OK) {
             ucs_error("tcp: %s; accepted address families: inet, inet6 "
-                      "(comma-separated, preferred first)", err);
+                      "(comma-separated, preferred first)",
+                      err);
             return status;
         }
     }
@@ -506,31 +509,29 @@ ucs_status_t uct_tcp_device_parse_af_prio(const char *value, int *af_prio,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = uct_tcp_af_prio_parse(value, af_prio, num_af_p, err,
-                                   sizeof(err));
+    status = uct_tcp_af_prio_parse(value, af_prio, num_af_p, err, sizeof(err));
     if (status != UCS_OK) {
         ucs_error("tcp: %s; accepted address families: inet, inet6 "
-                  "(comma-separated, preferred first)", err);
+                  "(comma-separated, preferred first)",
+                  err);
     }
     return status;
 }
 
-ucs_status_t uct_tcp_af_prio_read(const char *buf, void *dest,
-                                  const void *arg)
+ucs_status_t uct_tcp_af_prio_read(const char *buf, void *dest, const void *arg)
 {
     uct_tcp_af_prio_t prio;
     char err[192];
     ucs_status_t status;
 
     /* the parser reports the variable, the value and the help text */
-    status = uct_tcp_af_prio_parse(buf, prio.af, &prio.count, err,
-                                   sizeof(err));
+    status = uct_tcp_af_prio_parse(buf, prio.af, &prio.count, err, sizeof(err));
     if (status != UCS_OK) {
         ucs_debug("tcp: %s", err);
         return status;
     }
 
-    *(uct_tcp_af_prio_t*)dest = prio;
+    *(uct_tcp_af_prio_t *)dest = prio;
     return UCS_OK;
 }
 
@@ -545,7 +546,8 @@ void uct_tcp_af_prio_write(char *buf, size_t max, const void *src,
 
 void uct_tcp_af_prio_help(char *buf, size_t max, const void *arg)
 {
-    snprintf(buf, max, "comma-separated address families, preferred "
+    snprintf(buf, max,
+             "comma-separated address families, preferred "
              "first: inet (IPv4), inet6 (IPv6)");
 }
 
@@ -564,8 +566,8 @@ void uct_tcp_device_estimate(const char *if_name, int is_loopback,
         *latency_p   = UCT_TCP_DEVICE_LOOPBACK_LATENCY;
         *bandwidth_p = UCT_TCP_DEVICE_LOOPBACK_BANDWIDTH;
         ucs_debug("tcp: %s: loopback estimates: latency %.1f us, bandwidth "
-                  "%.0f MB/s", if_name, *latency_p * 1e6,
-                  *bandwidth_p / 1e6);
+                  "%.0f MB/s",
+                  if_name, *latency_p * 1e6, *bandwidth_p / 1e6);
         return;
     }
 
@@ -576,8 +578,8 @@ void uct_tcp_device_estimate(const char *if_name, int is_loopback,
         (speed <= UCT_TCP_DEVICE_MAX_SPEED)) {
         *bandwidth_p = (double)speed * 1e6 / 8;
         ucs_debug("tcp: %s: link speed %ld Mb/s from /sys/class/net/%s/speed:"
-                  " bandwidth %.0f MB/s, latency %.1f us (estimate)", if_name,
-                  speed, name, *bandwidth_p / 1e6, *latency_p * 1e6);
+                  " bandwidth %.0f MB/s, latency %.1f us (estimate)",
+                  if_name, speed, name, *bandwidth_p / 1e6, *latency_p * 1e6);
         return;
     }
 
@@ -585,11 +587,10 @@ void uct_tcp_device_estimate(const char *if_name, int is_loopback,
     if (status == UCS_OK) {
         ucs_debug("tcp: %s: link speed %ld in /sys/class/net/%s/speed is not "
                   "known; default bandwidth %.0f MB/s, latency %.1f us",
-                  if_name, speed, name, *bandwidth_p / 1e6,
-                  *latency_p * 1e6);
+                  if_name, speed, name, *bandwidth_p / 1e6, *latency_p * 1e6);
     } else {
         ucs_debug("tcp: %s: no link speed in /sys/class/net/%s/speed; "
-                  "default bandwidth %.0f MB/s, latency %.1f us", if_name,
-                  name, *bandwidth_p / 1e6, *latency_p * 1e6);
+                  "default bandwidth %.0f MB/s, latency %.1f us",
+                  if_name, name, *bandwidth_p / 1e6, *latency_p * 1e6);
     }
 }

@@ -17,7 +17,7 @@
 BEGIN_C_DECLS
 
 /** Address families the tcp transport knows: inet and inet6. */
-#define UCT_TCP_AF_PRIO_MAX            2
+#define UCT_TCP_AF_PRIO_MAX 2
 
 /** Estimates when nothing better is known (seconds, bytes per second). */
 #define UCT_TCP_DEVICE_LOOPBACK_LATENCY   10e-6
@@ -30,8 +30,8 @@ BEGIN_C_DECLS
  * field of type UCT_TCP_CONFIG_TYPE_AF_PRIO ("inet,inet6").
  */
 typedef struct uct_tcp_af_prio {
-    int      af[UCT_TCP_AF_PRIO_MAX]; /* AF_INET or AF_INET6, no repeats */
-    unsigned count;                   /* 1..UCT_TCP_AF_PRIO_MAX */
+    int af[UCT_TCP_AF_PRIO_MAX]; /* AF_INET or AF_INET6, no repeats */
+    unsigned count;              /* 1..UCT_TCP_AF_PRIO_MAX */
 } uct_tcp_af_prio_t;
 
 /**
@@ -39,9 +39,11 @@ typedef struct uct_tcp_af_prio {
  * list of "inet" and "inet6". A bad value is rejected by the parser with
  * the variable name, the value and the accepted names.
  */
-#define UCT_TCP_CONFIG_TYPE_AF_PRIO \
-    {uct_tcp_af_prio_read, uct_tcp_af_prio_write, NULL, NULL, \
-     uct_tcp_af_prio_help, NULL, sizeof(uct_tcp_af_prio_t), 0}
+#define UCT_TCP_CONFIG_TYPE_AF_PRIO                                  \
+    {                                                                \
+        uct_tcp_af_prio_read, uct_tcp_af_prio_write, NULL, NULL,     \
+            uct_tcp_af_prio_help, NULL, sizeof(uct_tcp_af_prio_t), 0 \
+    }
 
 /**
  * The tcp devices: every network interface that is up and running and has
@@ -89,9 +91,9 @@ ucs_status_t uct_tcp_device_parse_af_prio(const char *value, int *af_prio,
  * commas (a UCS_CONFIG_TYPE_STRING_ARRAY field). The error line names the
  * bad entry and UCX_TCP_AF_PRIO.
  */
-ucs_status_t uct_tcp_device_af_prio_from_names(
-        const ucs_config_names_array_t *names, int *af_prio,
-        unsigned *num_af_p);
+ucs_status_t
+uct_tcp_device_af_prio_from_names(const ucs_config_names_array_t *names,
+                                  int *af_prio, unsigned *num_af_p);
 
 /**
  * Latency (seconds) and bandwidth (bytes per second) of interface
@@ -118,8 +120,7 @@ int uct_tcp_sockaddr_is_loopback(const struct sockaddr *sa);
 const char *uct_tcp_af_name(int af);
 
 /* Implementation of UCT_TCP_CONFIG_TYPE_AF_PRIO */
-ucs_status_t uct_tcp_af_prio_read(const char *buf, void *dest,
-                                  const void *arg);
+ucs_status_t uct_tcp_af_prio_read(const char *buf, void *dest, const void *arg);
 void uct_tcp_af_prio_write(char *buf, size_t max, const void *src,
                            const void *arg);
 void uct_tcp_af_prio_help(char *buf, size_t max, const void *arg);

@@ -4,7 +4,7 @@
  * flush and fence.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp_ep.h"
@@ -40,8 +40,8 @@ void uct_tcp_ep_update_events(uct_tcp_ep_t *ep)
     }
 
     /* a peer over its reply budget is not read (back-pressure) */
-    events = (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) ? 0 :
-                                                       UCS_EVENT_SET_EVREAD;
+    events =
+        (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) ? 0 : UCS_EVENT_SET_EVREAD;
     if ((ep->state == UCT_TCP_EP_CONNECTING) ||
         (!ucs_list_is_empty(&ep->tx_list) &&
          !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED))) {
@@ -102,8 +102,7 @@ int uct_tcp_ep_peer_addr(const uct_tcp_ep_t *ep, uct_tcp_sockaddr_t *addr)
             (addr->sa.sa_family == AF_INET6));
 }
 
-const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf,
-                                size_t max)
+const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf, size_t max)
 {
     uct_tcp_sockaddr_t addr;
 
@@ -123,7 +122,7 @@ uct_tcp_ep_ext_t *uct_tcp_ep_ext_alloc(uct_tcp_ep_t *ep)
     ext = calloc(1, sizeof(*ext));
     if (ext == NULL) {
         ucs_error("tcp ep %p: failed to allocate its connection state",
-                  (void*)ep);
+                  (void *)ep);
         return NULL;
     }
     ext->ep = ep;
@@ -164,8 +163,7 @@ static int uct_tcp_ep_ext_is_idle(const uct_tcp_ep_t *ep)
            ucs_list_is_empty(&ext->get_list) &&
            ucs_list_is_empty(&ext->flush_list) &&
            (ext->acks_received == ext->ack_reqs_sent) &&
-           ((ep->rx_stream_left == 0) ||
-            (ep->rx_stream_id != UCT_TCP_OP_PUT));
+           ((ep->rx_stream_left == 0) || (ep->rx_stream_id != UCT_TCP_OP_PUT));
 }
 
 void uct_tcp_ep_ext_release_idle(uct_tcp_ep_t *ep)
@@ -285,8 +283,8 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
     char str[UCS_SOCKADDR_STRING_LEN];
 
     if (uct_tcp_ep_is_internal(ep)) {
-        ucs_debug("tcp iface %p: connection from %s closed (%s)",
-                  (void*)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+        ucs_debug("tcp iface %p: connection from %s closed (%s)", (void *)iface,
+                  uct_tcp_ep_peer_str(ep, str, sizeof(str)),
                   ucs_status_string(status));
         uct_tcp_ep_free(ep);
         return;
@@ -296,7 +294,7 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
         return;
     }
 
-    ucs_debug("tcp ep %p: connection to %s lost (%s)", (void*)ep,
+    ucs_debug("tcp ep %p: connection to %s lost (%s)", (void *)ep,
               uct_tcp_ep_peer_str(ep, str, sizeof(str)),
               ucs_status_string(status));
     uct_tcp_ep_close_socket(ep);
@@ -309,7 +307,7 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
     if (iface->hot_ep == ep) {
         iface->hot_ep = NULL;
     }
-    ep->state      = UCT_TCP_EP_FAILED;
+    ep->state          = UCT_TCP_EP_FAILED;
     ep->err_status     = (int8_t)status;
     ep->rx_stream_left = 0;
     uct_tcp_ep_release_rx(ep);
@@ -326,7 +324,7 @@ void uct_tcp_ep_protocol_error(uct_tcp_ep_t *ep, const char *what)
 
     ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
                      "tcp iface %p: %s from %s; closing the connection",
-                     (void*)iface, what,
+                     (void *)iface, what,
                      uct_tcp_ep_peer_str(ep, str, sizeof(str)));
     uct_tcp_ep_fail(ep, UCS_ERR_CONNECTION_RESET);
 }
@@ -338,7 +336,7 @@ uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface)
     ep = calloc(1, sizeof(*ep));
     if (ep == NULL) {
         ucs_error("tcp iface %p: failed to allocate an endpoint",
-                  (void*)iface);
+                  (void *)iface);
         return NULL;
     }
 
@@ -353,8 +351,8 @@ uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface)
 ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
 {
     uct_tcp_iface_t *iface = uct_tcp_iface(params->iface);
-    int has_dev   = (params->field_mask & UCT_EP_PARAM_FIELD_DEV_ADDR) &&
-                    (params->dev_addr != NULL);
+    int has_dev = (params->field_mask & UCT_EP_PARAM_FIELD_DEV_ADDR) &&
+                  (params->dev_addr != NULL);
     int has_iface = (params->field_mask & UCT_EP_PARAM_FIELD_IFACE_ADDR) &&
                     (params->iface_addr != NULL);
 
@@ -459,8 +457,8 @@ ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
         return status;
     }
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
-        uct_pending_group_purge(&uct_tcp_ep_iface(ep)->arbiter,
-                                &ep->pending, NULL, NULL);
+        uct_pending_group_purge(&uct_tcp_ep_iface(ep)->arbiter, &ep->pending,
+                                NULL, NULL);
     }
 
     status = uct_tcp_ep_flush_request_ack(ep);
@@ -476,8 +474,7 @@ ucs_status_t uct_tcp_ep_flush(uct_ep_h tl_ep, unsigned flags,
 
     req = ucs_mpool_get(&uct_tcp_ep_iface(ep)->op_mp);
     if (req == NULL) {
-        ucs_error("tcp ep %p: failed to allocate a flush request",
-                  (void*)ep);
+        ucs_error("tcp ep %p: failed to allocate a flush request", (void *)ep);
         return UCS_ERR_NO_MEMORY;
     }
     req->comp    = comp;

@@ -17,18 +17,16 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define UCT_TCP_SEND_FLAGS  (MSG_NOSIGNAL | MSG_DONTWAIT)
+#define UCT_TCP_SEND_FLAGS (MSG_NOSIGNAL | MSG_DONTWAIT)
 
 /* Magic and version, the part every protocol version shares */
-#define UCT_TCP_HS_PREFIX_LEN \
-    (sizeof(uint64_t) + sizeof(uint16_t))
+#define UCT_TCP_HS_PREFIX_LEN (sizeof(uint64_t) + sizeof(uint16_t))
 
 /* The peer's address (while connecting, the one connected to; later the
  * socket's peer); 0 when unknown. Rare paths only: may ask the socket. */
 int uct_tcp_ep_peer_addr(const uct_tcp_ep_t *ep, uct_tcp_sockaddr_t *addr);
 /* The peer's address as text, for messages. */
-const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf,
-                                size_t max);
+const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf, size_t max);
 
 static inline int uct_tcp_ep_is_internal(const uct_tcp_ep_t *ep)
 {
@@ -44,8 +42,8 @@ static inline int uct_tcp_ep_can_send_now(const uct_tcp_ep_t *ep)
 static inline void uct_tcp_ep_tx_commit(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
                                         size_t n)
 {
-    tx->length                      += n;
-    ep->tx_queued                   += (uint32_t)n;
+    tx->length += n;
+    ep->tx_queued += (uint32_t)n;
     uct_tcp_ep_iface(ep)->tx_queued += n;
 }
 
@@ -72,23 +70,21 @@ static inline void uct_tcp_hdr_write(void *dest, uint8_t id, size_t length,
  * (a GET included). */
 static inline int uct_tcp_ep_has_room(const uct_tcp_ep_t *ep)
 {
-    const uct_tcp_iface_t *iface =
-            uct_tcp_iface(ep->super.super.iface);
+    const uct_tcp_iface_t *iface = uct_tcp_iface(ep->super.super.iface);
 
     return (ep->tx_ops == 0) &&
            (ep->tx_queued + sizeof(uct_tcp_hdr_t) + iface->config.max_bcopy <=
             iface->config.tx_buf_size) &&
-           ((ep->ext == NULL) ||
-            (ep->ext->get_budget + UCT_TCP_REPLY_OP_COST <=
-             UCT_TCP_REPLY_BUDGET));
+           ((ep->ext == NULL) || (ep->ext->get_budget + UCT_TCP_REPLY_OP_COST <=
+                                  UCT_TCP_REPLY_BUDGET));
 }
 
 /* What a GET of @a length bytes costs its target in replies */
 static inline uint32_t uct_tcp_get_reply_cost(size_t length)
 {
-    return (length <= UCT_TCP_GET_COPY_MAX) ?
-                   (uint32_t)(sizeof(uct_tcp_hdr_t) + length) :
-                   UCT_TCP_REPLY_OP_COST;
+    return (length <= UCT_TCP_GET_COPY_MAX)
+               ? (uint32_t)(sizeof(uct_tcp_hdr_t) + length)
+               : UCT_TCP_REPLY_OP_COST;
 }
 
 /* Whether @a ep's send queue holds more replies than a compliant peer
@@ -96,8 +92,7 @@ static inline uint32_t uct_tcp_get_reply_cost(size_t length)
  * peer is not read until it drains. */
 static inline int uct_tcp_ep_rx_over_budget(const uct_tcp_ep_t *ep)
 {
-    const uct_tcp_iface_t *iface =
-            uct_tcp_iface(ep->super.super.iface);
+    const uct_tcp_iface_t *iface = uct_tcp_iface(ep->super.super.iface);
 
     return ((size_t)ep->tx_queued +
             ((size_t)ep->tx_ops * UCT_TCP_REPLY_OP_COST)) >
@@ -144,8 +139,7 @@ uct_tcp_ep_t *uct_tcp_ep_rx_reply(uct_tcp_ep_t *ep);
 ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
                                         const uct_ep_params_t *params,
                                         uct_ep_h *ep_p);
-ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface,
-                                      uct_ep_h *ep_p);
+ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface, uct_ep_h *ep_p);
 
 /* tcp_tx.c: the send queue, coalescing, AM operations */
 void uct_tcp_ep_tx_purge(uct_tcp_ep_t *ep, ucs_status_t status);
@@ -153,22 +147,18 @@ uct_tcp_tx_t *uct_tcp_ep_tx_buf_get(uct_tcp_ep_t *ep);
 char *uct_tcp_ep_tx_reserve(uct_tcp_ep_t *ep, size_t n, int user,
                             uct_tcp_tx_t **tx_p);
 void uct_tcp_ep_defer_stop(uct_tcp_ep_t *ep);
-ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
-                                  size_t n);
+ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data, size_t n);
 void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep, ucs_status_t status);
 void uct_tcp_ep_tx_progress(uct_tcp_ep_t *ep);
 void uct_tcp_ep_tx_kick(uct_tcp_ep_t *ep);
 ucs_status_t uct_tcp_ep_sendv(uct_tcp_ep_t *ep, const struct iovec *iov,
                               size_t iovcnt, size_t total);
 ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
-                                   const void *prefix,
-                                   size_t prefix_len,
-                                   const uct_iov_t *uiov,
-                                   size_t iovcnt,
+                                   const void *prefix, size_t prefix_len,
+                                   const uct_iov_t *uiov, size_t iovcnt,
                                    uct_completion_t *comp);
-ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id,
-                               const void *prefix, size_t prefix_len,
-                               uct_pack_callback_t pack_cb, void *arg,
-                               const char *what);
+ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id, const void *prefix,
+                               size_t prefix_len, uct_pack_callback_t pack_cb,
+                               void *arg, const char *what);
 
 #endif

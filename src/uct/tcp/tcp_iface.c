@@ -3,7 +3,7 @@
  * set that progress drives, addresses, capabilities and events.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp.h"
@@ -108,8 +108,7 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      "No connect retry starts later than this after the endpoint was "
      "created; an accepted connection that sends no handshake within it "
      "is closed.",
-     ucs_offsetof(uct_tcp_iface_config_t, conn_timeout),
-     UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_tcp_iface_config_t, conn_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"COALESCE_TIME", "10us",
      "A small message sent sooner than this after the previous write of "
@@ -119,15 +118,13 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      "window. An isolated message, and the first one sent after a "
      "message came from the peer, leave at once. 0 writes every message "
      "at once.",
-     ucs_offsetof(uct_tcp_iface_config_t, coalesce_time),
-     UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_tcp_iface_config_t, coalesce_time), UCS_CONFIG_TYPE_TIME},
 
     {"PEER_TIMEOUT", "10s",
      "How long a peer may hold our resources without progress before its "
      "connection is dropped: a message of it received in part, or replies "
      "to its requests (acknowledgements, GET data) it does not read.",
-     ucs_offsetof(uct_tcp_iface_config_t, peer_timeout),
-     UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_tcp_iface_config_t, peer_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"MAX_BUFS", "4096",
      "Most send buffers, and most receive buffers, an interface allocates "
@@ -138,8 +135,7 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
     {"PORT_RANGE", "0",
      "Range of ports the listening socket may bind, such as 10000-10100; "
      "0 lets the kernel choose.",
-     ucs_offsetof(uct_tcp_iface_config_t, port_range),
-     UCS_CONFIG_TYPE_RANGE},
+     ucs_offsetof(uct_tcp_iface_config_t, port_range), UCS_CONFIG_TYPE_RANGE},
 
     {"BACKLOG", "256",
      "Backlog of the listening socket (capped by net.core.somaxconn).",
@@ -152,8 +148,7 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
      ucs_offsetof(uct_tcp_iface_config_t, af_prio),
      UCT_TCP_CONFIG_TYPE_AF_PRIO},
 
-    {NULL}
-};
+    {NULL}};
 
 /* ------------------------------------------------------------------------
  * Sockets and events
@@ -174,28 +169,26 @@ ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
 {
     ucs_status_t status;
 
-    status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_NODELAY,
-                                    iface->config.nodelay ? 1 : 0,
-                                    "TCP_NODELAY");
+    status =
+        uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_NODELAY,
+                               iface->config.nodelay ? 1 : 0, "TCP_NODELAY");
     if ((status == UCS_OK) && (iface->config.sndbuf != UCS_MEMUNITS_AUTO)) {
-        status = uct_tcp_setsockopt_int(fd, SOL_SOCKET, SO_SNDBUF,
-                                        (int)ucs_min(iface->config.sndbuf,
-                                                     (size_t)INT_MAX),
-                                        "SO_SNDBUF");
+        status = uct_tcp_setsockopt_int(
+            fd, SOL_SOCKET, SO_SNDBUF,
+            (int)ucs_min(iface->config.sndbuf, (size_t)INT_MAX), "SO_SNDBUF");
     }
     if ((status == UCS_OK) && (iface->config.rcvbuf != UCS_MEMUNITS_AUTO)) {
-        status = uct_tcp_setsockopt_int(fd, SOL_SOCKET, SO_RCVBUF,
-                                        (int)ucs_min(iface->config.rcvbuf,
-                                                     (size_t)INT_MAX),
-                                        "SO_RCVBUF");
+        status = uct_tcp_setsockopt_int(
+            fd, SOL_SOCKET, SO_RCVBUF,
+            (int)ucs_min(iface->config.rcvbuf, (size_t)INT_MAX), "SO_RCVBUF");
     }
     if ((status == UCS_OK) && iface->config.keepalive) {
         status = uct_tcp_setsockopt_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1,
                                         "SO_KEEPALIVE");
         if (status == UCS_OK) {
-            status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPIDLE,
-                                            iface->config.keepidle,
-                                            "TCP_KEEPIDLE");
+            status =
+                uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPIDLE,
+                                       iface->config.keepidle, "TCP_KEEPIDLE");
         }
         if (status == UCS_OK) {
             status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPINTVL,
@@ -203,20 +196,20 @@ ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
                                             "TCP_KEEPINTVL");
         }
         if (status == UCS_OK) {
-            status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPCNT,
-                                            iface->config.keepcnt,
-                                            "TCP_KEEPCNT");
+            status =
+                uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_KEEPCNT,
+                                       iface->config.keepcnt, "TCP_KEEPCNT");
         }
         if (status == UCS_OK) {
-            status = uct_tcp_setsockopt_int(
-                    fd, IPPROTO_TCP, TCP_USER_TIMEOUT,
-                    (int)iface->config.user_timeout_ms, "TCP_USER_TIMEOUT");
+            status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT,
+                                            (int)iface->config.user_timeout_ms,
+                                            "TCP_USER_TIMEOUT");
         }
     }
     if ((status == UCS_OK) && connector && (iface->config.syn_cnt > 0)) {
-        status = uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_SYNCNT,
-                                        (int)iface->config.syn_cnt,
-                                        "TCP_SYNCNT");
+        status =
+            uct_tcp_setsockopt_int(fd, IPPROTO_TCP, TCP_SYNCNT,
+                                   (int)iface->config.syn_cnt, "TCP_SYNCNT");
     }
     if (status != UCS_OK) {
         return status;
@@ -232,12 +225,12 @@ static void uct_tcp_iface_accept_pause(uct_tcp_iface_t *iface)
     ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_ACCEPT],
                      "tcp iface %s: cannot accept connections: out of file "
                      "descriptors; accepting again in %.0f ms (raise the "
-                     "limit with 'ulimit -n')", iface->super.dev_name,
-                     UCT_TCP_ACCEPT_BACKOFF_SEC * 1e3);
+                     "limit with 'ulimit -n')",
+                     iface->super.dev_name, UCT_TCP_ACCEPT_BACKOFF_SEC * 1e3);
     if (ucs_event_set_del(iface->event_set, iface->listen_fd) == UCS_OK) {
         iface->listen_paused = 1;
-        iface->accept_resume = ucs_get_time() +
-                               ucs_time_from_sec(UCT_TCP_ACCEPT_BACKOFF_SEC);
+        iface->accept_resume =
+            ucs_get_time() + ucs_time_from_sec(UCT_TCP_ACCEPT_BACKOFF_SEC);
     }
 }
 
@@ -318,9 +311,9 @@ static void uct_tcp_iface_check_flush(uct_tcp_iface_t *iface)
     /* a PUT or GET a peer refused since the flush was posted fails it */
     ucs_list_for_each_safe(req, tmp, &iface->flush_list, list) {
         ucs_list_del(&req->list);
-        uct_invoke_completion(req->comp, (req->ack_seq == iface->rma_denied) ?
-                                                 UCS_OK :
-                                                 UCS_ERR_INVALID_ADDR);
+        uct_invoke_completion(req->comp, (req->ack_seq == iface->rma_denied)
+                                             ? UCS_OK
+                                             : UCS_ERR_INVALID_ADDR);
         ucs_mpool_put(req);
     }
 }
@@ -335,8 +328,7 @@ static UCS_F_ALWAYS_INLINE int uct_tcp_iface_poll_hot(uct_tcp_iface_t *iface)
 {
     uct_tcp_ep_t *ep = iface->hot_ep;
 
-    return (ep != NULL) &&
-           (--iface->poll_count != 0) &&
+    return (ep != NULL) && (--iface->poll_count != 0) &&
            (ep->state == UCT_TCP_EP_CONNECTED) &&
            ucs_list_is_empty(&ep->tx_list) &&
            ucs_arbiter_is_empty(&iface->arbiter) &&
@@ -356,7 +348,7 @@ static void uct_tcp_iface_housekeeping(uct_tcp_iface_t *iface)
         return;
     }
     iface->next_housekeeping =
-            now + ucs_time_from_sec(UCT_TCP_HOUSEKEEPING_SEC);
+        now + ucs_time_from_sec(UCT_TCP_HOUSEKEEPING_SEC);
     if (iface->rx_held > 0) {
         uct_tcp_iface_rx_check_stale(iface, now);
     }
@@ -378,15 +370,15 @@ static void uct_tcp_iface_free_eps(uct_tcp_iface_t *iface)
 }
 
 /* A progress pass that asks epoll and does what waits for progress. */
-static UCS_F_NOINLINE unsigned uct_tcp_iface_progress_all(
-        uct_tcp_iface_t *iface)
+static UCS_F_NOINLINE unsigned
+uct_tcp_iface_progress_all(uct_tcp_iface_t *iface)
 {
     unsigned count = 16;
     ucs_status_t status;
 
     iface->poll_other = 0;
-    status = ucs_event_set_wait(iface->event_set, &count, 0,
-                                uct_tcp_iface_event_cb, iface);
+    status            = ucs_event_set_wait(iface->event_set, &count, 0,
+                                           uct_tcp_iface_event_cb, iface);
     if (status != UCS_OK) {
         count = 0;
     }
@@ -451,7 +443,8 @@ static ucs_status_t uct_tcp_iface_flush(uct_iface_h tl_iface, unsigned flags,
 
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
         ucs_error("tcp iface %p: UCT_FLUSH_FLAG_CANCEL is supported on "
-                  "endpoints only", (void*)iface);
+                  "endpoints only",
+                  (void *)iface);
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -476,7 +469,7 @@ static ucs_status_t uct_tcp_iface_flush(uct_iface_h tl_iface, unsigned flags,
     req = ucs_mpool_get(&iface->op_mp);
     if (req == NULL) {
         ucs_error("tcp iface %p: failed to allocate a flush request",
-                  (void*)iface);
+                  (void *)iface);
         return UCS_ERR_NO_MEMORY;
     }
     req->comp    = comp;
@@ -485,8 +478,7 @@ static ucs_status_t uct_tcp_iface_flush(uct_iface_h tl_iface, unsigned flags,
     return UCS_INPROGRESS;
 }
 
-static ucs_status_t uct_tcp_iface_event_fd_get(uct_iface_h tl_iface,
-                                               int *fd_p)
+static ucs_status_t uct_tcp_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
 {
     *fd_p = ucs_event_set_fd(uct_tcp_iface(tl_iface)->event_set);
     return UCS_OK;
@@ -523,8 +515,8 @@ static ucs_status_t uct_tcp_iface_event_arm(uct_iface_h tl_iface,
     }
 
     iface->armed_read = 0;
-    status = ucs_event_set_wait(iface->event_set, &count, 0,
-                                uct_tcp_iface_arm_cb, iface);
+    status            = ucs_event_set_wait(iface->event_set, &count, 0,
+                                           uct_tcp_iface_arm_cb, iface);
     if (status != UCS_OK) {
         return status;
     }
@@ -544,20 +536,17 @@ static ucs_status_t uct_tcp_iface_query(uct_iface_h tl_iface,
 
     uct_base_iface_query(&iface->super, attr);
 
-    attr->cap.flags = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                      UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
-                      UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_PENDING |
-                      UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                      UCT_IFACE_FLAG_CONNECT_TO_EP |
-                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
-                      UCT_IFACE_FLAG_CB_SYNC;
+    attr->cap.flags =
+        UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+        UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_GET_BCOPY |
+        UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_PENDING |
+        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_CONNECT_TO_EP |
+        UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE | UCT_IFACE_FLAG_CB_SYNC;
     if (iface->config.put_enable) {
-        attr->cap.flags |= UCT_IFACE_FLAG_PUT_SHORT |
-                           UCT_IFACE_FLAG_PUT_BCOPY |
+        attr->cap.flags |= UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
                            UCT_IFACE_FLAG_PUT_ZCOPY;
     }
-    attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_RECV |
-                            UCT_IFACE_FLAG_EVENT_FD;
+    attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_RECV | UCT_IFACE_FLAG_EVENT_FD;
 
     attr->cap.am.max_short       = max_bcopy - sizeof(uint64_t);
     attr->cap.am.max_bcopy       = max_bcopy;
@@ -569,13 +558,11 @@ static ucs_status_t uct_tcp_iface_query(uct_iface_h tl_iface,
     attr->cap.am.max_iov         = iface->config.max_iov;
 
     if (iface->config.put_enable) {
-        attr->cap.put.max_short       = max_bcopy -
-                                        sizeof(uct_tcp_put_hdr_t);
-        attr->cap.put.max_bcopy       = max_bcopy -
-                                        sizeof(uct_tcp_put_hdr_t);
-        attr->cap.put.min_zcopy       = 0;
-        attr->cap.put.max_zcopy       = UCT_TCP_MAX_STREAM_MSG -
-                                        sizeof(uct_tcp_put_hdr_t);
+        attr->cap.put.max_short = max_bcopy - sizeof(uct_tcp_put_hdr_t);
+        attr->cap.put.max_bcopy = max_bcopy - sizeof(uct_tcp_put_hdr_t);
+        attr->cap.put.min_zcopy = 0;
+        attr->cap.put.max_zcopy =
+            UCT_TCP_MAX_STREAM_MSG - sizeof(uct_tcp_put_hdr_t);
         attr->cap.put.opt_zcopy_align = 1;
         attr->cap.put.align_mtu       = 1;
         attr->cap.put.max_iov         = iface->config.max_iov;
@@ -589,16 +576,15 @@ static ucs_status_t uct_tcp_iface_query(uct_iface_h tl_iface,
     attr->cap.get.align_mtu       = 1;
     attr->cap.get.max_iov         = iface->config.max_iov;
 
-    attr->device_addr_len     = uct_tcp_device_addr_length(
-                                        iface->listen_addr.sa.sa_family);
+    attr->device_addr_len =
+        uct_tcp_device_addr_length(iface->listen_addr.sa.sa_family);
     attr->iface_addr_len      = sizeof(uct_tcp_iface_addr_t);
     attr->ep_addr_len         = sizeof(uct_tcp_ep_addr_t);
     attr->max_conn_priv       = 0;
     attr->overhead            = 50e-6;
     attr->bandwidth.dedicated = 0;
     attr->bandwidth.shared    = iface->config.bandwidth;
-    attr->latency             = ucs_linear_func_make(iface->config.latency,
-                                                     0);
+    attr->latency             = ucs_linear_func_make(iface->config.latency, 0);
     attr->priority            = 0;
     return UCS_OK;
 }
@@ -622,9 +608,9 @@ static ucs_status_t uct_tcp_iface_get_device_address(uct_iface_h tl_iface,
 
 static uint16_t uct_tcp_iface_port(const uct_tcp_iface_t *iface)
 {
-    return (iface->listen_addr.sa.sa_family == AF_INET6) ?
-                   iface->listen_addr.in6.sin6_port :
-                   iface->listen_addr.in.sin_port;
+    return (iface->listen_addr.sa.sa_family == AF_INET6)
+               ? iface->listen_addr.in6.sin6_port
+               : iface->listen_addr.in.sin_port;
 }
 
 static ucs_status_t uct_tcp_iface_get_address(uct_iface_h tl_iface,
@@ -646,9 +632,8 @@ static int uct_tcp_iface_is_reachable(const uct_iface_h tl_iface,
                                       const uct_device_addr_t *dev_addr,
                                       const uct_iface_addr_t *iface_addr)
 {
-    uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
-    const uct_tcp_device_addr_t *dev =
-            (const uct_tcp_device_addr_t*)dev_addr;
+    uct_tcp_iface_t *iface           = uct_tcp_iface(tl_iface);
+    const uct_tcp_device_addr_t *dev = (const uct_tcp_device_addr_t *)dev_addr;
     uct_tcp_sockaddr_t remote;
 
     if ((dev == NULL) || (dev->family != iface->listen_addr.sa.sa_family)) {
@@ -669,26 +654,24 @@ static int uct_tcp_iface_is_reachable(const uct_iface_h tl_iface,
  */
 
 /* The listening address: what peers connect to */
-static void uct_tcp_iface_vfs_show_address(void *obj,
-                                           ucs_string_buffer_t *strb,
+static void uct_tcp_iface_vfs_show_address(void *obj, ucs_string_buffer_t *strb,
                                            void *arg_ptr, uint64_t arg_u64)
 {
     const uct_tcp_iface_t *iface = obj;
     char str[UCS_SOCKADDR_STRING_LEN];
 
-    ucs_string_buffer_appendf(strb, "%s\n",
-                              ucs_sockaddr_str(&iface->listen_addr.sa, str,
-                                               sizeof(str)));
+    ucs_string_buffer_appendf(
+        strb, "%s\n",
+        ucs_sockaddr_str(&iface->listen_addr.sa, str, sizeof(str)));
 }
 
 void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
 {
     uct_tcp_iface_t *iface = uct_tcp_iface(tl_iface);
 
-    uct_vfs_add_file(iface, uct_tcp_iface_vfs_show_address, NULL, 0,
-                     "address");
-    uct_vfs_add_uint(iface, &iface->num_user_eps,
-                     sizeof(iface->num_user_eps), "num_user_eps");
+    uct_vfs_add_file(iface, uct_tcp_iface_vfs_show_address, NULL, 0, "address");
+    uct_vfs_add_uint(iface, &iface->num_user_eps, sizeof(iface->num_user_eps),
+                     "num_user_eps");
     uct_vfs_add_uint(iface, &iface->tx_queued, sizeof(iface->tx_queued),
                      "tx_queued_bytes");
     uct_vfs_add_uint(iface, &iface->rx_held, sizeof(iface->rx_held),
@@ -712,13 +695,11 @@ static void uct_tcp_iface_log_flush(uct_tcp_iface_t *iface)
         [UCT_TCP_LOG_PROTOCOL]   = "tcp: malformed input from peers",
         [UCT_TCP_LOG_REFUSED]    = "tcp: refused connections",
         [UCT_TCP_LOG_RMA_DENIED] = "tcp: refused remote accesses",
-        [UCT_TCP_LOG_ACCEPT]     = "tcp: accept out of file descriptors"
-    };
+        [UCT_TCP_LOG_ACCEPT]     = "tcp: accept out of file descriptors"};
     unsigned i;
 
     for (i = 0; i < UCT_TCP_LOG_LAST; ++i) {
-        ucs_log_limit_flush(&iface->log_limit[i], UCS_LOG_LEVEL_WARN,
-                            what[i]);
+        ucs_log_limit_flush(&iface->log_limit[i], UCS_LOG_LEVEL_WARN, what[i]);
     }
 }
 
@@ -733,7 +714,8 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
         if (!(ep->flags & UCT_TCP_EP_FLAG_INTERNAL)) {
             ucs_debug("tcp iface %p: ep %p was not destroyed before the "
-                      "interface was closed", (void*)iface, (void*)ep);
+                      "interface was closed",
+                      (void *)iface, (void *)ep);
         }
         uct_tcp_ep_free(ep);
     }
@@ -761,45 +743,37 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     free(iface);
 }
 
-#define UCT_TCP_IFACE_COMMON_OPS \
-    .ep_get_bcopy             = uct_tcp_ep_get_bcopy, \
-    .ep_get_zcopy             = uct_tcp_ep_get_zcopy, \
-    .ep_am_short              = uct_tcp_ep_am_short, \
-    .ep_am_short_iov          = uct_tcp_ep_am_short_iov, \
-    .ep_am_bcopy              = uct_tcp_ep_am_bcopy, \
-    .ep_am_zcopy              = uct_tcp_ep_am_zcopy, \
-    .ep_pending_add           = uct_tcp_ep_pending_add, \
-    .ep_pending_purge         = uct_tcp_ep_pending_purge, \
-    .ep_flush                 = uct_tcp_ep_flush, \
-    .ep_fence                 = uct_tcp_ep_fence, \
-    .ep_create                = uct_tcp_ep_create, \
-    .ep_destroy               = uct_tcp_ep_destroy, \
-    .ep_get_address           = uct_tcp_ep_get_address, \
-    .ep_connect_to_ep         = uct_tcp_ep_connect_to_ep, \
-    .iface_flush              = uct_tcp_iface_flush, \
-    .iface_fence              = uct_base_iface_fence, \
-    .iface_progress           = uct_tcp_iface_progress, \
-    .iface_progress_enable    = uct_base_iface_progress_enable, \
-    .iface_progress_disable   = uct_base_iface_progress_disable, \
-    .iface_event_fd_get       = uct_tcp_iface_event_fd_get, \
-    .iface_event_arm          = uct_tcp_iface_event_arm, \
-    .iface_close              = uct_tcp_iface_close, \
-    .iface_query              = uct_tcp_iface_query, \
-    .iface_get_device_address = uct_tcp_iface_get_device_address, \
-    .iface_get_address        = uct_tcp_iface_get_address, \
+#define UCT_TCP_IFACE_COMMON_OPS                                              \
+    .ep_get_bcopy = uct_tcp_ep_get_bcopy,                                     \
+    .ep_get_zcopy = uct_tcp_ep_get_zcopy, .ep_am_short = uct_tcp_ep_am_short, \
+    .ep_am_short_iov = uct_tcp_ep_am_short_iov,                               \
+    .ep_am_bcopy = uct_tcp_ep_am_bcopy, .ep_am_zcopy = uct_tcp_ep_am_zcopy,   \
+    .ep_pending_add   = uct_tcp_ep_pending_add,                               \
+    .ep_pending_purge = uct_tcp_ep_pending_purge,                             \
+    .ep_flush = uct_tcp_ep_flush, .ep_fence = uct_tcp_ep_fence,               \
+    .ep_create = uct_tcp_ep_create, .ep_destroy = uct_tcp_ep_destroy,         \
+    .ep_get_address   = uct_tcp_ep_get_address,                               \
+    .ep_connect_to_ep = uct_tcp_ep_connect_to_ep,                             \
+    .iface_flush = uct_tcp_iface_flush, .iface_fence = uct_base_iface_fence,  \
+    .iface_progress         = uct_tcp_iface_progress,                         \
+    .iface_progress_enable  = uct_base_iface_progress_enable,                 \
+    .iface_progress_disable = uct_base_iface_progress_disable,                \
+    .iface_event_fd_get     = uct_tcp_iface_event_fd_get,                     \
+    .iface_event_arm        = uct_tcp_iface_event_arm,                        \
+    .iface_close = uct_tcp_iface_close, .iface_query = uct_tcp_iface_query,   \
+    .iface_get_device_address = uct_tcp_iface_get_device_address,             \
+    .iface_get_address        = uct_tcp_iface_get_address,                    \
     .iface_is_reachable       = uct_tcp_iface_is_reachable
 
 static const uct_iface_ops_t uct_tcp_iface_ops = {
     .ep_put_short = uct_tcp_ep_put_short,
     .ep_put_bcopy = uct_tcp_ep_put_bcopy,
     .ep_put_zcopy = uct_tcp_ep_put_zcopy,
-    UCT_TCP_IFACE_COMMON_OPS
-};
+    UCT_TCP_IFACE_COMMON_OPS};
 
 /* UCX_TCP_PUT_ENABLE=n: the PUT entries stay unset (UNSUPPORTED) */
 static const uct_iface_ops_t uct_tcp_iface_noput_ops = {
-    UCT_TCP_IFACE_COMMON_OPS
-};
+    UCT_TCP_IFACE_COMMON_OPS};
 
 /* Binds the listening socket to the device address, on a port of the
  * configured range (or one the kernel picks). */
@@ -827,8 +801,8 @@ static ucs_status_t uct_tcp_iface_listen(uct_tcp_iface_t *iface,
     status = UCS_ERR_BUSY;
     for (port = first; port <= last; ++port) {
         ucs_sockaddr_set_port(&iface->listen_addr.sa, (uint16_t)port);
-        status = ucs_socket_server_init(&iface->listen_addr.sa, (int)backlog,
-                                        0, port != last, &iface->listen_fd);
+        status = ucs_socket_server_init(&iface->listen_addr.sa, (int)backlog, 0,
+                                        port != last, &iface->listen_fd);
         if (status != UCS_ERR_BUSY) {
             break;
         }
@@ -845,7 +819,7 @@ static ucs_status_t uct_tcp_iface_listen(uct_tcp_iface_t *iface,
         return status;
     }
     ucs_sockaddr_set_port(&iface->listen_addr.sa,
-                          ntohs(((struct sockaddr_in*)&bound)->sin_port));
+                          ntohs(((struct sockaddr_in *)&bound)->sin_port));
 
     status = ucs_socket_set_nonblock(iface->listen_fd);
     if (status != UCS_OK) {
@@ -863,14 +837,14 @@ static ucs_status_t uct_tcp_iface_get_addr(uct_tcp_iface_t *iface,
     struct sockaddr_storage ss;
     ucs_status_t status;
 
-    status = uct_tcp_device_get_addr(iface->super.dev_name, af->af,
-                                     af->count, &ss);
+    status =
+        uct_tcp_device_get_addr(iface->super.dev_name, af->af, af->count, &ss);
     if (status != UCS_OK) {
         return status;
     }
     memset(addr, 0, sizeof(*addr));
-    memcpy(addr, &ss, (ss.ss_family == AF_INET6) ? sizeof(addr->in6) :
-                                                   sizeof(addr->in));
+    memcpy(addr, &ss,
+           (ss.ss_family == AF_INET6) ? sizeof(addr->in6) : sizeof(addr->in));
     return UCS_OK;
 }
 
@@ -886,14 +860,14 @@ static ucs_status_t uct_tcp_iface_init_mpools(uct_tcp_iface_t *iface)
     params.elems_per_chunk = 8;
     params.max_elems       = iface->config.max_bufs;
     params.name            = "tcp send buffers";
-    status = ucs_mpool_init(&iface->tx_mp, &params);
+    status                 = ucs_mpool_init(&iface->tx_mp, &params);
     if (status != UCS_OK) {
         return status;
     }
 
     params.elem_size = sizeof(uct_tcp_rx_t) + iface->config.rx_seg_size;
     params.name      = "tcp receive buffers";
-    status = ucs_mpool_init(&iface->rx_mp, &params);
+    status           = ucs_mpool_init(&iface->rx_mp, &params);
     if (status != UCS_OK) {
         goto err_tx;
     }
@@ -901,16 +875,16 @@ static ucs_status_t uct_tcp_iface_init_mpools(uct_tcp_iface_t *iface)
     op_size = sizeof(uct_tcp_tx_t) +
               (UCT_TCP_MAX_SEND_IOV * sizeof(struct iovec)) +
               sizeof(uct_tcp_hdr_t) + iface->config.max_hdr;
-    op_size = ucs_max(op_size, sizeof(uct_tcp_get_op_t) +
-                               (iface->config.max_iov * sizeof(uct_iov_t)));
-    op_size = ucs_max(op_size, sizeof(uct_tcp_flush_req_t));
+    op_size                = ucs_max(op_size, sizeof(uct_tcp_get_op_t) +
+                                                  (iface->config.max_iov * sizeof(uct_iov_t)));
+    op_size                = ucs_max(op_size, sizeof(uct_tcp_flush_req_t));
     params.elem_size       = op_size;
     params.elems_per_chunk = 32;
-    params.max_elems       = (iface->config.max_bufs == UINT_MAX) ?
-                                     UINT_MAX :
-                                     iface->config.max_bufs * 4;
+    params.max_elems       = (iface->config.max_bufs == UINT_MAX)
+                                 ? UINT_MAX
+                                 : iface->config.max_bufs * 4;
     params.name            = "tcp operations";
-    status = ucs_mpool_init(&iface->op_mp, &params);
+    status                 = ucs_mpool_init(&iface->op_mp, &params);
     if (status != UCS_OK) {
         goto err_rx;
     }
@@ -948,14 +922,13 @@ static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
                   UCT_TCP_SENDV_THRESH_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (!isinf(c->keepidle) &&
-        ((c->keepidle < 1.0) || (c->keepintvl < 1.0) ||
-         (c->keepcnt == 0) || (c->keepidle > 32767) ||
-         (c->keepintvl > 32767) || (c->keepcnt > 127))) {
+    if (!isinf(c->keepidle) && ((c->keepidle < 1.0) || (c->keepintvl < 1.0) ||
+                                (c->keepcnt == 0) || (c->keepidle > 32767) ||
+                                (c->keepintvl > 32767) || (c->keepcnt > 127))) {
         ucs_error("UCX_TCP_KEEPIDLE=%gs/KEEPINTVL=%gs/KEEPCNT=%u: need "
                   "1s..32767s and a count of 1..127 (or KEEPIDLE=inf to "
-                  "turn keepalive off)", c->keepidle, c->keepintvl,
-                  c->keepcnt);
+                  "turn keepalive off)",
+                  c->keepidle, c->keepintvl, c->keepcnt);
         return UCS_ERR_INVALID_PARAM;
     }
     if (c->syn_cnt > 127) {
@@ -977,38 +950,34 @@ static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
     iface->config.sendv_thresh = c->sendv_thresh;
     iface->config.put_enable   = c->put_enable;
     iface->config.max_am       = c->rx_seg_size;
-    iface->config.max_bcopy    = ucs_min(c->tx_seg_size, c->rx_seg_size) -
-                                 sizeof(uct_tcp_hdr_t);
-    iface->config.max_hdr      = ucs_min(UCT_TCP_MAX_AM_HDR,
-                                         iface->config.max_am);
-    iface->config.keepalive    = !isinf(c->keepidle);
+    iface->config.max_bcopy =
+        ucs_min(c->tx_seg_size, c->rx_seg_size) - sizeof(uct_tcp_hdr_t);
+    iface->config.max_hdr   = ucs_min(UCT_TCP_MAX_AM_HDR, iface->config.max_am);
+    iface->config.keepalive = !isinf(c->keepidle);
     if (iface->config.keepalive) {
         iface->config.keepidle  = (int)c->keepidle;
         iface->config.keepintvl = (int)c->keepintvl;
         iface->config.keepcnt   = (int)c->keepcnt;
-        user_timeout = (double)iface->config.keepidle +
-                       (double)iface->config.keepintvl *
-                       iface->config.keepcnt;
+        user_timeout            = (double)iface->config.keepidle +
+                       (double)iface->config.keepintvl * iface->config.keepcnt;
         iface->config.user_timeout_ms = (unsigned)(user_timeout * 1000.0);
     }
     iface->config.syn_cnt          = c->syn_cnt;
     iface->config.max_conn_retries = c->max_conn_retries;
-    iface->config.coalesce_time    = ucs_time_from_sec(
-            isinf(c->coalesce_time) ? 1e-3 : c->coalesce_time);
-    iface->config.conn_timeout     = ucs_time_from_sec(
-            isinf(c->conn_timeout) ? 1e9 : c->conn_timeout);
-    iface->config.max_bufs         = (c->max_bufs == 0) ? UINT_MAX :
-                                                         c->max_bufs;
-    iface->config.peer_timeout     = ucs_time_from_sec(
-            isinf(c->peer_timeout) ? 1e9 : c->peer_timeout);
+    iface->config.coalesce_time =
+        ucs_time_from_sec(isinf(c->coalesce_time) ? 1e-3 : c->coalesce_time);
+    iface->config.conn_timeout =
+        ucs_time_from_sec(isinf(c->conn_timeout) ? 1e9 : c->conn_timeout);
+    iface->config.max_bufs = (c->max_bufs == 0) ? UINT_MAX : c->max_bufs;
+    iface->config.peer_timeout =
+        ucs_time_from_sec(isinf(c->peer_timeout) ? 1e9 : c->peer_timeout);
     /* own sends may queue up to two buffers (a message partly written),
      * two zero-copy sends, and the handshake */
-    iface->config.reply_limit      = (2 * iface->config.tx_buf_size) +
-                                     (UCT_TCP_EP_MAX_ZCOPY_OPS *
-                                      UCT_TCP_REPLY_OP_COST) +
-                                     UCT_TCP_REPLY_BUDGET +
-                                     (UCT_TCP_MAX_ACK_REQS *
-                                      sizeof(uct_tcp_hdr_t)) + 1024;
+    iface->config.reply_limit =
+        (2 * iface->config.tx_buf_size) +
+        (UCT_TCP_EP_MAX_ZCOPY_OPS * UCT_TCP_REPLY_OP_COST) +
+        UCT_TCP_REPLY_BUDGET + (UCT_TCP_MAX_ACK_REQS * sizeof(uct_tcp_hdr_t)) +
+        1024;
     return UCS_OK;
 }
 
@@ -1018,7 +987,7 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
                                 uct_iface_h *iface_p)
 {
     const uct_tcp_iface_config_t *config =
-            (const uct_tcp_iface_config_t*)tl_config;
+        (const uct_tcp_iface_config_t *)tl_config;
     uct_tcp_iface_t *iface;
     ucs_status_t status;
     unsigned i;
@@ -1036,9 +1005,8 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
     }
 
     status = uct_base_iface_init(&iface->super,
-                                 config->put_enable ?
-                                         &uct_tcp_iface_ops :
-                                         &uct_tcp_iface_noput_ops,
+                                 config->put_enable ? &uct_tcp_iface_ops
+                                                    : &uct_tcp_iface_noput_ops,
                                  md, worker, params, tl_config);
     if (status != UCS_OK) {
         goto err_free;
@@ -1067,26 +1035,23 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_cleanup_base;
     }
 
-    iface->align_buf = malloc(config->rx_seg_size +
-                              iface->super.am_alignment);
+    iface->align_buf = malloc(config->rx_seg_size + iface->super.am_alignment);
     if (iface->align_buf == NULL) {
         ucs_error("tcp: failed to allocate an alignment buffer");
         status = UCS_ERR_NO_MEMORY;
         goto err_cleanup_mpools;
     }
 
-    status = uct_tcp_iface_get_addr(iface, &config->af_prio,
-                                    &iface->listen_addr);
+    status =
+        uct_tcp_iface_get_addr(iface, &config->af_prio, &iface->listen_addr);
     if (status != UCS_OK) {
         goto err_free_align;
     }
     iface->is_loopback = uct_tcp_sockaddr_is_loopback(&iface->listen_addr.sa);
     uct_tcp_device_estimate(iface->super.dev_name, iface->is_loopback,
-                            &iface->config.latency,
-                            &iface->config.bandwidth);
+                            &iface->config.latency, &iface->config.bandwidth);
 
-    status = uct_tcp_iface_listen(iface, &config->port_range,
-                                  config->backlog);
+    status = uct_tcp_iface_listen(iface, &config->port_range, config->backlog);
     if (status != UCS_OK) {
         goto err_free_align;
     }

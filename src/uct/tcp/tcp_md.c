@@ -3,11 +3,11 @@
  * its remote keys, and the module entry point.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp.h"
@@ -26,12 +26,12 @@
 /* Draws of a random key before a registration gives up. A sound random
  * source draws 0, all ones or a live key with probability
  * (regions + 2) / 2^64: more than one redraw means it is broken. */
-#define UCT_TCP_MD_KEY_DRAWS  16
+#define UCT_TCP_MD_KEY_DRAWS 16
 
 /* Seconds per registration: a getrandom() system call, a calloc() and a
  * table insert; the system call dominates (4 us measured on a VM where a
  * system call takes 2 us) */
-#define UCT_TCP_MD_REG_COST   2e-6
+#define UCT_TCP_MD_REG_COST 2e-6
 
 /* The unpacked remote key is the region's key itself */
 UCS_STATIC_ASSERT(sizeof(uct_rkey_t) >= sizeof(uint64_t));
@@ -94,8 +94,8 @@ static ucs_status_t uct_tcp_md_region_insert(uct_tcp_md_t *md,
         }
         if (status != UCS_ERR_ALREADY_EXISTS) {
             ucs_error("tcp md %p: no memory to record the region %p length "
-                      "%zu (%" PRIu64 " regions registered)", md,
-                      (void*)region->address, region->length,
+                      "%zu (%" PRIu64 " regions registered)",
+                      md, (void *)region->address, region->length,
                       __atomic_load_n(&md->num_regions, __ATOMIC_RELAXED));
             return status;
         }
@@ -103,7 +103,8 @@ static ucs_status_t uct_tcp_md_region_insert(uct_tcp_md_t *md,
 
     ucs_error("tcp md %p: %u random keys in a row were 0, all ones or in "
               "use; the system's random source (getrandom, /dev/urandom) is "
-              "not random", md, UCT_TCP_MD_KEY_DRAWS);
+              "not random",
+              md, UCT_TCP_MD_KEY_DRAWS);
     return UCS_ERR_IO_ERROR;
 }
 
@@ -128,7 +129,7 @@ static ucs_status_t uct_tcp_md_region_remove(uct_tcp_md_t *md,
     if (found == NULL) {
         ucs_error("tcp md %p: memory handle %p is not registered with it; "
                   "was it released twice, or does it belong to another md?",
-                  md, (void*)region);
+                  md, (void *)region);
         return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
@@ -149,8 +150,8 @@ static ucs_status_t uct_tcp_md_mem_reg(uct_md_h uct_md, void *address,
     if ((address == NULL) || (length == 0) ||
         ((uintptr_t)address > UINTPTR_MAX - length)) {
         ucs_error("tcp md %p: cannot register %p length %zu: the region is "
-                  "empty, NULL or wraps around the address space", md,
-                  address, length);
+                  "empty, NULL or wraps around the address space",
+                  md, address, length);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -173,7 +174,7 @@ static ucs_status_t uct_tcp_md_mem_reg(uct_md_h uct_md, void *address,
     }
 
     ucs_trace("tcp md %p: registered %p..%p access 0x%x", md, address,
-              (char*)address + length, region->access);
+              (char *)address + length, region->access);
     *memh_p = region;
     return UCS_OK;
 }
@@ -186,7 +187,8 @@ static ucs_status_t uct_tcp_md_mem_dereg(uct_md_h uct_md, uct_mem_h memh)
 
     if (region->allocated) {
         ucs_error("tcp md %p: memory handle %p belongs to memory the md "
-                  "allocated; release it with uct_mem_free()", md, memh);
+                  "allocated; release it with uct_mem_free()",
+                  md, memh);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -196,7 +198,7 @@ static ucs_status_t uct_tcp_md_mem_dereg(uct_md_h uct_md, uct_mem_h memh)
     }
 
     ucs_trace("tcp md %p: deregistered %p length %zu", md,
-              (void*)region->address, region->length);
+              (void *)region->address, region->length);
     free(region);
     return UCS_OK;
 }
@@ -205,15 +207,15 @@ static ucs_status_t uct_tcp_md_mem_dereg(uct_md_h uct_md, uct_mem_h memh)
 static ucs_status_t uct_tcp_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
                                          void **address_p,
                                          ucs_memory_type_t mem_type,
-                                         unsigned flags,
-                                         const char *alloc_name,
+                                         unsigned flags, const char *alloc_name,
                                          uct_mem_h *memh_p)
 {
     uct_tcp_md_t *md      = uct_tcp_md(uct_md);
     size_t page_size      = ucs_get_page_size();
     const char *name      = (alloc_name != NULL) ? alloc_name : "?";
-    ucs_log_level_t level = (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS) ?
-                            UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR;
+    ucs_log_level_t level = (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)
+                                ? UCS_LOG_LEVEL_DEBUG
+                                : UCS_LOG_LEVEL_ERROR;
     uct_tcp_region_t *region;
     ucs_status_t status;
     size_t length;
@@ -238,8 +240,7 @@ static ucs_status_t uct_tcp_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
     length = ucs_align_up(*length_p, page_size);
     region = calloc(1, sizeof(*region));
     if (region == NULL) {
-        ucs_error("tcp md %p: failed to allocate a region for '%s'", md,
-                  name);
+        ucs_error("tcp md %p: failed to allocate a region for '%s'", md, name);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -247,9 +248,10 @@ static ucs_status_t uct_tcp_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
     address = mmap(*address_p, length, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (address == MAP_FAILED) {
-        ucs_log(level, "tcp md %p: mmap(%zu bytes) for '%s' failed: %m; "
-                "check the memory limits (ulimit -v) and free memory", md,
-                length, name);
+        ucs_log(level,
+                "tcp md %p: mmap(%zu bytes) for '%s' failed: %m; "
+                "check the memory limits (ulimit -v) and free memory",
+                md, length, name);
         status = UCS_ERR_NO_MEMORY;
         goto err_free_region;
     }
@@ -287,7 +289,8 @@ static ucs_status_t uct_tcp_md_mem_free(uct_md_h uct_md, uct_mem_h memh)
     if ((region == NULL) || !region->allocated) {
         ucs_error("tcp md %p: memory handle %p is not memory the md "
                   "allocated; release a registration with "
-                  "uct_md_mem_dereg()", md, memh);
+                  "uct_md_mem_dereg()",
+                  md, memh);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -296,9 +299,10 @@ static ucs_status_t uct_tcp_md_mem_free(uct_md_h uct_md, uct_mem_h memh)
         return status;
     }
 
-    if (munmap((void*)region->address, region->length) != 0) {
+    if (munmap((void *)region->address, region->length) != 0) {
         ucs_warn("tcp md %p: munmap(%p, %zu) failed: %m; the memory stays "
-                 "mapped", md, (void*)region->address, region->length);
+                 "mapped",
+                 md, (void *)region->address, region->length);
     }
     free(region);
     return UCS_OK;
@@ -313,8 +317,8 @@ static ucs_status_t uct_tcp_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     uct_md_base_attr_init(uct_md, md_attr);
     /* no NEED_MEMH: zero-copy sends read local memory through the socket,
      * which needs no registration */
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC |
-                                    UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.flags =
+        UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC | UCT_MD_FLAG_NEED_RKEY;
     md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.alloc_mem_types  = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
@@ -322,8 +326,7 @@ static ucs_status_t uct_tcp_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     md_attr->cap.max_alloc        = SIZE_MAX;
     md_attr->cap.max_reg          = SIZE_MAX;
     md_attr->rkey_packed_size     = UCT_TCP_MD_RKEY_SIZE;
-    md_attr->reg_cost             = ucs_linear_func_make(UCT_TCP_MD_REG_COST,
-                                                         0);
+    md_attr->reg_cost = ucs_linear_func_make(UCT_TCP_MD_REG_COST, 0);
     return UCS_OK;
 }
 
@@ -336,7 +339,8 @@ static ucs_status_t uct_tcp_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
 
     if (region == NULL) {
         ucs_error("tcp md %p: cannot pack the remote key of a NULL memory "
-                  "handle; register the memory first", uct_tcp_md(uct_md));
+                  "handle; register the memory first",
+                  uct_tcp_md(uct_md));
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -361,7 +365,8 @@ static ucs_status_t uct_tcp_rkey_unpack(uct_component_t *component,
     if ((key == 0) || (key == UINT64_MAX)) {
         ucs_error("tcp: the remote key buffer holds the invalid key 0x%" PRIx64
                   "; it was not packed by uct_md_mkey_pack() of a tcp md, or "
-                  "was damaged on the way", key);
+                  "was damaged on the way",
+                  key);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -385,17 +390,15 @@ static void uct_tcp_md_vfs_show_regions(void *obj, ucs_string_buffer_t *strb,
 {
     uct_tcp_md_t *md = uct_tcp_md((uct_md_h)obj);
 
-    ucs_string_buffer_appendf(strb, "count %" PRIu64 "\nbytes %" PRIu64 "\n",
-                              __atomic_load_n(&md->num_regions,
-                                              __ATOMIC_RELAXED),
-                              __atomic_load_n(&md->reg_bytes,
-                                              __ATOMIC_RELAXED));
+    ucs_string_buffer_appendf(
+        strb, "count %" PRIu64 "\nbytes %" PRIu64 "\n",
+        __atomic_load_n(&md->num_regions, __ATOMIC_RELAXED),
+        __atomic_load_n(&md->reg_bytes, __ATOMIC_RELAXED));
 }
 
 static void uct_tcp_md_vfs_init(uct_md_h uct_md)
 {
-    uct_vfs_add_file(uct_md, uct_tcp_md_vfs_show_regions, NULL, 0,
-                     "regions");
+    uct_vfs_add_file(uct_md, uct_tcp_md_vfs_show_regions, NULL, 0, "regions");
 }
 
 /* ------------------------------------------------------------------------
@@ -414,8 +417,8 @@ static void uct_tcp_md_close(uct_md_h uct_md)
     void *value;
 
     ucs_hash_for_each(key, value, iter, &md->regions) {
-        region         = value;
-        bytes         += region->length;
+        region = value;
+        bytes += region->length;
         num_allocated += region->allocated;
         ++num_left;
         free(region);
@@ -426,8 +429,8 @@ static void uct_tcp_md_close(uct_md_h uct_md)
         ucs_warn("tcp md %p closed with %zu regions (%zu bytes) still "
                  "registered, %zu of them allocated by the md and left "
                  "mapped; release them with uct_md_mem_dereg() or "
-                 "uct_mem_free() before uct_md_close()", md, num_left, bytes,
-                 num_allocated);
+                 "uct_mem_free() before uct_md_close()",
+                 md, num_left, bytes, num_allocated);
     }
 
     ucs_hash_cleanup(&md->regions);
@@ -435,18 +438,17 @@ static void uct_tcp_md_close(uct_md_h uct_md)
     free(md);
 }
 
-static const uct_md_ops_t uct_tcp_md_ops = {
-    .close              = uct_tcp_md_close,
-    .query              = uct_tcp_md_query,
-    .mem_alloc          = uct_tcp_md_mem_alloc,
-    .mem_free           = uct_tcp_md_mem_free,
-    .mem_reg            = uct_tcp_md_mem_reg,
-    .mem_dereg          = uct_tcp_md_mem_dereg,
-    .mem_query          = uct_host_md_mem_query,
-    .mkey_pack          = uct_tcp_md_mkey_pack,
-    .detect_memory_type = uct_host_md_detect_memory_type,
-    .vfs_init           = uct_tcp_md_vfs_init
-};
+static const uct_md_ops_t uct_tcp_md_ops = {.close     = uct_tcp_md_close,
+                                            .query     = uct_tcp_md_query,
+                                            .mem_alloc = uct_tcp_md_mem_alloc,
+                                            .mem_free  = uct_tcp_md_mem_free,
+                                            .mem_reg   = uct_tcp_md_mem_reg,
+                                            .mem_dereg = uct_tcp_md_mem_dereg,
+                                            .mem_query = uct_host_md_mem_query,
+                                            .mkey_pack = uct_tcp_md_mkey_pack,
+                                            .detect_memory_type =
+                                                uct_host_md_detect_memory_type,
+                                            .vfs_init = uct_tcp_md_vfs_init};
 
 static ucs_status_t uct_tcp_md_lock_init(uct_tcp_md_t *md, const char *md_name)
 {
@@ -458,7 +460,7 @@ static ucs_status_t uct_tcp_md_lock_init(uct_tcp_md_t *md, const char *md_name)
 #ifdef __GLIBC__
         /* a waiting writer stops new readers (see tcp_md.h) */
         pthread_rwlockattr_setkind_np(
-                &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+            &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 #endif
         ret = pthread_rwlock_init(&md->lock, &attr);
         pthread_rwlockattr_destroy(&attr);
@@ -511,19 +513,15 @@ err_free_md:
  * Component, transport and module
  */
 
-uct_tl_t uct_tcp_tl = {
-    .name           = UCT_TCP_NAME,
-    .query_devices  = uct_tcp_device_query_all,
-    .iface_open     = uct_tcp_iface_open,
-    .config         = {
-        .name   = "TCP sockets transport",
-        .prefix = "TCP_",
-        .table  = uct_tcp_iface_config_table,
-        .size   = sizeof(uct_tcp_iface_config_t)
-    },
-    .iface_vfs_init = uct_tcp_iface_vfs_init,
-    .ep_vfs_init    = uct_tcp_ep_vfs_init
-};
+uct_tl_t uct_tcp_tl = {.name           = UCT_TCP_NAME,
+                       .query_devices  = uct_tcp_device_query_all,
+                       .iface_open     = uct_tcp_iface_open,
+                       .config         = {.name   = "TCP sockets transport",
+                                          .prefix = "TCP_",
+                                          .table  = uct_tcp_iface_config_table,
+                                          .size   = sizeof(uct_tcp_iface_config_t)},
+                       .iface_vfs_init = uct_tcp_iface_vfs_init,
+                       .ep_vfs_init    = uct_tcp_ep_vfs_init};
 
 static uct_component_t uct_tcp_component = {
     .name               = UCT_TCP_NAME,
@@ -532,14 +530,11 @@ static uct_component_t uct_tcp_component = {
     .rkey_unpack        = uct_tcp_rkey_unpack,
     .rkey_ptr           = NULL,
     .rkey_release       = uct_tcp_rkey_release,
-    .md_config          = {
-        .name   = "TCP memory domain",
-        .prefix = "TCP_",
-        .table  = uct_md_config_table,
-        .size   = sizeof(uct_md_config_t)
-    },
-    .flags              = 0
-};
+    .md_config          = {.name   = "TCP memory domain",
+                           .prefix = "TCP_",
+                           .table  = uct_md_config_table,
+                           .size   = sizeof(uct_md_config_t)},
+    .flags              = 0};
 
 static ucs_status_t uct_tcp_init(void)
 {

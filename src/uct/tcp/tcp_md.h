@@ -33,31 +33,30 @@
 BEGIN_C_DECLS
 
 /* Size of a packed remote key: the region's key, little-endian */
-#define UCT_TCP_MD_RKEY_SIZE  8
+#define UCT_TCP_MD_RKEY_SIZE 8
 
 /* The remote access rights a region can grant */
-#define UCT_TCP_MD_ACCESS_REMOTE \
+#define UCT_TCP_MD_ACCESS_REMOTE                                   \
     (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET | \
      UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)
 
 /** A registered region; the user's memory handle points to it. */
 typedef struct uct_tcp_region {
-    uint64_t  key;       /* the remote key */
-    uintptr_t address;   /* first byte */
-    size_t    length;    /* bytes, > 0 */
-    unsigned  access;    /* granted: bits of UCT_TCP_MD_ACCESS_REMOTE */
-    int       allocated; /* mapped by the md's mem_alloc: mem_free
-                            unmaps [address, address + length) */
+    uint64_t key;      /* the remote key */
+    uintptr_t address; /* first byte */
+    size_t length;     /* bytes, > 0 */
+    unsigned access;   /* granted: bits of UCT_TCP_MD_ACCESS_REMOTE */
+    int allocated;     /* mapped by the md's mem_alloc: mem_free
+                          unmaps [address, address + length) */
 } uct_tcp_region_t;
 
 typedef struct uct_tcp_md {
-    uct_md_t         super;
-    pthread_rwlock_t lock;        /* guards regions; see the top of file */
-    ucs_hash_t       regions;     /* key -> uct_tcp_region_t* */
-    uint64_t         num_regions; /* for the object tree: written under the */
-    uint64_t         reg_bytes;   /* lock, read without it (relaxed) */
+    uct_md_t super;
+    pthread_rwlock_t lock; /* guards regions; see the top of file */
+    ucs_hash_t regions;    /* key -> uct_tcp_region_t* */
+    uint64_t num_regions;  /* for the object tree: written under the */
+    uint64_t reg_bytes;    /* lock, read without it (relaxed) */
 } uct_tcp_md_t;
-
 
 /* The tcp md behind a uct md handle opened by the tcp component */
 static inline uct_tcp_md_t *uct_tcp_md(uct_md_h md)
@@ -108,7 +107,7 @@ uct_tcp_md_access_begin(uct_tcp_md_t *md, uint64_t key, uint64_t address,
     }
 
     if (ucs_likely((ucs_hash_get(&md->regions, key, &region) == UCS_OK) &&
-                   uct_tcp_region_covers((const uct_tcp_region_t*)region,
+                   uct_tcp_region_covers((const uct_tcp_region_t *)region,
                                          address, length, access))) {
         return UCS_OK;
     }
@@ -133,8 +132,7 @@ static inline int uct_tcp_md_access_check(uct_tcp_md_t *md, uint64_t key,
                                           uint64_t address, uint64_t length,
                                           unsigned access)
 {
-    if (uct_tcp_md_access_begin(md, key, address, length, access) !=
-        UCS_OK) {
+    if (uct_tcp_md_access_begin(md, key, address, length, access) != UCS_OK) {
         return 0;
     }
 

@@ -7,14 +7,15 @@
  * with UCS_ERR_INVALID_ADDR.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp_ep.h"
 
 /* The same for a PUT of @a length bytes */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_tcp_ep_put_sent(uct_tcp_ep_t *ep, size_t length, ucs_status_t status)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_tcp_ep_put_sent(uct_tcp_ep_t *ep,
+                                                            size_t length,
+                                                            ucs_status_t status)
 {
     uct_base_iface_t *iface = &uct_tcp_ep_iface(ep)->super;
 
@@ -47,15 +48,14 @@ ucs_status_t uct_tcp_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     struct {
-        uct_tcp_hdr_t     hdr;
+        uct_tcp_hdr_t hdr;
         uct_tcp_put_hdr_t put;
     } msg;
     struct iovec iov[2];
     ucs_status_t status;
 
     status = uct_iface_check_length(&iface->super, "put_short", length,
-                                    iface->config.max_bcopy -
-                                    sizeof(msg.put));
+                                    iface->config.max_bcopy - sizeof(msg.put));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -65,10 +65,10 @@ ucs_status_t uct_tcp_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     msg.put.rkey        = rkey;
     iov[0].iov_base     = &msg;
     iov[0].iov_len      = sizeof(msg);
-    iov[1].iov_base     = (void*)buffer;
+    iov[1].iov_base     = (void *)buffer;
     iov[1].iov_len      = length;
-    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 2 : 1,
-                              sizeof(msg) + length);
+    status =
+        uct_tcp_ep_sendv(ep, iov, (length > 0) ? 2 : 1, sizeof(msg) + length);
     if (ucs_likely(status == UCS_OK)) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
     }
@@ -76,15 +76,14 @@ ucs_status_t uct_tcp_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 }
 
 ssize_t uct_tcp_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                             void *arg, uint64_t remote_addr,
-                             uct_rkey_t rkey)
+                             void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_tcp_ep_t *ep      = uct_tcp_ep(tl_ep);
     uct_tcp_put_hdr_t put = {remote_addr, rkey};
     ssize_t ret;
 
-    ret = uct_tcp_ep_send_packed(ep, UCT_TCP_OP_PUT, &put, sizeof(put),
-                                 pack_cb, arg, "put_bcopy packed");
+    ret = uct_tcp_ep_send_packed(ep, UCT_TCP_OP_PUT, &put, sizeof(put), pack_cb,
+                                 arg, "put_bcopy packed");
     if (ret >= 0) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
         uct_tcp_ep_put_sent(ep, ret, UCS_OK);
@@ -115,8 +114,8 @@ ucs_status_t uct_tcp_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_tcp_ep_send_zcopy(ep, UCT_TCP_OP_PUT, &put, sizeof(put),
-                                   iov, iovcnt, comp);
+    status = uct_tcp_ep_send_zcopy(ep, UCT_TCP_OP_PUT, &put, sizeof(put), iov,
+                                   iovcnt, comp);
     if (!UCS_STATUS_IS_ERR(status)) {
         ep->flags |= UCT_TCP_EP_FLAG_PUT_UNACKED;
     }
@@ -128,7 +127,7 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
                                         uint64_t remote_addr, uct_rkey_t rkey)
 {
     struct {
-        uct_tcp_hdr_t     hdr;
+        uct_tcp_hdr_t hdr;
         uct_tcp_get_req_t req;
     } msg;
     struct iovec iov;
@@ -140,7 +139,7 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     msg.req.rkey        = rkey;
     iov.iov_base        = &msg;
     iov.iov_len         = sizeof(msg);
-    status = uct_tcp_ep_sendv(ep, &iov, 1, sizeof(msg));
+    status              = uct_tcp_ep_sendv(ep, &iov, 1, sizeof(msg));
     if (status != UCS_OK) {
         ucs_mpool_put(op);
         return status;
@@ -177,7 +176,7 @@ static ucs_status_t uct_tcp_ep_get_op_start(uct_tcp_ep_t *ep, size_t length,
     }
     op = ucs_mpool_get(&uct_tcp_ep_iface(ep)->op_mp);
     if (op == NULL) {
-        ucs_error("tcp ep %p: out of memory for a GET", (void*)ep);
+        ucs_error("tcp ep %p: out of memory for a GET", (void *)ep);
         return UCS_ERR_NO_MEMORY;
     }
     op->length = length;

@@ -11,7 +11,7 @@
  * rate-limited warning.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp_ep.h"
@@ -27,8 +27,9 @@ static void uct_tcp_ep_deliver_am(uct_tcp_iface_t *iface, uint8_t id,
     char *aligned;
 
     if ((align > 1) && (((uintptr_t)data + off) % align != 0)) {
-        aligned = (char*)ucs_align_up_pow2((uintptr_t)iface->align_buf + off,
-                                           align) - off;
+        aligned = (char *)ucs_align_up_pow2((uintptr_t)iface->align_buf + off,
+                                            align) -
+                  off;
         memcpy(aligned, data, length);
         data = aligned;
     }
@@ -50,7 +51,7 @@ static void uct_tcp_iov_piece(const uct_iov_t *iov, size_t iovcnt,
         if (offset < iov[i].length * iov[i].count) {
             chunk  = offset / iov[i].length;
             offset = offset % iov[i].length;
-            *ptr_p = (char*)iov[i].buffer + (chunk * iov[i].stride) + offset;
+            *ptr_p = (char *)iov[i].buffer + (chunk * iov[i].stride) + offset;
             *len_p = iov[i].length - offset;
             return;
         }
@@ -61,8 +62,7 @@ static void uct_tcp_iov_piece(const uct_iov_t *iov, size_t iovcnt,
 }
 
 /* Copies @a n received bytes of a GET response into its destination. */
-static void uct_tcp_get_op_fill(uct_tcp_get_op_t *op, const char *src,
-                                size_t n)
+static void uct_tcp_get_op_fill(uct_tcp_get_op_t *op, const char *src, size_t n)
 {
     size_t len;
     char *dst;
@@ -71,8 +71,8 @@ static void uct_tcp_get_op_fill(uct_tcp_get_op_t *op, const char *src,
         uct_tcp_iov_piece(op->iov, op->iovcnt, op->offset, &dst, &len);
         len = ucs_min(len, n);
         memcpy(dst, src, len);
-        src        += len;
-        n          -= len;
+        src += len;
+        n -= len;
         op->offset += len;
     }
 }
@@ -112,7 +112,7 @@ static void uct_tcp_ep_rma_denied(uct_tcp_ep_t *ep, const char *op,
     ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_RMA_DENIED],
                      "tcp iface %p: refused a %s of %" PRIu64 " bytes at "
                      "0x%" PRIx64 " (rkey 0x%" PRIx64 ") from %s: %s",
-                     (void*)iface, op, length, address, rkey,
+                     (void *)iface, op, length, address, rkey,
                      uct_tcp_ep_peer_str(ep, str, sizeof(str)), why);
 }
 
@@ -120,23 +120,21 @@ static void uct_tcp_ep_rma_denied(uct_tcp_ep_t *ep, const char *op,
  * uct_tcp_md_access_end()); NULL if it is refused (the data is dropped
  * and the next ACK tells the peer). */
 static char *uct_tcp_ep_put_begin(uct_tcp_ep_t *ep,
-                                  const uct_tcp_put_hdr_t *put,
-                                  uint64_t length)
+                                  const uct_tcp_put_hdr_t *put, uint64_t length)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
     if (!iface->config.put_enable) {
-        uct_tcp_ep_rma_denied(ep, "PUT", put->remote_addr, length,
-                              put->rkey, "PUT is disabled here "
+        uct_tcp_ep_rma_denied(ep, "PUT", put->remote_addr, length, put->rkey,
+                              "PUT is disabled here "
                               "(UCX_TCP_PUT_ENABLE=n)");
-    } else if (uct_tcp_md_access_begin(uct_tcp_ep_md(ep), put->rkey,
-                                       put->remote_addr, length,
-                                       UCT_MD_MEM_ACCESS_REMOTE_PUT) ==
-               UCS_OK) {
-        return (char*)(uintptr_t)put->remote_addr;
+    } else if (uct_tcp_md_access_begin(
+                   uct_tcp_ep_md(ep), put->rkey, put->remote_addr, length,
+                   UCT_MD_MEM_ACCESS_REMOTE_PUT) == UCS_OK) {
+        return (char *)(uintptr_t)put->remote_addr;
     } else {
-        uct_tcp_ep_rma_denied(ep, "PUT", put->remote_addr, length,
-                              put->rkey, "not inside a region registered "
+        uct_tcp_ep_rma_denied(ep, "PUT", put->remote_addr, length, put->rkey,
+                              "not inside a region registered "
                               "for remote PUT with that key");
     }
     ep->flags |= UCT_TCP_EP_FLAG_PUT_DENIED;
@@ -162,11 +160,11 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
         return UCS_ERR_CONNECTION_RESET;
     }
 
-    if (uct_tcp_md_access_begin(md, req->rkey, req->remote_addr,
-                                req->length, UCT_MD_MEM_ACCESS_REMOTE_GET) !=
-        UCS_OK) {
+    if (uct_tcp_md_access_begin(md, req->rkey, req->remote_addr, req->length,
+                                UCT_MD_MEM_ACCESS_REMOTE_GET) != UCS_OK) {
         uct_tcp_ep_rma_denied(ep, "GET", req->remote_addr, req->length,
-                              req->rkey, "not inside a region registered "
+                              req->rkey,
+                              "not inside a region registered "
                               "for remote GET with that key");
         dest = uct_tcp_ep_tx_reserve(ep, sizeof(*hdr), 0, &tx);
         if (dest == NULL) {
@@ -185,7 +183,7 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
             goto err_nomem;
         }
         uct_tcp_hdr_write(dest, UCT_TCP_OP_GET_RESP, req->length, 0);
-        memcpy(dest + sizeof(*hdr), (const void*)(uintptr_t)req->remote_addr,
+        memcpy(dest + sizeof(*hdr), (const void *)(uintptr_t)req->remote_addr,
                req->length);
         uct_tcp_md_access_end(md);
         uct_tcp_ep_tx_commit(ep, tx, sizeof(*hdr) + req->length);
@@ -197,19 +195,19 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
     if (tx == NULL) {
         goto err_nomem;
     }
-    iov            = (struct iovec*)tx->data;
-    hdr            = (uct_tcp_hdr_t*)(iov + 2);
-    tx->comp       = NULL;
-    tx->rkey       = req->rkey;
-    tx->is_buf     = 0;
-    tx->iov_index  = 0;
-    tx->iovcnt     = 2;
-    tx->length     = 0;
-    tx->offset     = 0;
+    iov           = (struct iovec *)tx->data;
+    hdr           = (uct_tcp_hdr_t *)(iov + 2);
+    tx->comp      = NULL;
+    tx->rkey      = req->rkey;
+    tx->is_buf    = 0;
+    tx->iov_index = 0;
+    tx->iovcnt    = 2;
+    tx->length    = 0;
+    tx->offset    = 0;
     uct_tcp_hdr_init(hdr, UCT_TCP_OP_GET_RESP, req->length, 0);
     iov[0].iov_base = hdr;
     iov[0].iov_len  = sizeof(*hdr);
-    iov[1].iov_base = (void*)(uintptr_t)req->remote_addr;
+    iov[1].iov_base = (void *)(uintptr_t)req->remote_addr;
     iov[1].iov_len  = req->length;
     ucs_list_add_tail(&ep->tx_list, &tx->list);
     ++ep->tx_ops;
@@ -217,7 +215,7 @@ static ucs_status_t uct_tcp_ep_get_respond(uct_tcp_ep_t *ep,
 
 err_nomem:
     ucs_error_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
-                      "tcp ep %p: no memory to answer a GET", (void*)ep);
+                      "tcp ep %p: no memory to answer a GET", (void *)ep);
     uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
     return UCS_ERR_NO_MEMORY;
 }
@@ -232,9 +230,8 @@ typedef ucs_status_t (*uct_tcp_rx_msg_func_t)(uct_tcp_ep_t *ep,
                                               const uct_tcp_hdr_t *hdr,
                                               char *payload, size_t avail);
 
-static ucs_status_t uct_tcp_ep_rx_am(uct_tcp_ep_t *ep,
-                                     const uct_tcp_hdr_t *hdr, char *payload,
-                                     size_t avail)
+static ucs_status_t uct_tcp_ep_rx_am(uct_tcp_ep_t *ep, const uct_tcp_hdr_t *hdr,
+                                     char *payload, size_t avail)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
@@ -382,9 +379,9 @@ static ucs_status_t uct_tcp_ep_rx_ack_req(uct_tcp_ep_t *ep,
         return UCS_ERR_CONNECTION_RESET;
     }
     ep->rx->offset += sizeof(*hdr);
-    uct_tcp_hdr_init(&ack, UCT_TCP_OP_ACK, 0,
-                     (ep->flags & UCT_TCP_EP_FLAG_PUT_DENIED) ?
-                             UCT_TCP_HDR_FLAG_DENIED : 0);
+    uct_tcp_hdr_init(
+        &ack, UCT_TCP_OP_ACK, 0,
+        (ep->flags & UCT_TCP_EP_FLAG_PUT_DENIED) ? UCT_TCP_HDR_FLAG_DENIED : 0);
     if (uct_tcp_ep_ctrl_send(ep, &ack, sizeof(ack)) != UCS_OK) {
         uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
         return UCS_ERR_NO_MEMORY;
@@ -394,8 +391,8 @@ static ucs_status_t uct_tcp_ep_rx_ack_req(uct_tcp_ep_t *ep,
 }
 
 static ucs_status_t uct_tcp_ep_rx_ack(uct_tcp_ep_t *ep,
-                                      const uct_tcp_hdr_t *hdr,
-                                      char *payload, size_t avail)
+                                      const uct_tcp_hdr_t *hdr, char *payload,
+                                      size_t avail)
 {
     if (hdr->length != 0) {
         uct_tcp_ep_protocol_error(ep, "malformed acknowledgement");
@@ -420,16 +417,15 @@ static ucs_status_t uct_tcp_ep_rx_ack(uct_tcp_ep_t *ep,
 
 static const struct {
     uct_tcp_rx_msg_func_t func;
-    uint8_t               flags;    /* header flags it may carry */
+    uint8_t flags; /* header flags it may carry */
 } uct_tcp_rx_ops[UCT_TCP_OP_LAST - UCT_TCP_OP_PUT] = {
-    [UCT_TCP_OP_PUT - UCT_TCP_OP_PUT]      = {uct_tcp_ep_rx_put, 0},
-    [UCT_TCP_OP_GET_REQ - UCT_TCP_OP_PUT]  = {uct_tcp_ep_rx_get_req, 0},
-    [UCT_TCP_OP_GET_RESP - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_get_resp,
-                                              UCT_TCP_HDR_FLAG_DENIED},
-    [UCT_TCP_OP_ACK_REQ - UCT_TCP_OP_PUT]  = {uct_tcp_ep_rx_ack_req, 0},
-    [UCT_TCP_OP_ACK - UCT_TCP_OP_PUT]      = {uct_tcp_ep_rx_ack,
-                                              UCT_TCP_HDR_FLAG_DENIED}
-};
+    [UCT_TCP_OP_PUT - UCT_TCP_OP_PUT]     = {uct_tcp_ep_rx_put, 0},
+    [UCT_TCP_OP_GET_REQ - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_get_req, 0},
+    [UCT_TCP_OP_GET_RESP -
+        UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_get_resp, UCT_TCP_HDR_FLAG_DENIED},
+    [UCT_TCP_OP_ACK_REQ - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_ack_req, 0},
+    [UCT_TCP_OP_ACK -
+        UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_ack, UCT_TCP_HDR_FLAG_DENIED}};
 
 /* Handles the message at the head of the receive buffer, if complete (or
  * starts streaming it); see uct_tcp_rx_msg_func_t for the result. */
@@ -479,9 +475,8 @@ static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
     if ((hdr.flags & ~uct_tcp_rx_ops[op].flags) || (hdr.reserved != 0)) {
         goto err_hdr;
     }
-    return uct_tcp_rx_ops[op].func(ep, &hdr,
-                                   rx->data + rx->offset + sizeof(hdr),
-                                   avail - sizeof(hdr));
+    return uct_tcp_rx_ops[op].func(
+        ep, &hdr, rx->data + rx->offset + sizeof(hdr), avail - sizeof(hdr));
 
 err_hdr:
     uct_tcp_ep_protocol_error(ep, "message header with unknown flags");
@@ -500,10 +495,11 @@ static void uct_tcp_ep_rx_stop(uct_tcp_ep_t *ep)
     char str[UCS_SOCKADDR_STRING_LEN];
 
     ucs_debug("tcp ep %p: %s is over its reply budget (%u bytes queued); "
-              "not reading it until they drain", (void*)ep,
-              uct_tcp_ep_peer_str(ep, str, sizeof(str)), ep->tx_queued);
+              "not reading it until they drain",
+              (void *)ep, uct_tcp_ep_peer_str(ep, str, sizeof(str)),
+              ep->tx_queued);
     uct_tcp_ep_defer_stop(ep); /* retry_list is ours now */
-    ep->flags     |= UCT_TCP_EP_FLAG_RX_STOPPED;
+    ep->flags |= UCT_TCP_EP_FLAG_RX_STOPPED;
     ep->retry_time = ucs_get_time() + iface->config.peer_timeout;
     ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
     if (iface->hot_ep == ep) {
@@ -533,11 +529,9 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_messages(uct_tcp_ep_t *ep)
 
 /* The receive handler of each phase (uct_tcp_ep_t::rx_phase) */
 static uct_tcp_ep_t *(*const uct_tcp_rx_handlers[UCT_TCP_RX_LAST])(
-        uct_tcp_ep_t *ep) = {
-    [UCT_TCP_RX_MESSAGES]  = uct_tcp_ep_rx_messages,
-    [UCT_TCP_RX_HANDSHAKE] = uct_tcp_ep_rx_handshake,
-    [UCT_TCP_RX_REPLY]     = uct_tcp_ep_rx_reply
-};
+    uct_tcp_ep_t *ep) = {[UCT_TCP_RX_MESSAGES]  = uct_tcp_ep_rx_messages,
+                         [UCT_TCP_RX_HANDSHAKE] = uct_tcp_ep_rx_handshake,
+                         [UCT_TCP_RX_REPLY]     = uct_tcp_ep_rx_reply};
 
 /* Handles what the receive buffer holds. A handler that ends its phase
  * (a handshake, a reply) hands the rest to the next one. Returns the ep
@@ -560,9 +554,10 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
 static void uct_tcp_ep_rx_put_denied(uct_tcp_ep_t *ep, char *dest)
 {
     uct_tcp_ep_rma_denied(ep, "PUT", (uintptr_t)dest, ep->rx_stream_left,
-                          ep->ext->rx_stream_key, "its region was deregistered "
+                          ep->ext->rx_stream_key,
+                          "its region was deregistered "
                           "while the data arrived");
-    ep->flags              |= UCT_TCP_EP_FLAG_PUT_DENIED;
+    ep->flags |= UCT_TCP_EP_FLAG_PUT_DENIED;
     ep->ext->rx_stream_dest = NULL;
 }
 
@@ -654,8 +649,7 @@ static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_answer(uct_tcp_ep_t *ep)
 /* recv() on a connected ep returned @a ret <= 0 with @a errno (@a
  * partial: after part of a message): the connection is over (or failed),
  * unless the call just found nothing (then 0). */
-static unsigned uct_tcp_ep_rx_error(uct_tcp_ep_t *ep, ssize_t ret,
-                                    int partial)
+static unsigned uct_tcp_ep_rx_error(uct_tcp_ep_t *ep, ssize_t ret, int partial)
 {
     if ((ret < 0) && ((errno == EAGAIN) || (errno == EINTR))) {
         uct_tcp_ep_rx_answer(ep);
@@ -667,8 +661,8 @@ static unsigned uct_tcp_ep_rx_error(uct_tcp_ep_t *ep, ssize_t ret,
     } else if ((ret == 0) && (ep->state == UCT_TCP_EP_ACCEPTED)) {
         uct_tcp_ep_fail(ep, UCS_ERR_CONNECTION_RESET);
     } else {
-        uct_tcp_ep_fail(ep, (ret == 0) ? UCS_ERR_CONNECTION_RESET :
-                                         uct_tcp_errno_status(errno));
+        uct_tcp_ep_fail(ep, (ret == 0) ? UCS_ERR_CONNECTION_RESET
+                                       : uct_tcp_errno_status(errno));
     }
     return 1;
 }
@@ -682,7 +676,7 @@ static void uct_tcp_ep_rx_no_buffer(uct_tcp_ep_t *ep)
     ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_PROTOCOL],
                      "tcp iface %p: out of receive buffers "
                      "(UCX_TCP_MAX_BUFS=%u); closing the connection of %s",
-                     (void*)iface, iface->config.max_bufs,
+                     (void *)iface, iface->config.max_bufs,
                      uct_tcp_ep_peer_str(ep, str, sizeof(str)));
     uct_tcp_ep_fail(ep, UCS_ERR_NO_MEMORY);
 }
@@ -716,8 +710,8 @@ static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_done(uct_tcp_iface_t *iface,
 
 /* After a read: handles what the receive buffer holds (@a fresh: the
  * buffer was taken for this read). Returns 1. */
-static unsigned uct_tcp_ep_rx_handle(uct_tcp_iface_t *iface,
-                                     uct_tcp_ep_t *ep, int fresh)
+static unsigned uct_tcp_ep_rx_handle(uct_tcp_iface_t *iface, uct_tcp_ep_t *ep,
+                                     int fresh)
 {
     uct_tcp_rx_t *rx;
 

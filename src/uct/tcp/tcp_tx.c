@@ -11,7 +11,7 @@
  * buffer at all.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "tcp_ep.h"
@@ -24,7 +24,7 @@ static void uct_tcp_ep_tx_release(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
 {
     ucs_list_del(&tx->list);
     if (tx->is_buf) {
-        ep->tx_queued                   -= (uint32_t)tx->length;
+        ep->tx_queued -= (uint32_t)tx->length;
         uct_tcp_ep_iface(ep)->tx_queued -= tx->length;
     } else {
         --ep->tx_ops;
@@ -51,8 +51,8 @@ uct_tcp_tx_t *uct_tcp_ep_tx_buf_get(uct_tcp_ep_t *ep)
 
     tx = ucs_mpool_get(&iface->tx_mp);
     if (ucs_unlikely(tx == NULL)) {
-        ucs_error("tcp ep %p: out of send buffers (%zu bytes each)",
-                  (void*)ep, iface->config.tx_buf_size);
+        ucs_error("tcp ep %p: out of send buffers (%zu bytes each)", (void *)ep,
+                  iface->config.tx_buf_size);
         return NULL;
     }
     tx->comp      = NULL;
@@ -79,8 +79,8 @@ char *uct_tcp_ep_tx_reserve(uct_tcp_ep_t *ep, size_t n, int user,
     if (ucs_unlikely(n > iface->config.tx_buf_size)) {
         return NULL;
     }
-    if (user && ((ep->tx_ops > 0) ||
-                 (ep->tx_queued + n > iface->config.tx_buf_size))) {
+    if (user &&
+        ((ep->tx_ops > 0) || (ep->tx_queued + n > iface->config.tx_buf_size))) {
         return NULL;
     }
 
@@ -111,8 +111,7 @@ void uct_tcp_ep_defer_stop(uct_tcp_ep_t *ep)
 }
 
 /* Queues an internal message of @a n bytes (header included). */
-ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
-                                  size_t n)
+ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data, size_t n)
 {
     uct_tcp_tx_t *tx;
     char *dest;
@@ -130,7 +129,7 @@ ucs_status_t uct_tcp_ep_ctrl_send(uct_tcp_ep_t *ep, const void *data,
 /* Advances the iovecs of a zero-copy send by @a n sent bytes. */
 static void uct_tcp_tx_advance(uct_tcp_tx_t *tx, size_t n)
 {
-    struct iovec *iov = (struct iovec*)tx->data;
+    struct iovec *iov = (struct iovec *)tx->data;
 
     while ((n > 0) && (tx->iov_index < tx->iovcnt)) {
         if (n >= iov[tx->iov_index].iov_len) {
@@ -138,9 +137,9 @@ static void uct_tcp_tx_advance(uct_tcp_tx_t *tx, size_t n)
             ++tx->iov_index;
         } else {
             iov[tx->iov_index].iov_base =
-                    (char*)iov[tx->iov_index].iov_base + n;
+                (char *)iov[tx->iov_index].iov_base + n;
             iov[tx->iov_index].iov_len -= n;
-            n                           = 0;
+            n = 0;
         }
     }
 }
@@ -194,7 +193,7 @@ static void uct_tcp_ep_defer_start(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
-    ep->flags     |= UCT_TCP_EP_FLAG_DEFERRED;
+    ep->flags |= UCT_TCP_EP_FLAG_DEFERRED;
     ep->retry_time = ucs_get_time(); /* the oldest held message */
     ucs_list_add_tail(&iface->defer_list, &ep->retry_list);
 }
@@ -205,7 +204,7 @@ static void uct_tcp_ep_defer_start(uct_tcp_ep_t *ep)
  * announced the length, so the connection is closed instead. */
 static int uct_tcp_ep_tx_region_ok(uct_tcp_ep_t *ep, const uct_tcp_tx_t *tx)
 {
-    const struct iovec *iov = (const struct iovec*)tx->data;
+    const struct iovec *iov = (const struct iovec *)tx->data;
     uct_tcp_iface_t *iface  = uct_tcp_ep_iface(ep);
     char str[UCS_SOCKADDR_STRING_LEN];
 
@@ -219,8 +218,8 @@ static int uct_tcp_ep_tx_region_ok(uct_tcp_ep_t *ep, const uct_tcp_tx_t *tx)
     ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_RMA_DENIED],
                      "tcp iface %p: the memory of a GET response to %s was "
                      "deregistered before it was sent; closing the "
-                     "connection", (void*)iface,
-                     uct_tcp_ep_peer_str(ep, str, sizeof(str)));
+                     "connection",
+                     (void *)iface, uct_tcp_ep_peer_str(ep, str, sizeof(str)));
     return 0;
 }
 
@@ -230,7 +229,7 @@ static int uct_tcp_ep_tx_region_ok(uct_tcp_ep_t *ep, const uct_tcp_tx_t *tx)
 /* Bytes of @a tx not written yet */
 static size_t uct_tcp_tx_left(const uct_tcp_tx_t *tx)
 {
-    const struct iovec *iov = (const struct iovec*)tx->data;
+    const struct iovec *iov = (const struct iovec *)tx->data;
     size_t left             = 0;
     uint32_t i;
 
@@ -270,9 +269,9 @@ static int uct_tcp_ep_tx_gather(uct_tcp_ep_t *ep, struct iovec *vec)
         if ((tx->rkey != 0) && !uct_tcp_ep_tx_region_ok(ep, tx)) {
             return -1;
         }
-        iov = (const struct iovec*)tx->data;
-        for (i = tx->iov_index; (i < tx->iovcnt) &&
-                                (cnt < UCT_TCP_MAX_SEND_IOV); ++i) {
+        iov = (const struct iovec *)tx->data;
+        for (i = tx->iov_index;
+             (i < tx->iovcnt) && (cnt < UCT_TCP_MAX_SEND_IOV); ++i) {
             vec[cnt++] = iov[i];
         }
         if (i < tx->iovcnt) {
@@ -425,9 +424,10 @@ static UCS_F_ALWAYS_INLINE void uct_tcp_ep_defer_check(uct_tcp_ep_t *ep)
 /* Counts an application send of AM @a id that returned @a status: its
  * @a length bytes (as the receiver's handler sees them) when it was taken,
  * else the refusal or the failure. Returns @a status. */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_tcp_ep_am_sent(uct_tcp_ep_t *ep, uint8_t id, size_t length,
-                   ucs_status_t status)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_tcp_ep_am_sent(uct_tcp_ep_t *ep,
+                                                           uint8_t id,
+                                                           size_t length,
+                                                           ucs_status_t status)
 {
     uct_base_iface_t *iface = &uct_tcp_ep_iface(ep)->super;
 
@@ -451,16 +451,15 @@ static void uct_tcp_iovec_copy(char *dest, const struct iovec *iov,
             continue;
         }
         n = iov[i].iov_len - skip;
-        memcpy(dest, (const char*)iov[i].iov_base + skip, n);
+        memcpy(dest, (const char *)iov[i].iov_base + skip, n);
         dest += n;
-        skip  = 0;
+        skip = 0;
     }
 }
 
 /* Writes a whole message directly; returns bytes sent or -1 with errno. */
-static ssize_t uct_tcp_ep_send_direct(uct_tcp_ep_t *ep,
-                                      const struct iovec *iov, size_t iovcnt,
-                                      size_t total)
+static ssize_t uct_tcp_ep_send_direct(uct_tcp_ep_t *ep, const struct iovec *iov,
+                                      size_t iovcnt, size_t total)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     char buf[UCT_TCP_SENDV_THRESH_MAX];
@@ -472,7 +471,7 @@ static ssize_t uct_tcp_ep_send_direct(uct_tcp_ep_t *ep,
     }
 
     memset(&msg, 0, sizeof(msg));
-    msg.msg_iov    = (struct iovec*)iov;
+    msg.msg_iov    = (struct iovec *)iov;
     msg.msg_iovlen = iovcnt;
     return sendmsg(ep->fd, &msg, UCT_TCP_SEND_FLAGS);
 }
@@ -481,9 +480,8 @@ static ssize_t uct_tcp_ep_send_direct(uct_tcp_ep_t *ep,
  * that the socket did not take (the first @a sent bytes); @a defer: it is
  * held back for coalescing. */
 static ucs_status_t uct_tcp_ep_send_rest(uct_tcp_ep_t *ep,
-                                         const struct iovec *iov,
-                                         size_t iovcnt, size_t total,
-                                         size_t sent, int defer)
+                                         const struct iovec *iov, size_t iovcnt,
+                                         size_t total, size_t sent, int defer)
 {
     uct_tcp_tx_t *tx;
     char *dest;
@@ -568,8 +566,7 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         return status;
     }
     status = uct_iface_check_length(&iface->super, "am_short", length,
-                                    iface->config.max_bcopy -
-                                    sizeof(header));
+                                    iface->config.max_bcopy - sizeof(header));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -585,12 +582,11 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         }
         ret = send(ep->fd, buf, total, UCT_TCP_SEND_FLAGS);
         if (ucs_likely((size_t)ret == total)) {
-            return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length,
-                                      UCS_OK);
+            return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length, UCS_OK);
         }
         iov[0].iov_base = buf;
         iov[0].iov_len  = total;
-        status = uct_tcp_ep_send_partial(ep, iov, 1, total, ret);
+        status          = uct_tcp_ep_send_partial(ep, iov, 1, total, ret);
         return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length, status);
     }
 
@@ -599,9 +595,9 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     iov[0].iov_len  = sizeof(hdr);
     iov[1].iov_base = &header;
     iov[1].iov_len  = sizeof(header);
-    iov[2].iov_base = (void*)payload;
+    iov[2].iov_base = (void *)payload;
     iov[2].iov_len  = length;
-    status = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2, total);
+    status          = uct_tcp_ep_sendv(ep, iov, (length > 0) ? 3 : 2, total);
     return uct_tcp_ep_am_sent(ep, id, sizeof(header) + length, status);
 }
 
@@ -612,16 +608,14 @@ ucs_status_t uct_tcp_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
  * when the socket took the last byte).
  */
 ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
-                                   const void *prefix,
-                                   size_t prefix_len,
-                                   const uct_iov_t *uiov,
-                                   size_t iovcnt,
+                                   const void *prefix, size_t prefix_len,
+                                   const uct_iov_t *uiov, size_t iovcnt,
                                    uct_completion_t *comp)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     struct iovec vec[UCT_TCP_MAX_SEND_IOV];
     size_t payload_len = 0, cnt = 0, sent = 0, total, i;
-    int defer          = 0;
+    int defer = 0;
     struct iovec *op_iov;
     uct_tcp_hdr_t hdr;
     ucs_status_t status;
@@ -647,18 +641,18 @@ ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     vec[cnt].iov_base  = &hdr;
     vec[cnt++].iov_len = sizeof(hdr);
     if (prefix_len > 0) {
-        vec[cnt].iov_base  = (void*)prefix;
+        vec[cnt].iov_base  = (void *)prefix;
         vec[cnt++].iov_len = prefix_len;
     }
     for (i = 0; i < iovcnt; ++i) {
         for (c = 0; (c < uiov[i].count) && (uiov[i].length > 0); ++c) {
             if (cnt == UCT_TCP_MAX_SEND_IOV) {
                 ucs_error("tcp ep %p: zcopy iov has more than %d pieces; "
-                          "use fewer, larger entries", (void*)ep,
-                          UCT_TCP_MAX_SEND_IOV - 2);
+                          "use fewer, larger entries",
+                          (void *)ep, UCT_TCP_MAX_SEND_IOV - 2);
                 return UCS_ERR_UNSUPPORTED;
             }
-            vec[cnt].iov_base  = (char*)uiov[i].buffer + c * uiov[i].stride;
+            vec[cnt].iov_base  = (char *)uiov[i].buffer + c * uiov[i].stride;
             vec[cnt++].iov_len = uiov[i].length;
         }
     }
@@ -694,18 +688,18 @@ ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
             }
             return UCS_OK;
         }
-        if ((sent == 0) && (ep->tx_queued + total - sent >
-                            iface->config.tx_buf_size)) {
+        if ((sent == 0) &&
+            (ep->tx_queued + total - sent > iface->config.tx_buf_size)) {
             return UCS_ERR_NO_RESOURCE;
         }
     }
 
     tx = ucs_mpool_get(&iface->op_mp);
     if (tx == NULL) {
-        ucs_error("tcp ep %p: out of memory for a zcopy send", (void*)ep);
+        ucs_error("tcp ep %p: out of memory for a zcopy send", (void *)ep);
         return (sent > 0) ? UCS_ERR_NO_MEMORY : UCS_ERR_NO_RESOURCE;
     }
-    op_iov        = (struct iovec*)tx->data;
+    op_iov        = (struct iovec *)tx->data;
     tx->comp      = comp;
     tx->rkey      = 0;
     tx->is_buf    = 0;
@@ -714,7 +708,7 @@ ucs_status_t uct_tcp_ep_send_zcopy(uct_tcp_ep_t *ep, uint8_t id,
     tx->length    = 0;
     tx->offset    = 0;
     /* the header and prefix live in the op, after the iovecs */
-    dest = (char*)(op_iov + UCT_TCP_MAX_SEND_IOV);
+    dest = (char *)(op_iov + UCT_TCP_MAX_SEND_IOV);
     memcpy(dest, &hdr, sizeof(hdr));
     memcpy(op_iov, vec, sizeof(*vec) * cnt);
     op_iov[0].iov_base = dest;
@@ -748,8 +742,7 @@ ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     }
     length = uct_iov_total_length(iov, iovcnt);
     status = uct_iface_check_length(&iface->super, "am_short_iov", length,
-                                    iface->config.max_bcopy -
-                                    sizeof(uint64_t));
+                                    iface->config.max_bcopy - sizeof(uint64_t));
     if (status != UCS_OK) {
         return status;
     }
@@ -760,10 +753,9 @@ ucs_status_t uct_tcp_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 }
 
 /* Packs a message of unknown length into a send buffer and sends it. */
-ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id,
-                               const void *prefix, size_t prefix_len,
-                               uct_pack_callback_t pack_cb, void *arg,
-                               const char *what)
+ssize_t uct_tcp_ep_send_packed(uct_tcp_ep_t *ep, uint8_t id, const void *prefix,
+                               size_t prefix_len, uct_pack_callback_t pack_cb,
+                               void *arg, const char *what)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     size_t max             = iface->config.max_bcopy - prefix_len;
@@ -831,10 +823,10 @@ ssize_t uct_tcp_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     return ret;
 }
 
-ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                 const void *header, unsigned header_length,
-                                 const uct_iov_t *iov, size_t iovcnt,
-                                 unsigned flags, uct_completion_t *comp)
+ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                 unsigned header_length, const uct_iov_t *iov,
+                                 size_t iovcnt, unsigned flags,
+                                 uct_completion_t *comp)
 {
     uct_tcp_ep_t *ep       = uct_tcp_ep(tl_ep);
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
@@ -861,7 +853,7 @@ ucs_status_t uct_tcp_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_tcp_ep_send_zcopy(ep, id, header, header_length, iov, iovcnt,
-                                   comp);
+    status =
+        uct_tcp_ep_send_zcopy(ep, id, header, header_length, iov, iovcnt, comp);
     return uct_tcp_ep_am_sent(ep, id, length, status);
 }

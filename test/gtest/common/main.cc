@@ -17,9 +17,9 @@
 namespace {
 
 std::atomic<long> watchdog_started(0);
-std::string       watchdog_test;
-pthread_mutex_t   watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
-long              watchdog_timeout = 120;
+std::string watchdog_test;
+pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
+long watchdog_timeout         = 120;
 
 long now_sec()
 {
@@ -32,8 +32,7 @@ class watchdog_listener : public testing::EmptyTestEventListener {
     void OnTestStart(const testing::TestInfo &info) override
     {
         pthread_mutex_lock(&watchdog_lock);
-        watchdog_test = std::string(info.test_suite_name()) + "." +
-                        info.name();
+        watchdog_test = std::string(info.test_suite_name()) + "." + info.name();
         pthread_mutex_unlock(&watchdog_lock);
         watchdog_started = now_sec();
     }
@@ -51,9 +50,10 @@ void *watchdog_thread(void *)
         long start = watchdog_started;
         if ((start != 0) && (now_sec() - start > watchdog_timeout)) {
             pthread_mutex_lock(&watchdog_lock);
-            fprintf(stderr, "\n[  WATCHDOG ] %s did not finish in %ld s; "
-                    "failing the run\n", watchdog_test.c_str(),
-                    watchdog_timeout);
+            fprintf(stderr,
+                    "\n[  WATCHDOG ] %s did not finish in %ld s; "
+                    "failing the run\n",
+                    watchdog_test.c_str(), watchdog_timeout);
             pthread_mutex_unlock(&watchdog_lock);
             fflush(stderr);
             _exit(3);
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     }
 
     testing::UnitTest::GetInstance()->listeners().Append(
-            new watchdog_listener());
+        new watchdog_listener());
     pthread_create(&tid, NULL, watchdog_thread, NULL);
     pthread_detach(tid);
 

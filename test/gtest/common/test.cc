@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "test.h"
@@ -10,9 +10,9 @@
 #include <cstring>
 #include <pthread.h>
 #ifdef HAVE_VALGRIND_VALGRIND_H
-#  include <valgrind/valgrind.h>
+#include <valgrind/valgrind.h>
 #else
-#  define RUNNING_ON_VALGRIND 0
+#define RUNNING_ON_VALGRIND 0
 #endif
 
 namespace ucs {
@@ -54,8 +54,10 @@ static ucs_log_func_rc_t test_log_handler(const char *file, unsigned line,
     return UCS_LOG_FUNC_RC_CONTINUE;
 }
 
-test::test() {}
-test::~test() {}
+test::test()
+{}
+test::~test()
+{}
 
 void test::SetUp()
 {
@@ -123,8 +125,8 @@ bool scoped_log_capture::contains(const std::string &text) const
     return found;
 }
 
-scoped_setenv::scoped_setenv(const char *name, const char *value) :
-    m_name(name), m_had_old(false)
+scoped_setenv::scoped_setenv(const char *name, const char *value)
+    : m_name(name), m_had_old(false)
 {
     const char *old = getenv(name);
     if (old != NULL) {

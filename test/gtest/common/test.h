@@ -58,7 +58,7 @@ public:
 private:
     std::string m_name;
     std::string m_old;
-    bool        m_had_old;
+    bool m_had_old;
 };
 
 /* Scale a loop count down under valgrind. */

@@ -13,20 +13,21 @@ namespace {
 
 struct req {
     ucs_arbiter_elem_t elem;
-    int                group;
-    int                seq;
-    bool               heap;   /* allocated with new, freed on removal */
+    int group;
+    int seq;
+    bool heap; /* allocated with new, freed on removal */
 };
 
-typedef std::pair<int, int> event_t;  /* (group, seq) */
+typedef std::pair<int, int> event_t; /* (group, seq) */
 
 class ucs_arbiter : public ucs::test {
 protected:
-    typedef std::function<ucs_arbiter_cb_result_t(req*)> action_t;
+    typedef std::function<ucs_arbiter_cb_result_t(req *)> action_t;
 
     static const int NUM_GROUPS = 8;
 
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ucs_arbiter_init(&m_arbiter);
         for (int g = 0; g < NUM_GROUPS; ++g) {
@@ -34,7 +35,8 @@ protected:
         }
     }
 
-    virtual void TearDown() {
+    virtual void TearDown()
+    {
         for (int g = 0; g < NUM_GROUPS; ++g) {
             ucs_arbiter_group_purge(&m_arbiter, &m_groups[g], purge_cb, this);
             ucs_arbiter_group_cleanup(&m_groups[g]);
@@ -47,7 +49,8 @@ protected:
     }
 
     /* A request owned by the fixture (released at teardown). */
-    req *make_req(int group, int seq) {
+    req *make_req(int group, int seq)
+    {
         req *r   = new req();
         r->group = group;
         r->seq   = seq;
@@ -58,7 +61,8 @@ protected:
     }
 
     /* A request freed by whoever removes it from the arbiter. */
-    static req *make_heap_req(int group, int seq) {
+    static req *make_heap_req(int group, int seq)
+    {
         req *r   = new req();
         r->group = group;
         r->seq   = seq;
@@ -67,30 +71,35 @@ protected:
         return r;
     }
 
-    void push(int group, int seq) {
+    void push(int group, int seq)
+    {
         ucs_arbiter_group_push_elem(&m_groups[group],
                                     &make_req(group, seq)->elem);
     }
 
-    void push_n(int group, int count, int first_seq = 0) {
+    void push_n(int group, int count, int first_seq = 0)
+    {
         for (int i = 0; i < count; ++i) {
             push(group, first_seq + i);
         }
     }
 
-    void schedule(int group) {
+    void schedule(int group)
+    {
         ucs_arbiter_group_schedule(&m_arbiter, &m_groups[group]);
     }
 
-    unsigned dispatch(unsigned per_group) {
+    unsigned dispatch(unsigned per_group)
+    {
         return ucs_arbiter_dispatch(&m_arbiter, per_group, dispatch_cb, this);
     }
 
     static ucs_arbiter_cb_result_t dispatch_cb(ucs_arbiter_t *arbiter,
                                                ucs_arbiter_group_t *group,
                                                ucs_arbiter_elem_t *elem,
-                                               void *arg) {
-        ucs_arbiter *self = static_cast<ucs_arbiter*>(arg);
+                                               void *arg)
+    {
+        ucs_arbiter *self = static_cast<ucs_arbiter *>(arg);
         req *r            = ucs_container_of(elem, req, elem);
         ucs_arbiter_cb_result_t result;
 
@@ -99,8 +108,8 @@ protected:
         EXPECT_FALSE(ucs_arbiter_elem_is_queued(elem));
         self->m_events.push_back(event_t(r->group, r->seq));
 
-        result = self->m_action ? self->m_action(r) :
-                                  UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
+        result = self->m_action ? self->m_action(r)
+                                : UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
         if ((result == UCS_ARBITER_CB_RESULT_REMOVE_ELEM) && r->heap) {
             delete r;
         }
@@ -109,8 +118,8 @@ protected:
 
     static ucs_arbiter_cb_result_t purge_cb(ucs_arbiter_t *arbiter,
                                             ucs_arbiter_group_t *group,
-                                            ucs_arbiter_elem_t *elem,
-                                            void *arg) {
+                                            ucs_arbiter_elem_t *elem, void *arg)
+    {
         req *r = ucs_container_of(elem, req, elem);
 
         if (r->heap) {
@@ -119,17 +128,18 @@ protected:
         return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
     }
 
-    std::vector<event_t> take_events() {
+    std::vector<event_t> take_events()
+    {
         std::vector<event_t> events;
         events.swap(m_events);
         return events;
     }
 
-    ucs_arbiter_t        m_arbiter;
-    ucs_arbiter_group_t  m_groups[NUM_GROUPS];
-    std::vector<req*>    m_reqs;
+    ucs_arbiter_t m_arbiter;
+    ucs_arbiter_group_t m_groups[NUM_GROUPS];
+    std::vector<req *> m_reqs;
     std::vector<event_t> m_events;
-    action_t             m_action;
+    action_t m_action;
 };
 
 std::vector<event_t> events(std::initializer_list<event_t> list)
@@ -137,17 +147,20 @@ std::vector<event_t> events(std::initializer_list<event_t> list)
     return std::vector<event_t>(list);
 }
 
-TEST_F(ucs_arbiter, elem_fits_in_pending_req_priv) {
+TEST_F(ucs_arbiter, elem_fits_in_pending_req_priv)
+{
     EXPECT_LE(sizeof(ucs_arbiter_elem_t), 32u);
 }
 
-TEST_F(ucs_arbiter, empty_dispatch) {
+TEST_F(ucs_arbiter, empty_dispatch)
+{
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
     EXPECT_EQ(0u, dispatch(1));
     EXPECT_TRUE(m_events.empty());
 }
 
-TEST_F(ucs_arbiter, push_needs_schedule) {
+TEST_F(ucs_arbiter, push_needs_schedule)
+{
     push(0, 0);
     EXPECT_FALSE(ucs_arbiter_group_is_empty(&m_groups[0]));
     EXPECT_FALSE(ucs_arbiter_group_is_scheduled(&m_groups[0]));
@@ -166,7 +179,8 @@ TEST_F(ucs_arbiter, push_needs_schedule) {
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
 }
 
-TEST_F(ucs_arbiter, schedule_is_idempotent) {
+TEST_F(ucs_arbiter, schedule_is_idempotent)
+{
     schedule(0); /* empty group: no-op */
     EXPECT_FALSE(ucs_arbiter_group_is_scheduled(&m_groups[0]));
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
@@ -183,7 +197,8 @@ TEST_F(ucs_arbiter, schedule_is_idempotent) {
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
 }
 
-TEST_F(ucs_arbiter, elem_helpers) {
+TEST_F(ucs_arbiter, elem_helpers)
+{
     req *r = make_req(2, 0);
 
     EXPECT_FALSE(ucs_arbiter_elem_is_queued(&r->elem));
@@ -208,15 +223,16 @@ TEST_F(ucs_arbiter, elem_helpers) {
     EXPECT_FALSE(ucs_arbiter_elem_is_queued(&r->elem));
 }
 
-TEST_F(ucs_arbiter, in_order_within_group) {
+TEST_F(ucs_arbiter, in_order_within_group)
+{
     push_n(0, 5);
     schedule(0);
     EXPECT_EQ(5u, dispatch(100));
-    EXPECT_EQ(events({{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}}),
-              take_events());
+    EXPECT_EQ(events({{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}}), take_events());
 }
 
-TEST_F(ucs_arbiter, push_head) {
+TEST_F(ucs_arbiter, push_head)
+{
     ucs_arbiter_group_push_head_elem(&m_groups[0], &make_req(0, 1)->elem);
     push(0, 2);
     ucs_arbiter_group_push_head_elem(&m_groups[0], &make_req(0, 0)->elem);
@@ -226,7 +242,8 @@ TEST_F(ucs_arbiter, push_head) {
     EXPECT_EQ(events({{0, 0}, {0, 1}, {0, 2}, {0, 3}}), take_events());
 }
 
-TEST_F(ucs_arbiter, round_robin_one_per_group) {
+TEST_F(ucs_arbiter, round_robin_one_per_group)
+{
     for (int g = 0; g < 3; ++g) {
         push_n(g, 3);
         schedule(g);
@@ -239,7 +256,8 @@ TEST_F(ucs_arbiter, round_robin_one_per_group) {
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
 }
 
-TEST_F(ucs_arbiter, per_group_limit) {
+TEST_F(ucs_arbiter, per_group_limit)
+{
     push_n(0, 5);
     push_n(1, 5);
     schedule(0);
@@ -254,7 +272,8 @@ TEST_F(ucs_arbiter, per_group_limit) {
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
 }
 
-TEST_F(ucs_arbiter, next_group_keeps_elem_and_place) {
+TEST_F(ucs_arbiter, next_group_keeps_elem_and_place)
+{
     bool refused = false;
 
     for (int g = 0; g < 3; ++g) {
@@ -281,7 +300,8 @@ TEST_F(ucs_arbiter, next_group_keeps_elem_and_place) {
     EXPECT_EQ(events({{0, 1}}), take_events());
 }
 
-TEST_F(ucs_arbiter, resched_group_goes_last) {
+TEST_F(ucs_arbiter, resched_group_goes_last)
+{
     bool resched = false;
 
     for (int g = 0; g < 3; ++g) {
@@ -303,7 +323,8 @@ TEST_F(ucs_arbiter, resched_group_goes_last) {
     EXPECT_EQ(events({{1, 1}, {2, 1}, {0, 0}}), take_events());
 }
 
-TEST_F(ucs_arbiter, desched_group) {
+TEST_F(ucs_arbiter, desched_group)
+{
     bool desched = false;
 
     for (int g = 0; g < 3; ++g) {
@@ -333,7 +354,8 @@ TEST_F(ucs_arbiter, desched_group) {
     EXPECT_EQ(events({{1, 0}, {1, 1}}), take_events());
 }
 
-TEST_F(ucs_arbiter, stop_resumes_from_same_group) {
+TEST_F(ucs_arbiter, stop_resumes_from_same_group)
+{
     bool stopped = false;
 
     for (int g = 0; g < 3; ++g) {
@@ -355,7 +377,8 @@ TEST_F(ucs_arbiter, stop_resumes_from_same_group) {
     EXPECT_EQ(events({{1, 0}, {2, 0}, {0, 1}}), take_events());
 }
 
-TEST_F(ucs_arbiter, fair_under_stop_budget) {
+TEST_F(ucs_arbiter, fair_under_stop_budget)
+{
     const int num_groups = 7;
     const int per_group  = 40;
     const int budget     = 5;
@@ -399,7 +422,8 @@ TEST_F(ucs_arbiter, fair_under_stop_budget) {
     m_events.clear();
 }
 
-TEST_F(ucs_arbiter, push_during_dispatch) {
+TEST_F(ucs_arbiter, push_during_dispatch)
+{
     std::vector<event_t> expected_order;
     bool pushed = false;
 
@@ -440,7 +464,8 @@ TEST_F(ucs_arbiter, push_during_dispatch) {
     EXPECT_EQ((std::vector<int>{3, 2, 2}), next_seq);
 }
 
-TEST_F(ucs_arbiter, callback_frees_removed_elements) {
+TEST_F(ucs_arbiter, callback_frees_removed_elements)
+{
     for (int g = 0; g < 3; ++g) {
         for (int i = 0; i < 4; ++i) {
             ucs_arbiter_group_push_elem(&m_groups[g],
@@ -454,7 +479,8 @@ TEST_F(ucs_arbiter, callback_frees_removed_elements) {
     /* the rest are freed by the purge in TearDown */
 }
 
-TEST_F(ucs_arbiter, callback_requeues_its_element) {
+TEST_F(ucs_arbiter, callback_requeues_its_element)
+{
     int offers = 0;
 
     push(0, 0);
@@ -476,7 +502,8 @@ TEST_F(ucs_arbiter, callback_requeues_its_element) {
     EXPECT_TRUE(ucs_arbiter_group_is_empty(&m_groups[0]));
 }
 
-TEST_F(ucs_arbiter, callback_moves_element_to_other_group) {
+TEST_F(ucs_arbiter, callback_moves_element_to_other_group)
+{
     req *moved = NULL;
 
     push(0, 0);
@@ -485,8 +512,8 @@ TEST_F(ucs_arbiter, callback_moves_element_to_other_group) {
 
     m_action = [&](req *r) {
         if ((r->group == 0) && (r->seq == 0) && (moved == NULL)) {
-            moved        = r;
-            r->group     = 1;
+            moved    = r;
+            r->group = 1;
             ucs_arbiter_group_push_elem(&m_groups[1], &r->elem);
             /* "keep" it: the arbiter must not put it back in group 0 */
             return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
@@ -503,7 +530,8 @@ TEST_F(ucs_arbiter, callback_moves_element_to_other_group) {
     EXPECT_EQ(events({{0, 0}, {0, 1}, {1, 0}}), take_events());
 }
 
-TEST_F(ucs_arbiter, callback_desches_own_group_on_remove) {
+TEST_F(ucs_arbiter, callback_desches_own_group_on_remove)
+{
     push_n(0, 3);
     schedule(0);
 
@@ -518,7 +546,8 @@ TEST_F(ucs_arbiter, callback_desches_own_group_on_remove) {
     take_events();
 }
 
-TEST_F(ucs_arbiter, callback_desches_other_group) {
+TEST_F(ucs_arbiter, callback_desches_other_group)
+{
     push_n(0, 1);
     push_n(1, 1);
     schedule(0);
@@ -537,7 +566,8 @@ TEST_F(ucs_arbiter, callback_desches_other_group) {
     EXPECT_EQ(1u, ucs_arbiter_group_num_elems(&m_groups[1]));
 }
 
-TEST_F(ucs_arbiter, purge_keeps_or_removes) {
+TEST_F(ucs_arbiter, purge_keeps_or_removes)
+{
     std::vector<int> purged;
 
     for (int i = 0; i < 6; ++i) {
@@ -548,7 +578,7 @@ TEST_F(ucs_arbiter, purge_keeps_or_removes) {
     auto purge_evens = [](ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                           ucs_arbiter_elem_t *elem, void *arg) {
         req *r = ucs_container_of(elem, req, elem);
-        static_cast<std::vector<int>*>(arg)->push_back(r->seq);
+        static_cast<std::vector<int> *>(arg)->push_back(r->seq);
         if (r->seq % 2) {
             return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
         }
@@ -565,7 +595,8 @@ TEST_F(ucs_arbiter, purge_keeps_or_removes) {
     EXPECT_EQ(events({{0, 1}, {0, 3}, {0, 5}}), take_events());
 }
 
-TEST_F(ucs_arbiter, purge_all_deschedules) {
+TEST_F(ucs_arbiter, purge_all_deschedules)
+{
     for (int i = 0; i < 4; ++i) {
         ucs_arbiter_group_push_elem(&m_groups[3], &make_heap_req(3, i)->elem);
     }
@@ -584,7 +615,8 @@ TEST_F(ucs_arbiter, purge_all_deschedules) {
     EXPECT_EQ(events({{4, 0}}), take_events());
 }
 
-TEST_F(ucs_arbiter, purge_other_group_during_dispatch) {
+TEST_F(ucs_arbiter, purge_other_group_during_dispatch)
+{
     for (int i = 0; i < 3; ++i) {
         ucs_arbiter_group_push_elem(&m_groups[1], &make_heap_req(1, i)->elem);
     }
@@ -604,7 +636,8 @@ TEST_F(ucs_arbiter, purge_other_group_during_dispatch) {
     EXPECT_TRUE(ucs_arbiter_is_empty(&m_arbiter));
 }
 
-TEST_F(ucs_arbiter, cleanup_warnings) {
+TEST_F(ucs_arbiter, cleanup_warnings)
+{
     ucs_arbiter_t arbiter;
     ucs_arbiter_group_t group;
     req *r = make_req(0, 0);

@@ -21,10 +21,10 @@ namespace {
 
 /* An eventfd whose handler counts calls and consumes the event. */
 struct event_source {
-    event_source() : fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)), calls(0),
-                     last_id(-1), last_events(0), consume(true)
-    {
-    }
+    event_source()
+        : fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)), calls(0), last_id(-1),
+          last_events(0), consume(true)
+    {}
 
     ~event_source()
     {
@@ -40,7 +40,7 @@ struct event_source {
 
     static void handler(int id, ucs_event_set_types_t events, void *arg)
     {
-        event_source *self = static_cast<event_source*>(arg);
+        event_source *self = static_cast<event_source *>(arg);
         uint64_t value;
 
         if (self->consume) {
@@ -52,25 +52,26 @@ struct event_source {
         ++self->calls;
     }
 
-    int                  fd;
-    std::atomic<int>     calls;
-    std::atomic<int>     last_id;
-    std::atomic<int>     last_events;
-    bool                 consume;
+    int fd;
+    std::atomic<int> calls;
+    std::atomic<int> last_id;
+    std::atomic<int> last_events;
+    bool consume;
 };
 
 struct timer_source {
-    timer_source() : calls(0), first_call(0) {}
+    timer_source() : calls(0), first_call(0)
+    {}
 
     static void handler(int id, ucs_event_set_types_t events, void *arg)
     {
-        timer_source *self = static_cast<timer_source*>(arg);
+        timer_source *self = static_cast<timer_source *>(arg);
         if (self->calls++ == 0) {
             self->first_call = ucs_get_time();
         }
     }
 
-    std::atomic<int>        calls;
+    std::atomic<int> calls;
     std::atomic<ucs_time_t> first_call;
 };
 
@@ -86,8 +87,7 @@ unsigned num_async_threads()
         if (entry->d_name[0] == '.') {
             continue;
         }
-        snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-                 entry->d_name);
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", entry->d_name);
         FILE *f = fopen(path, "r");
         if (f == NULL) {
             continue; /* exited meanwhile */
@@ -180,16 +180,15 @@ protected:
     ucs_status_t add_fd(event_source &src,
                         ucs_event_set_types_t events = UCS_EVENT_SET_EVREAD)
     {
-        return ucs_async_set_event_handler(mode(), src.fd, events,
-                                           event_source::handler, &src,
-                                           m_async);
+        return ucs_async_set_event_handler(
+            mode(), src.fd, events, event_source::handler, &src, m_async);
     }
 
     ucs_async_context_t *m_async;
 };
 
-
-TEST_P(ucs_async, fd_handler_fires) {
+TEST_P(ucs_async, fd_handler_fires)
+{
     event_source src;
 
     ASSERT_EQ(UCS_OK, add_fd(src));
@@ -210,14 +209,14 @@ TEST_P(ucs_async, fd_handler_fires) {
     EXPECT_EQ(calls, src.calls);
 }
 
-TEST_P(ucs_async, timer_fires_at_interval) {
+TEST_P(ucs_async, timer_fires_at_interval)
+{
     const double interval = 0.01;
     timer_source timer;
     int timer_id = -1;
 
     ucs_time_t start = ucs_get_time();
-    ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(),
-                                          ucs_time_from_sec(interval),
+    ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(), ucs_time_from_sec(interval),
                                           timer_source::handler, &timer,
                                           m_async, &timer_id));
     EXPECT_GE(timer_id, UCS_ASYNC_TIMER_ID_MIN);
@@ -238,16 +237,17 @@ TEST_P(ucs_async, timer_fires_at_interval) {
     }
 }
 
-TEST_P(ucs_async, timers_with_different_intervals) {
+TEST_P(ucs_async, timers_with_different_intervals)
+{
     timer_source fast, slow;
     int fast_id, slow_id;
 
     ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(), ucs_time_from_msec(2),
-                                          timer_source::handler, &fast,
-                                          m_async, &fast_id));
+                                          timer_source::handler, &fast, m_async,
+                                          &fast_id));
     ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(), ucs_time_from_msec(40),
-                                          timer_source::handler, &slow,
-                                          m_async, &slow_id));
+                                          timer_source::handler, &slow, m_async,
+                                          &slow_id));
     EXPECT_NE(fast_id, slow_id);
     progress_for(0.2);
     EXPECT_EQ(UCS_OK, ucs_async_remove_handler(fast_id, 1));
@@ -260,7 +260,8 @@ TEST_P(ucs_async, timers_with_different_intervals) {
 
 /* After a sync removal the handler never runs again, even when it fires
  * continuously right up to the removal. */
-TEST_P(ucs_async, remove_sync_stops_handler) {
+TEST_P(ucs_async, remove_sync_stops_handler)
+{
     unsigned iterations = ucs::test_scale(50);
 
     for (unsigned i = 0; i < iterations; ++i) {
@@ -280,7 +281,8 @@ TEST_P(ucs_async, remove_sync_stops_handler) {
 }
 
 /* remove(sync) waits for a call in progress on another thread. */
-TEST_P(ucs_async, remove_sync_waits_for_running_handler) {
+TEST_P(ucs_async, remove_sync_waits_for_running_handler)
+{
     if (!is_thread_mode()) {
         GTEST_SKIP() << "poll-mode handlers run on the caller's thread";
     }
@@ -291,18 +293,17 @@ TEST_P(ucs_async, remove_sync_waits_for_running_handler) {
 
         static void cb(int id, ucs_event_set_types_t events, void *arg)
         {
-            slow_handler *self = static_cast<slow_handler*>(arg);
+            slow_handler *self = static_cast<slow_handler *>(arg);
             self->entered      = true;
             usleep(50000);
-            self->finished     = true;
+            self->finished = true;
         }
     } slow;
     event_source src;
 
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  slow_handler::cb, &slow,
-                                                  m_async));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_set_event_handler(mode(), src.fd, UCS_EVENT_SET_EVREAD,
+                                          slow_handler::cb, &slow, m_async));
     src.trigger();
     ASSERT_TRUE(progress_until([&] { return slow.entered.load(); }));
     EXPECT_EQ(UCS_OK, ucs_async_remove_handler(src.fd, 1));
@@ -311,7 +312,8 @@ TEST_P(ucs_async, remove_sync_waits_for_running_handler) {
 
 /* While the owner is inside a blocked section the handler waits; the owner
  * runs it from ucs_async_check_miss() afterwards. */
-TEST_P(ucs_async, blocked_owner_defers_handler) {
+TEST_P(ucs_async, blocked_owner_defers_handler)
+{
     if (!is_thread_mode()) {
         GTEST_SKIP() << "poll-mode handlers run from the owner itself; see "
                         "blocked_by_other_thread_defers_handler";
@@ -343,7 +345,8 @@ TEST_P(ucs_async, blocked_owner_defers_handler) {
 }
 
 /* Another thread holds the context: nothing runs until it lets go. */
-TEST_P(ucs_async, blocked_by_other_thread_defers_handler) {
+TEST_P(ucs_async, blocked_by_other_thread_defers_handler)
+{
     event_source src;
     std::atomic<int> state(0);
 
@@ -372,7 +375,8 @@ TEST_P(ucs_async, blocked_by_other_thread_defers_handler) {
 }
 
 /* Stress: handlers firing all the time never overlap a blocked section. */
-TEST_P(ucs_async, handler_never_concurrent_with_block) {
+TEST_P(ucs_async, handler_never_concurrent_with_block)
+{
     struct checker {
         std::atomic<int> inside_block{0};
         std::atomic<int> violations{0};
@@ -380,7 +384,7 @@ TEST_P(ucs_async, handler_never_concurrent_with_block) {
 
         static void cb(int id, ucs_event_set_types_t events, void *arg)
         {
-            checker *self = static_cast<checker*>(arg);
+            checker *self = static_cast<checker *>(arg);
             if (self->inside_block) {
                 ++self->violations;
             }
@@ -390,9 +394,9 @@ TEST_P(ucs_async, handler_never_concurrent_with_block) {
     std::atomic<bool> stop(false);
     int timer_id;
 
-    ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(), ucs_time_from_usec(10),
-                                          checker::cb, &check, m_async,
-                                          &timer_id));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_add_timer(mode(), ucs_time_from_usec(10), checker::cb,
+                                  &check, m_async, &timer_id));
 
     /* In poll mode another thread drives the context concurrently; it may
      * run handlers only when the owner is outside its blocked sections. */
@@ -411,8 +415,8 @@ TEST_P(ucs_async, handler_never_concurrent_with_block) {
     /* run until enough handler calls had a chance to collide */
     unsigned min_iterations = ucs::test_scale(20000);
     int min_calls           = (int)ucs::test_scale(1000);
-    double deadline         = ucs_get_accurate_time() +
-                              (ucs::running_on_valgrind() ? 2.0 : 0.5);
+    double deadline =
+        ucs_get_accurate_time() + (ucs::running_on_valgrind() ? 2.0 : 0.5);
     for (unsigned i = 0;
          (i < min_iterations) ||
          ((check.calls < min_calls) && (ucs_get_accurate_time() < deadline));
@@ -438,15 +442,16 @@ TEST_P(ucs_async, handler_never_concurrent_with_block) {
     EXPECT_GT(check.calls, 0);
 }
 
-TEST_P(ucs_async, remove_from_inside_handler) {
+TEST_P(ucs_async, remove_from_inside_handler)
+{
     struct self_remover {
-        std::atomic<int>          calls{0};
+        std::atomic<int> calls{0};
         std::atomic<ucs_status_t> status{UCS_ERR_NO_MESSAGE};
-        int                       id{-1};
+        int id{-1};
 
         static void cb(int id, ucs_event_set_types_t events, void *arg)
         {
-            self_remover *self = static_cast<self_remover*>(arg);
+            self_remover *self = static_cast<self_remover *>(arg);
             if (self->calls++ == 0) {
                 self->status = ucs_async_remove_handler(id, 1);
             }
@@ -469,10 +474,9 @@ TEST_P(ucs_async, remove_from_inside_handler) {
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_async_remove_handler(timer.id, 1));
 
     src.consume = false; /* stays readable */
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  self_remover::cb,
-                                                  &fd_handler, m_async));
+    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(
+                          mode(), src.fd, UCS_EVENT_SET_EVREAD,
+                          self_remover::cb, &fd_handler, m_async));
     src.trigger();
     EXPECT_TRUE(progress_until([&] { return fd_handler.removed(); }));
     progress_for(0.01);
@@ -480,14 +484,14 @@ TEST_P(ucs_async, remove_from_inside_handler) {
     EXPECT_EQ(UCS_OK, fd_handler.status);
 }
 
-TEST_P(ucs_async, modify_handler) {
+TEST_P(ucs_async, modify_handler)
+{
     event_source src;
 
     /* watching for writes only: an eventfd written once does not report */
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), src.fd,
-                                                  (ucs_event_set_types_t)0,
-                                                  event_source::handler, &src,
-                                                  m_async));
+    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(
+                          mode(), src.fd, (ucs_event_set_types_t)0,
+                          event_source::handler, &src, m_async));
     src.trigger();
     progress_for(0.02);
     EXPECT_EQ(0, src.calls);
@@ -501,13 +505,15 @@ TEST_P(ucs_async, modify_handler) {
               ucs_async_modify_handler(src.fd, UCS_EVENT_SET_EVREAD));
 }
 
-TEST_P(ucs_async, edge_triggered_fd) {
+TEST_P(ucs_async, edge_triggered_fd)
+{
     event_source src;
 
     src.consume = false;
-    ASSERT_EQ(UCS_OK, add_fd(src, (ucs_event_set_types_t)
-                                  (UCS_EVENT_SET_EVREAD |
-                                   UCS_EVENT_SET_EDGE_TRIGGERED)));
+    ASSERT_EQ(
+        UCS_OK,
+        add_fd(src, (ucs_event_set_types_t)(UCS_EVENT_SET_EVREAD |
+                                            UCS_EVENT_SET_EDGE_TRIGGERED)));
     src.trigger();
     EXPECT_TRUE(progress_until([&] { return src.calls > 0; }));
     progress_for(0.02);
@@ -517,9 +523,10 @@ TEST_P(ucs_async, edge_triggered_fd) {
     EXPECT_EQ(UCS_OK, ucs_async_remove_handler(src.fd, 1));
 }
 
-TEST_P(ucs_async, many_contexts) {
+TEST_P(ucs_async, many_contexts)
+{
     unsigned num = ucs::test_scale(32);
-    std::vector<ucs_async_context_t*> contexts(num);
+    std::vector<ucs_async_context_t *> contexts(num);
     std::vector<timer_source> timers(num);
     std::vector<event_source> sources(num);
     std::vector<int> timer_ids(num);
@@ -527,21 +534,19 @@ TEST_P(ucs_async, many_contexts) {
     for (unsigned i = 0; i < num; ++i) {
         ASSERT_EQ(UCS_OK, ucs_async_context_create(mode(), &contexts[i]));
         ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(), ucs_time_from_msec(2),
-                                              timer_source::handler,
-                                              &timers[i], contexts[i],
-                                              &timer_ids[i]));
-        ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), sources[i].fd,
-                                                      UCS_EVENT_SET_EVREAD,
-                                                      event_source::handler,
-                                                      &sources[i],
-                                                      contexts[i]));
+                                              timer_source::handler, &timers[i],
+                                              contexts[i], &timer_ids[i]));
+        ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(
+                              mode(), sources[i].fd, UCS_EVENT_SET_EVREAD,
+                              event_source::handler, &sources[i], contexts[i]));
         sources[i].trigger();
     }
 
     for (unsigned i = 0; i < num; ++i) {
-        EXPECT_TRUE(progress_until(contexts[i], [&] {
-            return (timers[i].calls > 0) && (sources[i].calls > 0);
-        })) << "context " << i;
+        EXPECT_TRUE(progress_until(
+            contexts[i],
+            [&] { return (timers[i].calls > 0) && (sources[i].calls > 0); }))
+            << "context " << i;
     }
 
     for (unsigned i = 0; i < num; ++i) {
@@ -552,7 +557,8 @@ TEST_P(ucs_async, many_contexts) {
 }
 
 /* Handlers of a context run only from its own owner in poll mode. */
-TEST_P(ucs_async, poll_other_context_not_run) {
+TEST_P(ucs_async, poll_other_context_not_run)
+{
     if (is_thread_mode()) {
         GTEST_SKIP() << "thread-mode handlers run on the async thread";
     }
@@ -561,10 +567,9 @@ TEST_P(ucs_async, poll_other_context_not_run) {
     event_source src;
 
     ASSERT_EQ(UCS_OK, ucs_async_context_create(mode(), &other));
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::handler, &src,
-                                                  other));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_set_event_handler(mode(), src.fd, UCS_EVENT_SET_EVREAD,
+                                          event_source::handler, &src, other));
     src.trigger();
     for (int i = 0; i < 100; ++i) {
         ucs_async_poll(m_async);
@@ -586,16 +591,16 @@ TEST_P(ucs_async, poll_other_context_not_run) {
     ucs_async_context_destroy(other);
 }
 
-TEST_P(ucs_async, unlocked_handler_without_context) {
+TEST_P(ucs_async, unlocked_handler_without_context)
+{
     if (!is_thread_mode()) {
         GTEST_SKIP() << "poll mode needs a context";
     }
 
     event_source src;
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::handler, &src,
-                                                  NULL));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_set_event_handler(mode(), src.fd, UCS_EVENT_SET_EVREAD,
+                                          event_source::handler, &src, NULL));
     ucs_async_block(m_async); /* unrelated */
     src.trigger();
     double deadline = ucs_get_accurate_time() + 2.0;
@@ -608,7 +613,8 @@ TEST_P(ucs_async, unlocked_handler_without_context) {
 }
 
 /* The async thread exists only while thread-mode handlers do. */
-TEST_P(ucs_async, thread_started_and_stopped) {
+TEST_P(ucs_async, thread_started_and_stopped)
+{
     if (!is_thread_mode()) {
         GTEST_SKIP() << "poll mode has no thread";
     }
@@ -633,7 +639,8 @@ TEST_P(ucs_async, thread_started_and_stopped) {
     }
 }
 
-TEST_P(ucs_async, is_blocked_and_recursion) {
+TEST_P(ucs_async, is_blocked_and_recursion)
+{
     EXPECT_FALSE(ucs_async_is_blocked(m_async));
     UCS_ASYNC_BLOCK(m_async);
     EXPECT_TRUE(ucs_async_is_blocked(m_async));
@@ -656,7 +663,8 @@ TEST_P(ucs_async, is_blocked_and_recursion) {
     EXPECT_FALSE(ucs_async_is_blocked(m_async));
 }
 
-TEST_P(ucs_async, errors) {
+TEST_P(ucs_async, errors)
+{
     event_source src;
     int id = -1;
 
@@ -674,38 +682,35 @@ TEST_P(ucs_async, errors) {
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucs_async_add_timer(mode(), 0, timer_source::handler, NULL,
                                   m_async, &id));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_async_set_event_handler(
+                                         mode(), -1, UCS_EVENT_SET_EVREAD,
+                                         event_source::handler, &src, m_async));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_async_set_event_handler(mode(), -1, UCS_EVENT_SET_EVREAD,
-                                          event_source::handler, &src,
-                                          m_async));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_async_set_event_handler(mode(), src.fd,
-                                          UCS_EVENT_SET_EVREAD, NULL, &src,
-                                          m_async));
-    ucs_async_mode_t other = is_thread_mode() ? UCS_ASYNC_MODE_POLL :
-                                                UCS_ASYNC_MODE_THREAD_MUTEX;
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_async_set_event_handler(other, src.fd, UCS_EVENT_SET_EVREAD,
-                                          event_source::handler, &src,
-                                          m_async));
+              ucs_async_set_event_handler(mode(), src.fd, UCS_EVENT_SET_EVREAD,
+                                          NULL, &src, m_async));
+    ucs_async_mode_t other =
+        is_thread_mode() ? UCS_ASYNC_MODE_POLL : UCS_ASYNC_MODE_THREAD_MUTEX;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_async_set_event_handler(
+                                         other, src.fd, UCS_EVENT_SET_EVREAD,
+                                         event_source::handler, &src, m_async));
     EXPECT_TRUE(capture.contains("differs from the mode"));
     EXPECT_EQ(-1, id);
 }
 
-TEST_P(ucs_async, destroy_with_registered_handlers) {
+TEST_P(ucs_async, destroy_with_registered_handlers)
+{
     ucs_async_context_t *async;
     event_source src;
     timer_source timer;
     int timer_id;
 
     ASSERT_EQ(UCS_OK, ucs_async_context_create(mode(), &async));
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(mode(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::handler, &src,
-                                                  async));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_set_event_handler(mode(), src.fd, UCS_EVENT_SET_EVREAD,
+                                          event_source::handler, &src, async));
     ASSERT_EQ(UCS_OK, ucs_async_add_timer(mode(), ucs_time_from_usec(50),
-                                          timer_source::handler, &timer,
-                                          async, &timer_id));
+                                          timer_source::handler, &timer, async,
+                                          &timer_id));
     src.trigger();
     EXPECT_TRUE(progress_until(async, [&] { return timer.calls > 0; }));
 
@@ -719,19 +724,18 @@ TEST_P(ucs_async, destroy_with_registered_handlers) {
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_async_remove_handler(src.fd, 1));
 }
 
-INSTANTIATE_TEST_SUITE_P(, ucs_async,
-                         testing::Values(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                         UCS_ASYNC_MODE_THREAD_MUTEX,
-                                         UCS_ASYNC_MODE_POLL),
-                         [](const testing::TestParamInfo<ucs_async_mode_t>
-                                    &info) {
-                             return std::string(
-                                     ucs_async_mode_names[info.param]);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    , ucs_async,
+    testing::Values(UCS_ASYNC_MODE_THREAD_SPINLOCK, UCS_ASYNC_MODE_THREAD_MUTEX,
+                    UCS_ASYNC_MODE_POLL),
+    [](const testing::TestParamInfo<ucs_async_mode_t> &info) {
+        return std::string(ucs_async_mode_names[info.param]);
+    });
 
 class ucs_async_setup : public ucs::test {};
 
-TEST_F(ucs_async_setup, signal_mode_is_refused) {
+TEST_F(ucs_async_setup, signal_mode_is_refused)
+{
     ucs_async_context_t *async = NULL;
     ucs_async_context_t embedded;
 
@@ -744,16 +748,17 @@ TEST_F(ucs_async_setup, signal_mode_is_refused) {
     EXPECT_TRUE(capture.contains("UCS_ASYNC_MODE_THREAD_SPINLOCK"));
 }
 
-TEST_F(ucs_async_setup, embedded_init_cleanup) {
+TEST_F(ucs_async_setup, embedded_init_cleanup)
+{
     ucs_async_context_t async;
     event_source src;
 
-    ASSERT_EQ(UCS_OK, ucs_async_context_init(&async,
-                                             UCS_ASYNC_MODE_THREAD_MUTEX));
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_MUTEX,
-                                                  src.fd, UCS_EVENT_SET_EVREAD,
-                                                  event_source::handler, &src,
-                                                  &async));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_context_init(&async, UCS_ASYNC_MODE_THREAD_MUTEX));
+    ASSERT_EQ(UCS_OK,
+              ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_MUTEX, src.fd,
+                                          UCS_EVENT_SET_EVREAD,
+                                          event_source::handler, &src, &async));
     src.trigger();
     double deadline = ucs_get_accurate_time() + 2.0;
     while ((src.calls == 0) && (ucs_get_accurate_time() < deadline)) {
@@ -764,7 +769,8 @@ TEST_F(ucs_async_setup, embedded_init_cleanup) {
     ucs_async_context_cleanup(&async);
 }
 
-TEST_F(ucs_async_setup, mode_names) {
+TEST_F(ucs_async_setup, mode_names)
+{
     EXPECT_STREQ("signal", ucs_async_mode_names[UCS_ASYNC_MODE_SIGNAL]);
     EXPECT_STREQ("thread_spinlock",
                  ucs_async_mode_names[UCS_ASYNC_MODE_THREAD_SPINLOCK]);
@@ -776,7 +782,8 @@ TEST_F(ucs_async_setup, mode_names) {
 
 class ucs_spinlocks : public ucs::test {};
 
-TEST_F(ucs_spinlocks, recursive) {
+TEST_F(ucs_spinlocks, recursive)
+{
     ucs_recursive_spinlock_t lock;
 
     ASSERT_EQ(UCS_OK, ucs_recursive_spinlock_init(&lock, 0));
@@ -803,9 +810,10 @@ TEST_F(ucs_spinlocks, recursive) {
     EXPECT_EQ(UCS_OK, ucs_recursive_spinlock_destroy(&lock));
 }
 
-TEST_F(ucs_spinlocks, mutual_exclusion) {
+TEST_F(ucs_spinlocks, mutual_exclusion)
+{
     ucs_spinlock_t lock;
-    long counter       = 0;
+    long counter        = 0;
     unsigned per_thread = ucs::test_scale(100000);
 
     ASSERT_EQ(UCS_OK, ucs_spinlock_init(&lock, 0));

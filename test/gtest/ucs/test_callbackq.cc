@@ -16,16 +16,17 @@ protected:
     /* One registered callback and what happened to it. */
     struct entry {
         ucs_callbackq *owner;
-        int           id;
-        unsigned      count;       /* times called */
-        unsigned      result;      /* value returned */
-        int           remove_id;   /* removed (by id) when called, if set */
-        bool          remove_safe; /* use remove_safe for that */
-        int           add_flags;   /* add a new callback when called, if set */
+        int id;
+        unsigned count;   /* times called */
+        unsigned result;  /* value returned */
+        int remove_id;    /* removed (by id) when called, if set */
+        bool remove_safe; /* use remove_safe for that */
+        int add_flags;    /* add a new callback when called, if set */
         std::atomic<unsigned> atomic_count;
     };
 
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ASSERT_EQ(UCS_OK, ucs_callbackq_init(&m_cbq));
         for (size_t i = 0; i < NUM_ENTRIES; ++i) {
@@ -33,12 +34,14 @@ protected:
         }
     }
 
-    virtual void TearDown() {
+    virtual void TearDown()
+    {
         ucs_callbackq_cleanup(&m_cbq);
         ucs::test::TearDown();
     }
 
-    void reset(entry *e) {
+    void reset(entry *e)
+    {
         e->owner       = this;
         e->id          = UCS_CALLBACKQ_ID_NULL;
         e->count       = 0;
@@ -49,8 +52,9 @@ protected:
         e->atomic_count.store(0);
     }
 
-    static unsigned callback(void *arg) {
-        entry *e = static_cast<entry*>(arg);
+    static unsigned callback(void *arg)
+    {
+        entry *e = static_cast<entry *>(arg);
 
         ++e->count;
         ++e->atomic_count;
@@ -58,8 +62,8 @@ protected:
             int id       = e->remove_id;
             e->remove_id = UCS_CALLBACKQ_ID_NULL;
             if (e->remove_safe) {
-                EXPECT_EQ(UCS_OK, ucs_callbackq_remove_safe(&e->owner->m_cbq,
-                                                            id));
+                EXPECT_EQ(UCS_OK,
+                          ucs_callbackq_remove_safe(&e->owner->m_cbq, id));
             } else {
                 EXPECT_EQ(UCS_OK, ucs_callbackq_remove(&e->owner->m_cbq, id));
             }
@@ -72,21 +76,23 @@ protected:
                 added->id = ucs_callbackq_add_safe(&e->owner->m_cbq, callback,
                                                    added, flags);
             } else {
-                added->id = ucs_callbackq_add(&e->owner->m_cbq, callback,
-                                              added, flags);
+                added->id =
+                    ucs_callbackq_add(&e->owner->m_cbq, callback, added, flags);
             }
             EXPECT_NE(UCS_CALLBACKQ_ID_NULL, added->id);
         }
         return e->result;
     }
 
-    int add(entry *e, unsigned flags) {
+    int add(entry *e, unsigned flags)
+    {
         e->id = ucs_callbackq_add(&m_cbq, callback, e, flags);
         EXPECT_NE(UCS_CALLBACKQ_ID_NULL, e->id);
         return e->id;
     }
 
-    unsigned dispatch(unsigned times = 1) {
+    unsigned dispatch(unsigned times = 1)
+    {
         unsigned total = 0;
         for (unsigned i = 0; i < times; ++i) {
             total += ucs_callbackq_dispatch(&m_cbq);
@@ -94,7 +100,8 @@ protected:
         return total;
     }
 
-    void remove_all_added() {
+    void remove_all_added()
+    {
         for (size_t i = 0; i < NUM_ENTRIES; ++i) {
             if (m_entries[i].id != UCS_CALLBACKQ_ID_NULL) {
                 ucs_callbackq_remove(&m_cbq, m_entries[i].id);
@@ -103,22 +110,25 @@ protected:
         }
     }
 
-    entry *last_entry() {
+    entry *last_entry()
+    {
         return &m_entries[NUM_ENTRIES - 1];
     }
 
     static const size_t NUM_ENTRIES = 64;
 
     ucs_callbackq_t m_cbq;
-    entry           m_entries[NUM_ENTRIES];
+    entry m_entries[NUM_ENTRIES];
 };
 
-TEST_F(ucs_callbackq, empty_dispatch) {
+TEST_F(ucs_callbackq, empty_dispatch)
+{
     EXPECT_EQ(0u, dispatch());
     EXPECT_EQ(nullptr, m_cbq.fast_elems[0].cb);
 }
 
-TEST_F(ucs_callbackq, results_are_summed) {
+TEST_F(ucs_callbackq, results_are_summed)
+{
     m_entries[0].result = 3;
     m_entries[1].result = 5;
     m_entries[2].result = 0;
@@ -134,7 +144,8 @@ TEST_F(ucs_callbackq, results_are_summed) {
     remove_all_added();
 }
 
-TEST_F(ucs_callbackq, fast_callbacks_need_no_proxy) {
+TEST_F(ucs_callbackq, fast_callbacks_need_no_proxy)
+{
     add(&m_entries[0], UCS_CALLBACKQ_FLAG_FAST);
     add(&m_entries[1], UCS_CALLBACKQ_FLAG_FAST);
     EXPECT_EQ(&m_entries[0], m_cbq.fast_elems[0].arg);
@@ -150,7 +161,8 @@ TEST_F(ucs_callbackq, fast_callbacks_need_no_proxy) {
     remove_all_added();
 }
 
-TEST_F(ucs_callbackq, more_fast_than_fit) {
+TEST_F(ucs_callbackq, more_fast_than_fit)
+{
     const unsigned count = UCS_CALLBACKQ_FAST_COUNT * 3;
     std::set<int> ids;
 
@@ -175,7 +187,8 @@ TEST_F(ucs_callbackq, more_fast_than_fit) {
     remove_all_added();
 }
 
-TEST_F(ucs_callbackq, remove_bad_ids) {
+TEST_F(ucs_callbackq, remove_bad_ids)
+{
     int id = add(&m_entries[0], 0);
 
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_callbackq_remove(&m_cbq, -1));
@@ -188,7 +201,8 @@ TEST_F(ucs_callbackq, remove_bad_ids) {
     EXPECT_EQ(0u, m_entries[0].count);
 }
 
-TEST_F(ucs_callbackq, null_callback_is_rejected) {
+TEST_F(ucs_callbackq, null_callback_is_rejected)
+{
     ucs::scoped_log_capture capture;
 
     EXPECT_EQ(UCS_CALLBACKQ_ID_NULL, ucs_callbackq_add(&m_cbq, NULL, NULL, 0));
@@ -197,7 +211,8 @@ TEST_F(ucs_callbackq, null_callback_is_rejected) {
     EXPECT_TRUE(capture.contains("NULL callback"));
 }
 
-TEST_F(ucs_callbackq, oneshot_runs_once) {
+TEST_F(ucs_callbackq, oneshot_runs_once)
+{
     add(&m_entries[0], UCS_CALLBACKQ_FLAG_ONESHOT);
     add(&m_entries[1], UCS_CALLBACKQ_FLAG_ONESHOT | UCS_CALLBACKQ_FLAG_FAST);
     add(&m_entries[2], UCS_CALLBACKQ_FLAG_FAST);
@@ -216,7 +231,8 @@ TEST_F(ucs_callbackq, oneshot_runs_once) {
     EXPECT_EQ(nullptr, m_cbq.fast_elems[0].cb);
 }
 
-TEST_F(ucs_callbackq, remove_self_from_callback) {
+TEST_F(ucs_callbackq, remove_self_from_callback)
+{
     for (unsigned flags : {0u, (unsigned)UCS_CALLBACKQ_FLAG_FAST}) {
         for (bool safe : {false, true}) {
             reset(&m_entries[0]);
@@ -240,7 +256,8 @@ TEST_F(ucs_callbackq, remove_self_from_callback) {
     }
 }
 
-TEST_F(ucs_callbackq, remove_other_from_callback) {
+TEST_F(ucs_callbackq, remove_other_from_callback)
+{
     for (unsigned flags : {0u, (unsigned)UCS_CALLBACKQ_FLAG_FAST}) {
         for (bool safe : {false, true}) {
             for (int e = 0; e < 4; ++e) {
@@ -264,7 +281,8 @@ TEST_F(ucs_callbackq, remove_other_from_callback) {
     }
 }
 
-TEST_F(ucs_callbackq, add_from_callback) {
+TEST_F(ucs_callbackq, add_from_callback)
+{
     for (unsigned flags : {0u, (unsigned)UCS_CALLBACKQ_FLAG_FAST}) {
         for (bool safe : {false, true}) {
             entry *added = last_entry();
@@ -286,7 +304,8 @@ TEST_F(ucs_callbackq, add_from_callback) {
     }
 }
 
-TEST_F(ucs_callbackq, fast_added_from_slow_callback) {
+TEST_F(ucs_callbackq, fast_added_from_slow_callback)
+{
     for (bool safe : {false, true}) {
         entry *added = last_entry();
         reset(&m_entries[0]);
@@ -307,7 +326,8 @@ TEST_F(ucs_callbackq, fast_added_from_slow_callback) {
     }
 }
 
-TEST_F(ucs_callbackq, fast_callback_after_proxy_is_not_skipped) {
+TEST_F(ucs_callbackq, fast_callback_after_proxy_is_not_skipped)
+{
     /* the proxy comes first, then a fast callback; when the proxy runs out
      * of work and leaves, the fast callback must still run in that pass */
     add(&m_entries[0], UCS_CALLBACKQ_FLAG_ONESHOT);
@@ -318,7 +338,8 @@ TEST_F(ucs_callbackq, fast_callback_after_proxy_is_not_skipped) {
     remove_all_added();
 }
 
-TEST_F(ucs_callbackq, oneshot_added_from_oneshot) {
+TEST_F(ucs_callbackq, oneshot_added_from_oneshot)
+{
     entry *added = last_entry();
 
     add(&m_entries[0], UCS_CALLBACKQ_FLAG_ONESHOT);
@@ -333,7 +354,8 @@ TEST_F(ucs_callbackq, oneshot_added_from_oneshot) {
     EXPECT_EQ(nullptr, m_cbq.fast_elems[0].cb);
 }
 
-TEST_F(ucs_callbackq, remove_safe_before_dispatch) {
+TEST_F(ucs_callbackq, remove_safe_before_dispatch)
+{
     int id1 = ucs_callbackq_add_safe(&m_cbq, callback, &m_entries[0],
                                      UCS_CALLBACKQ_FLAG_FAST);
     int id2 = add(&m_entries[1], UCS_CALLBACKQ_FLAG_FAST);
@@ -363,13 +385,13 @@ int match_all(const ucs_callbackq_elem_t *elem, void *arg)
     return 1;
 }
 
-TEST_F(ucs_callbackq, remove_if) {
+TEST_F(ucs_callbackq, remove_if)
+{
     for (int i = 0; i < 12; ++i) {
         add(&m_entries[i], (i % 2) ? UCS_CALLBACKQ_FLAG_FAST : 0);
     }
     /* one more for entry 3, still pending */
-    int pending_id = ucs_callbackq_add_safe(&m_cbq, callback, &m_entries[3],
-                                            0);
+    int pending_id = ucs_callbackq_add_safe(&m_cbq, callback, &m_entries[3], 0);
     ASSERT_NE(UCS_CALLBACKQ_ID_NULL, pending_id);
 
     EXPECT_EQ(2u, ucs_callbackq_remove_if(&m_cbq, match_arg, &m_entries[3]));
@@ -390,7 +412,8 @@ TEST_F(ucs_callbackq, remove_if) {
     EXPECT_EQ(nullptr, m_cbq.fast_elems[0].cb);
 }
 
-TEST_F(ucs_callbackq, ids_are_reused_but_unique) {
+TEST_F(ucs_callbackq, ids_are_reused_but_unique)
+{
     std::set<int> live;
 
     for (int round = 0; round < 3; ++round) {
@@ -410,7 +433,8 @@ TEST_F(ucs_callbackq, ids_are_reused_but_unique) {
     }
 }
 
-TEST_F(ucs_callbackq, cleanup_warns_about_leftovers) {
+TEST_F(ucs_callbackq, cleanup_warns_about_leftovers)
+{
     ucs_callbackq_t cbq;
 
     ASSERT_EQ(UCS_OK, ucs_callbackq_init(&cbq));
@@ -427,21 +451,21 @@ TEST_F(ucs_callbackq, cleanup_warns_about_leftovers) {
 }
 
 /* Another thread adds and removes callbacks while this one dispatches. */
-TEST_F(ucs_callbackq, add_remove_safe_from_other_thread) {
+TEST_F(ucs_callbackq, add_remove_safe_from_other_thread)
+{
     const unsigned rounds = ucs::test_scale(1000);
     std::atomic<bool> done(false);
     std::atomic<unsigned> oneshots_added(0);
-    entry *persistent   = &m_entries[0];
-    entry *oneshot      = &m_entries[1];
-    entry *transient    = &m_entries[2];
+    entry *persistent = &m_entries[0];
+    entry *oneshot    = &m_entries[1];
+    entry *transient  = &m_entries[2];
 
     add(&m_entries[3], UCS_CALLBACKQ_FLAG_FAST);
 
     std::thread thread([&]() {
         for (unsigned i = 0; i < rounds; ++i) {
             unsigned flags = (i % 2) ? UCS_CALLBACKQ_FLAG_FAST : 0;
-            int id = ucs_callbackq_add_safe(&m_cbq, callback, transient,
-                                            flags);
+            int id = ucs_callbackq_add_safe(&m_cbq, callback, transient, flags);
             EXPECT_NE(UCS_CALLBACKQ_ID_NULL, id);
             if (i % 3) {
                 /* let the owner insert it first, sometimes */
@@ -457,7 +481,7 @@ TEST_F(ucs_callbackq, add_remove_safe_from_other_thread) {
         }
         persistent->id = ucs_callbackq_add_safe(&m_cbq, callback, persistent,
                                                 UCS_CALLBACKQ_FLAG_FAST);
-        done = true;
+        done           = true;
     });
 
     while (!done) {
@@ -486,7 +510,7 @@ TEST_F(ucs_callbackq, add_remove_safe_from_other_thread) {
     });
     remover.join();
     persistent->id = UCS_CALLBACKQ_ID_NULL;
-    before = persistent->atomic_count.load();
+    before         = persistent->atomic_count.load();
     dispatch(3);
     EXPECT_EQ(before, persistent->atomic_count.load());
     remove_all_added();
@@ -494,7 +518,8 @@ TEST_F(ucs_callbackq, add_remove_safe_from_other_thread) {
 }
 
 /* Several threads hammer add_safe/remove_safe on one queue at once. */
-TEST_F(ucs_callbackq, concurrent_safe_calls) {
+TEST_F(ucs_callbackq, concurrent_safe_calls)
+{
     const unsigned rounds = ucs::test_scale(1000);
     const int num_threads = 3;
     std::atomic<int> running(num_threads);
@@ -504,9 +529,8 @@ TEST_F(ucs_callbackq, concurrent_safe_calls) {
         threads.push_back(std::thread([&, t]() {
             entry *e = &m_entries[10 + t];
             for (unsigned i = 0; i < rounds; ++i) {
-                int id = ucs_callbackq_add_safe(&m_cbq, callback, e,
-                                                (i % 2) ?
-                                                UCS_CALLBACKQ_FLAG_FAST : 0);
+                int id = ucs_callbackq_add_safe(
+                    &m_cbq, callback, e, (i % 2) ? UCS_CALLBACKQ_FLAG_FAST : 0);
                 EXPECT_NE(UCS_CALLBACKQ_ID_NULL, id);
                 EXPECT_EQ(UCS_OK, ucs_callbackq_remove_safe(&m_cbq, id));
             }

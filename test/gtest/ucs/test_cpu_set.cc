@@ -6,7 +6,8 @@ extern "C" {
 
 class ucs_cpuset : public ucs::test {};
 
-TEST_F(ucs_cpuset, set_clear_count) {
+TEST_F(ucs_cpuset, set_clear_count)
+{
     ucs_cpu_set_t set;
 
     UCS_CPU_ZERO(&set);
@@ -31,14 +32,15 @@ TEST_F(ucs_cpuset, set_clear_count) {
     EXPECT_EQ(64, ucs_cpu_set_first(&set));
 }
 
-TEST_F(ucs_cpuset, capacity_and_out_of_range) {
+TEST_F(ucs_cpuset, capacity_and_out_of_range)
+{
     ucs_cpu_set_t set;
 
     EXPECT_GE(UCS_CPU_SETSIZE, 1024);
     EXPECT_GE(sizeof(set) * 8, (size_t)UCS_CPU_SETSIZE);
 
     UCS_CPU_ZERO(&set);
-    UCS_CPU_SET(UCS_CPU_SETSIZE, &set);    /* ignored */
+    UCS_CPU_SET(UCS_CPU_SETSIZE, &set); /* ignored */
     UCS_CPU_SET(UCS_CPU_SETSIZE + 7, &set);
     EXPECT_EQ(0u, ucs_cpu_set_count(&set));
     EXPECT_FALSE(UCS_CPU_ISSET(UCS_CPU_SETSIZE, &set));
@@ -51,7 +53,8 @@ TEST_F(ucs_cpuset, capacity_and_out_of_range) {
     EXPECT_EQ((unsigned)UCS_CPU_SETSIZE, ucs_cpu_set_count(&set));
 }
 
-TEST_F(ucs_cpuset, copy_by_value) {
+TEST_F(ucs_cpuset, copy_by_value)
+{
     ucs_cpu_set_t a, b;
 
     UCS_CPU_ZERO(&a);

@@ -38,7 +38,7 @@ protected:
     static void record(void *callback_data, ucs_event_set_types_t events,
                        void *arg)
     {
-        ucs_event_set *self = static_cast<ucs_event_set*>(arg);
+        ucs_event_set *self = static_cast<ucs_event_set *>(arg);
         self->m_events[callback_data] |= events;
         ++self->m_calls;
     }
@@ -48,8 +48,8 @@ protected:
         unsigned num = max;
         m_events.clear();
         m_calls = 0;
-        EXPECT_EQ(UCS_OK, ucs_event_set_wait(m_set, &num, timeout_ms, record,
-                                             this));
+        EXPECT_EQ(UCS_OK,
+                  ucs_event_set_wait(m_set, &num, timeout_ms, record, this));
         EXPECT_EQ(num, m_calls);
         return num;
     }
@@ -61,13 +61,14 @@ protected:
     }
 
     static const int NUM_PIPES = 3;
-    ucs_sys_event_set_t     *m_set;
-    int                     m_pipes[NUM_PIPES][2];
-    std::map<void*, int>    m_events;
-    unsigned                m_calls;
+    ucs_sys_event_set_t *m_set;
+    int m_pipes[NUM_PIPES][2];
+    std::map<void *, int> m_events;
+    unsigned m_calls;
 };
 
-TEST_F(ucs_event_set, read_event_carries_pointer) {
+TEST_F(ucs_event_set, read_event_carries_pointer)
+{
     int tag;
 
     ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][0],
@@ -85,7 +86,8 @@ TEST_F(ucs_event_set, read_event_carries_pointer) {
     EXPECT_EQ(0u, wait(0));
 }
 
-TEST_F(ucs_event_set, write_event_and_mod) {
+TEST_F(ucs_event_set, write_event_and_mod)
+{
     int tag1, tag2;
 
     ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][1],
@@ -107,12 +109,13 @@ TEST_F(ucs_event_set, write_event_and_mod) {
     EXPECT_EQ(0u, wait(0));
 }
 
-TEST_F(ucs_event_set, edge_triggered) {
-    ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][0],
-                                        (ucs_event_set_types_t)
-                                        (UCS_EVENT_SET_EVREAD |
-                                         UCS_EVENT_SET_EDGE_TRIGGERED),
-                                        NULL));
+TEST_F(ucs_event_set, edge_triggered)
+{
+    ASSERT_EQ(UCS_OK, ucs_event_set_add(
+                          m_set, m_pipes[0][0],
+                          (ucs_event_set_types_t)(UCS_EVENT_SET_EVREAD |
+                                                  UCS_EVENT_SET_EDGE_TRIGGERED),
+                          NULL));
     write_byte(0);
     EXPECT_EQ(1u, wait(1000));
     EXPECT_EQ(0u, wait(0)); /* no new data, no new event */
@@ -120,7 +123,8 @@ TEST_F(ucs_event_set, edge_triggered) {
     EXPECT_EQ(1u, wait(1000));
 }
 
-TEST_F(ucs_event_set, hang_up_is_an_error_event) {
+TEST_F(ucs_event_set, hang_up_is_an_error_event)
+{
     ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][0],
                                         UCS_EVENT_SET_EVREAD, NULL));
     close(m_pipes[0][1]);
@@ -130,7 +134,8 @@ TEST_F(ucs_event_set, hang_up_is_an_error_event) {
     EXPECT_TRUE(m_events[NULL] & UCS_EVENT_SET_EVERR);
 }
 
-TEST_F(ucs_event_set, max_events) {
+TEST_F(ucs_event_set, max_events)
+{
     int tags[NUM_PIPES];
 
     for (int i = 0; i < NUM_PIPES; ++i) {
@@ -144,7 +149,8 @@ TEST_F(ucs_event_set, max_events) {
     EXPECT_EQ((unsigned)NUM_PIPES, wait(0));
 }
 
-TEST_F(ucs_event_set, timeout) {
+TEST_F(ucs_event_set, timeout)
+{
     ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][0],
                                         UCS_EVENT_SET_EVREAD, NULL));
 
@@ -153,7 +159,8 @@ TEST_F(ucs_event_set, timeout) {
     EXPECT_GE(ucs_get_accurate_time() - start, 0.045);
 }
 
-TEST_F(ucs_event_set, set_fd_is_pollable) {
+TEST_F(ucs_event_set, set_fd_is_pollable)
+{
     struct pollfd pfd;
 
     ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][0],
@@ -168,18 +175,18 @@ TEST_F(ucs_event_set, set_fd_is_pollable) {
     EXPECT_EQ(1, poll(&pfd, 1, 1000));
 }
 
-TEST_F(ucs_event_set, errors) {
+TEST_F(ucs_event_set, errors)
+{
     ASSERT_EQ(UCS_OK, ucs_event_set_add(m_set, m_pipes[0][0],
                                         UCS_EVENT_SET_EVREAD, NULL));
-    EXPECT_EQ(UCS_ERR_ALREADY_EXISTS,
-              ucs_event_set_add(m_set, m_pipes[0][0], UCS_EVENT_SET_EVREAD,
-                                NULL));
+    EXPECT_EQ(
+        UCS_ERR_ALREADY_EXISTS,
+        ucs_event_set_add(m_set, m_pipes[0][0], UCS_EVENT_SET_EVREAD, NULL));
 
     ucs::scoped_log_capture capture;
     EXPECT_EQ(UCS_ERR_IO_ERROR, ucs_event_set_del(m_set, m_pipes[1][0]));
-    EXPECT_EQ(UCS_ERR_IO_ERROR,
-              ucs_event_set_mod(m_set, m_pipes[1][0], UCS_EVENT_SET_EVREAD,
-                                NULL));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, ucs_event_set_mod(m_set, m_pipes[1][0],
+                                                  UCS_EVENT_SET_EVREAD, NULL));
     EXPECT_EQ(UCS_ERR_IO_ERROR,
               ucs_event_set_add(m_set, -1, UCS_EVENT_SET_EVREAD, NULL));
     EXPECT_TRUE(capture.contains("epoll_ctl"));

@@ -15,17 +15,19 @@ namespace {
 
 void *value_of(uintptr_t v)
 {
-    return reinterpret_cast<void*>(v);
+    return reinterpret_cast<void *>(v);
 }
 
 class ucs_hash : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ASSERT_EQ(UCS_OK, ucs_hash_init(&m_hash, 0));
     }
 
-    virtual void TearDown() {
+    virtual void TearDown()
+    {
         ucs_hash_cleanup(&m_hash);
         ucs::test::TearDown();
     }
@@ -33,7 +35,8 @@ protected:
     ucs_hash_t m_hash;
 };
 
-TEST_F(ucs_hash, put_get_remove) {
+TEST_F(ucs_hash, put_get_remove)
+{
     void *value;
 
     EXPECT_EQ(0u, ucs_hash_size(&m_hash));
@@ -56,7 +59,8 @@ TEST_F(ucs_hash, put_get_remove) {
     EXPECT_EQ(1u, ucs_hash_size(&m_hash));
 }
 
-TEST_F(ucs_hash, missing_key_leaves_output_alone) {
+TEST_F(ucs_hash, missing_key_leaves_output_alone)
+{
     void *value = value_of(0x1234);
 
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_hash_get(&m_hash, 5, &value));
@@ -70,7 +74,8 @@ TEST_F(ucs_hash, missing_key_leaves_output_alone) {
     EXPECT_EQ(value_of(0x1234), value);
 }
 
-TEST_F(ucs_hash, duplicate_put_is_rejected) {
+TEST_F(ucs_hash, duplicate_put_is_rejected)
+{
     void *value;
 
     ASSERT_EQ(UCS_OK, ucs_hash_put(&m_hash, 42, value_of(1)));
@@ -80,7 +85,8 @@ TEST_F(ucs_hash, duplicate_put_is_rejected) {
     EXPECT_EQ(1u, ucs_hash_size(&m_hash));
 }
 
-TEST_F(ucs_hash, grows_from_small_capacity) {
+TEST_F(ucs_hash, grows_from_small_capacity)
+{
     const uint64_t count = ucs::test_scale(50000);
     void *value;
 
@@ -97,7 +103,8 @@ TEST_F(ucs_hash, grows_from_small_capacity) {
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_hash_get(&m_hash, 3, &value));
 }
 
-TEST_F(ucs_hash, initial_capacity_avoids_growth) {
+TEST_F(ucs_hash, initial_capacity_avoids_growth)
+{
     ucs_hash_t hash;
     size_t buckets;
 
@@ -110,7 +117,8 @@ TEST_F(ucs_hash, initial_capacity_avoids_growth) {
     ucs_hash_cleanup(&hash);
 }
 
-TEST_F(ucs_hash, huge_capacity_is_rejected) {
+TEST_F(ucs_hash, huge_capacity_is_rejected)
+{
     ucs_hash_t hash;
     ucs::scoped_log_capture capture;
 
@@ -118,7 +126,8 @@ TEST_F(ucs_hash, huge_capacity_is_rejected) {
     EXPECT_TRUE(capture.contains("too large"));
 }
 
-TEST_F(ucs_hash, churn_does_not_grow_forever) {
+TEST_F(ucs_hash, churn_does_not_grow_forever)
+{
     const unsigned rounds = ucs::test_scale(20000);
     void *value;
 
@@ -140,8 +149,9 @@ TEST_F(ucs_hash, churn_does_not_grow_forever) {
     }
 }
 
-TEST_F(ucs_hash, iteration_visits_each_entry_once) {
-    std::map<uint64_t, void*> seen;
+TEST_F(ucs_hash, iteration_visits_each_entry_once)
+{
+    std::map<uint64_t, void *> seen;
     ucs_hash_iter_t iter;
     uint64_t key;
     void *value;
@@ -162,7 +172,8 @@ TEST_F(ucs_hash, iteration_visits_each_entry_once) {
     EXPECT_EQ(0, ucs_hash_next(&m_hash, &iter, &key, &value));
 }
 
-TEST_F(ucs_hash, remove_during_iteration) {
+TEST_F(ucs_hash, remove_during_iteration)
+{
     std::set<uint64_t> seen;
     ucs_hash_iter_t iter;
     uint64_t key;
@@ -189,7 +200,8 @@ TEST_F(ucs_hash, remove_during_iteration) {
     EXPECT_EQ(100u, seen.size());
 }
 
-TEST_F(ucs_hash, random_ops_match_model) {
+TEST_F(ucs_hash, random_ops_match_model)
+{
     const unsigned num_ops = ucs::test_scale(50000);
     std::map<uint64_t, uintptr_t> model;
     void *value;
@@ -232,7 +244,8 @@ TEST_F(ucs_hash, random_ops_match_model) {
     }
 }
 
-TEST_F(ucs_hash, string_hash_function) {
+TEST_F(ucs_hash, string_hash_function)
+{
     EXPECT_EQ(ucs_hash_string("endpoint"), ucs_hash_string("endpoint"));
     EXPECT_NE(ucs_hash_string("endpoint"), ucs_hash_string("endpoinu"));
     EXPECT_NE(ucs_hash_string(""), ucs_hash_string("a"));
@@ -241,12 +254,14 @@ TEST_F(ucs_hash, string_hash_function) {
 
 class ucs_hash_str : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ASSERT_EQ(UCS_OK, ucs_hash_str_init(&m_hash, 4));
     }
 
-    virtual void TearDown() {
+    virtual void TearDown()
+    {
         ucs_hash_str_cleanup(&m_hash);
         ucs::test::TearDown();
     }
@@ -254,7 +269,8 @@ protected:
     ucs_hash_str_t m_hash;
 };
 
-TEST_F(ucs_hash_str, keys_are_copied) {
+TEST_F(ucs_hash_str, keys_are_copied)
+{
     char key[16];
     void *value;
 
@@ -272,7 +288,8 @@ TEST_F(ucs_hash_str, keys_are_copied) {
     EXPECT_EQ(2u, ucs_hash_str_size(&m_hash));
 }
 
-TEST_F(ucs_hash_str, duplicate_and_remove) {
+TEST_F(ucs_hash_str, duplicate_and_remove)
+{
     void *value;
 
     ASSERT_EQ(UCS_OK, ucs_hash_str_put(&m_hash, "rc_verbs", value_of(4)));
@@ -285,7 +302,8 @@ TEST_F(ucs_hash_str, duplicate_and_remove) {
     ASSERT_EQ(UCS_OK, ucs_hash_str_put(&m_hash, "rc_verbs", value_of(6)));
 }
 
-TEST_F(ucs_hash_str, many_keys_and_iteration) {
+TEST_F(ucs_hash_str, many_keys_and_iteration)
+{
     const unsigned count = ucs::test_scale(5000);
     std::set<std::string> seen;
     ucs_hash_iter_t iter;

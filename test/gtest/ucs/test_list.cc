@@ -9,7 +9,7 @@
 namespace {
 
 struct item {
-    int             value;
+    int value;
     ucs_list_link_t link;
 };
 
@@ -26,7 +26,8 @@ std::vector<int> to_vector(ucs_list_link_t *head)
 
 class ucs_list : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ucs_list_head_init(&m_head);
         for (int i = 0; i < 5; ++i) {
@@ -35,10 +36,11 @@ protected:
     }
 
     ucs_list_link_t m_head;
-    item            m_items[5];
+    item m_items[5];
 };
 
-TEST_F(ucs_list, static_head_is_empty) {
+TEST_F(ucs_list, static_head_is_empty)
+{
     UCS_LIST_HEAD(head);
     EXPECT_TRUE(ucs_list_is_empty(&head));
     EXPECT_EQ(0u, ucs_list_length(&head));
@@ -46,7 +48,8 @@ TEST_F(ucs_list, static_head_is_empty) {
     EXPECT_EQ(&head, head.prev);
 }
 
-TEST_F(ucs_list, add_head_and_tail) {
+TEST_F(ucs_list, add_head_and_tail)
+{
     ucs_list_add_tail(&m_head, &m_items[1].link);
     ucs_list_add_tail(&m_head, &m_items[2].link);
     ucs_list_add_head(&m_head, &m_items[0].link);
@@ -57,7 +60,8 @@ TEST_F(ucs_list, add_head_and_tail) {
     EXPECT_EQ(&m_items[2], ucs_list_tail(&m_head, item, link));
 }
 
-TEST_F(ucs_list, insert_before_and_after) {
+TEST_F(ucs_list, insert_before_and_after)
+{
     ucs_list_add_tail(&m_head, &m_items[0].link);
     ucs_list_add_tail(&m_head, &m_items[4].link);
     ucs_list_insert_after(&m_items[0].link, &m_items[1].link);
@@ -68,7 +72,8 @@ TEST_F(ucs_list, insert_before_and_after) {
     EXPECT_EQ(&m_items[0], ucs_list_prev(&m_items[1].link, item, link));
 }
 
-TEST_F(ucs_list, del_first_middle_last) {
+TEST_F(ucs_list, del_first_middle_last)
+{
     for (int i = 0; i < 5; ++i) {
         ucs_list_add_tail(&m_head, &m_items[i].link);
     }
@@ -81,7 +86,8 @@ TEST_F(ucs_list, del_first_middle_last) {
     EXPECT_TRUE(ucs_list_is_empty(&m_head));
 }
 
-TEST_F(ucs_list, extract_head) {
+TEST_F(ucs_list, extract_head)
+{
     for (int i = 0; i < 3; ++i) {
         ucs_list_add_tail(&m_head, &m_items[i].link);
     }
@@ -93,7 +99,8 @@ TEST_F(ucs_list, extract_head) {
     EXPECT_TRUE(ucs_list_is_empty(&m_head));
 }
 
-TEST_F(ucs_list, splice_tail) {
+TEST_F(ucs_list, splice_tail)
+{
     UCS_LIST_HEAD(other);
 
     ucs_list_splice_tail(&m_head, &other);
@@ -114,7 +121,8 @@ TEST_F(ucs_list, splice_tail) {
     EXPECT_EQ(&m_items[3], ucs_list_tail(&other, item, link));
 }
 
-TEST_F(ucs_list, for_each_safe_deletes) {
+TEST_F(ucs_list, for_each_safe_deletes)
+{
     item *it, *tmp;
 
     for (int i = 0; i < 5; ++i) {
@@ -134,7 +142,8 @@ TEST_F(ucs_list, for_each_safe_deletes) {
     EXPECT_TRUE(ucs_list_is_empty(&m_head));
 }
 
-TEST_F(ucs_list, for_each_on_empty_does_nothing) {
+TEST_F(ucs_list, for_each_on_empty_does_nothing)
+{
     item *it, *tmp;
     int count = 0;
 
@@ -147,7 +156,8 @@ TEST_F(ucs_list, for_each_on_empty_does_nothing) {
     EXPECT_EQ(0, count);
 }
 
-TEST_F(ucs_list, many_elements) {
+TEST_F(ucs_list, many_elements)
+{
     const unsigned count = ucs::test_scale(10000);
     std::vector<item> items(count);
 

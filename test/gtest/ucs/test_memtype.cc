@@ -10,7 +10,8 @@ extern "C" {
 
 class ucs_memtype : public ucs::test {};
 
-TEST_F(ucs_memtype, names) {
+TEST_F(ucs_memtype, names)
+{
     std::set<std::string> names;
     ucs_memory_type_t mem_type;
     unsigned count = 0;
@@ -27,14 +28,14 @@ TEST_F(ucs_memtype, names) {
     EXPECT_STREQ("cuda", ucs_memory_type_names[UCS_MEMORY_TYPE_CUDA]);
     EXPECT_STREQ("cuda-managed",
                  ucs_memory_type_names[UCS_MEMORY_TYPE_CUDA_MANAGED]);
-    EXPECT_STREQ("ze-device",
-                 ucs_memory_type_names[UCS_MEMORY_TYPE_ZE_DEVICE]);
+    EXPECT_STREQ("ze-device", ucs_memory_type_names[UCS_MEMORY_TYPE_ZE_DEVICE]);
     EXPECT_EQ(UCS_MEMORY_TYPE_LAST, UCS_MEMORY_TYPE_UNKNOWN);
     EXPECT_STREQ("unknown", ucs_memory_type_names[UCS_MEMORY_TYPE_UNKNOWN]);
     EXPECT_EQ(9, UCS_MEMORY_TYPE_LAST);
 }
 
-TEST_F(ucs_memtype, from_str) {
+TEST_F(ucs_memtype, from_str)
+{
     ucs_memory_type_t mem_type;
 
     ucs_memory_type_for_each(mem_type) {
@@ -50,7 +51,8 @@ TEST_F(ucs_memtype, from_str) {
     EXPECT_EQ(UCS_MEMORY_TYPE_UNKNOWN, ucs_memory_type_from_str(NULL));
 }
 
-TEST_F(ucs_memtype, cpu_accessible) {
+TEST_F(ucs_memtype, cpu_accessible)
+{
     uint64_t mask = UCS_MEMORY_TYPES_CPU_ACCESSIBLE;
 
     EXPECT_TRUE(mask & UCS_BIT(UCS_MEMORY_TYPE_HOST));
@@ -62,7 +64,8 @@ TEST_F(ucs_memtype, cpu_accessible) {
     EXPECT_FALSE(mask & UCS_BIT(UCS_MEMORY_TYPE_ZE_DEVICE));
 }
 
-TEST_F(ucs_memtype, thread_mode_names) {
+TEST_F(ucs_memtype, thread_mode_names)
+{
     EXPECT_STREQ("single", ucs_thread_mode_names[UCS_THREAD_MODE_SINGLE]);
     EXPECT_STREQ("serialized",
                  ucs_thread_mode_names[UCS_THREAD_MODE_SERIALIZED]);

@@ -70,8 +70,7 @@ public:
         char old[1024];
         EXPECT_EQ(UCS_OK, ucs_config_parser_get_value(&ucs_global_opts,
                                                       ucs_global_opts_table,
-                                                      name, old,
-                                                      sizeof(old)));
+                                                      name, old, sizeof(old)));
         m_old = old;
         EXPECT_EQ(UCS_OK, ucs_config_parser_set_value(&ucs_global_opts,
                                                       ucs_global_opts_table,
@@ -91,8 +90,8 @@ private:
 
 void collect_module(const char *name, const char *path, void *arg)
 {
-    auto *list = static_cast<std::vector<std::pair<std::string,
-                                                   std::string>>*>(arg);
+    auto *list =
+        static_cast<std::vector<std::pair<std::string, std::string>> *>(arg);
     list->push_back(std::make_pair(std::string(name), std::string(path)));
 }
 
@@ -106,14 +105,13 @@ protected:
         char tmpl[] = "/tmp/openuct-modules-XXXXXX";
         ASSERT_NE(nullptr, mkdtemp(tmpl));
         static unsigned runs = 0;
-        m_run      = runs++;
-        m_tmpdir   = tmpl;
-        m_builtdir = built_modules_dir();
-        ASSERT_EQ(0, access((m_builtdir + "/libtestfw_good.so").c_str(),
-                            R_OK))
-                << "test modules not found in " << m_builtdir
-                << "; build them (make -C test/gtest gtest) or set "
-                   "OPENUCT_TEST_MODULE_DIR";
+        m_run                = runs++;
+        m_tmpdir             = tmpl;
+        m_builtdir           = built_modules_dir();
+        ASSERT_EQ(0, access((m_builtdir + "/libtestfw_good.so").c_str(), R_OK))
+            << "test modules not found in " << m_builtdir
+            << "; build them (make -C test/gtest gtest) or set "
+               "OPENUCT_TEST_MODULE_DIR";
     }
 
     void TearDown() override
@@ -131,8 +129,7 @@ protected:
 
     /* Copy the built variant to dir/lib<framework>_<name>.so */
     std::string install(const std::string &dir, const std::string &variant,
-                        const std::string &framework,
-                        const std::string &name)
+                        const std::string &framework, const std::string &name)
     {
         std::string src = m_builtdir + "/libtestfw_" + variant + ".so";
         std::string dst = dir + "/lib" + framework + "_" + name + ".so";
@@ -150,7 +147,7 @@ protected:
             install(dir, variant, framework, variant);
         }
         std::ofstream(dir + "/lib" + framework + "_garbage.so")
-                << "this is not a shared object\n";
+            << "this is not a shared object\n";
     }
 
     std::vector<std::pair<std::string, std::string>>
@@ -169,9 +166,9 @@ protected:
         if (handle == NULL) {
             return -1;
         }
-        auto *count = static_cast<unsigned*>(dlsym(handle,
-                                                   "testfw_init_count"));
-        int result  = (count != NULL) ? (int)*count : -1;
+        auto *count =
+            static_cast<unsigned *>(dlsym(handle, "testfw_init_count"));
+        int result = (count != NULL) ? (int)*count : -1;
         dlclose(handle);
         return result;
     }
@@ -185,10 +182,11 @@ protected:
 
     std::string m_tmpdir;
     std::string m_builtdir;
-    unsigned    m_run = 0;
+    unsigned m_run = 0;
 };
 
-TEST_F(ucs_module_loader, loads_good_refuses_bad) {
+TEST_F(ucs_module_loader, loads_good_refuses_bad)
+{
     std::string dir = mkdir_tmp("mods");
     install_all(dir, fw("tfa"));
     install(dir, "good", fw("tfa"), "sub_name"); /* belongs to "tfa_sub" */
@@ -201,17 +199,18 @@ TEST_F(ucs_module_loader, loads_good_refuses_bad) {
         ucs_modules_load(fw("tfa").c_str(), test_api_version, NULL);
 
         std::string mod = "module " + dir + "/lib" + fw("tfa");
-        EXPECT_TRUE(capture.contains(mod + "_badver.so: "
+        EXPECT_TRUE(capture.contains(mod +
+                                     "_badver.so: "
                                      "built for API version 2.0, this "
                                      "library has 1.3; rebuild the module"));
         EXPECT_TRUE(capture.contains(mod + "_noinit.so: "
-                                     "missing ucs_module_init (not an "
-                                     "openuct module?); not loaded"));
+                                           "missing ucs_module_init (not an "
+                                           "openuct module?); not loaded"));
         EXPECT_TRUE(capture.contains(mod + "_initfail.so: "
-                                     "ucs_module_init() failed: No such "
-                                     "device; not loaded"));
+                                           "ucs_module_init() failed: No such "
+                                           "device; not loaded"));
         EXPECT_TRUE(capture.contains(mod + "_garbage.so: "
-                                     "cannot load: "));
+                                           "cannot load: "));
         EXPECT_FALSE(capture.contains("lib" + fw("tfa") + "_good.so"));
         EXPECT_FALSE(capture.contains("sub_name"));
         EXPECT_FALSE(capture.contains("lib" + fw("tfb") + "_"));
@@ -237,7 +236,8 @@ TEST_F(ucs_module_loader, loads_good_refuses_bad) {
     EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfb").c_str()));
 }
 
-TEST_F(ucs_module_loader, modules_allow_list) {
+TEST_F(ucs_module_loader, modules_allow_list)
+{
     std::string dir = mkdir_tmp("mods");
     install_all(dir, fw("tfc"));
     install_all(dir, fw("tfd"));
@@ -253,8 +253,7 @@ TEST_F(ucs_module_loader, modules_allow_list) {
         EXPECT_EQ("good", list[0].first);
     }
     {
-        scoped_global_opt modules("MODULES",
-                                  "^badver,noinit,initfail,garbage");
+        scoped_global_opt modules("MODULES", "^badver,noinit,initfail,garbage");
         ucs_modules_load(fw("tfd").c_str(), test_api_version, NULL);
         auto list = loaded(fw("tfd"));
         ASSERT_EQ(1u, list.size());
@@ -269,7 +268,8 @@ TEST_F(ucs_module_loader, modules_allow_list) {
     }
 }
 
-TEST_F(ucs_module_loader, earlier_directory_shadows_later) {
+TEST_F(ucs_module_loader, earlier_directory_shadows_later)
+{
     std::string dir1 = mkdir_tmp("first");
     std::string dir2 = mkdir_tmp("second");
     install(dir1, "good", fw("tff"), "one");
@@ -289,9 +289,10 @@ TEST_F(ucs_module_loader, earlier_directory_shadows_later) {
     EXPECT_EQ(-1, init_count(dir2 + "/lib" + fw("tff") + "_one.so"));
 }
 
-TEST_F(ucs_module_loader, modules_next_to_anchor_library) {
-    std::string libdir = mkdir_tmp("lib");
-    std::string moddir = mkdir_tmp("lib/openuct");
+TEST_F(ucs_module_loader, modules_next_to_anchor_library)
+{
+    std::string libdir      = mkdir_tmp("lib");
+    std::string moddir      = mkdir_tmp("lib/openuct");
     std::string anchor_path = install(libdir, "good", "anchor", "lib");
     install(moddir, "good", fw("tfg"), "near");
     scoped_global_opt module_dir("MODULE_DIR", "");
@@ -309,18 +310,20 @@ TEST_F(ucs_module_loader, modules_next_to_anchor_library) {
     dlclose(handle);
 }
 
-TEST_F(ucs_module_loader, missing_module_dir_warns) {
+TEST_F(ucs_module_loader, missing_module_dir_warns)
+{
     std::string missing = m_tmpdir + "/does-not-exist";
     scoped_global_opt module_dir("MODULE_DIR", missing.c_str());
     ucs::scoped_log_capture capture;
 
     ucs_modules_load(fw("tfh").c_str(), test_api_version, NULL);
-    EXPECT_TRUE(capture.contains("UCX_MODULE_DIR: cannot read directory " +
-                                 missing));
+    EXPECT_TRUE(
+        capture.contains("UCX_MODULE_DIR: cannot read directory " + missing));
     EXPECT_EQ(0u, ucs_modules_loaded_count(fw("tfh").c_str()));
 }
 
-TEST_F(ucs_module_loader, unknown_module_name_warns) {
+TEST_F(ucs_module_loader, unknown_module_name_warns)
+{
     std::string dir = mkdir_tmp("mods");
     install(dir, "good", fw("tfi"), "good");
     install(dir, "good", fw("tfi"), "other");
@@ -337,10 +340,11 @@ TEST_F(ucs_module_loader, unknown_module_name_warns) {
     EXPECT_TRUE(capture.contains("UCX_MODULES=nonexistent: no " + fw("tfi") +
                                  " module named 'nonexistent'; available " +
                                  fw("tfi") + " modules: good, other"))
-            << capture.messages().back();
+        << capture.messages().back();
 }
 
-TEST_F(ucs_module_loader, unknown_name_in_negation_warns) {
+TEST_F(ucs_module_loader, unknown_name_in_negation_warns)
+{
     std::string dir = mkdir_tmp("mods");
     install(dir, "good", fw("tfj"), "good");
     scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
@@ -356,7 +360,8 @@ TEST_F(ucs_module_loader, unknown_name_in_negation_warns) {
                                  fw("tfj") + " modules: good"));
 }
 
-TEST_F(ucs_module_loader, empty_modules_warns) {
+TEST_F(ucs_module_loader, empty_modules_warns)
+{
     std::string dir = mkdir_tmp("mods");
     install(dir, "good", fw("tfk"), "good");
     scoped_global_opt module_dir("MODULE_DIR", dir.c_str());
@@ -372,7 +377,8 @@ TEST_F(ucs_module_loader, empty_modules_warns) {
                                  "to 'all'"));
 }
 
-TEST_F(ucs_module_loader, known_module_names_do_not_warn) {
+TEST_F(ucs_module_loader, known_module_names_do_not_warn)
+{
     std::string dir = mkdir_tmp("mods");
     install(dir, "good", fw("tfl"), "good");
     install(dir, "good", fw("tfl"), "other");

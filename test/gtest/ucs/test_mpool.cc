@@ -15,19 +15,19 @@ namespace {
 
 /* State shared with the counting ops through the pool's private area. */
 struct chunk_stats {
-    unsigned        allocs;
-    unsigned        releases;
-    unsigned        obj_inits;
-    unsigned        obj_cleanups;
-    size_t          extra;      /* bytes added to every chunk request */
-    bool            fail;       /* make chunk_alloc fail */
-    std::set<void*> live_chunks;
-    std::set<void*> objs_with_bad_chunk;
+    unsigned allocs;
+    unsigned releases;
+    unsigned obj_inits;
+    unsigned obj_cleanups;
+    size_t extra; /* bytes added to every chunk request */
+    bool fail;    /* make chunk_alloc fail */
+    std::set<void *> live_chunks;
+    std::set<void *> objs_with_bad_chunk;
 };
 
 chunk_stats *stats_of(ucs_mpool_t *mp)
 {
-    return *static_cast<chunk_stats**>(ucs_mpool_priv(mp));
+    return *static_cast<chunk_stats **>(ucs_mpool_priv(mp));
 }
 
 ucs_status_t counting_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
@@ -41,7 +41,7 @@ ucs_status_t counting_chunk_alloc(ucs_mpool_t *mp, size_t *size_p,
     }
 
     *size_p += stats->extra;
-    chunk    = malloc(*size_p);
+    chunk = malloc(*size_p);
     if (chunk == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
@@ -76,41 +76,42 @@ void counting_obj_cleanup(ucs_mpool_t *mp, void *obj)
     ++stats_of(mp)->obj_cleanups;
 }
 
-const ucs_mpool_ops_t counting_ops = {
-    counting_chunk_alloc,
-    counting_chunk_release,
-    counting_obj_init,
-    counting_obj_cleanup
-};
+const ucs_mpool_ops_t counting_ops = {counting_chunk_alloc,
+                                      counting_chunk_release, counting_obj_init,
+                                      counting_obj_cleanup};
 
 class ucs_mpool : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         m_stats = chunk_stats();
     }
 
     ucs_mpool_params_t params(size_t elem_size, unsigned per_chunk,
-                              unsigned max_elems = 0) {
+                              unsigned max_elems = 0)
+    {
         ucs_mpool_params_t p;
 
         ucs_mpool_params_reset(&p);
         p.elem_size       = elem_size;
         p.elems_per_chunk = per_chunk;
         p.max_elems       = max_elems;
-        p.priv_size       = sizeof(chunk_stats*);
+        p.priv_size       = sizeof(chunk_stats *);
         p.ops             = &counting_ops;
         p.name            = "test";
         return p;
     }
 
-    void init(ucs_mpool_t *mp, const ucs_mpool_params_t &p) {
+    void init(ucs_mpool_t *mp, const ucs_mpool_params_t &p)
+    {
         ASSERT_EQ(UCS_OK, ucs_mpool_init(mp, &p));
-        *static_cast<chunk_stats**>(ucs_mpool_priv(mp)) = &m_stats;
+        *static_cast<chunk_stats **>(ucs_mpool_priv(mp)) = &m_stats;
     }
 
-    std::vector<void*> get_n(ucs_mpool_t *mp, unsigned n) {
-        std::vector<void*> objs;
+    std::vector<void *> get_n(ucs_mpool_t *mp, unsigned n)
+    {
+        std::vector<void *> objs;
         for (unsigned i = 0; i < n; ++i) {
             void *obj = ucs_mpool_get(mp);
             EXPECT_NE(nullptr, obj);
@@ -122,7 +123,8 @@ protected:
         return objs;
     }
 
-    static void put_all(std::vector<void*> &objs) {
+    static void put_all(std::vector<void *> &objs)
+    {
         for (size_t i = 0; i < objs.size(); ++i) {
             ucs_mpool_put(objs[i]);
         }
@@ -132,7 +134,8 @@ protected:
     chunk_stats m_stats;
 };
 
-TEST_F(ucs_mpool, get_put_basic) {
+TEST_F(ucs_mpool, get_put_basic)
+{
     ucs_mpool_t mp;
     init(&mp, params(40, 8));
 
@@ -140,8 +143,8 @@ TEST_F(ucs_mpool, get_put_basic) {
     EXPECT_EQ(0u, m_stats.allocs);
     EXPECT_STREQ("test", ucs_mpool_name(&mp));
 
-    std::vector<void*> objs = get_n(&mp, 8);
-    std::set<void*> unique(objs.begin(), objs.end());
+    std::vector<void *> objs = get_n(&mp, 8);
+    std::set<void *> unique(objs.begin(), objs.end());
     EXPECT_EQ(8u, unique.size());
     EXPECT_EQ(1u, m_stats.allocs);
     EXPECT_TRUE(ucs_mpool_is_empty(&mp));
@@ -150,7 +153,7 @@ TEST_F(ucs_mpool, get_put_basic) {
         memset(objs[i], (int)i, 40);
     }
     for (size_t i = 0; i < objs.size(); ++i) {
-        EXPECT_EQ((char)i, static_cast<char*>(objs[i])[39]);
+        EXPECT_EQ((char)i, static_cast<char *>(objs[i])[39]);
     }
 
     /* the last one returned is the next one handed out */
@@ -169,7 +172,8 @@ TEST_F(ucs_mpool, get_put_basic) {
     EXPECT_TRUE(m_stats.objs_with_bad_chunk.empty());
 }
 
-TEST_F(ucs_mpool, alignment_and_offset_are_exact) {
+TEST_F(ucs_mpool, alignment_and_offset_are_exact)
+{
     static const size_t alignments[] = {1, 2, 8, 64, 128, 4096};
     static const size_t offsets[]    = {0, 1, 3, 8, 13, 63, 200};
     static const size_t sizes[]      = {1, 7, 24, 100, 333};
@@ -184,16 +188,16 @@ TEST_F(ucs_mpool, alignment_and_offset_are_exact) {
                 init(&mp, p);
 
                 /* several chunks, each object fully written */
-                std::vector<void*> objs = get_n(&mp, 12);
+                std::vector<void *> objs = get_n(&mp, 12);
                 for (size_t i = 0; i < objs.size(); ++i) {
                     uintptr_t addr = (uintptr_t)objs[i];
                     ASSERT_EQ(0u, (addr + off) % a)
-                            << "alignment " << a << " offset " << off
-                            << " size " << size << " object " << i;
+                        << "alignment " << a << " offset " << off << " size "
+                        << size << " object " << i;
                     memset(objs[i], (int)(i + 1), size);
                 }
                 for (size_t i = 0; i < objs.size(); ++i) {
-                    const unsigned char *b = (const unsigned char*)objs[i];
+                    const unsigned char *b = (const unsigned char *)objs[i];
                     ASSERT_EQ(i + 1, b[0]);
                     ASSERT_EQ(i + 1, b[size - 1]);
                 }
@@ -204,12 +208,13 @@ TEST_F(ucs_mpool, alignment_and_offset_are_exact) {
     }
 }
 
-TEST_F(ucs_mpool, grows_on_demand) {
+TEST_F(ucs_mpool, grows_on_demand)
+{
     const unsigned count = ucs::test_scale(1000);
     ucs_mpool_t mp;
     init(&mp, params(16, 4));
 
-    std::vector<void*> objs = get_n(&mp, count);
+    std::vector<void *> objs = get_n(&mp, count);
     EXPECT_EQ(count, objs.size());
     EXPECT_EQ((count + 3) / 4, m_stats.allocs);
     put_all(objs);
@@ -222,11 +227,12 @@ TEST_F(ucs_mpool, grows_on_demand) {
     EXPECT_EQ(m_stats.allocs, m_stats.releases);
 }
 
-TEST_F(ucs_mpool, max_elems_limit) {
+TEST_F(ucs_mpool, max_elems_limit)
+{
     ucs_mpool_t mp;
     init(&mp, params(32, 4, 10));
 
-    std::vector<void*> objs = get_n(&mp, 10);
+    std::vector<void *> objs = get_n(&mp, 10);
     ASSERT_EQ(10u, objs.size());
     /* chunks of 4, 4 and then only 2 */
     EXPECT_EQ(3u, m_stats.allocs);
@@ -247,18 +253,20 @@ TEST_F(ucs_mpool, max_elems_limit) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, unlimited_spellings) {
+TEST_F(ucs_mpool, unlimited_spellings)
+{
     for (unsigned max_elems : {0u, UINT_MAX}) {
         ucs_mpool_t mp;
         init(&mp, params(8, 2, max_elems));
-        std::vector<void*> objs = get_n(&mp, 100);
+        std::vector<void *> objs = get_n(&mp, 100);
         EXPECT_EQ(100u, objs.size());
         put_all(objs);
         ucs_mpool_cleanup(&mp, 1);
     }
 }
 
-TEST_F(ucs_mpool, grow_in_advance) {
+TEST_F(ucs_mpool, grow_in_advance)
+{
     ucs_mpool_t mp;
     init(&mp, params(64, 8, 20));
 
@@ -266,12 +274,12 @@ TEST_F(ucs_mpool, grow_in_advance) {
     EXPECT_EQ(2u, m_stats.allocs);
     EXPECT_FALSE(ucs_mpool_is_empty(&mp));
 
-    std::vector<void*> objs = get_n(&mp, 16);
+    std::vector<void *> objs = get_n(&mp, 16);
     EXPECT_EQ(2u, m_stats.allocs);
 
     EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, ucs_mpool_grow(&mp, 10));
     EXPECT_EQ(3u, m_stats.allocs); /* the last 4 objects were added */
-    std::vector<void*> more = get_n(&mp, 4);
+    std::vector<void *> more = get_n(&mp, 4);
     EXPECT_EQ(nullptr, ucs_mpool_get(&mp));
 
     put_all(objs);
@@ -279,13 +287,14 @@ TEST_F(ucs_mpool, grow_in_advance) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, release_idle_chunks) {
+TEST_F(ucs_mpool, release_idle_chunks)
+{
     ucs_mpool_t mp;
     init(&mp, params(24, 8));
 
     EXPECT_EQ(0u, ucs_mpool_release_idle(&mp));
 
-    std::vector<void*> objs = get_n(&mp, 32);
+    std::vector<void *> objs = get_n(&mp, 32);
     ASSERT_EQ(32u, objs.size());
     EXPECT_EQ(4u, m_stats.allocs);
 
@@ -329,11 +338,12 @@ TEST_F(ucs_mpool, release_idle_chunks) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, release_idle_respects_limit_accounting) {
+TEST_F(ucs_mpool, release_idle_respects_limit_accounting)
+{
     ucs_mpool_t mp;
     init(&mp, params(8, 4, 8));
 
-    std::vector<void*> objs = get_n(&mp, 8);
+    std::vector<void *> objs = get_n(&mp, 8);
     EXPECT_EQ(nullptr, ucs_mpool_get(&mp));
     put_all(objs);
     EXPECT_EQ(2u, ucs_mpool_release_idle(&mp));
@@ -346,11 +356,12 @@ TEST_F(ucs_mpool, release_idle_respects_limit_accounting) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, leak_warning) {
+TEST_F(ucs_mpool, leak_warning)
+{
     ucs_mpool_t mp;
     init(&mp, params(16, 4));
 
-    std::vector<void*> objs = get_n(&mp, 6);
+    std::vector<void *> objs = get_n(&mp, 6);
     ucs_mpool_put(objs[0]);
     ucs_mpool_put(objs[1]);
     ucs_mpool_put(objs[2]);
@@ -369,22 +380,24 @@ TEST_F(ucs_mpool, leak_warning) {
     ucs_mpool_cleanup(&mp, 0);
 }
 
-TEST_F(ucs_mpool, priv_area) {
+TEST_F(ucs_mpool, priv_area)
+{
     ucs_mpool_params_t p = params(8, 4);
     p.priv_size          = 100;
     ucs_mpool_t mp;
     init(&mp, p);
 
-    char *priv = static_cast<char*>(ucs_mpool_priv(&mp));
+    char *priv = static_cast<char *>(ucs_mpool_priv(&mp));
     EXPECT_EQ(0u, (uintptr_t)priv % 16);
-    memset(priv + sizeof(chunk_stats*), 0x5a, 100 - sizeof(chunk_stats*));
-    std::vector<void*> objs = get_n(&mp, 5);
+    memset(priv + sizeof(chunk_stats *), 0x5a, 100 - sizeof(chunk_stats *));
+    std::vector<void *> objs = get_n(&mp, 5);
     put_all(objs);
     EXPECT_EQ(0x5a, priv[99]);
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, chunk_alloc_failure) {
+TEST_F(ucs_mpool, chunk_alloc_failure)
+{
     ucs_mpool_t mp;
     init(&mp, params(8, 4));
 
@@ -393,13 +406,14 @@ TEST_F(ucs_mpool, chunk_alloc_failure) {
     EXPECT_EQ(UCS_ERR_NO_MEMORY, ucs_mpool_grow(&mp, 1));
 
     m_stats.fail = false;
-    void *obj = ucs_mpool_get(&mp);
+    void *obj    = ucs_mpool_get(&mp);
     EXPECT_NE(nullptr, obj);
     ucs_mpool_put(obj);
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, larger_chunk_holds_more_objects) {
+TEST_F(ucs_mpool, larger_chunk_holds_more_objects)
+{
     ucs_mpool_params_t p = params(32, 4);
     p.alignment          = 64;
     p.align_offset       = 8;
@@ -407,7 +421,7 @@ TEST_F(ucs_mpool, larger_chunk_holds_more_objects) {
     ucs_mpool_t mp;
     init(&mp, p);
 
-    std::vector<void*> objs = get_n(&mp, 40);
+    std::vector<void *> objs = get_n(&mp, 40);
     EXPECT_EQ(1u, m_stats.allocs);
     for (size_t i = 0; i < objs.size(); ++i) {
         EXPECT_EQ(0u, ((uintptr_t)objs[i] + 8) % 64);
@@ -421,7 +435,7 @@ TEST_F(ucs_mpool, larger_chunk_holds_more_objects) {
  * as a transport might; the pool must cope with an unaligned chunk. */
 ucs_status_t odd_chunk_alloc(ucs_mpool_t *mp, size_t *size_p, void **chunk_p)
 {
-    char *mem = static_cast<char*>(malloc(*size_p + 3));
+    char *mem = static_cast<char *>(malloc(*size_p + 3));
 
     if (mem == NULL) {
         return UCS_ERR_NO_MEMORY;
@@ -432,21 +446,21 @@ ucs_status_t odd_chunk_alloc(ucs_mpool_t *mp, size_t *size_p, void **chunk_p)
 
 void odd_chunk_release(ucs_mpool_t *mp, void *chunk)
 {
-    free(static_cast<char*>(chunk) - 3);
+    free(static_cast<char *>(chunk) - 3);
 }
 
-TEST_F(ucs_mpool, unaligned_chunk_from_allocator) {
-    static const ucs_mpool_ops_t odd_ops = {
-        odd_chunk_alloc, odd_chunk_release, NULL, NULL
-    };
-    ucs_mpool_params_t p = params(20, 3);
-    p.alignment          = 32;
-    p.align_offset       = 5;
-    p.ops                = &odd_ops;
+TEST_F(ucs_mpool, unaligned_chunk_from_allocator)
+{
+    static const ucs_mpool_ops_t odd_ops = {odd_chunk_alloc, odd_chunk_release,
+                                            NULL, NULL};
+    ucs_mpool_params_t p                 = params(20, 3);
+    p.alignment                          = 32;
+    p.align_offset                       = 5;
+    p.ops                                = &odd_ops;
     ucs_mpool_t mp;
     init(&mp, p);
 
-    std::vector<void*> objs = get_n(&mp, 10);
+    std::vector<void *> objs = get_n(&mp, 10);
     for (size_t i = 0; i < objs.size(); ++i) {
         EXPECT_EQ(0u, ((uintptr_t)objs[i] + 5) % 32);
         memset(objs[i], 0x22, 20);
@@ -456,7 +470,8 @@ TEST_F(ucs_mpool, unaligned_chunk_from_allocator) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, mmap_ops) {
+TEST_F(ucs_mpool, mmap_ops)
+{
     ucs_mpool_params_t p;
     ucs_mpool_t mp;
 
@@ -469,7 +484,7 @@ TEST_F(ucs_mpool, mmap_ops) {
     p.name            = "mmap";
     ASSERT_EQ(UCS_OK, ucs_mpool_init(&mp, &p));
 
-    std::vector<void*> objs = get_n(&mp, 100);
+    std::vector<void *> objs = get_n(&mp, 100);
     for (size_t i = 0; i < objs.size(); ++i) {
         EXPECT_EQ(0u, ((uintptr_t)objs[i] + 40) % 128);
         memset(objs[i], 0x11, 200);
@@ -481,7 +496,8 @@ TEST_F(ucs_mpool, mmap_ops) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, default_ops_when_null) {
+TEST_F(ucs_mpool, default_ops_when_null)
+{
     ucs_mpool_params_t p;
     ucs_mpool_t mp;
 
@@ -496,10 +512,10 @@ TEST_F(ucs_mpool, default_ops_when_null) {
     ucs_mpool_cleanup(&mp, 1);
 }
 
-TEST_F(ucs_mpool, invalid_params) {
-    static const ucs_mpool_ops_t no_alloc_ops = {
-        NULL, ucs_mpool_chunk_free, NULL, NULL
-    };
+TEST_F(ucs_mpool, invalid_params)
+{
+    static const ucs_mpool_ops_t no_alloc_ops = {NULL, ucs_mpool_chunk_free,
+                                                 NULL, NULL};
     ucs_mpool_params_t p;
     ucs_mpool_t mp;
     ucs::scoped_log_capture capture;

@@ -12,28 +12,32 @@ namespace {
 
 void *value_of(uintptr_t v)
 {
-    return reinterpret_cast<void*>(v);
+    return reinterpret_cast<void *>(v);
 }
 
 class ucs_ptr_array : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ucs_ptr_array_init(&m_pa, "test");
     }
 
-    virtual void TearDown() {
+    virtual void TearDown()
+    {
         ucs_ptr_array_cleanup(&m_pa, 1);
         ucs::test::TearDown();
     }
 
-    unsigned insert(void *value) {
+    unsigned insert(void *value)
+    {
         unsigned index = UCS_PTR_ARRAY_NO_INDEX;
         EXPECT_EQ(UCS_OK, ucs_ptr_array_insert(&m_pa, value, &index));
         return index;
     }
 
-    void remove_all() {
+    void remove_all()
+    {
         void *value;
         unsigned index;
 
@@ -46,7 +50,8 @@ protected:
     ucs_ptr_array_t m_pa;
 };
 
-TEST_F(ucs_ptr_array, insert_lookup_remove) {
+TEST_F(ucs_ptr_array, insert_lookup_remove)
+{
     void *value;
 
     EXPECT_EQ(0u, ucs_ptr_array_count(&m_pa));
@@ -70,14 +75,14 @@ TEST_F(ucs_ptr_array, insert_lookup_remove) {
     EXPECT_EQ(0u, ucs_ptr_array_count(&m_pa));
 }
 
-TEST_F(ucs_ptr_array, bad_index_and_double_remove) {
+TEST_F(ucs_ptr_array, bad_index_and_double_remove)
+{
     void *value = value_of(0x88);
 
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_ptr_array_remove(&m_pa, 0, &value));
     insert(value_of(0x10));
     EXPECT_FALSE(ucs_ptr_array_lookup(&m_pa, 1000000, &value));
-    EXPECT_FALSE(ucs_ptr_array_lookup(&m_pa, UCS_PTR_ARRAY_NO_INDEX,
-                                      &value));
+    EXPECT_FALSE(ucs_ptr_array_lookup(&m_pa, UCS_PTR_ARRAY_NO_INDEX, &value));
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_ptr_array_remove(&m_pa, 1, &value));
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_ptr_array_remove(&m_pa, 1000000, &value));
     EXPECT_EQ(value_of(0x88), value);
@@ -87,7 +92,8 @@ TEST_F(ucs_ptr_array, bad_index_and_double_remove) {
     EXPECT_EQ(0u, ucs_ptr_array_count(&m_pa));
 }
 
-TEST_F(ucs_ptr_array, odd_value_is_rejected) {
+TEST_F(ucs_ptr_array, odd_value_is_rejected)
+{
     unsigned index = 77;
     ucs::scoped_log_capture capture;
 
@@ -98,8 +104,9 @@ TEST_F(ucs_ptr_array, odd_value_is_rejected) {
     EXPECT_TRUE(capture.contains("low bit"));
 }
 
-TEST_F(ucs_ptr_array, null_value_is_stored) {
-    void *value = value_of(0x40);
+TEST_F(ucs_ptr_array, null_value_is_stored)
+{
+    void *value    = value_of(0x40);
     unsigned index = insert(NULL);
 
     ASSERT_TRUE(ucs_ptr_array_lookup(&m_pa, index, &value));
@@ -107,7 +114,8 @@ TEST_F(ucs_ptr_array, null_value_is_stored) {
     EXPECT_EQ(UCS_OK, ucs_ptr_array_remove(&m_pa, index, NULL));
 }
 
-TEST_F(ucs_ptr_array, free_slots_are_reused) {
+TEST_F(ucs_ptr_array, free_slots_are_reused)
+{
     for (uintptr_t i = 0; i < 10; ++i) {
         insert(value_of(i * 8));
     }
@@ -122,15 +130,16 @@ TEST_F(ucs_ptr_array, free_slots_are_reused) {
     remove_all();
 }
 
-TEST_F(ucs_ptr_array, replace) {
+TEST_F(ucs_ptr_array, replace)
+{
     void *old_value;
     unsigned index = insert(value_of(0x20));
 
-    EXPECT_EQ(UCS_OK, ucs_ptr_array_replace(&m_pa, index, value_of(0x40),
-                                            &old_value));
+    EXPECT_EQ(UCS_OK,
+              ucs_ptr_array_replace(&m_pa, index, value_of(0x40), &old_value));
     EXPECT_EQ(value_of(0x20), old_value);
-    EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_ptr_array_replace(&m_pa, index + 1,
-                                                     value_of(0x40), NULL));
+    EXPECT_EQ(UCS_ERR_NO_ELEM,
+              ucs_ptr_array_replace(&m_pa, index + 1, value_of(0x40), NULL));
     {
         ucs::scoped_log_capture capture;
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
@@ -140,7 +149,8 @@ TEST_F(ucs_ptr_array, replace) {
     EXPECT_EQ(value_of(0x40), old_value);
 }
 
-TEST_F(ucs_ptr_array, for_each_in_order_with_removal) {
+TEST_F(ucs_ptr_array, for_each_in_order_with_removal)
+{
     std::vector<unsigned> seen;
     unsigned index;
     char *value;
@@ -153,7 +163,7 @@ TEST_F(ucs_ptr_array, for_each_in_order_with_removal) {
     }
 
     ucs_ptr_array_for_each(value, index, &m_pa) {
-        EXPECT_EQ(reinterpret_cast<char*>(index * 2), value);
+        EXPECT_EQ(reinterpret_cast<char *>(index * 2), value);
         seen.push_back(index);
         if (index % 2) {
             /* removing the current one does not disturb the walk */
@@ -169,7 +179,8 @@ TEST_F(ucs_ptr_array, for_each_in_order_with_removal) {
     remove_all();
 }
 
-TEST_F(ucs_ptr_array, grows_large) {
+TEST_F(ucs_ptr_array, grows_large)
+{
     const unsigned count = ucs::test_scale(100000);
     std::set<unsigned> indexes;
     void *value;
@@ -186,7 +197,8 @@ TEST_F(ucs_ptr_array, grows_large) {
     remove_all();
 }
 
-TEST_F(ucs_ptr_array, cleanup_warns_about_leftovers) {
+TEST_F(ucs_ptr_array, cleanup_warns_about_leftovers)
+{
     ucs_ptr_array_t pa;
 
     ucs_ptr_array_init(&pa, "leaky");

@@ -11,7 +11,7 @@
 namespace {
 
 struct item {
-    int              value;
+    int value;
     ucs_queue_elem_t queue;
 };
 
@@ -28,7 +28,8 @@ std::vector<int> to_vector(ucs_queue_head_t *queue)
 
 class ucs_queue : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ucs_queue_head_init(&m_queue);
         m_items.resize(16);
@@ -37,14 +38,16 @@ protected:
         }
     }
 
-    void push_range(int first, int last) {
+    void push_range(int first, int last)
+    {
         for (int i = first; i <= last; ++i) {
             ucs_queue_push(&m_queue, &m_items[i].queue);
         }
     }
 
     /* The tail pointer must be right: a push must land at the end. */
-    void check_tail_after(const std::vector<int> &expected) {
+    void check_tail_after(const std::vector<int> &expected)
+    {
         ucs_queue_push(&m_queue, &m_items[15].queue);
         std::vector<int> with_tail = expected;
         with_tail.push_back(15);
@@ -54,18 +57,20 @@ protected:
         EXPECT_EQ(UCS_OK, ucs_queue_remove(&m_queue, &m_items[15].queue));
     }
 
-    ucs_queue_head_t  m_queue;
+    ucs_queue_head_t m_queue;
     std::vector<item> m_items;
 };
 
-TEST_F(ucs_queue, empty) {
+TEST_F(ucs_queue, empty)
+{
     EXPECT_TRUE(ucs_queue_is_empty(&m_queue));
     EXPECT_EQ(0u, ucs_queue_length(&m_queue));
     EXPECT_EQ(nullptr, ucs_queue_pull(&m_queue));
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_queue_remove(&m_queue, &m_items[0].queue));
 }
 
-TEST_F(ucs_queue, fifo_order) {
+TEST_F(ucs_queue, fifo_order)
+{
     push_range(0, 4);
     EXPECT_EQ(5u, ucs_queue_length(&m_queue));
     EXPECT_EQ(&m_items[0],
@@ -85,7 +90,8 @@ TEST_F(ucs_queue, fifo_order) {
     check_tail_after({});
 }
 
-TEST_F(ucs_queue, pull_non_empty_last_resets_tail) {
+TEST_F(ucs_queue, pull_non_empty_last_resets_tail)
+{
     ucs_queue_push(&m_queue, &m_items[0].queue);
     EXPECT_EQ(&m_items[0],
               ucs_queue_pull_elem_non_empty(&m_queue, item, queue));
@@ -93,7 +99,8 @@ TEST_F(ucs_queue, pull_non_empty_last_resets_tail) {
     check_tail_after({});
 }
 
-TEST_F(ucs_queue, push_head) {
+TEST_F(ucs_queue, push_head)
+{
     ucs_queue_push_head(&m_queue, &m_items[1].queue);
     EXPECT_EQ(&m_items[1],
               ucs_queue_tail_elem_non_empty(&m_queue, item, queue));
@@ -103,13 +110,13 @@ TEST_F(ucs_queue, push_head) {
     check_tail_after({0, 1, 2});
 }
 
-TEST_F(ucs_queue, remove_head_middle_tail) {
+TEST_F(ucs_queue, remove_head_middle_tail)
+{
     push_range(0, 4);
     EXPECT_EQ(UCS_OK, ucs_queue_remove(&m_queue, &m_items[0].queue));
     EXPECT_EQ(UCS_OK, ucs_queue_remove(&m_queue, &m_items[2].queue));
     EXPECT_EQ(UCS_OK, ucs_queue_remove(&m_queue, &m_items[4].queue));
-    EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_queue_remove(&m_queue,
-                                                &m_items[4].queue));
+    EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_queue_remove(&m_queue, &m_items[4].queue));
     EXPECT_EQ((std::vector<int>{1, 3}), to_vector(&m_queue));
     check_tail_after({1, 3});
 
@@ -119,7 +126,8 @@ TEST_F(ucs_queue, remove_head_middle_tail) {
     check_tail_after({});
 }
 
-TEST_F(ucs_queue, splice) {
+TEST_F(ucs_queue, splice)
+{
     ucs_queue_head_t other;
 
     ucs_queue_head_init(&other);
@@ -141,7 +149,8 @@ TEST_F(ucs_queue, splice) {
     check_tail_after({});
 }
 
-TEST_F(ucs_queue, for_each_safe_removes_some) {
+TEST_F(ucs_queue, for_each_safe_removes_some)
+{
     ucs_queue_iter_t iter;
     item *it;
 
@@ -156,7 +165,8 @@ TEST_F(ucs_queue, for_each_safe_removes_some) {
     check_tail_after({1, 2, 4, 5, 7, 8});
 }
 
-TEST_F(ucs_queue, for_each_safe_removes_all) {
+TEST_F(ucs_queue, for_each_safe_removes_all)
+{
     std::vector<int> seen;
     ucs_queue_iter_t iter;
     item *it;
@@ -172,7 +182,8 @@ TEST_F(ucs_queue, for_each_safe_removes_all) {
     check_tail_after({});
 }
 
-TEST_F(ucs_queue, for_each_safe_push_during_walk) {
+TEST_F(ucs_queue, for_each_safe_push_during_walk)
+{
     std::vector<int> seen;
     ucs_queue_iter_t iter;
     item *it;
@@ -189,7 +200,8 @@ TEST_F(ucs_queue, for_each_safe_push_during_walk) {
     EXPECT_EQ((std::vector<int>{0, 1, 10}), to_vector(&m_queue));
 }
 
-TEST_F(ucs_queue, random_ops_match_model) {
+TEST_F(ucs_queue, random_ops_match_model)
+{
     const unsigned num_ops = ucs::test_scale(20000);
     std::vector<item> items(64);
     std::deque<int> model;
@@ -232,8 +244,8 @@ TEST_F(ucs_queue, random_ops_match_model) {
         }
         case 3:
             if (queued[idx]) {
-                ASSERT_EQ(UCS_OK, ucs_queue_remove(&m_queue,
-                                                   &items[idx].queue));
+                ASSERT_EQ(UCS_OK,
+                          ucs_queue_remove(&m_queue, &items[idx].queue));
                 for (auto i = model.begin(); i != model.end(); ++i) {
                     if (*i == idx) {
                         model.erase(i);
@@ -251,9 +263,9 @@ TEST_F(ucs_queue, random_ops_match_model) {
         ASSERT_EQ(model.size(), ucs_queue_length(&m_queue));
         ASSERT_EQ(model.empty(), (bool)ucs_queue_is_empty(&m_queue));
         if (!model.empty()) {
-            ASSERT_EQ(model.back(),
-                      ucs_queue_tail_elem_non_empty(&m_queue, item,
-                                                    queue)->value);
+            ASSERT_EQ(
+                model.back(),
+                ucs_queue_tail_elem_non_empty(&m_queue, item, queue)->value);
         }
     }
 

@@ -40,22 +40,22 @@ const unsigned PROT_RW = PROT_READ | PROT_WRITE;
 
 struct fake_region {
     ucs_rcache_region_t super;
-    uint64_t            id; /* key of the fake registration */
+    uint64_t id; /* key of the fake registration */
 };
 
 typedef std::pair<uintptr_t, uintptr_t> range_t;
 
 /* The fake memory domain: a registry of live registrations */
 struct fake_md {
-    std::mutex                  lock;
+    std::mutex lock;
     std::map<uint64_t, range_t> live;
-    std::vector<range_t>        deregistered;
-    uint64_t                    next_id     = 0;
-    unsigned long               reg_calls   = 0;
-    unsigned long               dereg_calls = 0;
-    size_t                      max_reg_len = SIZE_MAX; /* larger fails */
-    bool                        fail        = false;
-    std::function<void()>       on_reg; /* runs inside mem_reg */
+    std::vector<range_t> deregistered;
+    uint64_t next_id          = 0;
+    unsigned long reg_calls   = 0;
+    unsigned long dereg_calls = 0;
+    size_t max_reg_len        = SIZE_MAX; /* larger fails */
+    bool fail                 = false;
+    std::function<void()> on_reg; /* runs inside mem_reg */
 
     bool is_live(uint64_t id)
     {
@@ -67,8 +67,8 @@ struct fake_md {
 ucs_status_t fake_mem_reg(void *context, ucs_rcache_t *rcache, void *arg,
                           ucs_rcache_region_t *region)
 {
-    fake_md *md        = static_cast<fake_md*>(context);
-    fake_region *fregion = reinterpret_cast<fake_region*>(region);
+    fake_md *md          = static_cast<fake_md *>(context);
+    fake_region *fregion = reinterpret_cast<fake_region *>(region);
 
     if (md->on_reg) {
         md->on_reg();
@@ -88,8 +88,8 @@ ucs_status_t fake_mem_reg(void *context, ucs_rcache_t *rcache, void *arg,
 void fake_mem_dereg(void *context, ucs_rcache_t *rcache,
                     ucs_rcache_region_t *region)
 {
-    fake_md *md          = static_cast<fake_md*>(context);
-    fake_region *fregion = reinterpret_cast<fake_region*>(region);
+    fake_md *md          = static_cast<fake_md *>(context);
+    fake_region *fregion = reinterpret_cast<fake_region *>(region);
 
     std::lock_guard<std::mutex> guard(md->lock);
     EXPECT_EQ(1u, md->live.erase(fregion->id)) << "deregistered twice";
@@ -116,7 +116,7 @@ public:
 
     char *ptr(size_t offset = 0) const
     {
-        return static_cast<char*>(m_ptr) + offset;
+        return static_cast<char *>(m_ptr) + offset;
     }
 
     void release()
@@ -128,25 +128,24 @@ public:
     }
 
 private:
-    void   *m_ptr;
+    void *m_ptr;
     size_t m_size;
 };
 
 class ucs_rcache : public ucs::test {
 protected:
     ucs_rcache() : m_rcache(NULL), m_page(ucs_get_page_size())
-    {
-    }
+    {}
 
     virtual void TearDown()
     {
         destroy();
-        EXPECT_TRUE(m_md.live.empty()) << m_md.live.size()
-                                       << " registrations leaked";
+        EXPECT_TRUE(m_md.live.empty())
+            << m_md.live.size() << " registrations leaked";
         ucs::test::TearDown();
     }
 
-    ucs_rcache_params_t params(size_t max_size = SIZE_MAX,
+    ucs_rcache_params_t params(size_t max_size           = SIZE_MAX,
                                unsigned long max_regions = ULONG_MAX)
     {
         ucs_rcache_params_t p;
@@ -167,7 +166,7 @@ protected:
         ASSERT_EQ(UCS_OK, ucs_rcache_create(&p, "test", &m_rcache));
     }
 
-    void create(size_t max_size = SIZE_MAX,
+    void create(size_t max_size           = SIZE_MAX,
                 unsigned long max_regions = ULONG_MAX)
     {
         create(params(max_size, max_regions));
@@ -185,7 +184,7 @@ protected:
         ucs_rcache_region_t *region = NULL;
         ucs_status_t status;
 
-        status = ucs_rcache_get(m_rcache, const_cast<void*>(address), length,
+        status = ucs_rcache_get(m_rcache, const_cast<void *>(address), length,
                                 prot, NULL, &region);
         EXPECT_EQ(UCS_OK, status);
         if (status != UCS_OK) {
@@ -197,7 +196,7 @@ protected:
         EXPECT_EQ(prot, region->prot & prot);
         EXPECT_EQ(0u, region->start % m_page);
         EXPECT_EQ(0u, region->end % m_page);
-        return reinterpret_cast<fake_region*>(region);
+        return reinterpret_cast<fake_region *>(region);
     }
 
     void put(fake_region *region)
@@ -233,9 +232,9 @@ protected:
                          range) != m_md.deregistered.end();
     }
 
-    fake_md      m_md;
+    fake_md m_md;
     ucs_rcache_t *m_rcache;
-    size_t       m_page;
+    size_t m_page;
 };
 
 /* ---- lookup and merge ---------------------------------------------------- */
@@ -412,9 +411,8 @@ TEST_F(ucs_rcache, failed_registration_returns_status)
 
     create();
     m_md.fail = true;
-    EXPECT_EQ(UCS_ERR_IO_ERROR,
-              ucs_rcache_get(m_rcache, buf.ptr(), m_page, PROT_RW, NULL,
-                             &region));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, ucs_rcache_get(m_rcache, buf.ptr(), m_page,
+                                               PROT_RW, NULL, &region));
     EXPECT_TRUE(region == NULL);
     EXPECT_EQ(0ul, stats().regions);
     EXPECT_EQ(0ul, stats().misses);
@@ -431,9 +429,9 @@ TEST_F(ucs_rcache, custom_alignment)
 
     p.alignment = 4 * m_page;
     create(p);
-    uintptr_t base = ((uintptr_t)buf.ptr() + 4 * m_page - 1) &
-                     ~(uintptr_t)(4 * m_page - 1);
-    fake_region *region = get((void*)(base + m_page), 10);
+    uintptr_t base =
+        ((uintptr_t)buf.ptr() + 4 * m_page - 1) & ~(uintptr_t)(4 * m_page - 1);
+    fake_region *region = get((void *)(base + m_page), 10);
     EXPECT_EQ(base, region->super.start);
     EXPECT_EQ(base + 4 * m_page, region->super.end);
     put(region);
@@ -664,8 +662,7 @@ TEST_F(ucs_rcache, bad_limit_in_environment_fails_create)
     ucs_rcache_params_t p = params(0, 0);
     ucs::scoped_log_capture capture;
 
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_rcache_create(&p, "test", &m_rcache));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_rcache_create(&p, "test", &m_rcache));
     EXPECT_TRUE(m_rcache == NULL);
     EXPECT_TRUE(capture.contains("UCX_RCACHE_MAX_SIZE"));
 }
@@ -708,17 +705,14 @@ TEST_F(ucs_rcache, bad_get_arguments)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucs_rcache_get(m_rcache, buf.ptr(), 0, PROT_RW, NULL, &region));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_rcache_get(m_rcache, buf.ptr(), m_page, PROT_RW, NULL,
-                             NULL));
+              ucs_rcache_get(m_rcache, buf.ptr(), m_page, PROT_RW, NULL, NULL));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_rcache_get(m_rcache, buf.ptr(), m_page,
+                                                    PROT_EXEC, NULL, &region));
+    EXPECT_EQ(
+        UCS_ERR_INVALID_PARAM,
+        ucs_rcache_get(m_rcache, buf.ptr(), SIZE_MAX, PROT_RW, NULL, &region));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_rcache_get(m_rcache, buf.ptr(), m_page, PROT_EXEC, NULL,
-                             &region));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_rcache_get(m_rcache, buf.ptr(), SIZE_MAX, PROT_RW, NULL,
-                             &region));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_rcache_get(NULL, buf.ptr(), m_page, PROT_RW, NULL,
-                             &region));
+              ucs_rcache_get(NULL, buf.ptr(), m_page, PROT_RW, NULL, &region));
     EXPECT_TRUE(region == NULL);
     EXPECT_EQ(0ul, m_md.reg_calls);
 
@@ -781,10 +775,10 @@ TEST_F(ucs_rcache, munmap_of_part_invalidates_region_in_use)
     EXPECT_TRUE(m_md.is_live(region->id)); /* still in use */
 
     /* the same range mapped again: registered anew */
-    void *again = mmap(buf.ptr(3 * m_page), m_page, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
-                       0);
-    ASSERT_EQ((void*)buf.ptr(3 * m_page), again);
+    void *again =
+        mmap(buf.ptr(3 * m_page), m_page, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    ASSERT_EQ((void *)buf.ptr(3 * m_page), again);
     fake_region *fresh = get(buf.ptr(), 4 * m_page);
     EXPECT_NE(region, fresh);
     EXPECT_EQ(2ul, m_md.reg_calls);
@@ -843,7 +837,7 @@ TEST_F(ucs_rcache, mmap_fixed_over_region_invalidates)
     uint64_t id = touch(buf.ptr(), 2 * m_page);
     void *ptr   = mmap(buf.ptr(m_page), m_page, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    ASSERT_EQ((void*)buf.ptr(m_page), ptr);
+    ASSERT_EQ((void *)buf.ptr(m_page), ptr);
     EXPECT_FALSE(m_md.is_live(id));
     EXPECT_NE(id, touch(buf.ptr(), 2 * m_page));
 }
@@ -856,7 +850,7 @@ TEST_F(ucs_rcache, shmdt_invalidates)
     }
     void *ptr = shmat(shmid, NULL, 0);
     shmctl(shmid, IPC_RMID, NULL);
-    ASSERT_NE((void*)-1, ptr);
+    ASSERT_NE((void *)-1, ptr);
 
     create();
     uint64_t id = touch(ptr, 2 * m_page);
@@ -870,15 +864,15 @@ TEST_F(ucs_rcache, shmdt_invalidates)
 TEST_F(ucs_rcache, sbrk_shrink_invalidates)
 {
     create();
-    char *area = static_cast<char*>(sbrk(2 * m_page));
-    ASSERT_NE((void*)-1, area);
+    char *area = static_cast<char *>(sbrk(2 * m_page));
+    ASSERT_NE((void *)-1, area);
     memset(area, 0, 2 * m_page);
 
     uint64_t id = touch(area, 2 * m_page);
     if (sbrk(0) != area + 2 * m_page) {
         GTEST_SKIP() << "malloc moved the break meanwhile";
     }
-    ASSERT_NE((void*)-1, sbrk(-(intptr_t)m_page));
+    ASSERT_NE((void *)-1, sbrk(-(intptr_t)m_page));
     EXPECT_FALSE(m_md.is_live(id));
     EXPECT_EQ(1ul, stats().unmap_events);
 
@@ -976,7 +970,7 @@ TEST_F(ucs_rcache, every_cache_sees_the_event)
     uint64_t id = touch(buf.ptr(), m_page);
     ASSERT_EQ(UCS_OK, ucs_rcache_get(second, buf.ptr(), m_page, PROT_RW, NULL,
                                      &region));
-    uint64_t second_id = reinterpret_cast<fake_region*>(region)->id;
+    uint64_t second_id = reinterpret_cast<fake_region *>(region)->id;
     ucs_rcache_region_put(second, region);
 
     buf.release();
@@ -1020,9 +1014,8 @@ TEST_F(ucs_rcache, forked_child_uses_memevents)
         }
         ptr = mmap(NULL, m_page, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if ((ptr == MAP_FAILED) ||
-            (ucs_rcache_get(child, ptr, m_page, PROT_RW, NULL, &region) !=
-             UCS_OK)) {
+        if ((ptr == MAP_FAILED) || (ucs_rcache_get(child, ptr, m_page, PROT_RW,
+                                                   NULL, &region) != UCS_OK)) {
             _exit(4);
         }
         ucs_rcache_region_put(child, region);
@@ -1037,8 +1030,8 @@ TEST_F(ucs_rcache, forked_child_uses_memevents)
     int wstatus = 0;
     ASSERT_EQ(pid, waitpid(pid, &wstatus, 0)) << strerror(errno);
     ASSERT_TRUE(WIFEXITED(wstatus))
-            << "the child died by signal " << WTERMSIG(wstatus)
-            << " (SIGALRM: it hung on a lock inherited from the parent)";
+        << "the child died by signal " << WTERMSIG(wstatus)
+        << " (SIGALRM: it hung on a lock inherited from the parent)";
     EXPECT_EQ(0, WEXITSTATUS(wstatus));
 
     /* and the parent's cache still sees events after the fork */
@@ -1084,8 +1077,8 @@ TEST_F(ucs_rcache, fork_while_another_thread_registers)
         alarm(10); /* a child stuck on the lock dies without a verdict */
         ucs_rcache_region_t *region;
         char ok = 'n';
-        if (ucs_rcache_get(m_rcache, b.ptr(), m_page, PROT_RW, NULL,
-                           &region) == UCS_OK) {
+        if (ucs_rcache_get(m_rcache, b.ptr(), m_page, PROT_RW, NULL, &region) ==
+            UCS_OK) {
             ucs_rcache_region_put(m_rcache, region);
             ok = 'y';
         }
@@ -1095,7 +1088,7 @@ TEST_F(ucs_rcache, fork_while_another_thread_registers)
     close(verdict[1]);
     char c = '?';
     EXPECT_EQ(1, ::read(verdict[0], &c, 1))
-            << "the child hung on the cache's lock taken before fork()";
+        << "the child hung on the cache's lock taken before fork()";
     close(verdict[0]);
     EXPECT_EQ('y', c);
     int wstatus = 0;
@@ -1127,7 +1120,7 @@ TEST(ucs_memevents, glibc_malloc_is_seen)
  * an optimizing compiler would warn that they are uninitialized. */
 __attribute__((noipa)) char *malloc_block(size_t size)
 {
-    return static_cast<char*>(malloc(size));
+    return static_cast<char *>(malloc(size));
 }
 
 class ucs_rcache_malloc : public ucs_rcache {
@@ -1190,7 +1183,7 @@ TEST_F(ucs_rcache_malloc, chunk_range_of_mmapped_block)
  * threshold, which the tests here must not take for an mmapped one. */
 TEST_F(ucs_rcache_malloc, big_block_mmapped_after_heap_grew)
 {
-    std::vector<void*> blocks;
+    std::vector<void *> blocks;
     for (unsigned i = 0; i < 640; ++i) {
         blocks.push_back(malloc(100 * 1024));
     }
@@ -1203,7 +1196,7 @@ TEST_F(ucs_rcache_malloc, big_block_mmapped_after_heap_grew)
     char *big = malloc_block(m_big);
     ASSERT_TRUE(big != NULL);
     EXPECT_EQ(1, ucs_memevents_malloc_chunk_range(big, &start, &end))
-            << "a block of " << m_big << " bytes came from the heap";
+        << "a block of " << m_big << " bytes came from the heap";
     free(big);
 }
 
@@ -1261,8 +1254,8 @@ TEST_F(ucs_rcache_malloc, realloc_of_mmapped_block_invalidates)
     char *ptr = malloc_block(m_big);
     ASSERT_TRUE(ptr != NULL);
 
-    uint64_t id = touch(ptr, m_big);
-    char *bigger = static_cast<char*>(realloc(ptr, 2 * m_big));
+    uint64_t id  = touch(ptr, m_big);
+    char *bigger = static_cast<char *>(realloc(ptr, 2 * m_big));
     ASSERT_TRUE(bigger != NULL);
     EXPECT_FALSE(m_md.is_live(id));
     free(bigger);
@@ -1283,7 +1276,7 @@ TEST_F(ucs_rcache_malloc, malloc_trim_invalidates_everything)
  * cache exists), so a registration of reused heap memory stays valid */
 TEST_F(ucs_rcache_malloc, heap_is_not_trimmed)
 {
-    std::vector<void*> blocks;
+    std::vector<void *> blocks;
 
     void *top_before = sbrk(0);
     for (unsigned i = 0; i < 16; ++i) {
@@ -1316,15 +1309,15 @@ TEST_F(ucs_rcache, threads_get_put_invalidate_unmap)
             unsigned seed = t + 1;
             for (unsigned i = 0; i < iterations; ++i) {
                 unsigned first = rand_r(&seed) % pages;
-                unsigned count = 1 + rand_r(&seed) % std::min(4u,
-                                                              pages - first);
-                fake_region *region = get(shared.ptr(first * m_page),
-                                          count * m_page);
+                unsigned count =
+                    1 + rand_r(&seed) % std::min(4u, pages - first);
+                fake_region *region =
+                    get(shared.ptr(first * m_page), count * m_page);
                 ASSERT_TRUE(region != NULL);
                 EXPECT_TRUE(m_md.is_live(region->id));
                 if ((i % 64) == 0) {
-                    ucs_rcache_invalidate(m_rcache,
-                                          shared.ptr(first * m_page), m_page);
+                    ucs_rcache_invalidate(m_rcache, shared.ptr(first * m_page),
+                                          m_page);
                 }
                 EXPECT_TRUE(m_md.is_live(region->id));
                 put(region);

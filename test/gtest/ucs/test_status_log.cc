@@ -10,21 +10,22 @@ extern "C" {
 
 class test_status : public ucs::test {};
 
-TEST_F(test_status, every_code_has_a_message) {
+TEST_F(test_status, every_code_has_a_message)
+{
     for (int s = UCS_OK; s >= UCS_ERR_LAST; --s) {
         const char *str = ucs_status_string((ucs_status_t)s);
         ASSERT_NE(nullptr, str);
         EXPECT_GT(strlen(str), 0u);
     }
     EXPECT_STREQ("Success", ucs_status_string(UCS_OK));
-    EXPECT_STREQ("Invalid parameter",
-                 ucs_status_string(UCS_ERR_INVALID_PARAM));
+    EXPECT_STREQ("Invalid parameter", ucs_status_string(UCS_ERR_INVALID_PARAM));
     EXPECT_STREQ("Endpoint timeout",
                  ucs_status_string(UCS_ERR_ENDPOINT_TIMEOUT));
     EXPECT_NE(nullptr, strstr(ucs_status_string((ucs_status_t)-97), "-97"));
 }
 
-TEST_F(test_status, ptr_status) {
+TEST_F(test_status, ptr_status)
+{
     void *err = UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     int x;
     EXPECT_TRUE(UCS_PTR_IS_ERR(err));
@@ -36,7 +37,8 @@ TEST_F(test_status, ptr_status) {
 
 class test_log : public ucs::test {};
 
-TEST_F(test_log, level_parse) {
+TEST_F(test_log, level_parse)
+{
     ucs_log_level_t level;
     EXPECT_EQ(UCS_OK, ucs_log_level_parse("debug", &level));
     EXPECT_EQ(UCS_LOG_LEVEL_DEBUG, level);
@@ -49,7 +51,8 @@ TEST_F(test_log, level_parse) {
     EXPECT_EQ(UCS_LOG_LEVEL_INFO, level);
 }
 
-TEST_F(test_log, capture_and_threshold) {
+TEST_F(test_log, capture_and_threshold)
+{
     ucs_log_level_t saved = ucs_log_level;
     {
         ucs::scoped_log_capture capture;
@@ -62,9 +65,10 @@ TEST_F(test_log, capture_and_threshold) {
     ucs_log_set_level(saved);
 }
 
-TEST_F(test_log, file_output) {
+TEST_F(test_log, file_output)
+{
     char path[] = "/tmp/openuct-log-XXXXXX";
-    int fd = mkstemp(path);
+    int fd      = mkstemp(path);
     ASSERT_GE(fd, 0);
     close(fd);
     ASSERT_EQ(UCS_OK, ucs_log_set_file(path));
@@ -96,7 +100,8 @@ static size_t count_containing(const ucs::scoped_log_capture &cap,
     return n;
 }
 
-TEST_F(test_log, limited_lets_one_line_per_interval_through) {
+TEST_F(test_log, limited_lets_one_line_per_interval_through)
+{
     ucs_log_limit_t limit = UCS_LOG_LIMIT_INITIALIZER;
     ucs::scoped_log_capture capture;
 
@@ -115,7 +120,8 @@ TEST_F(test_log, limited_lets_one_line_per_interval_through) {
     EXPECT_EQ(0u, limit.suppressed);
 }
 
-TEST_F(test_log, limited_causes_are_independent) {
+TEST_F(test_log, limited_causes_are_independent)
+{
     ucs_log_limit_t a = UCS_LOG_LIMIT_INITIALIZER;
     ucs_log_limit_t b = UCS_LOG_LIMIT_INITIALIZER;
     ucs::scoped_log_capture capture;
@@ -128,7 +134,8 @@ TEST_F(test_log, limited_causes_are_independent) {
     EXPECT_EQ(1u, count_containing(capture, "cause b"));
 }
 
-TEST_F(test_log, limited_flush_reports_the_rest) {
+TEST_F(test_log, limited_flush_reports_the_rest)
+{
     ucs_log_limit_t limit = UCS_LOG_LIMIT_INITIALIZER;
     ucs::scoped_log_capture capture;
 
@@ -144,9 +151,10 @@ TEST_F(test_log, limited_flush_reports_the_rest) {
     EXPECT_EQ(0u, count_containing(capture, "again"));
 }
 
-TEST_F(test_log, limited_formats_nothing_below_the_level) {
+TEST_F(test_log, limited_formats_nothing_below_the_level)
+{
     ucs_log_limit_t limit = UCS_LOG_LIMIT_INITIALIZER;
-    ucs_log_level_t saved  = ucs_log_level;
+    ucs_log_level_t saved = ucs_log_level;
     ucs::scoped_log_capture capture;
 
     ucs_log_set_level(UCS_LOG_LEVEL_ERROR);

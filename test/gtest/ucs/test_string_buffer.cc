@@ -11,24 +11,28 @@ namespace {
 
 class ucs_string_buffer : public ucs::test {
 protected:
-    virtual void SetUp() {
+    virtual void SetUp()
+    {
         ucs::test::SetUp();
         ucs_string_buffer_init(&m_strb);
     }
 
-    virtual void TearDown() {
+    virtual void TearDown()
+    {
         ucs_string_buffer_cleanup(&m_strb);
         ucs::test::TearDown();
     }
 
-    std::string str() const {
+    std::string str() const
+    {
         return ucs_string_buffer_cstr(&m_strb);
     }
 
     ucs_string_buffer_t m_strb;
 };
 
-TEST_F(ucs_string_buffer, empty) {
+TEST_F(ucs_string_buffer, empty)
+{
     ASSERT_NE(nullptr, ucs_string_buffer_cstr(&m_strb));
     EXPECT_EQ("", str());
     EXPECT_EQ(0u, ucs_string_buffer_length(&m_strb));
@@ -37,16 +41,18 @@ TEST_F(ucs_string_buffer, empty) {
     EXPECT_EQ("", str());
 }
 
-TEST_F(ucs_string_buffer, appendf) {
+TEST_F(ucs_string_buffer, appendf)
+{
     EXPECT_EQ(UCS_OK, ucs_string_buffer_appendf(&m_strb, "%s=%d", "a", 1));
-    EXPECT_EQ(UCS_OK, ucs_string_buffer_appendf(&m_strb, ", %s=%.1f", "b",
-                                                2.5));
+    EXPECT_EQ(UCS_OK,
+              ucs_string_buffer_appendf(&m_strb, ", %s=%.1f", "b", 2.5));
     EXPECT_EQ(UCS_OK, ucs_string_buffer_appendf(&m_strb, "%s", ""));
     EXPECT_EQ("a=1, b=2.5", str());
     EXPECT_EQ(strlen("a=1, b=2.5"), ucs_string_buffer_length(&m_strb));
 }
 
-TEST_F(ucs_string_buffer, grows_for_long_text) {
+TEST_F(ucs_string_buffer, grows_for_long_text)
+{
     std::string expected;
 
     for (int i = 0; i < 2000; ++i) {
@@ -61,7 +67,8 @@ TEST_F(ucs_string_buffer, grows_for_long_text) {
     EXPECT_EQ(expected + big, str());
 }
 
-TEST_F(ucs_string_buffer, append_flags) {
+TEST_F(ucs_string_buffer, append_flags)
+{
     static const char *names[] = {"read", "write", "exec", NULL};
 
     EXPECT_EQ(UCS_OK, ucs_string_buffer_append_flags(&m_strb, 0, names));
@@ -76,9 +83,9 @@ TEST_F(ucs_string_buffer, append_flags) {
 
     /* bits without a name are written as numbers */
     ucs_string_buffer_reset(&m_strb);
-    EXPECT_EQ(UCS_OK, ucs_string_buffer_append_flags(
-                              &m_strb, UCS_BIT(1) | UCS_BIT(5) | UCS_BIT(63),
-                              names));
+    EXPECT_EQ(UCS_OK,
+              ucs_string_buffer_append_flags(
+                  &m_strb, UCS_BIT(1) | UCS_BIT(5) | UCS_BIT(63), names));
     EXPECT_EQ("write|5|63", str());
 
     ucs_string_buffer_reset(&m_strb);
@@ -92,7 +99,8 @@ TEST_F(ucs_string_buffer, append_flags) {
     EXPECT_EQ("flags: write", str());
 }
 
-TEST_F(ucs_string_buffer, rtrim) {
+TEST_F(ucs_string_buffer, rtrim)
+{
     ucs_string_buffer_appendf(&m_strb, "a b, c, \t\n");
     ucs_string_buffer_rtrim(&m_strb, NULL);
     EXPECT_EQ("a b, c,", str());
@@ -110,7 +118,8 @@ TEST_F(ucs_string_buffer, rtrim) {
     EXPECT_EQ(3u, ucs_string_buffer_length(&m_strb));
 }
 
-TEST_F(ucs_string_buffer, reset_and_reuse) {
+TEST_F(ucs_string_buffer, reset_and_reuse)
+{
     ucs_string_buffer_appendf(&m_strb, "first");
     ucs_string_buffer_reset(&m_strb);
     EXPECT_EQ("", str());

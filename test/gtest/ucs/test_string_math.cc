@@ -24,15 +24,18 @@ class ucs_string : public ucs::test {
 protected:
     /* A buffer with a guard after @a size bytes, to see overruns */
     struct guarded {
-        explicit guarded(size_t size) : m_size(size) {
+        explicit guarded(size_t size) : m_size(size)
+        {
             memset(m_buf, 'X', sizeof(m_buf));
         }
 
-        char *buf() {
+        char *buf()
+        {
             return m_buf;
         }
 
-        bool intact() const {
+        bool intact() const
+        {
             for (size_t i = m_size; i < sizeof(m_buf); ++i) {
                 if (m_buf[i] != 'X') {
                     return false;
@@ -42,16 +45,18 @@ protected:
         }
 
         size_t m_size;
-        char   m_buf[64];
+        char m_buf[64];
     };
 
-    static std::string memunits(size_t value) {
+    static std::string memunits(size_t value)
+    {
         char buf[32];
         return ucs_memunits_to_str(value, buf, sizeof(buf));
     }
 
     /* The parsed size, or "invalid" */
-    static std::string parse(const char *str) {
+    static std::string parse(const char *str)
+    {
         size_t value = 12345;
         char buf[32];
 
@@ -65,7 +70,8 @@ protected:
     }
 };
 
-TEST_F(ucs_string, snprintf_safe) {
+TEST_F(ucs_string, snprintf_safe)
+{
     guarded g(5);
 
     ucs_snprintf_safe(g.buf(), 0, "%s", "abc");
@@ -84,7 +90,8 @@ TEST_F(ucs_string, snprintf_safe) {
     EXPECT_EQ('-', g.buf()[2]); /* the rest is left alone */
 }
 
-TEST_F(ucs_string, snprintf_zero) {
+TEST_F(ucs_string, snprintf_zero)
+{
     guarded g(8);
 
     ucs_snprintf_zero(g.buf(), 0, "%s", "abc");
@@ -102,7 +109,8 @@ TEST_F(ucs_string, snprintf_zero) {
     EXPECT_TRUE(g.intact());
 }
 
-TEST_F(ucs_string, strncpy_zero) {
+TEST_F(ucs_string, strncpy_zero)
+{
     guarded g(6);
 
     ucs_strncpy_zero(g.buf(), "abc", 0);
@@ -122,7 +130,8 @@ TEST_F(ucs_string, strncpy_zero) {
     EXPECT_TRUE(g.intact());
 }
 
-TEST_F(ucs_string, strncpy_safe) {
+TEST_F(ucs_string, strncpy_safe)
+{
     guarded g(4);
     /* not terminated: only the first len - 1 bytes may be read */
     const char unterminated[3] = {'x', 'y', 'z'};
@@ -145,7 +154,8 @@ TEST_F(ucs_string, strncpy_safe) {
     EXPECT_STREQ("xyz", g.buf());
 }
 
-TEST_F(ucs_string, memunits_to_str) {
+TEST_F(ucs_string, memunits_to_str)
+{
     EXPECT_EQ("0", memunits(0));
     EXPECT_EQ("1", memunits(1));
     EXPECT_EQ("1000", memunits(1000));
@@ -171,18 +181,20 @@ TEST_F(ucs_string, memunits_to_str) {
     EXPECT_EQ('i', g.buf()[0]);
 }
 
-TEST_F(ucs_string, memunits_range_str) {
+TEST_F(ucs_string, memunits_range_str)
+{
     char buf[32];
 
     EXPECT_STREQ("4K", ucs_memunits_range_str(4096, 4096, buf, sizeof(buf)));
-    EXPECT_STREQ("1K..4K", ucs_memunits_range_str(1024, 4096, buf,
-                                                  sizeof(buf)));
-    EXPECT_STREQ("0..inf", ucs_memunits_range_str(0, UCS_MEMUNITS_INF, buf,
-                                                  sizeof(buf)));
+    EXPECT_STREQ("1K..4K",
+                 ucs_memunits_range_str(1024, 4096, buf, sizeof(buf)));
+    EXPECT_STREQ("0..inf",
+                 ucs_memunits_range_str(0, UCS_MEMUNITS_INF, buf, sizeof(buf)));
     EXPECT_STREQ("1K.", ucs_memunits_range_str(1024, 4096, buf, 4));
 }
 
-TEST_F(ucs_string, str_to_memunits) {
+TEST_F(ucs_string, str_to_memunits)
+{
     EXPECT_EQ("0", parse("0"));
     EXPECT_EQ("64", parse("64"));
     EXPECT_EQ("64", parse("64b"));
@@ -209,7 +221,8 @@ TEST_F(ucs_string, str_to_memunits) {
     EXPECT_EQ("invalid", parse("infinity"));
 }
 
-TEST_F(ucs_string, str_to_memunits_overflow) {
+TEST_F(ucs_string, str_to_memunits_overflow)
+{
     /* The largest size that is neither inf nor auto */
     EXPECT_EQ("18446744073709551613", parse("18446744073709551613"));
     /* The numbers of auto and inf themselves are refused */
@@ -218,17 +231,26 @@ TEST_F(ucs_string, str_to_memunits_overflow) {
     /* Past 64 bits, in the number or after the unit */
     EXPECT_EQ("invalid", parse("18446744073709551616"));
     EXPECT_EQ("invalid", parse("99999999999999999999999"));
-    EXPECT_EQ("invalid", parse("16777216T"));   /* 2^64 */
+    EXPECT_EQ("invalid", parse("16777216T"));    /* 2^64 */
     EXPECT_EQ("invalid", parse("17179869184G")); /* 2^64 */
     EXPECT_EQ("18446744072635809792", parse("17179869183G"));
     EXPECT_EQ("invalid", parse("18014398509481984k"));
 }
 
-TEST_F(ucs_string, memunits_round_trip) {
-    static const size_t values[] = {0, 1, 1023, 1024, 1536, 4096,
-                                    3 * UCS_MBYTE, 5 * UCS_GBYTE,
-                                    7 * UCS_TBYTE, UCS_PBYTE,
-                                    SIZE_MAX - 2, UCS_MEMUNITS_INF,
+TEST_F(ucs_string, memunits_round_trip)
+{
+    static const size_t values[] = {0,
+                                    1,
+                                    1023,
+                                    1024,
+                                    1536,
+                                    4096,
+                                    3 * UCS_MBYTE,
+                                    5 * UCS_GBYTE,
+                                    7 * UCS_TBYTE,
+                                    UCS_PBYTE,
+                                    SIZE_MAX - 2,
+                                    UCS_MEMUNITS_INF,
                                     UCS_MEMUNITS_AUTO};
 
     for (size_t value : values) {
@@ -241,7 +263,8 @@ TEST_F(ucs_string, memunits_round_trip) {
     }
 }
 
-TEST_F(ucs_string, quantity_prefix) {
+TEST_F(ucs_string, quantity_prefix)
+{
     EXPECT_EQ(1u, ucs_string_quantity_prefix_value('B'));
     EXPECT_EQ(1u, ucs_string_quantity_prefix_value('b'));
     EXPECT_EQ(UCS_KBYTE, ucs_string_quantity_prefix_value('K'));
@@ -252,7 +275,8 @@ TEST_F(ucs_string, quantity_prefix) {
     EXPECT_EQ(0u, ucs_string_quantity_prefix_value('\0'));
 }
 
-TEST_F(ucs_string, strtrim) {
+TEST_F(ucs_string, strtrim)
+{
     char s1[] = "  a b \t\n";
     char s2[] = " \t ";
     char s3[] = "";
@@ -265,7 +289,8 @@ TEST_F(ucs_string, strtrim) {
     EXPECT_STREQ("abc", s4);
 }
 
-TEST_F(ucs_string, str_dump_hex) {
+TEST_F(ucs_string, str_dump_hex)
+{
     uint8_t data[10];
     char buf[64];
 
@@ -273,9 +298,9 @@ TEST_F(ucs_string, str_dump_hex) {
         data[i] = (uint8_t)(i * 0x11 + 0xa0);
     }
 
-    EXPECT_STREQ("a0b1c2d3:e4f50617:2839",
-                 ucs_str_dump_hex(data, sizeof(data), buf, sizeof(buf),
-                                  SIZE_MAX));
+    EXPECT_STREQ(
+        "a0b1c2d3:e4f50617:2839",
+        ucs_str_dump_hex(data, sizeof(data), buf, sizeof(buf), SIZE_MAX));
     EXPECT_STREQ("a0b1c2d3\ne4f50617\n2839",
                  ucs_str_dump_hex(data, sizeof(data), buf, sizeof(buf), 4));
     EXPECT_STREQ("a0b1c2\nd3:e4f5\n0617:28\n39",
@@ -306,7 +331,8 @@ TEST_F(ucs_string, str_dump_hex) {
     EXPECT_TRUE(g.intact());
 }
 
-TEST_F(ucs_string, flags_str) {
+TEST_F(ucs_string, flags_str)
+{
     const char *names[] = {"read", "write", "exec", NULL};
     char buf[32];
 
@@ -323,7 +349,8 @@ TEST_F(ucs_string, flags_str) {
     EXPECT_TRUE(g.intact());
 }
 
-TEST_F(ucs_string, mask_str) {
+TEST_F(ucs_string, mask_str)
+{
     ucs_string_buffer_t strb;
 
     ucs_string_buffer_init(&strb);
@@ -337,7 +364,8 @@ TEST_F(ucs_string, mask_str) {
     ucs_string_buffer_cleanup(&strb);
 }
 
-TEST_F(ucs_string, count_prefix_paths) {
+TEST_F(ucs_string, count_prefix_paths)
+{
     char common[64];
 
     EXPECT_EQ(3u, ucs_string_count_char("/a/b/c", '/'));
@@ -360,12 +388,13 @@ TEST_F(ucs_string, count_prefix_paths) {
     EXPECT_EQ(1u, ucs_path_calc_distance("/a/bc", "/a/bd"));
 }
 
-TEST_F(ucs_string, find_split_misc) {
+TEST_F(ucs_string, find_split_misc)
+{
     const char *list[] = {"tcp", "self", "RC_verbs", NULL};
     char str[]         = "a,b;c,d";
     char empty[]       = "";
     char *t1, *t2, *t3;
-    char path[]        = "/usr/lib/x86_64/libuct.so";
+    char path[] = "/usr/lib/x86_64/libuct.so";
     char buf[64];
 
     EXPECT_EQ(1, ucs_string_find_in_list("self", list, 1));
@@ -397,8 +426,8 @@ TEST_F(ucs_string, find_split_misc) {
     EXPECT_EQ(0u, ucs_string_to_id(""));
 
     ucs_fill_filename_template("f.%p.%%.%h", buf, sizeof(buf));
-    EXPECT_EQ("f." + std::to_string(getpid()) + ".%." +
-              ucs_get_host_name(), std::string(buf));
+    EXPECT_EQ("f." + std::to_string(getpid()) + ".%." + ucs_get_host_name(),
+              std::string(buf));
     guarded g(4);
     ucs_fill_filename_template("abcdef", g.buf(), 4);
     EXPECT_STREQ("abc", g.buf());
@@ -412,10 +441,10 @@ TEST_F(ucs_string, find_split_misc) {
     EXPECT_STREQ("rel", ucs_basename(full));
 }
 
-class ucs_math : public ucs::test {
-};
+class ucs_math : public ucs::test {};
 
-TEST_F(ucs_math, constants_rounding) {
+TEST_F(ucs_math, constants_rounding)
+{
     EXPECT_EQ(1024ull, UCS_KBYTE);
     EXPECT_EQ(1024ull * 1024, UCS_MBYTE);
     EXPECT_EQ(1024ull * UCS_MBYTE, UCS_GBYTE);
@@ -462,7 +491,8 @@ TEST_F(ucs_math, constants_rounding) {
     EXPECT_DOUBLE_EQ(10.0, ucs_log2(1024.0));
 }
 
-TEST_F(ucs_math, pow2_and_bits) {
+TEST_F(ucs_math, pow2_and_bits)
+{
     EXPECT_TRUE(ucs_is_pow2(1));
     EXPECT_TRUE(ucs_is_pow2(64));
     EXPECT_FALSE(ucs_is_pow2(0));
@@ -518,7 +548,7 @@ TEST_F(ucs_math, pow2_and_bits) {
     }
 
     uint64_t sub, seen = 0;
-    unsigned count     = 0;
+    unsigned count = 0;
     ucs_for_each_submask(sub, 0xb) {
         EXPECT_EQ(sub, sub & 0xb);
         EXPECT_FALSE(seen & UCS_BIT(sub));
@@ -539,13 +569,14 @@ TEST_F(ucs_math, pow2_and_bits) {
     EXPECT_EQ(4u, count);
 }
 
-TEST_F(ucs_math, flags_and_circular) {
+TEST_F(ucs_math, flags_and_circular)
+{
     EXPECT_EQ(0x10, ucs_convert_flag(0x3, 0x2, 0x10));
     EXPECT_EQ(0, ucs_convert_flag(0x1, 0x2, 0x10));
     EXPECT_TRUE(ucs_test_flags(0x5, 0x2, 0x4));
     EXPECT_FALSE(ucs_test_flags(0x5, 0x2, 0x8));
-    EXPECT_TRUE(ucs_test_flags(0x100, 1, 2, 4, 8, 0x10, 0x20, 0x40, 0x80,
-                               0x100));
+    EXPECT_TRUE(
+        ucs_test_flags(0x100, 1, 2, 4, 8, 0x10, 0x20, 0x40, 0x80, 0x100));
     EXPECT_TRUE(ucs_test_all_flags(0x7, 0x5));
     EXPECT_FALSE(ucs_test_all_flags(0x3, 0x5));
 
@@ -580,10 +611,10 @@ int profiled_next(int *counter)
     return ++(*counter);
 }
 
-class ucs_profile_macros : public ucs::test {
-};
+class ucs_profile_macros : public ucs::test {};
 
-TEST_F(ucs_profile_macros, keep_code) {
+TEST_F(ucs_profile_macros, keep_code)
+{
     int counter = 0;
     int value;
 
@@ -603,7 +634,8 @@ TEST_F(ucs_profile_macros, keep_code) {
     UCS_PROFILE_NAMED_CALL_VOID("add", profiled_add, 10);
     EXPECT_EQ(13, profiled_calls);
 
-    UCS_PROFILE_CODE("block") {
+    UCS_PROFILE_CODE("block")
+    {
         ++counter;
     }
     EXPECT_EQ(3, counter);
@@ -624,7 +656,8 @@ TEST_F(ucs_profile_macros, keep_code) {
 }
 
 /* The UCX header paths and the helpers, compiled as C */
-TEST_F(ucs_profile_macros, c_program) {
+TEST_F(ucs_profile_macros, c_program)
+{
     char buf[16];
     ucs_stats_node_t *root     = NULL;
     ucs_stats_counter_t ctr    = 5;

@@ -55,12 +55,14 @@ protected:
     std::string m_file;
 };
 
-TEST_F(ucs_sys, page_size) {
+TEST_F(ucs_sys, page_size)
+{
     EXPECT_EQ((size_t)sysconf(_SC_PAGESIZE), ucs_get_page_size());
     EXPECT_TRUE(ucs_is_pow2(ucs_get_page_size()));
 }
 
-TEST_F(ucs_sys, huge_page_size) {
+TEST_F(ucs_sys, huge_page_size)
+{
     unsigned long expected_kb = 0;
     char line[256];
     FILE *f = fopen("/proc/meminfo", "r");
@@ -79,7 +81,8 @@ TEST_F(ucs_sys, huge_page_size) {
     }
 }
 
-TEST_F(ucs_sys, host_name_and_exe) {
+TEST_F(ucs_sys, host_name_and_exe)
+{
     char host[256] = {};
     char exe[PATH_MAX];
     ssize_t len;
@@ -94,7 +97,8 @@ TEST_F(ucs_sys, host_name_and_exe) {
     EXPECT_EQ(ucs_get_exe(), ucs_get_exe()); /* cached */
 }
 
-TEST_F(ucs_sys, num_cpus_and_tid) {
+TEST_F(ucs_sys, num_cpus_and_tid)
+{
     EXPECT_EQ(sysconf(_SC_NPROCESSORS_CONF), ucs_sys_get_num_cpus());
     EXPECT_EQ(getpid(), ucs_get_tid()); /* main thread */
 
@@ -104,7 +108,8 @@ TEST_F(ucs_sys, num_cpus_and_tid) {
     EXPECT_NE(getpid(), other);
 }
 
-TEST_F(ucs_sys, fcntl_modfl) {
+TEST_F(ucs_sys, fcntl_modfl)
+{
     int fds[2];
 
     ASSERT_EQ(0, pipe(fds));
@@ -121,14 +126,14 @@ TEST_F(ucs_sys, fcntl_modfl) {
     EXPECT_TRUE(capture.contains("F_GETFL"));
 }
 
-TEST_F(ucs_sys, read_file) {
+TEST_F(ucs_sys, read_file)
+{
     char buf[64];
 
     write_file("hello\n");
     EXPECT_EQ(6, ucs_read_file(buf, sizeof(buf), 0, "%s", m_file.c_str()));
     EXPECT_STREQ("hello\n", buf);
-    EXPECT_EQ(5, ucs_read_file_str(buf, sizeof(buf), 0, "%s",
-                                   m_file.c_str()));
+    EXPECT_EQ(5, ucs_read_file_str(buf, sizeof(buf), 0, "%s", m_file.c_str()));
     EXPECT_STREQ("hello", buf);
 
     /* truncated to the buffer, always terminated */
@@ -136,20 +141,22 @@ TEST_F(ucs_sys, read_file) {
     EXPECT_STREQ("hel", buf);
 }
 
-TEST_F(ucs_sys, read_file_missing) {
+TEST_F(ucs_sys, read_file_missing)
+{
     char buf[16];
 
     /* silent: no error line */
-    EXPECT_EQ(-1, ucs_read_file(buf, sizeof(buf), 1, "%s.none",
-                                m_file.c_str()));
+    EXPECT_EQ(-1,
+              ucs_read_file(buf, sizeof(buf), 1, "%s.none", m_file.c_str()));
 
     ucs::scoped_log_capture capture;
-    EXPECT_EQ(-1, ucs_read_file(buf, sizeof(buf), 0, "%s.none",
-                                m_file.c_str()));
+    EXPECT_EQ(-1,
+              ucs_read_file(buf, sizeof(buf), 0, "%s.none", m_file.c_str()));
     EXPECT_TRUE(capture.contains(".none"));
 }
 
-TEST_F(ucs_sys, read_file_number) {
+TEST_F(ucs_sys, read_file_number)
+{
     long value = 0;
 
     write_file("42\n");
@@ -178,7 +185,8 @@ TEST_F(ucs_sys, read_file_number) {
               ucs_read_file_number(&value, 1, "%s.none", m_file.c_str()));
 }
 
-TEST_F(ucs_sys, limits) {
+TEST_F(ucs_sys, limits)
+{
     struct rlimit rlim, expected;
 
     ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &expected));
@@ -191,13 +199,14 @@ TEST_F(ucs_sys, limits) {
     }
 }
 
-TEST_F(ucs_sys, mmap_munmap) {
+TEST_F(ucs_sys, mmap_munmap)
+{
     size_t length = 2 * ucs_get_page_size();
     void *ptr     = NULL;
 
-    ASSERT_EQ(UCS_OK, ucs_sys_mmap(NULL, length, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
-                                   "test", &ptr));
+    ASSERT_EQ(UCS_OK,
+              ucs_sys_mmap(NULL, length, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, "test", &ptr));
     ASSERT_NE(nullptr, ptr);
     memset(ptr, 0xab, length);
     EXPECT_EQ(UCS_OK, ucs_sys_munmap(ptr, length, "test"));
@@ -206,19 +215,20 @@ TEST_F(ucs_sys, mmap_munmap) {
     void *untouched = &length;
     ptr             = untouched;
     EXPECT_EQ(UCS_ERR_NO_MEMORY,
-              ucs_sys_mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-                           -1, 0, "empty", &ptr));
+              ucs_sys_mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                           0, "empty", &ptr));
     EXPECT_EQ(untouched, ptr);
     EXPECT_TRUE(capture.contains("empty"));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucs_sys_munmap((void*)1, length, "misaligned"));
+              ucs_sys_munmap((void *)1, length, "misaligned"));
 }
 
 /* ------------------------------------------------------------------------
  * Random bytes
  */
 
-TEST_F(ucs_sys, random_bytes_of_length_0_touch_nothing) {
+TEST_F(ucs_sys, random_bytes_of_length_0_touch_nothing)
+{
     uint8_t byte = 0xa5;
 
     EXPECT_EQ(UCS_OK, ucs_sys_random_bytes(NULL, 0));
@@ -226,7 +236,8 @@ TEST_F(ucs_sys, random_bytes_of_length_0_touch_nothing) {
     EXPECT_EQ(0xa5, byte);
 }
 
-TEST_F(ucs_sys, random_bytes_of_length_1_write_one_byte_and_vary) {
+TEST_F(ucs_sys, random_bytes_of_length_1_write_one_byte_and_vary)
+{
     std::set<uint8_t> seen;
 
     for (int i = 0; i < 64; ++i) {
@@ -242,7 +253,8 @@ TEST_F(ucs_sys, random_bytes_of_length_1_write_one_byte_and_vary) {
     EXPECT_GT(seen.size(), 1u);
 }
 
-TEST_F(ucs_sys, random_bytes_differ_between_calls) {
+TEST_F(ucs_sys, random_bytes_differ_between_calls)
+{
     uint64_t a = 0, b = 0;
 
     ASSERT_EQ(UCS_OK, ucs_sys_random_bytes(&a, sizeof(a)));
@@ -253,18 +265,19 @@ TEST_F(ucs_sys, random_bytes_differ_between_calls) {
 
 /* More than one getrandom() call returns (33554431 bytes at most): every
  * part of the buffer is filled, with every byte value */
-TEST_F(ucs_sys, random_bytes_fill_a_large_buffer) {
-    const size_t length = ucs::running_on_valgrind() ? (1ul << 20) :
-                                                       (34ul << 20);
-    const size_t part   = 4096;
+TEST_F(ucs_sys, random_bytes_fill_a_large_buffer)
+{
+    const size_t length =
+        ucs::running_on_valgrind() ? (1ul << 20) : (34ul << 20);
+    const size_t part = 4096;
     std::vector<uint8_t> buf(length, 0);
 
     ASSERT_EQ(UCS_OK, ucs_sys_random_bytes(buf.data(), length));
     for (size_t offset = 0; offset < length; offset += part) {
-        bool seen[256] = {};
+        bool seen[256]  = {};
         unsigned values = 0;
         for (size_t i = offset; i < offset + part; ++i) {
-            values      += !seen[buf[i]];
+            values += !seen[buf[i]];
             seen[buf[i]] = true;
         }
         /* 4096 uniform bytes show fewer than 200 values with probability
@@ -276,7 +289,8 @@ TEST_F(ucs_sys, random_bytes_fill_a_large_buffer) {
 /* A kernel or sandbox without getrandom(): the bytes come from
  * /dev/urandom. The child process installs a seccomp filter that fails
  * getrandom() with ENOSYS. */
-TEST_F(ucs_sys, random_bytes_fall_back_to_urandom_without_getrandom) {
+TEST_F(ucs_sys, random_bytes_fall_back_to_urandom_without_getrandom)
+{
     if (ucs::running_on_valgrind()) {
         GTEST_SKIP() << "valgrind does not run seccomp filters";
     }
@@ -290,8 +304,7 @@ TEST_F(ucs_sys, random_bytes_fall_back_to_urandom_without_getrandom) {
                      offsetof(struct seccomp_data, nr)),
             BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-        };
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
         struct sock_fprog prog;
         uint64_t a = 0, b = 0;
 
@@ -316,7 +329,7 @@ TEST_F(ucs_sys, random_bytes_fall_back_to_urandom_without_getrandom) {
     int wstatus = 0;
     ASSERT_EQ(pid, waitpid(pid, &wstatus, 0)) << strerror(errno);
     ASSERT_TRUE(WIFEXITED(wstatus))
-            << "the child died by signal " << WTERMSIG(wstatus);
+        << "the child died by signal " << WTERMSIG(wstatus);
     if (WEXITSTATUS(wstatus) == 77) {
         GTEST_SKIP() << "seccomp filters are not available";
     }
@@ -327,27 +340,28 @@ TEST_F(ucs_sys, random_bytes_fall_back_to_urandom_without_getrandom) {
  * Socket addresses
  */
 
-TEST_F(ucs_sys, sockaddr_ipv4) {
+TEST_F(ucs_sys, sockaddr_ipv4)
+{
     struct sockaddr_storage ss;
     char str[UCS_SOCKADDR_STRING_LEN];
     uint16_t port = 0;
     size_t size   = 0;
 
     ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("10.1.2.3", 4242, &ss));
-    const struct sockaddr *sa = (const struct sockaddr*)&ss;
+    const struct sockaddr *sa = (const struct sockaddr *)&ss;
     EXPECT_STREQ("10.1.2.3:4242", ucs_sockaddr_str(sa, str, sizeof(str)));
     EXPECT_EQ(UCS_OK, ucs_sockaddr_sizeof(sa, &size));
     EXPECT_EQ(sizeof(struct sockaddr_in), size);
     EXPECT_EQ(UCS_OK, ucs_sockaddr_get_port(sa, &port));
     EXPECT_EQ(4242, port);
-    EXPECT_EQ(UCS_OK, ucs_sockaddr_set_port((struct sockaddr*)&ss, 7));
+    EXPECT_EQ(UCS_OK, ucs_sockaddr_set_port((struct sockaddr *)&ss, 7));
     EXPECT_STREQ("10.1.2.3:7", ucs_sockaddr_str(sa, str, sizeof(str)));
     EXPECT_FALSE(ucs_sockaddr_is_inaddr_any(sa));
 
     struct in_addr expected;
     inet_pton(AF_INET, "10.1.2.3", &expected);
-    EXPECT_EQ(0, memcmp(&expected, ucs_sockaddr_get_inet_addr(sa),
-                        sizeof(expected)));
+    EXPECT_EQ(
+        0, memcmp(&expected, ucs_sockaddr_get_inet_addr(sa), sizeof(expected)));
 
     ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("0.0.0.0", 0, &ss));
     EXPECT_TRUE(ucs_sockaddr_is_inaddr_any(sa));
@@ -358,14 +372,15 @@ TEST_F(ucs_sys, sockaddr_ipv4) {
     EXPECT_STREQ("0.0.0", small);
 }
 
-TEST_F(ucs_sys, sockaddr_ipv6) {
+TEST_F(ucs_sys, sockaddr_ipv6)
+{
     struct sockaddr_storage ss;
     char str[UCS_SOCKADDR_STRING_LEN];
     uint16_t port = 0;
     size_t size   = 0;
 
     ASSERT_EQ(UCS_OK, ucs_sockaddr_from_str("fe80::1", 13337, &ss));
-    const struct sockaddr *sa = (const struct sockaddr*)&ss;
+    const struct sockaddr *sa = (const struct sockaddr *)&ss;
     EXPECT_EQ(AF_INET6, sa->sa_family);
     EXPECT_STREQ("[fe80::1]:13337", ucs_sockaddr_str(sa, str, sizeof(str)));
     EXPECT_EQ(UCS_OK, ucs_sockaddr_sizeof(sa, &size));
@@ -378,7 +393,8 @@ TEST_F(ucs_sys, sockaddr_ipv6) {
     EXPECT_STREQ("[::]:1", ucs_sockaddr_str(sa, str, sizeof(str)));
 }
 
-TEST_F(ucs_sys, sockaddr_invalid) {
+TEST_F(ucs_sys, sockaddr_invalid)
+{
     struct sockaddr_storage ss;
     char str[UCS_SOCKADDR_STRING_LEN];
     struct sockaddr unix_sa;
@@ -402,7 +418,8 @@ TEST_F(ucs_sys, sockaddr_invalid) {
     EXPECT_TRUE(capture.contains("AF_INET"));
 }
 
-TEST_F(ucs_sys, sockaddr_cmp) {
+TEST_F(ucs_sys, sockaddr_cmp)
+{
     struct sockaddr_storage a, b, c, d;
     ucs_status_t status = UCS_ERR_NO_MESSAGE;
 
@@ -411,12 +428,12 @@ TEST_F(ucs_sys, sockaddr_cmp) {
     ucs_sockaddr_from_str("192.168.0.1", 101, &c);
     ucs_sockaddr_from_str("::1", 100, &d);
 
-    const struct sockaddr *sa = (const struct sockaddr*)&a;
-    EXPECT_EQ(0, ucs_sockaddr_cmp(sa, (struct sockaddr*)&b, &status));
+    const struct sockaddr *sa = (const struct sockaddr *)&a;
+    EXPECT_EQ(0, ucs_sockaddr_cmp(sa, (struct sockaddr *)&b, &status));
     EXPECT_EQ(UCS_OK, status);
-    EXPECT_LT(ucs_sockaddr_cmp(sa, (struct sockaddr*)&c, NULL), 0);
-    EXPECT_GT(ucs_sockaddr_cmp((struct sockaddr*)&c, sa, NULL), 0);
-    EXPECT_NE(0, ucs_sockaddr_cmp(sa, (struct sockaddr*)&d, NULL));
+    EXPECT_LT(ucs_sockaddr_cmp(sa, (struct sockaddr *)&c, NULL), 0);
+    EXPECT_GT(ucs_sockaddr_cmp((struct sockaddr *)&c, sa, NULL), 0);
+    EXPECT_NE(0, ucs_sockaddr_cmp(sa, (struct sockaddr *)&d, NULL));
 
     struct sockaddr unix_sa;
     memset(&unix_sa, 0, sizeof(unix_sa));
@@ -463,7 +480,7 @@ protected:
 
         EXPECT_EQ(UCS_OK, ucs_sockaddr_from_str(ip, 0, &ss));
         ucs::scoped_log_capture capture;
-        if (ucs_socket_server_init((struct sockaddr*)&ss, 16, 1, 0,
+        if (ucs_socket_server_init((struct sockaddr *)&ss, 16, 1, 0,
                                    &m_listen_fd) != UCS_OK) {
             return false;
         }
@@ -477,11 +494,11 @@ protected:
 
         ASSERT_EQ(UCS_OK, ucs_socket_create(m_addr.ss_family, SOCK_STREAM,
                                             &m_client_fd));
-        status = ucs_socket_connect(m_client_fd, (struct sockaddr*)&m_addr);
+        status = ucs_socket_connect(m_client_fd, (struct sockaddr *)&m_addr);
         ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS))
-                << ucs_status_string(status);
-        ASSERT_EQ(UCS_OK, ucs_socket_accept(m_listen_fd, NULL, NULL,
-                                            &m_server_fd));
+            << ucs_status_string(status);
+        ASSERT_EQ(UCS_OK,
+                  ucs_socket_accept(m_listen_fd, NULL, NULL, &m_server_fd));
     }
 
     void transfer(size_t size)
@@ -502,20 +519,21 @@ protected:
     }
 
     struct sockaddr_storage m_addr;
-    int                     m_listen_fd;
-    int                     m_client_fd;
-    int                     m_server_fd;
+    int m_listen_fd;
+    int m_client_fd;
+    int m_server_fd;
 };
 
-TEST_F(ucs_socket, blocking_transfer_ipv4) {
+TEST_F(ucs_socket, blocking_transfer_ipv4)
+{
     char str[UCS_SOCKADDR_STRING_LEN];
     uint16_t port;
 
     ASSERT_TRUE(listen_on("127.0.0.1"));
-    ASSERT_EQ(UCS_OK, ucs_sockaddr_get_port((struct sockaddr*)&m_addr, &port));
+    ASSERT_EQ(UCS_OK, ucs_sockaddr_get_port((struct sockaddr *)&m_addr, &port));
     EXPECT_NE(0, port);
     EXPECT_EQ("127.0.0.1:" + std::to_string(port),
-              std::string(ucs_sockaddr_str((struct sockaddr*)&m_addr, str,
+              std::string(ucs_sockaddr_str((struct sockaddr *)&m_addr, str,
                                            sizeof(str))));
 
     connect_pair();
@@ -524,23 +542,27 @@ TEST_F(ucs_socket, blocking_transfer_ipv4) {
     struct sockaddr_storage peer;
     socklen_t len;
     ASSERT_EQ(UCS_OK, ucs_socket_getpeername(m_client_fd, &peer, &len));
-    EXPECT_EQ(0, ucs_sockaddr_cmp((struct sockaddr*)&peer,
-                                  (struct sockaddr*)&m_addr, NULL));
+    EXPECT_EQ(0, ucs_sockaddr_cmp((struct sockaddr *)&peer,
+                                  (struct sockaddr *)&m_addr, NULL));
 }
 
-TEST_F(ucs_socket, blocking_transfer_ipv6) {
+TEST_F(ucs_socket, blocking_transfer_ipv6)
+{
     if (!listen_on("::1")) {
         GTEST_SKIP() << "IPv6 loopback is not available here";
     }
 
     char str[UCS_SOCKADDR_STRING_LEN];
-    EXPECT_EQ(0, strncmp("[::1]:", ucs_sockaddr_str((struct sockaddr*)&m_addr,
-                                                    str, sizeof(str)), 6));
+    EXPECT_EQ(0, strncmp("[::1]:",
+                         ucs_sockaddr_str((struct sockaddr *)&m_addr, str,
+                                          sizeof(str)),
+                         6));
     connect_pair();
     transfer(1024 * 1024);
 }
 
-TEST_F(ucs_socket, nonblocking_io) {
+TEST_F(ucs_socket, nonblocking_io)
+{
     char buf[4096];
     size_t length;
 
@@ -567,9 +589,9 @@ TEST_F(ucs_socket, nonblocking_io) {
     EXPECT_EQ(5u, length);
 
     struct iovec iov[2];
-    iov[0].iov_base = (void*)" wor";
+    iov[0].iov_base = (void *)" wor";
     iov[0].iov_len  = 4;
-    iov[1].iov_base = (void*)"ld";
+    iov[1].iov_base = (void *)"ld";
     iov[1].iov_len  = 2;
     EXPECT_EQ(UCS_OK, ucs_socket_sendv_nb(m_client_fd, iov, 2, &length));
     EXPECT_EQ(6u, length);
@@ -592,7 +614,8 @@ TEST_F(ucs_socket, nonblocking_io) {
     EXPECT_GT(total, 0u);
 }
 
-TEST_F(ucs_socket, peer_closed) {
+TEST_F(ucs_socket, peer_closed)
+{
     char buf[16];
     size_t length;
 
@@ -613,10 +636,11 @@ TEST_F(ucs_socket, peer_closed) {
               ucs_socket_recv(m_server_fd, buf, sizeof(buf)));
 }
 
-TEST_F(ucs_socket, peer_reset) {
+TEST_F(ucs_socket, peer_reset)
+{
     struct linger linger = {1, 0}; /* close with RST */
     ucs_status_t status;
-    char buf[16]         = {};
+    char buf[16] = {};
     size_t length;
 
     ASSERT_TRUE(listen_on("127.0.0.1"));
@@ -636,10 +660,11 @@ TEST_F(ucs_socket, peer_reset) {
     } while (status == UCS_OK);
     EXPECT_TRUE((status == UCS_ERR_CONNECTION_RESET) ||
                 (status == UCS_ERR_NOT_CONNECTED))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
 }
 
-TEST_F(ucs_socket, connect_refused) {
+TEST_F(ucs_socket, connect_refused)
+{
     struct sockaddr_storage ss;
     int fd;
 
@@ -650,11 +675,12 @@ TEST_F(ucs_socket, connect_refused) {
 
     ASSERT_EQ(UCS_OK, ucs_socket_create(AF_INET, SOCK_STREAM, &fd));
     EXPECT_EQ(UCS_ERR_UNREACHABLE,
-              ucs_socket_connect(fd, (struct sockaddr*)&ss));
+              ucs_socket_connect(fd, (struct sockaddr *)&ss));
     close(fd);
 }
 
-TEST_F(ucs_socket, connect_nonblocking) {
+TEST_F(ucs_socket, connect_nonblocking)
+{
     ucs_status_t status;
     int retries = 0;
 
@@ -662,7 +688,7 @@ TEST_F(ucs_socket, connect_nonblocking) {
     ASSERT_EQ(UCS_OK, ucs_socket_create(AF_INET, SOCK_STREAM, &m_client_fd));
     ASSERT_EQ(UCS_OK, ucs_socket_set_nonblock(m_client_fd));
 
-    status = ucs_socket_connect(m_client_fd, (struct sockaddr*)&m_addr);
+    status = ucs_socket_connect(m_client_fd, (struct sockaddr *)&m_addr);
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
     do {
         status = ucs_socket_connect_nb_get_status(m_client_fd);
@@ -672,27 +698,28 @@ TEST_F(ucs_socket, connect_nonblocking) {
     } while ((status == UCS_INPROGRESS) && (++retries < 2000));
     EXPECT_EQ(UCS_OK, status);
 
-    ASSERT_EQ(UCS_OK, ucs_socket_accept(m_listen_fd, NULL, NULL,
-                                        &m_server_fd));
+    ASSERT_EQ(UCS_OK, ucs_socket_accept(m_listen_fd, NULL, NULL, &m_server_fd));
 }
 
-TEST_F(ucs_socket, address_in_use) {
+TEST_F(ucs_socket, address_in_use)
+{
     int fd = -1;
 
     ASSERT_TRUE(listen_on("127.0.0.1"));
 
     /* silent: no error line */
     EXPECT_EQ(UCS_ERR_BUSY,
-              ucs_socket_server_init((struct sockaddr*)&m_addr, 1, 0, 1, &fd));
+              ucs_socket_server_init((struct sockaddr *)&m_addr, 1, 0, 1, &fd));
 
     ucs::scoped_log_capture capture;
     EXPECT_EQ(UCS_ERR_BUSY,
-              ucs_socket_server_init((struct sockaddr*)&m_addr, 1, 0, 0, &fd));
+              ucs_socket_server_init((struct sockaddr *)&m_addr, 1, 0, 0, &fd));
     EXPECT_EQ(-1, fd);
     EXPECT_TRUE(capture.contains("bind"));
 }
 
-TEST_F(ucs_socket, setopt) {
+TEST_F(ucs_socket, setopt)
+{
     int one = 1, value = 0;
     socklen_t len = sizeof(value);
 
@@ -704,13 +731,13 @@ TEST_F(ucs_socket, setopt) {
     EXPECT_NE(0, value);
 
     ucs::scoped_log_capture capture;
-    EXPECT_EQ(UCS_ERR_IO_ERROR,
-              ucs_socket_setopt(m_client_fd, SOL_SOCKET, -12345, &one,
-                                sizeof(one)));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, ucs_socket_setopt(m_client_fd, SOL_SOCKET,
+                                                  -12345, &one, sizeof(one)));
     EXPECT_TRUE(capture.contains("setsockopt"));
 }
 
-TEST_F(ucs_socket, netif) {
+TEST_F(ucs_socket, netif)
+{
     struct sockaddr_storage addr, mask;
     char str[UCS_SOCKADDR_STRING_LEN];
 
@@ -719,9 +746,9 @@ TEST_F(ucs_socket, netif) {
 
     ASSERT_EQ(UCS_OK, ucs_netif_get_addr("lo", AF_INET, &addr, &mask));
     EXPECT_STREQ("127.0.0.1:0",
-                 ucs_sockaddr_str((struct sockaddr*)&addr, str, sizeof(str)));
+                 ucs_sockaddr_str((struct sockaddr *)&addr, str, sizeof(str)));
     EXPECT_STREQ("255.0.0.0:0",
-                 ucs_sockaddr_str((struct sockaddr*)&mask, str, sizeof(str)));
+                 ucs_sockaddr_str((struct sockaddr *)&mask, str, sizeof(str)));
 
     ASSERT_EQ(UCS_OK, ucs_netif_get_addr("lo", AF_UNSPEC, &addr, NULL));
     EXPECT_EQ(AF_INET, addr.ss_family);

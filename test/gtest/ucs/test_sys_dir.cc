@@ -43,9 +43,8 @@ protected:
     }
 
     /* Checks m_dir/name; *real_p is the resolved path on success */
-    ucs_status_t check(const std::string &name, mode_t forbidden,
-                       int create, int *created_p = nullptr,
-                       std::string *real_p = nullptr)
+    ucs_status_t check(const std::string &name, mode_t forbidden, int create,
+                       int *created_p = nullptr, std::string *real_p = nullptr)
     {
         ucs_sys_dir_check_t c = {"test: the directory", "choose another",
                                  forbidden, create};
@@ -68,8 +67,8 @@ protected:
         size_t before = capture.messages().size(); /* of the whole test */
         int created   = -1;
 
-        EXPECT_EQ(UCS_ERR_IO_ERROR, check(name, forbidden, create,
-                                          &created)) << name;
+        EXPECT_EQ(UCS_ERR_IO_ERROR, check(name, forbidden, create, &created))
+            << name;
         EXPECT_EQ(-1, created) << "output set on failure";
         EXPECT_EQ(before + 1, capture.messages().size()) << name;
         EXPECT_TRUE(capture.contains(why)) << name << ": " << why;
@@ -111,7 +110,7 @@ TEST_F(ucs_sys_dir, missing_dir_is_made_0700_whatever_the_umask)
 {
     mode_t old_mask = umask(0277); /* mkdir(0700) alone would give 0500 */
     std::string real;
-    int created     = 0;
+    int created = 0;
 
     EXPECT_EQ(UCS_OK, check("new", 022, 1, &created, &real));
     umask(old_mask);
@@ -152,8 +151,7 @@ TEST_F(ucs_sys_dir, symbolic_link_is_refused_and_target_untouched)
 
 TEST_F(ucs_sys_dir, dangling_link_is_refused_not_followed)
 {
-    ASSERT_EQ(0, symlink(path("made-by-link").c_str(),
-                         path("link").c_str()));
+    ASSERT_EQ(0, symlink(path("made-by-link").c_str(), path("link").c_str()));
 
     expect_refused("link", 022, "is a symbolic link", 1);
     EXPECT_NE(0, access(path("made-by-link").c_str(), F_OK));
@@ -248,7 +246,7 @@ TEST_F(ucs_sys_dir, dir_of_another_user_is_refused)
 
     expect_refused("theirs", 022,
                    "belongs to uid " + std::to_string(OTHER_UID) +
-                           ", not to this user");
+                       ", not to this user");
 }
 
 TEST_F(ucs_sys_dir, parent_of_another_user_is_refused)

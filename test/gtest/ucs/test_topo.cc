@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#  include "config.h" /* HAVE_HWLOC */
+#include "config.h" /* HAVE_HWLOC */
 #endif
 
 #include <common/test.h>
@@ -33,7 +33,7 @@ protected:
 
         char *save = NULL;
         for (char *comp = strtok_r(resolved, "/", &save); comp != NULL;
-             comp = strtok_r(NULL, "/", &save)) {
+             comp       = strtok_r(NULL, "/", &save)) {
             unsigned d, b, s, f;
             int n = 0;
             if ((sscanf(comp, "%x:%x:%x.%x%n", &d, &b, &s, &f, &n) == 4) &&
@@ -45,7 +45,8 @@ protected:
     }
 };
 
-TEST_F(ucs_topo, backend_name) {
+TEST_F(ucs_topo, backend_name)
+{
     std::string name = ucs_topo_backend_name();
 #ifdef HAVE_HWLOC
     EXPECT_EQ("hwloc", name);
@@ -54,11 +55,13 @@ TEST_F(ucs_topo, backend_name) {
 #endif
 }
 
-TEST_F(ucs_topo, num_cpus_matches_sysconf) {
+TEST_F(ucs_topo, num_cpus_matches_sysconf)
+{
     EXPECT_EQ((unsigned)sysconf(_SC_NPROCESSORS_CONF), ucs_topo_num_cpus());
 }
 
-TEST_F(ucs_topo, cpus_and_numa_nodes) {
+TEST_F(ucs_topo, cpus_and_numa_nodes)
+{
     unsigned num_nodes = ucs_topo_num_numa_nodes();
     unsigned covered   = 0;
     ucs_cpu_set_t cpus;
@@ -88,7 +91,8 @@ TEST_F(ucs_topo, cpus_and_numa_nodes) {
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_topo_numa_node_cpus(100000, &cpus));
 }
 
-TEST_F(ucs_topo, device_from_sysfs) {
+TEST_F(ucs_topo, device_from_sysfs)
+{
     glob_t g;
     std::string path, bus_id;
 
@@ -120,9 +124,9 @@ TEST_F(ucs_topo, device_from_sysfs) {
 
     /* the NUMA node the kernel reports, or 0 when it does not know and the
      * machine has one node */
-    long expected = -1;
+    long expected         = -1;
     std::string numa_file = "/sys/bus/pci/devices/" + bus_id + "/numa_node";
-    FILE *f = fopen(numa_file.c_str(), "r");
+    FILE *f               = fopen(numa_file.c_str(), "r");
     if (f != NULL) {
         if (fscanf(f, "%ld", &expected) != 1) {
             expected = -1;
@@ -147,16 +151,16 @@ TEST_F(ucs_topo, device_from_sysfs) {
     EXPECT_EQ(DBL_MAX, distance.bandwidth);
 }
 
-TEST_F(ucs_topo, non_pci_paths_are_unknown) {
+TEST_F(ucs_topo, non_pci_paths_are_unknown)
+{
     ucs_sys_device_t dev = 0;
 
-    EXPECT_EQ(UCS_OK, ucs_topo_find_device_by_sysfs("/sys/class/net/lo/device",
-                                                    &dev));
+    EXPECT_EQ(UCS_OK,
+              ucs_topo_find_device_by_sysfs("/sys/class/net/lo/device", &dev));
     EXPECT_EQ(UCS_SYS_DEVICE_ID_UNKNOWN, dev);
 
     dev = 0;
-    EXPECT_EQ(UCS_OK, ucs_topo_find_device_by_sysfs("/sys/class/net/lo",
-                                                    &dev));
+    EXPECT_EQ(UCS_OK, ucs_topo_find_device_by_sysfs("/sys/class/net/lo", &dev));
     EXPECT_EQ(UCS_SYS_DEVICE_ID_UNKNOWN, dev);
 
     dev = 0;
@@ -174,7 +178,8 @@ TEST_F(ucs_topo, non_pci_paths_are_unknown) {
 }
 
 /* Concurrent registration of one device gives every thread one number. */
-TEST_F(ucs_topo, register_from_threads) {
+TEST_F(ucs_topo, register_from_threads)
+{
     /* not a real device; another one on each run of the test */
     static unsigned run = 0;
     ucs_sys_bus_id_t id = {0xfffe, (uint8_t)(0xa0 + (run / 32)),
@@ -183,9 +188,8 @@ TEST_F(ucs_topo, register_from_threads) {
     std::vector<std::thread> threads;
 
     for (size_t i = 0; i < devs.size(); ++i) {
-        threads.emplace_back([&devs, &id, i] {
-            ucs_topo_find_device_by_bus_id(&id, &devs[i]);
-        });
+        threads.emplace_back(
+            [&devs, &id, i] { ucs_topo_find_device_by_bus_id(&id, &devs[i]); });
     }
     for (auto &t : threads) {
         t.join();
@@ -207,21 +211,23 @@ TEST_F(ucs_topo, register_from_threads) {
     EXPECT_STREQ("fake0", ucs_topo_sys_device_get_name(devs[0]));
 }
 
-TEST_F(ucs_topo, distance_defaults) {
+TEST_F(ucs_topo, distance_defaults)
+{
     ucs_sys_dev_distance_t distance;
     ucs_sys_bus_id_t id = {0xfffe, 0xab, 0x1e, 0};
     ucs_sys_device_t dev;
 
     ASSERT_EQ(UCS_OK, ucs_topo_find_device_by_bus_id(&id, &dev));
-    EXPECT_EQ(UCS_OK, ucs_topo_get_distance(UCS_SYS_DEVICE_ID_UNKNOWN, dev,
-                                            &distance));
+    EXPECT_EQ(UCS_OK,
+              ucs_topo_get_distance(UCS_SYS_DEVICE_ID_UNKNOWN, dev, &distance));
     EXPECT_EQ(0, distance.latency);
     EXPECT_EQ(DBL_MAX, distance.bandwidth);
 }
 
-TEST_F(ucs_topo, print_info) {
-    char *buf   = NULL;
-    size_t size = 0;
+TEST_F(ucs_topo, print_info)
+{
+    char *buf    = NULL;
+    size_t size  = 0;
     FILE *stream = open_memstream(&buf, &size);
 
     ASSERT_NE(nullptr, stream);

@@ -23,18 +23,17 @@ namespace {
 /* What handlers saw; written under libucm's lock, without allocating */
 struct ucm_record {
     ucm_event_type_t type;
-    void             *address;
-    size_t           size;
-    void             *arg;
-    int              handler;
+    void *address;
+    size_t size;
+    void *arg;
+    int handler;
 };
 
 const int MAX_RECORDS = 4096;
 ucm_record records[MAX_RECORDS];
 int num_records;
 
-void record(int handler, ucm_event_type_t type, ucm_event_t *event,
-            void *arg)
+void record(int handler, ucm_event_type_t type, ucm_event_t *event, void *arg)
 {
     if (num_records < MAX_RECORDS) {
         records[num_records].type    = type;
@@ -100,7 +99,7 @@ protected:
         void *ptr = mmap(NULL, size, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         EXPECT_NE(MAP_FAILED, ptr) << strerror(errno);
-        return static_cast<char*>(ptr);
+        return static_cast<char *>(ptr);
     }
 
     size_t m_page;
@@ -118,8 +117,8 @@ TEST_F(ucm_events, munmap_whole_and_partial)
 {
     char *buf = map(4 * m_page);
 
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a, this));
     ASSERT_EQ(0, munmap(buf + m_page, m_page));
     ASSERT_EQ(0, munmap(buf + 3 * m_page, m_page));
     ASSERT_EQ(0, munmap(buf, 4 * m_page));
@@ -132,14 +131,14 @@ TEST_F(ucm_events, munmap_whole_and_partial)
 
 TEST_F(ucm_events, mmap_is_mapped_event)
 {
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_MAPPED |
-                                            UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
+                                    0, handler_a, this));
     char *buf = map(2 * m_page);
     /* MAP_FIXED over a mapping replaces its pages */
-    void *fixed = mmap(buf, m_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
-                       MAP_FIXED, -1, 0);
-    ASSERT_EQ((void*)buf, fixed);
+    void *fixed = mmap(buf, m_page, PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    ASSERT_EQ((void *)buf, fixed);
     ASSERT_EQ(0, munmap(buf, 2 * m_page));
     ucm_unset_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
                             handler_a, this);
@@ -152,17 +151,17 @@ TEST_F(ucm_events, mmap_is_mapped_event)
 
 TEST_F(ucm_events, mremap_that_moves)
 {
-    char *buf  = map(2 * m_page);
+    char *buf = map(2 * m_page);
     /* a hole elsewhere, to move the first page to */
     char *dest = map(4 * m_page);
     ASSERT_EQ(0, munmap(dest, 4 * m_page));
 
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_MAPPED |
-                                            UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
-    void *moved = mremap(buf, m_page, 4 * m_page,
-                         MREMAP_MAYMOVE | MREMAP_FIXED, dest);
-    ASSERT_EQ((void*)dest, moved) << strerror(errno);
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
+                                    0, handler_a, this));
+    void *moved =
+        mremap(buf, m_page, 4 * m_page, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+    ASSERT_EQ((void *)dest, moved) << strerror(errno);
     ucm_unset_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
                             handler_a, this);
 
@@ -177,8 +176,8 @@ TEST_F(ucm_events, madvise_dontneed)
 {
     char *buf = map(2 * m_page);
 
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a, this));
     ASSERT_EQ(0, madvise(buf + m_page, m_page, MADV_DONTNEED));
     /* advice that keeps the pages is not an event */
     ASSERT_EQ(0, madvise(buf, m_page, MADV_WILLNEED));
@@ -191,12 +190,12 @@ TEST_F(ucm_events, madvise_dontneed)
 
 TEST_F(ucm_events, heap_grows_and_shrinks)
 {
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_MAPPED |
-                                            UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
+                                    0, handler_a, this));
     /* nothing in between allocates: the break is ours to move back */
-    char *old_brk = static_cast<char*>(sbrk((intptr_t)m_page));
-    ASSERT_NE((void*)-1, old_brk);
+    char *old_brk = static_cast<char *>(sbrk((intptr_t)m_page));
+    ASSERT_NE((void *)-1, old_brk);
     ASSERT_EQ(old_brk + m_page, sbrk(-(intptr_t)m_page));
     ucm_unset_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
                             handler_a, this);
@@ -210,13 +209,13 @@ TEST_F(ucm_events, shmat_shmdt)
     int shmid = shmget(IPC_PRIVATE, 2 * m_page, IPC_CREAT | 0600);
     ASSERT_GE(shmid, 0) << strerror(errno);
 
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_MAPPED |
-                                            UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
+                                    0, handler_a, this));
     void *addr = shmat(shmid, NULL, 0);
-    EXPECT_NE((void*)-1, addr) << strerror(errno);
+    EXPECT_NE((void *)-1, addr) << strerror(errno);
     shmctl(shmid, IPC_RMID, NULL);
-    if (addr != (void*)-1) {
+    if (addr != (void *)-1) {
         EXPECT_EQ(0, shmdt(addr));
     }
     ucm_unset_event_handler(UCM_EVENT_VM_MAPPED | UCM_EVENT_VM_UNMAPPED,
@@ -232,8 +231,8 @@ TEST_F(ucm_events, external_vm_munmap)
     int dummy;
 
     ucm_set_external_event(UCM_EVENT_VM_UNMAPPED);
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a, this));
     ucm_vm_munmap(&dummy, 12345);
     ucm_vm_munmap(&dummy, 0); /* nothing */
     ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, handler_a, this);
@@ -249,8 +248,8 @@ TEST_F(ucm_events, vm_mmap_reports_mapped)
 {
     int dummy;
 
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_MAPPED, 0,
-                                            handler_a, this));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_MAPPED, 0, handler_a, this));
     ucm_vm_mmap(&dummy, 777);
     ucm_vm_munmap(&dummy, 777); /* not asked for */
     ucm_unset_event_handler(UCM_EVENT_VM_MAPPED, handler_a, this);
@@ -265,20 +264,20 @@ TEST_F(ucm_events, priorities_order_handlers)
     int args[4];
 
     /* added out of order; equal priorities keep the order of addition */
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 5,
-                                            handler_a, &args[3]));
+    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 5, handler_a,
+                                            &args[3]));
     ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, -3,
                                             handler_a, &args[0]));
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, &args[1]));
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, &args[2]));
+    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a,
+                                            &args[1]));
+    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a,
+                                            &args[2]));
     ucm_vm_munmap(&dummy, sizeof(dummy));
     for (int i = 0; i < 4; ++i) {
         ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, handler_a, &args[i]);
     }
 
-    std::vector<void*> order;
+    std::vector<void *> order;
     for (int i = 0; i < num_records; ++i) {
         if (records[i].address == &dummy) {
             order.push_back(records[i].arg);
@@ -286,7 +285,7 @@ TEST_F(ucm_events, priorities_order_handlers)
     }
     ASSERT_EQ(4u, order.size());
     for (int i = 0; i < 4; ++i) {
-        EXPECT_EQ((void*)&args[i], order[i]) << "position " << i;
+        EXPECT_EQ((void *)&args[i], order[i]) << "position " << i;
     }
 }
 
@@ -294,13 +293,13 @@ TEST_F(ucm_events, unset_removes_exactly_one_pair)
 {
     int dummy, x, y;
 
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, &x));
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0,
-                                            handler_a, &y));
-    ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED |
-                                            UCM_EVENT_VM_MAPPED, 0,
-                                            handler_b, &x));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a, &x));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, handler_a, &y));
+    ASSERT_EQ(UCS_OK,
+              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED | UCM_EVENT_VM_MAPPED,
+                                    0, handler_b, &x));
 
     ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, handler_a, &x);
     /* of handler_b's two events, only the unmapped one goes */
@@ -317,10 +316,10 @@ TEST_F(ucm_events, unset_removes_exactly_one_pair)
 
     ASSERT_EQ(2, num_records);
     EXPECT_EQ(0, records[0].handler);
-    EXPECT_EQ((void*)&y, records[0].arg);
+    EXPECT_EQ((void *)&y, records[0].arg);
     EXPECT_EQ(UCM_EVENT_VM_UNMAPPED, records[0].type);
     EXPECT_EQ(1, records[1].handler);
-    EXPECT_EQ((void*)&x, records[1].arg);
+    EXPECT_EQ((void *)&x, records[1].arg);
     EXPECT_EQ(UCM_EVENT_VM_MAPPED, records[1].type);
 }
 
@@ -330,19 +329,19 @@ TEST_F(ucm_events, bad_params)
               ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, NULL, NULL));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucm_set_event_handler(0, 0, handler_a, NULL));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              ucm_set_event_handler(UCM_EVENT_FLAG_NO_INSTALL, 0, handler_a,
-                                    NULL));
+    EXPECT_EQ(
+        UCS_ERR_INVALID_PARAM,
+        ucm_set_event_handler(UCM_EVENT_FLAG_NO_INSTALL, 0, handler_a, NULL));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED | (1 << 30), 0,
                                     handler_a, NULL));
     /* per-call and memory type events are not delivered */
     EXPECT_EQ(UCS_ERR_UNSUPPORTED,
               ucm_set_event_handler(UCM_EVENT_MUNMAP, 0, handler_a, NULL));
-    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
-              ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED |
-                                    UCM_EVENT_MEM_TYPE_FREE, 0, handler_a,
-                                    NULL));
+    EXPECT_EQ(
+        UCS_ERR_UNSUPPORTED,
+        ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED | UCM_EVENT_MEM_TYPE_FREE,
+                              0, handler_a, NULL));
 
     /* none of them was added */
     int dummy;
@@ -355,9 +354,9 @@ TEST_F(ucm_events, flags)
     int dummy;
 
     ASSERT_EQ(UCS_OK, ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED |
-                                            UCM_EVENT_FLAG_NO_INSTALL |
-                                            UCM_EVENT_FLAG_EXISTING_ALLOC, 0,
-                                            handler_a, this));
+                                                UCM_EVENT_FLAG_NO_INSTALL |
+                                                UCM_EVENT_FLAG_EXISTING_ALLOC,
+                                            0, handler_a, this));
     ucm_vm_munmap(&dummy, 1);
     ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, handler_a, this);
     EXPECT_EQ(1, count(UCM_EVENT_VM_UNMAPPED, &dummy, 1));

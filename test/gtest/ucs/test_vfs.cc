@@ -37,24 +37,23 @@ namespace {
 /* A stand-in for a transport object: the show callbacks read its fields */
 struct fake_obj {
     uint64_t counter = 0;
-    char     pad[8]; /* distinct addresses for the objects of an array */
+    char pad[8]; /* distinct addresses for the objects of an array */
 };
 
 void show_counter(void *obj, ucs_string_buffer_t *strb, void *arg_ptr,
                   uint64_t arg_u64)
 {
-    const fake_obj *o = static_cast<const fake_obj*>(obj);
-    const char *label = static_cast<const char*>(arg_ptr);
+    const fake_obj *o = static_cast<const fake_obj *>(obj);
+    const char *label = static_cast<const char *>(arg_ptr);
 
-    ucs_string_buffer_appendf(strb, "%s %lu %lu\n",
-                              (label == NULL) ? "-" : label,
-                              (unsigned long)o->counter,
-                              (unsigned long)arg_u64);
+    ucs_string_buffer_appendf(
+        strb, "%s %lu %lu\n", (label == NULL) ? "-" : label,
+        (unsigned long)o->counter, (unsigned long)arg_u64);
 }
 
 void collect_name(const char *name, void *arg)
 {
-    static_cast<std::vector<std::string>*>(arg)->push_back(name);
+    static_cast<std::vector<std::string> *>(arg)->push_back(name);
 }
 
 } // namespace
@@ -64,8 +63,8 @@ protected:
     static std::vector<std::string> list(const std::string &path)
     {
         std::vector<std::string> names;
-        ucs_status_t status = ucs_vfs_path_list_dir(path.c_str(),
-                                                    collect_name, &names);
+        ucs_status_t status =
+            ucs_vfs_path_list_dir(path.c_str(), collect_name, &names);
         EXPECT_EQ(UCS_OK, status) << path;
         std::sort(names.begin(), names.end());
         return names;
@@ -103,18 +102,17 @@ protected:
     {
         ucs_vfs_path_info_t info;
         memset(&info, 0xff, sizeof(info));
-        EXPECT_EQ(UCS_OK, ucs_vfs_path_get_info(path.c_str(), &info))
-                << path;
+        EXPECT_EQ(UCS_OK, ucs_vfs_path_get_info(path.c_str(), &info)) << path;
         return info;
     }
 
     /* The path names one expected error line, which must be logged */
-    static void expect_add_dir_error(void *parent, void *obj,
-                                     const char *path, ucs_status_t expected)
+    static void expect_add_dir_error(void *parent, void *obj, const char *path,
+                                     ucs_status_t expected)
     {
         ucs::scoped_log_capture capture;
         EXPECT_EQ(expected, ucs_vfs_obj_add_dir(parent, obj, "%s", path))
-                << path;
+            << path;
         EXPECT_TRUE(capture.contains("vfs")) << path;
     }
 };
@@ -157,8 +155,8 @@ TEST_F(ucs_vfs, object_dir_stays_when_empty)
     fake_obj a;
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &a, "vfs_t3"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0,
-                                              "sub/file"));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0, "sub/file"));
     EXPECT_EQ(UCS_VFS_NODE_TYPE_RO_FILE, info("/vfs_t3/sub/file").type);
     ucs_vfs_obj_remove(&a);
     EXPECT_FALSE(exists("/vfs_t3"));
@@ -171,8 +169,8 @@ TEST_F(ucs_vfs, read_file_calls_show_with_its_arguments)
 
     iface.counter = 7;
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &iface, "vfs_t4/iface"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&iface, show_counter, label,
-                                              42, "stats/%s_bytes", "tx"));
+    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&iface, show_counter, label, 42,
+                                              "stats/%s_bytes", "tx"));
 
     EXPECT_EQ("tx 7 42\n", read("/vfs_t4/iface/stats/tx_bytes"));
     iface.counter = 12345;
@@ -193,14 +191,11 @@ TEST_F(ucs_vfs, wrong_kind_and_missing_paths)
     ucs_vfs_path_info_t i;
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &a, "vfs_t5"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0,
-                                              "f"));
+    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0, "f"));
     ucs_string_buffer_init(&strb);
 
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_vfs_path_read_file("/vfs_t5",
-                                                            &strb));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_vfs_path_get_link("/vfs_t5/f",
-                                                           &strb));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_vfs_path_read_file("/vfs_t5", &strb));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_vfs_path_get_link("/vfs_t5/f", &strb));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucs_vfs_path_list_dir("/vfs_t5/f", collect_name, &names));
     EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_vfs_path_read_file("/vfs_t5/g", &strb));
@@ -225,8 +220,8 @@ TEST_F(ucs_vfs, link_target_is_relative_to_the_link_dir)
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &md, "vfs_t6/md/tcp"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &worker, "vfs_t6/worker/1"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(&worker, &iface, "iface/0x%x",
-                                          0x55d0));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_dir(&worker, &iface, "iface/0x%x", 0x55d0));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&iface, &md, "md"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&iface, &md, "deep/er/md"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&iface, &worker, "worker"));
@@ -308,8 +303,8 @@ TEST_F(ucs_vfs, nested_removal_takes_children_and_links_into_them)
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &worker, "vfs_t10/worker"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(&worker, &iface, "iface/0x1"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(&iface, &ep, "ep/0x2"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&ep, show_counter, NULL, 1,
-                                              "state"));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_ro_file(&ep, show_counter, NULL, 1, "state"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&iface, show_counter, NULL, 2,
                                               "stats/rx"));
     /* links out of, into, and inside the removed subtree */
@@ -332,9 +327,8 @@ TEST_F(ucs_vfs, nested_removal_takes_children_and_links_into_them)
         ucs_vfs_path_info_t i;
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   ucs_vfs_obj_add_ro_file(&ep, show_counter, NULL, 0, "x"));
-        EXPECT_EQ(UCS_ERR_NO_ELEM,
-                  ucs_vfs_path_get_info("/vfs_t10/worker/iface/0x1/ep/0x2",
-                                        &i));
+        EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_vfs_path_get_info(
+                                       "/vfs_t10/worker/iface/0x1/ep/0x2", &i));
     }
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(&worker, &ep, "ep/0x2"));
 
@@ -355,8 +349,8 @@ TEST_F(ucs_vfs, list_shows_every_entry_once)
         ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(&dir, &objs[i], "o%zu", i));
         expected.push_back("o" + std::to_string(i));
     }
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&dir, show_counter, NULL, 0,
-                                              "file"));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_ro_file(&dir, show_counter, NULL, 0, "file"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&dir, &objs[0], "link"));
     expected.push_back("file");
     expected.push_back("link");
@@ -380,8 +374,8 @@ TEST_F(ucs_vfs, bad_paths_are_rejected)
     }
     long_path += "end";
 
-    const char *bad[] = {"", "/abs", "a//b", "a/", "./a", "a/.", "..",
-                         "a/../b"};
+    const char *bad[] = {"",    "/abs", "a//b", "a/",
+                         "./a", "a/.",  "..",   "a/../b"};
     for (const char *path : bad) {
         expect_add_dir_error(NULL, &a, path, UCS_ERR_INVALID_PARAM);
     }
@@ -396,8 +390,8 @@ TEST_F(ucs_vfs, bad_paths_are_rejected)
 
     /* a name of exactly UCS_VFS_NAME_MAX is fine; names are not
      * interpreted otherwise */
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &a, "vfs_t12/%s",
-                                          max_name.c_str()));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_dir(NULL, &a, "vfs_t12/%s", max_name.c_str()));
     EXPECT_TRUE(exists("/vfs_t12/" + max_name));
     {
         ucs::scoped_log_capture capture;
@@ -439,7 +433,10 @@ TEST_F(ucs_vfs, unknown_objects)
 TEST_F(ucs_vfs, switched_off_keeps_nothing)
 {
     struct enable_again {
-        ~enable_again() { ucs_vfs_set_enabled(1); }
+        ~enable_again()
+        {
+            ucs_vfs_set_enabled(1);
+        }
     } guard;
     fake_obj a, b;
 
@@ -449,10 +446,8 @@ TEST_F(ucs_vfs, switched_off_keeps_nothing)
     ucs_vfs_set_enabled(0);
     EXPECT_FALSE(ucs_vfs_is_enabled());
     EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &b, "vfs_t13b/off"));
-    EXPECT_EQ(UCS_OK,
-              ucs_vfs_obj_add_ro_file(&b, show_counter, NULL, 0, "f"));
-    EXPECT_EQ(UCS_OK,
-              ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0, "f"));
+    EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&b, show_counter, NULL, 0, "f"));
+    EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0, "f"));
     EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&a, &b, "l"));
     EXPECT_EQ(std::vector<std::string>{"on"}, list("/vfs_t13b"));
     EXPECT_TRUE(list("/vfs_t13b/on").empty());
@@ -472,8 +467,7 @@ TEST_F(ucs_vfs, duplicates_are_rejected)
     fake_obj a, b, c;
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &a, "vfs_t14/a"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0,
-                                              "f"));
+    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 0, "f"));
     expect_add_dir_error(NULL, &b, "vfs_t14/a", UCS_ERR_ALREADY_EXISTS);
     expect_add_dir_error(NULL, &a, "vfs_t14/again", UCS_ERR_ALREADY_EXISTS);
     /* a file cannot be a directory on the way */
@@ -506,11 +500,10 @@ TEST_F(ucs_vfs, many_entries_in_one_dir)
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &iface, "vfs_t15"));
     for (unsigned i = 0; i < count; ++i) {
         ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(&iface, &eps[i], "ep/%p",
-                                              (void*)&eps[i]));
-        ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&eps[i], show_counter,
-                                                  NULL, i, "state"));
-        ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&eps[i], &iface,
-                                                   "iface"));
+                                              (void *)&eps[i]));
+        ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&eps[i], show_counter, NULL,
+                                                  i, "state"));
+        ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&eps[i], &iface, "iface"));
     }
     EXPECT_EQ(count, info("/vfs_t15/ep").size);
     for (unsigned i = 0; i < count; i += 2) {
@@ -526,7 +519,7 @@ TEST_F(ucs_vfs, many_entries_in_one_dir)
 TEST_F(ucs_vfs, concurrent_add_remove_and_read)
 {
     const unsigned num_creators = 3, num_readers = 2;
-    const unsigned rounds       = ucs::test_scale(3000);
+    const unsigned rounds = ucs::test_scale(3000);
     std::atomic<unsigned> creators_done(0);
     std::atomic<unsigned long> files_read(0);
     std::vector<std::thread> threads;
@@ -538,16 +531,15 @@ TEST_F(ucs_vfs, concurrent_add_remove_and_read)
         threads.emplace_back([&, t]() {
             std::vector<fake_obj> objs(8);
             for (unsigned r = 0; r < rounds; ++r) {
-                fake_obj *o = &objs[r % objs.size()];
+                fake_obj *o     = &objs[r % objs.size()];
                 fake_obj *child = &objs[(r + 1) % objs.size()];
-                o->counter = r;
-                EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, o,
-                                                      "vfs_race/t%u/o%u", t,
-                                                      r));
-                EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(o, show_counter,
-                                                          NULL, r, "stat"));
-                EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(o, &shared,
-                                                           "shared"));
+                o->counter      = r;
+                EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_dir(
+                                      NULL, o, "vfs_race/t%u/o%u", t, r));
+                EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(o, show_counter, NULL,
+                                                          r, "stat"));
+                EXPECT_EQ(UCS_OK,
+                          ucs_vfs_obj_add_sym_link(o, &shared, "shared"));
                 EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_dir(o, child, "child"));
                 EXPECT_EQ(UCS_OK, ucs_vfs_obj_add_sym_link(&shared, child,
                                                            "t%u_%u", t, r));
@@ -565,8 +557,7 @@ TEST_F(ucs_vfs, concurrent_add_remove_and_read)
                 for (const std::string &d : dirs) {
                     std::vector<std::string> objs;
                     std::string dpath = "/vfs_race/" + d;
-                    ucs_vfs_path_list_dir(dpath.c_str(), collect_name,
-                                          &objs);
+                    ucs_vfs_path_list_dir(dpath.c_str(), collect_name, &objs);
                     for (const std::string &o : objs) {
                         std::string opath = dpath + "/" + o;
                         ucs_string_buffer_t strb;
@@ -579,14 +570,12 @@ TEST_F(ucs_vfs, concurrent_add_remove_and_read)
                         ucs_string_buffer_reset(&strb);
                         ucs_vfs_path_get_link((opath + "/shared").c_str(),
                                               &strb);
-                        ucs_vfs_path_get_info((opath + "/child").c_str(),
-                                              &i);
+                        ucs_vfs_path_get_info((opath + "/child").c_str(), &i);
                         ucs_string_buffer_cleanup(&strb);
                     }
                 }
                 std::vector<std::string> links;
-                ucs_vfs_path_list_dir("/vfs_race/shared", collect_name,
-                                      &links);
+                ucs_vfs_path_list_dir("/vfs_race/shared", collect_name, &links);
             }
         });
     }
@@ -614,7 +603,7 @@ struct blocking_obj {
 void show_blocking(void *obj, ucs_string_buffer_t *strb, void *arg_ptr,
                    uint64_t arg_u64)
 {
-    blocking_obj *o = static_cast<blocking_obj*>(obj);
+    blocking_obj *o = static_cast<blocking_obj *>(obj);
 
     o->entered = true;
     while (!o->release) {
@@ -632,8 +621,8 @@ TEST_F(ucs_vfs, remove_waits_for_running_show)
     std::atomic<bool> removed(false);
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &obj, "vfs_t16"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&obj, show_blocking, NULL, 0,
-                                              "slow"));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_ro_file(&obj, show_blocking, NULL, 0, "slow"));
 
     std::thread reader([&]() { EXPECT_EQ("done", read("/vfs_t16/slow")); });
     while (!obj.entered) {
@@ -662,11 +651,10 @@ TEST_F(ucs_vfs, fork_child_has_its_own_lock_and_tree)
     fake_obj a;
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &a, "vfs_t17/a"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 3,
-                                              "f"));
+    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&a, show_counter, NULL, 3, "f"));
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &slow, "vfs_t17/slow"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&slow, show_blocking, NULL, 0,
-                                              "f"));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_ro_file(&slow, show_blocking, NULL, 0, "f"));
 
     /* fork() while another thread is inside a show callback: the fork
      * waits for it, and the child can use the tree */
@@ -695,8 +683,8 @@ TEST_F(ucs_vfs, fork_child_has_its_own_lock_and_tree)
         ok &= (strcmp(ucs_string_buffer_cstr(&strb), "- 0 3\n") == 0);
         ok &= (ucs_vfs_obj_add_dir(&a, &b, "b") == UCS_OK);
         ucs_vfs_obj_remove(&a);
-        ok &= (ucs_vfs_path_read_file("/vfs_t17/a/f", &strb) ==
-               UCS_ERR_NO_ELEM);
+        ok &=
+            (ucs_vfs_path_read_file("/vfs_t17/a/f", &strb) == UCS_ERR_NO_ELEM);
         char c = ok ? 'y' : 'n';
         _exit((write(verdict[1], &c, 1) == 1) ? 0 : 1);
     }
@@ -719,7 +707,6 @@ TEST_F(ucs_vfs, fork_child_has_its_own_lock_and_tree)
     EXPECT_FALSE(exists("/vfs_t17"));
 }
 
-
 /* ---- the daemon connection ------------------------------------------- */
 
 namespace {
@@ -736,9 +723,9 @@ std::string self_comm()
 
 struct reply {
     ucs_status_t status;
-    uint16_t     op;
-    uint32_t     seq;
-    std::string  payload;
+    uint16_t op;
+    uint32_t seq;
+    std::string payload;
 };
 
 const int WAIT_MS = 5000; /* longest wait for the process to act */
@@ -760,8 +747,7 @@ protected:
         ASSERT_NE(nullptr, mkdtemp(tmpl)) << strerror(errno);
         m_dir  = tmpl;
         m_path = m_dir + "/" + UCS_VFS_SOCK_NAME;
-        m_env.reset(new ucs::scoped_setenv("UCX_VFS_SOCK_DIR",
-                                           m_dir.c_str()));
+        m_env.reset(new ucs::scoped_setenv("UCX_VFS_SOCK_DIR", m_dir.c_str()));
         m_saved_interval                   = ucs_global_opts.vfs_retry_interval;
         ucs_global_opts.vfs_retry_interval = 0.02;
     }
@@ -787,8 +773,8 @@ protected:
         addr.sun_family = AF_UNIX;
         ASSERT_LT(m_path.size(), sizeof(addr.sun_path));
         strcpy(addr.sun_path, m_path.c_str());
-        ASSERT_EQ(0, bind(m_listen_fd, (struct sockaddr*)&addr,
-                          sizeof(addr))) << strerror(errno);
+        ASSERT_EQ(0, bind(m_listen_fd, (struct sockaddr *)&addr, sizeof(addr)))
+            << strerror(errno);
         ASSERT_EQ(0, listen(m_listen_fd, 8)) << strerror(errno);
     }
 
@@ -835,8 +821,7 @@ protected:
         EXPECT_EQ(UCS_VFS_SOCK_OP_HELLO, hdr.op);
         EXPECT_GT(hdr.length, sizeof(hello) + 1);
         std::string payload(hdr.length, '\0');
-        EXPECT_EQ(UCS_OK, ucs_vfs_sock_recv_all(fd, &payload[0],
-                                                hdr.length));
+        EXPECT_EQ(UCS_OK, ucs_vfs_sock_recv_all(fd, &payload[0], hdr.length));
         memcpy(&hello, payload.data(), sizeof(hello));
         m_prog_name = payload.c_str() + sizeof(hello);
         EXPECT_EQ(hdr.length, sizeof(hello) + m_prog_name.size() + 1);
@@ -856,9 +841,8 @@ protected:
             return r;
         }
         r.payload.resize(hdr.length);
-        if ((hdr.length > 0) &&
-            (ucs_vfs_sock_recv_all(m_fd, &r.payload[0], hdr.length) !=
-             UCS_OK)) {
+        if ((hdr.length > 0) && (ucs_vfs_sock_recv_all(m_fd, &r.payload[0],
+                                                       hdr.length) != UCS_OK)) {
             ADD_FAILURE() << "truncated reply";
             return r;
         }
@@ -903,18 +887,17 @@ protected:
         struct pollfd pfd = {m_fd, POLLIN, 0};
         char c;
 
-        return (poll(&pfd, 1, timeout_ms) == 1) &&
-               (recv(m_fd, &c, 1, 0) <= 0);
+        return (poll(&pfd, 1, timeout_ms) == 1) && (recv(m_fd, &c, 1, 0) <= 0);
     }
 
-    std::string                         m_dir;
-    std::string                         m_path;
-    std::string                         m_prog_name;
+    std::string m_dir;
+    std::string m_path;
+    std::string m_prog_name;
     std::unique_ptr<ucs::scoped_setenv> m_env;
-    double                              m_saved_interval = 1.0;
-    int                                 m_listen_fd      = -1;
-    int                                 m_fd             = -1;
-    uint32_t                            m_seq            = 0;
+    double m_saved_interval = 1.0;
+    int m_listen_fd         = -1;
+    int m_fd                = -1;
+    uint32_t m_seq          = 0;
 };
 
 TEST_F(ucs_vfs_conn, hello_then_requests_served_from_the_tree)
@@ -989,27 +972,26 @@ TEST_F(ucs_vfs_conn, bad_requests_get_error_replies)
     accept_conn();
 
     /* no terminating NUL */
-    ASSERT_EQ(UCS_OK, ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_LIST, 1, 0,
-                                        "/", 1));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_LIST, 1, 0, "/", 1));
     reply r = recv_reply();
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, r.status);
     EXPECT_EQ(1u, r.seq);
 
     /* a NUL inside */
-    ASSERT_EQ(UCS_OK, ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_LIST, 2, 0,
-                                        "/\0/", 4));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_LIST, 2, 0, "/\0/", 4));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, recv_reply().status);
 
     /* no payload */
-    ASSERT_EQ(UCS_OK, ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_LIST, 3, 0,
-                                        NULL, 0));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_LIST, 3, 0, NULL, 0));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, recv_reply().status);
 
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               request(UCS_VFS_SOCK_OP_LIST, "relative").status);
     EXPECT_EQ(UCS_ERR_UNSUPPORTED, request(99, "/").status);
-    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
-              request(UCS_VFS_SOCK_OP_HELLO, "/").status);
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED, request(UCS_VFS_SOCK_OP_HELLO, "/").status);
 
     /* longer than any path: drained and refused */
     std::string huge(UCS_VFS_PATH_MAX * 40, 'x');
@@ -1078,16 +1060,16 @@ TEST_F(ucs_vfs_conn, daemon_dying_mid_reply_leaves_process_running)
     std::string line(1000 * 1000, 'z'); /* ~1 MB per reply */
 
     ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_dir(NULL, &big, "vfs_c2"));
-    ASSERT_EQ(UCS_OK, ucs_vfs_obj_add_ro_file(&big, show_counter,
-                                              &line[0], 0, "big"));
+    ASSERT_EQ(UCS_OK,
+              ucs_vfs_obj_add_ro_file(&big, show_counter, &line[0], 0, "big"));
 
     listen_sock();
     ASSERT_EQ(UCS_OK, ucs_vfs_conn_start());
     accept_conn();
     for (uint32_t seq = 1; seq <= 8; ++seq) {
-        ASSERT_EQ(UCS_OK, ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_READ, seq,
-                                            0, "/vfs_c2/big",
-                                            sizeof("/vfs_c2/big")));
+        ASSERT_EQ(UCS_OK,
+                  ucs_vfs_sock_send(m_fd, UCS_VFS_SOCK_OP_READ, seq, 0,
+                                    "/vfs_c2/big", sizeof("/vfs_c2/big")));
     }
     close_conn(); /* without reading: the process gets EPIPE, no signal */
 
@@ -1185,7 +1167,7 @@ TEST_F(ucs_vfs_conn, fork_child_connects_on_its_own)
 
     EXPECT_EQ((uint32_t)pid, accept_conn());
     int child_fd = m_fd;
-    reply r = request(UCS_VFS_SOCK_OP_LIST, "/vfs_c4");
+    reply r      = request(UCS_VFS_SOCK_OP_LIST, "/vfs_c4");
     EXPECT_EQ((std::set<std::string>{"c", "p"}), names(r.payload));
 
     /* the parent's connection still answers, from the parent's tree */

@@ -10,13 +10,13 @@
 #include <ucs/type/status.h>
 
 #if defined(TESTFW_BADVER)
-#  define TESTFW_API_MAJOR 2
+#define TESTFW_API_MAJOR 2
 #else
-#  define TESTFW_API_MAJOR 1
+#define TESTFW_API_MAJOR 1
 #endif
 
 UCS_F_API const uint32_t ucs_module_api_version =
-        UCS_MODULE_API_VERSION(TESTFW_API_MAJOR, 0);
+    UCS_MODULE_API_VERSION(TESTFW_API_MAJOR, 0);
 
 /* Read by the test through dlsym() */
 UCS_F_API unsigned testfw_init_count = 0;
@@ -25,16 +25,15 @@ UCS_F_API unsigned testfw_init_count = 0;
 UCS_F_API ucs_status_t ucs_module_init(void)
 {
     ++testfw_init_count;
-#  if defined(TESTFW_INITFAIL)
+#if defined(TESTFW_INITFAIL)
     return UCS_ERR_NO_DEVICE;
-#  else
+#else
     return UCS_OK;
-#  endif
+#endif
 }
 #endif
 
 #if defined(TESTFW_GOOD)
 UCS_F_API void ucs_module_cleanup(void)
-{
-}
+{}
 #endif

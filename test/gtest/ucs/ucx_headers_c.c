@@ -50,7 +50,8 @@ int ucs_test_ucx_headers_c(char *buf, size_t max)
     sum = UCS_PROFILE_CALL(ucx_headers_c_add, 40, 2);
     UCS_PROFILE_SCOPE_END("add");
     UCS_PROFILE_CALL_VOID(ucx_headers_c_bump, 10);
-    UCS_PROFILE_CODE("block") {
+    UCS_PROFILE_CODE("block")
+    {
         ucx_headers_c_calls += 100;
     }
     UCS_PROFILE_SAMPLE("sample");

@@ -20,21 +20,21 @@
 
 namespace {
 
-const uint8_t  AM_ID         = 7;
-const uint8_t  AM_ID_NO_HDLR = 5;
-const uint64_t AM_HDR        = 0x0123456789abcdefull;
+const uint8_t AM_ID         = 7;
+const uint8_t AM_ID_NO_HDLR = 5;
+const uint64_t AM_HDR       = 0x0123456789abcdefull;
 /* Largest buffer a test allocates: limits above are capped to it */
-const size_t   MAX_TEST_SIZE = 4ul * 1024 * 1024;
+const size_t MAX_TEST_SIZE = 4ul * 1024 * 1024;
 
 struct pack_arg {
     const void *buffer;
-    size_t     length;   /* bytes copied into dest */
-    size_t     ret;      /* value returned (length unless testing errors) */
+    size_t length; /* bytes copied into dest */
+    size_t ret;    /* value returned (length unless testing errors) */
 };
 
 size_t pack_cb(void *dest, void *arg)
 {
-    pack_arg *pa = static_cast<pack_arg*>(arg);
+    pack_arg *pa = static_cast<pack_arg *>(arg);
     memcpy(dest, pa->buffer, pa->length);
     return pa->ret;
 }
@@ -49,8 +49,7 @@ std::vector<size_t> test_sizes(std::initializer_list<size_t> candidates,
             out.push_back(s);
         }
     }
-    if ((min <= max) && (std::find(out.begin(), out.end(), min) ==
-                         out.end())) {
+    if ((min <= max) && (std::find(out.begin(), out.end(), min) == out.end())) {
         out.push_back(min);
     }
     std::sort(out.begin(), out.end());
@@ -62,7 +61,7 @@ size_t count_lines(const ucs::scoped_log_capture &cap, size_t start,
                    const std::string &text)
 {
     const std::vector<std::string> &msgs = cap.messages();
-    size_t n = 0;
+    size_t n                             = 0;
     for (size_t i = start; i < msgs.size(); ++i) {
         if (msgs[i].find(text) != std::string::npos) {
             ++n;
@@ -85,12 +84,12 @@ protected:
         ASSERT_EQ(hdr_len + length, msg.data.size()) << "message length";
         if (hdr_len > 0) {
             EXPECT_EQ(0, memcmp(msg.data.data(), hdr, hdr_len))
-                    << "header differs";
+                << "header differs";
         }
         size_t i = mapped_buffer::pattern_mismatch(msg.data.data() + hdr_len,
                                                    length, seed);
-        EXPECT_EQ(length, i) << "payload differs at byte " << i << " of "
-                             << length;
+        EXPECT_EQ(length, i)
+            << "payload differs at byte " << i << " of " << length;
     }
 
     /* Waits until @a rec holds @a count messages. */
@@ -105,11 +104,10 @@ protected:
                             const void *payload, size_t length)
     {
         return (ucs_status_t)retry_no_resource(
-                [=] {
-                    return (ssize_t)uct_ep_am_short(ep, id, hdr, payload,
-                                                    length);
-                },
-                "uct_ep_am_short");
+            [=] {
+                return (ssize_t)uct_ep_am_short(ep, id, hdr, payload, length);
+            },
+            "uct_ep_am_short");
     }
 
     ssize_t send_bcopy(uct_ep_h ep, uint8_t id, const void *buffer,
@@ -117,8 +115,8 @@ protected:
     {
         pack_arg arg = {buffer, length, length};
         return retry_no_resource(
-                [&] { return uct_ep_am_bcopy(ep, id, pack_cb, &arg, 0); },
-                "uct_ep_am_bcopy");
+            [&] { return uct_ep_am_bcopy(ep, id, pack_cb, &arg, 0); },
+            "uct_ep_am_bcopy");
     }
 
     /* Sends a small message in every mode the sender supports; returns
@@ -130,7 +128,7 @@ protected:
     static size_t fit_length(const pair &p, size_t want)
     {
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        size_t max = 0;
+        size_t max                   = 0;
         if (p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
             max = std::max(max, attr.cap.am.max_short);
         }
@@ -174,11 +172,11 @@ size_t uct_am::send_each_mode(const pair &p, uint8_t id, size_t length,
         uct_iov_t iov = buf.iov(0, length);
         counted_completion comp;
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_zcopy(p.ep, id, NULL, 0, &iov,
-                                                    1, 0, comp);
-                },
-                "uct_ep_am_zcopy");
+            [&] {
+                return (ssize_t)uct_ep_am_zcopy(p.ep, id, NULL, 0, &iov, 1, 0,
+                                                comp);
+            },
+            "uct_ep_am_zcopy");
         wait_completion(status, comp, "uct_ep_am_zcopy");
         ++sent;
     }
@@ -198,8 +196,8 @@ TEST_P(uct_am, short_sizes)
         SCOPED_TRACE(p.name);
         am_recorder &rec = install_recorder(*p.receiver, AM_ID);
         size_t max       = p.sender->iface_attr().cap.am.max_short;
-        std::vector<size_t> sizes = test_sizes({0, 1, 8, max}, 0,
-                                               cap_size(max));
+        std::vector<size_t> sizes =
+            test_sizes({0, 1, 8, max}, 0, cap_size(max));
         ASSERT_LE(max, MAX_TEST_SIZE) << "max_short is implausibly large";
 
         for (size_t i = 0; i < sizes.size(); ++i) {
@@ -208,8 +206,8 @@ TEST_P(uct_am, short_sizes)
             uint64_t hdr = AM_HDR + i;
             mapped_buffer::pattern_fill(payload.data(), sizes[i], i);
 
-            ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID, hdr, payload.data(),
-                                         sizes[i]));
+            ASSERT_EQ(UCS_OK,
+                      send_short(p.ep, AM_ID, hdr, payload.data(), sizes[i]));
             ASSERT_TRUE(wait_messages(rec, i + 1, "am_short"));
             check_message(rec.at(i), &hdr, sizeof(hdr), sizes[i], i);
         }
@@ -243,18 +241,17 @@ TEST_P(uct_am, short_iov)
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        size_t max     = cap_size(attr.cap.am.max_short);
-        size_t max_iov = std::max<size_t>(
-                std::min<size_t>(attr.cap.am.max_iov, 16), 1);
-        size_t n       = 0;
+        size_t max                   = cap_size(attr.cap.am.max_short);
+        size_t max_iov =
+            std::max<size_t>(std::min<size_t>(attr.cap.am.max_iov, 16), 1);
+        size_t n = 0;
 
         for (size_t length : test_sizes({0, 1, 8, max}, 0, max)) {
-            for (size_t iovcnt : test_sizes({1, 2, 3, max_iov}, 1,
-                                            std::min(max_iov,
-                                                     std::max<size_t>(
-                                                             length, 1)))) {
+            for (size_t iovcnt :
+                 test_sizes({1, 2, 3, max_iov}, 1,
+                            std::min(max_iov, std::max<size_t>(length, 1)))) {
                 SCOPED_TRACE("length " + std::to_string(length) + " iovcnt " +
                              std::to_string(iovcnt));
                 mapped_buffer buf(length, *p.sender);
@@ -262,11 +259,11 @@ TEST_P(uct_am, short_iov)
                 std::vector<uct_iov_t> iov = buf.split_iov(iovcnt);
 
                 ucs_status_t status = (ucs_status_t)retry_no_resource(
-                        [&] {
-                            return (ssize_t)uct_ep_am_short_iov(
-                                    p.ep, AM_ID, iov.data(), iovcnt);
-                        },
-                        "uct_ep_am_short_iov");
+                    [&] {
+                        return (ssize_t)uct_ep_am_short_iov(p.ep, AM_ID,
+                                                            iov.data(), iovcnt);
+                    },
+                    "uct_ep_am_short_iov");
                 ASSERT_EQ(UCS_OK, status) << ucs_status_string(status);
                 ASSERT_TRUE(wait_messages(rec, n + 1, "am_short_iov"));
                 check_message(rec.at(n), NULL, 0, length, n);
@@ -293,10 +290,9 @@ TEST_P(uct_am, bcopy_sizes)
             std::vector<char> payload(sizes[i] + 1);
             mapped_buffer::pattern_fill(payload.data(), sizes[i], i + 100);
 
-            ssize_t packed = send_bcopy(p.ep, AM_ID, payload.data(),
-                                        sizes[i]);
+            ssize_t packed = send_bcopy(p.ep, AM_ID, payload.data(), sizes[i]);
             ASSERT_EQ((ssize_t)sizes[i], packed)
-                    << "am_bcopy must return the packed length";
+                << "am_bcopy must return the packed length";
             ASSERT_TRUE(wait_messages(rec, i + 1, "am_bcopy"));
             check_message(rec.at(i), NULL, 0, sizes[i], i + 100);
         }
@@ -310,41 +306,41 @@ TEST_P(uct_am, zcopy_sizes_and_iovs)
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        size_t max     = cap_size(attr.cap.am.max_zcopy);
+        size_t max                   = cap_size(attr.cap.am.max_zcopy);
         size_t max_iov = std::min<size_t>(attr.cap.am.max_iov, 16);
         size_t n       = 0;
         ASSERT_GE(attr.cap.am.max_iov, 1u) << "AM_ZCOPY with max_iov 0";
 
-        for (size_t length : test_sizes({0, 1, 8, max},
-                                        attr.cap.am.min_zcopy, max)) {
+        for (size_t length :
+             test_sizes({0, 1, 8, max}, attr.cap.am.min_zcopy, max)) {
             /* At max_zcopy the header is empty (see the top of the file) */
-            size_t hdr_len = (length == attr.cap.am.max_zcopy) ? 0 :
-                             std::min<size_t>(attr.cap.am.max_hdr, 8);
+            size_t hdr_len = (length == attr.cap.am.max_zcopy)
+                                 ? 0
+                                 : std::min<size_t>(attr.cap.am.max_hdr, 8);
             if (hdr_len + length > attr.cap.am.max_zcopy) {
                 hdr_len = 0;
             }
-            for (size_t iovcnt : test_sizes({1, 2, 3, max_iov}, 1,
-                                            std::min(max_iov,
-                                                     std::max<size_t>(
-                                                             length, 1)))) {
-                SCOPED_TRACE("length " + std::to_string(length) +
-                             " iovcnt " + std::to_string(iovcnt) +
-                             " header " + std::to_string(hdr_len));
+            for (size_t iovcnt :
+                 test_sizes({1, 2, 3, max_iov}, 1,
+                            std::min(max_iov, std::max<size_t>(length, 1)))) {
+                SCOPED_TRACE("length " + std::to_string(length) + " iovcnt " +
+                             std::to_string(iovcnt) + " header " +
+                             std::to_string(hdr_len));
                 mapped_buffer buf(length, *p.sender);
                 buf.pattern_fill(n);
                 std::vector<uct_iov_t> iov = buf.split_iov(iovcnt);
-                uint64_t hdr = AM_HDR ^ n;
+                uint64_t hdr               = AM_HDR ^ n;
                 counted_completion comp;
 
                 ucs_status_t status = (ucs_status_t)retry_no_resource(
-                        [&] {
-                            return (ssize_t)uct_ep_am_zcopy(
-                                    p.ep, AM_ID, &hdr, hdr_len, iov.data(),
-                                    iovcnt, 0, comp);
-                        },
-                        "uct_ep_am_zcopy");
+                    [&] {
+                        return (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, &hdr,
+                                                        hdr_len, iov.data(),
+                                                        iovcnt, 0, comp);
+                    },
+                    "uct_ep_am_zcopy");
                 wait_completion(status, comp, "uct_ep_am_zcopy");
                 ASSERT_TRUE(wait_messages(rec, n + 1, "am_zcopy"));
                 check_message(rec.at(n), &hdr, hdr_len, length, n);
@@ -365,10 +361,10 @@ TEST_P(uct_am, zcopy_max_header)
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        size_t hdr_len = attr.cap.am.max_hdr;
-        size_t length  = attr.cap.am.min_zcopy;
+        size_t hdr_len               = attr.cap.am.max_hdr;
+        size_t length                = attr.cap.am.min_zcopy;
         ASSERT_LE(hdr_len, MAX_TEST_SIZE) << "max_hdr is implausibly large";
 
         std::vector<char> hdr(hdr_len);
@@ -379,12 +375,11 @@ TEST_P(uct_am, zcopy_max_header)
         counted_completion comp;
 
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, hdr.data(),
-                                                    hdr_len, &iov, 1, 0,
-                                                    comp);
-                },
-                "uct_ep_am_zcopy");
+            [&] {
+                return (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, hdr.data(),
+                                                hdr_len, &iov, 1, 0, comp);
+            },
+            "uct_ep_am_zcopy");
         wait_completion(status, comp, "uct_ep_am_zcopy with max_hdr");
         ASSERT_TRUE(wait_messages(rec, 1, "am_zcopy"));
         check_message(rec.at(0), hdr.data(), hdr_len, length, 78);
@@ -400,14 +395,14 @@ TEST_P(uct_am, zcopy_iov_stride)
     UCT_TEST_REQUIRE_CAP(m_pairs[0].sender, UCT_IFACE_FLAG_AM_ZCOPY);
 
     const size_t elem = 8, count = 4, stride = 24, tail = 16;
-    bool unsupported  = false;
+    bool unsupported = false;
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        size_t iovcnt = (attr.cap.am.max_iov >= 2) ? 2 : 1;
-        size_t total  = (elem * count) + ((iovcnt == 2) ? tail : 0);
+        size_t iovcnt                = (attr.cap.am.max_iov >= 2) ? 2 : 1;
+        size_t total = (elem * count) + ((iovcnt == 2) ? tail : 0);
         if ((total > attr.cap.am.max_zcopy) ||
             (total < attr.cap.am.min_zcopy)) {
             GTEST_SKIP() << "zcopy limits exclude " << total << " bytes";
@@ -431,11 +426,11 @@ TEST_P(uct_am, zcopy_iov_stride)
 
         counted_completion comp;
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, iov,
-                                                    iovcnt, 0, comp);
-                },
-                "uct_ep_am_zcopy");
+            [&] {
+                return (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, iov,
+                                                iovcnt, 0, comp);
+            },
+            "uct_ep_am_zcopy");
         if (status == UCS_ERR_UNSUPPORTED) {
             unsupported = true;
             continue;
@@ -476,7 +471,7 @@ TEST_P(uct_am, keep_descriptor_with_headroom)
         ASSERT_GT(sent, 0u) << "no AM mode of the sender";
         ASSERT_TRUE(wait_messages(rec, sent, "kept"));
 
-        std::vector<void*> kept = rec.kept();
+        std::vector<void *> kept = rec.kept();
         std::vector<am_recorder::message> copies;
         for (size_t i = 0; i < rec.count(); ++i) {
             copies.push_back(rec.at(i));
@@ -495,9 +490,9 @@ TEST_P(uct_am, keep_descriptor_with_headroom)
                 continue;
             }
             EXPECT_EQ(0, memcmp(m.ptr, m.data.data(), m.data.size()))
-                    << "a kept descriptor was overwritten";
+                << "a kept descriptor was overwritten";
             /* The headroom is still what the handler wrote */
-            const uint8_t *h = static_cast<const uint8_t*>(m.ptr) - headroom;
+            const uint8_t *h = static_cast<const uint8_t *>(m.ptr) - headroom;
             for (size_t i = 0; i < headroom; ++i) {
                 ASSERT_EQ(0xcc, h[i]) << "headroom byte " << i;
             }
@@ -521,13 +516,13 @@ TEST_P(uct_am, keep_descriptor_with_headroom)
 TEST_P(uct_am, data_alignment)
 {
     static const char *accept_only_tls[] = {NULL};
-    bool check = true;
+    bool check                           = true;
     for (const char **tl = accept_only_tls; *tl != NULL; ++tl) {
         check = check && (res().tl_name != *tl);
     }
 
     const std::vector<std::pair<size_t, size_t>> cases = {
-            {1, 0}, {8, 0}, {64, 0}, {64, 8}, {128, 13}, {256, 100}};
+        {1, 0}, {8, 0}, {64, 0}, {64, 8}, {128, 13}, {256, 100}};
 
     for (const auto &c : cases) {
         SCOPED_TRACE("am_alignment " + std::to_string(c.first) +
@@ -551,9 +546,8 @@ TEST_P(uct_am, data_alignment)
             for (size_t i = 0; check && (i < rec.count()); ++i) {
                 uintptr_t addr = (uintptr_t)rec.at(i).ptr;
                 EXPECT_EQ(0u, (addr + c.second) % c.first)
-                        << "message " << i << " (flags 0x" << std::hex
-                        << rec.at(i).flags << ") delivered at " << std::hex
-                        << addr;
+                    << "message " << i << " (flags 0x" << std::hex
+                    << rec.at(i).flags << ") delivered at " << std::hex << addr;
             }
         }
     }
@@ -564,16 +558,16 @@ TEST_P(uct_am, invalid_alignment_params)
     entity *e = create_entity();
 
     struct bad_case {
-        uint64_t    mask;
-        size_t      alignment, offset;
+        uint64_t mask;
+        size_t alignment, offset;
         const char *text;
     };
     const bad_case cases[] = {
-            {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT, 3, 0, "am_alignment"},
-            {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
-                     UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,
-             64, 64, "am_align_offset"},
-            {UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET, 0, 8, "am_align_offset"}};
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT, 3, 0, "am_alignment"},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+             UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,
+         64, 64, "am_align_offset"},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET, 0, 8, "am_align_offset"}};
 
     for (const bad_case &bc : cases) {
         SCOPED_TRACE(std::string("expecting a complaint about ") + bc.text);
@@ -589,8 +583,8 @@ TEST_P(uct_am, invalid_alignment_params)
 
         uct_iface_h iface = NULL;
         ucs::scoped_log_capture cap;
-        ucs_status_t status = uct_iface_open(e->md(), e->worker(), &params,
-                                             NULL, &iface);
+        ucs_status_t status =
+            uct_iface_open(e->md(), e->worker(), &params, NULL, &iface);
         EXPECT_EQ(UCS_ERR_INVALID_PARAM, status) << ucs_status_string(status);
         EXPECT_TRUE(cap.contains(bc.text));
         if (status == UCS_OK) {
@@ -611,7 +605,7 @@ TEST_P(uct_am, many_messages_in_order)
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
         am_recorder &rec = install_recorder(*p.receiver, AM_ID);
-        bool bcopy = p.sender->has_cap(UCT_IFACE_FLAG_AM_BCOPY);
+        bool bcopy       = p.sender->has_cap(UCT_IFACE_FLAG_AM_BCOPY);
         if (!bcopy && !p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
             GTEST_SKIP() << "no AM short or bcopy";
         }
@@ -641,7 +635,7 @@ TEST_P(uct_am, no_handler_drops_with_one_warning)
 {
     UCT_TEST_INIT_PAIRS();
 
-    std::set<const void*> receivers;
+    std::set<const void *> receivers;
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
         am_recorder &rec = install_recorder(*p.receiver, AM_ID);
@@ -658,12 +652,11 @@ TEST_P(uct_am, no_handler_drops_with_one_warning)
             ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID_NO_HDLR, 1, NULL, 0));
             ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID, 2, NULL, 0));
         } else if (p.sender->has_cap(UCT_IFACE_FLAG_AM_BCOPY)) {
-            size_t length = std::min(sizeof(data),
-                                     p.sender->iface_attr().cap.am.max_bcopy);
+            size_t length =
+                std::min(sizeof(data), p.sender->iface_attr().cap.am.max_bcopy);
             ASSERT_EQ((ssize_t)length,
                       send_bcopy(p.ep, AM_ID_NO_HDLR, &data, length));
-            ASSERT_EQ((ssize_t)length,
-                      send_bcopy(p.ep, AM_ID, &data, length));
+            ASSERT_EQ((ssize_t)length, send_bcopy(p.ep, AM_ID, &data, length));
         } else {
             GTEST_SKIP() << "no AM short or bcopy";
         }
@@ -673,7 +666,7 @@ TEST_P(uct_am, no_handler_drops_with_one_warning)
         EXPECT_EQ(1u, rec.count());
         std::string id_text = "id " + std::to_string(AM_ID_NO_HDLR);
         EXPECT_EQ(1u, count_lines(cap, start, id_text))
-                << "expected exactly one warning naming " << id_text;
+            << "expected exactly one warning naming " << id_text;
     }
 }
 
@@ -689,7 +682,7 @@ TEST_P(uct_am, no_handler_warnings_are_rate_limited)
         if (!p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
             GTEST_SKIP() << "no AM short";
         }
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec    = install_recorder(*p.receiver, AM_ID);
         std::string id_text = "id " + std::to_string(AM_ID_NO_HDLR);
 
         progress_for(1100); /* a receiver shared with another pair */
@@ -706,7 +699,7 @@ TEST_P(uct_am, no_handler_warnings_are_rate_limited)
         ASSERT_EQ(UCS_OK, send_short(p.ep, AM_ID, 0, NULL, 0));
         ASSERT_TRUE(wait_messages(rec, 1, "handled"));
         EXPECT_EQ(1u, count_lines(cap, start, id_text))
-                << "a flood of unhandled messages wrote more than one line";
+            << "a flood of unhandled messages wrote more than one line";
 
         /* After the interval the next one passes and counts the others */
         progress_for(1100);
@@ -716,7 +709,7 @@ TEST_P(uct_am, no_handler_warnings_are_rate_limited)
         EXPECT_EQ(2u, count_lines(cap, start, id_text));
         EXPECT_EQ(1u, count_lines(cap, start,
                                   "(" + std::to_string(count - 1) +
-                                  " similar lines suppressed)"));
+                                      " similar lines suppressed)"));
     }
 }
 
@@ -727,7 +720,7 @@ TEST_P(uct_am, no_handler_warnings_are_rate_limited)
 TEST_P(uct_am, invalid_am_id)
 {
     UCT_TEST_INIT_PAIRS();
-    const uint8_t bad_id = UCT_AM_ID_MAX;
+    const uint8_t bad_id      = UCT_AM_ID_MAX;
     const std::string id_text = std::to_string(bad_id);
 
     for (const pair &p : m_pairs) {
@@ -760,8 +753,7 @@ TEST_P(uct_am, invalid_am_id)
             ucs::scoped_log_capture cap;
             counted_completion comp;
             EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-                      uct_ep_am_zcopy(p.ep, bad_id, NULL, 0, &iov, 1, 0,
-                                      comp));
+                      uct_ep_am_zcopy(p.ep, bad_id, NULL, 0, &iov, 1, 0, comp));
             EXPECT_TRUE(cap.contains(id_text)) << "am_zcopy: no log line";
             EXPECT_EQ(0, comp.calls);
         }
@@ -798,14 +790,14 @@ TEST_P(uct_am, short_too_long)
             EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                       uct_ep_am_short(p.ep, AM_ID, 0, buf.ptr(), length));
             EXPECT_TRUE(cap.contains(std::to_string(length)))
-                    << "am_short: no log line naming length " << length;
+                << "am_short: no log line naming length " << length;
         }
         {
             ucs::scoped_log_capture cap;
             EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                       uct_ep_am_short_iov(p.ep, AM_ID, iov.data(), 2));
             EXPECT_TRUE(cap.contains(std::to_string(length)))
-                    << "am_short_iov: no log line naming length " << length;
+                << "am_short_iov: no log line naming length " << length;
         }
         progress_for(1);
         EXPECT_EQ(0u, rec.count()) << "a rejected message was delivered";
@@ -838,7 +830,7 @@ TEST_P(uct_am, bcopy_pack_too_long)
         ssize_t ret = uct_ep_am_bcopy(p.ep, AM_ID, pack_cb, &arg, 0);
         EXPECT_EQ((ssize_t)UCS_ERR_INVALID_PARAM, ret);
         EXPECT_TRUE(cap.contains(std::to_string(max + 1)))
-                << "no log line naming length " << (max + 1);
+            << "no log line naming length " << (max + 1);
         progress_for(1);
         EXPECT_EQ(0u, rec.count()) << "a refused message was delivered";
     }
@@ -851,7 +843,7 @@ TEST_P(uct_am, zcopy_too_long)
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
         if (attr.cap.am.max_zcopy >= MAX_TEST_SIZE) {
             GTEST_SKIP() << "max_zcopy " << attr.cap.am.max_zcopy
@@ -866,7 +858,7 @@ TEST_P(uct_am, zcopy_too_long)
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, &iov, 1, 0, comp));
         EXPECT_TRUE(cap.contains(std::to_string(length)))
-                << "no log line naming length " << length;
+            << "no log line naming length " << length;
         EXPECT_EQ(0, comp.calls);
         progress_for(1);
         EXPECT_EQ(0u, rec.count()) << "a rejected message was delivered";
@@ -880,7 +872,7 @@ TEST_P(uct_am, zcopy_header_too_long)
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
         if (attr.cap.am.max_hdr >= MAX_TEST_SIZE) {
             GTEST_SKIP() << "max_hdr is too large to exceed in a test";
@@ -892,10 +884,10 @@ TEST_P(uct_am, zcopy_header_too_long)
         counted_completion comp;
         ucs::scoped_log_capture cap;
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-                  uct_ep_am_zcopy(p.ep, AM_ID, hdr.data(), hdr.size(), &iov,
-                                  1, 0, comp));
+                  uct_ep_am_zcopy(p.ep, AM_ID, hdr.data(), hdr.size(), &iov, 1,
+                                  0, comp));
         EXPECT_TRUE(cap.contains(std::to_string(hdr.size())))
-                << "no log line naming header length " << hdr.size();
+            << "no log line naming header length " << hdr.size();
         progress_for(1);
         EXPECT_EQ(0u, rec.count()) << "a rejected message was delivered";
     }
@@ -908,7 +900,7 @@ TEST_P(uct_am, zcopy_too_many_iovs)
 
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
-        am_recorder &rec = install_recorder(*p.receiver, AM_ID);
+        am_recorder &rec             = install_recorder(*p.receiver, AM_ID);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
         if (attr.cap.am.max_iov >= 4096) {
             GTEST_SKIP() << "max_iov is too large to exceed in a test";
@@ -924,9 +916,9 @@ TEST_P(uct_am, zcopy_too_many_iovs)
         std::vector<uct_iov_t> iov = buf.split_iov(iovcnt);
         counted_completion comp;
         ucs::scoped_log_capture cap;
-        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-                  uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, iov.data(), iovcnt,
-                                  0, comp));
+        EXPECT_EQ(
+            UCS_ERR_INVALID_PARAM,
+            uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, iov.data(), iovcnt, 0, comp));
         EXPECT_TRUE(cap.contains("iov")) << "no log line about the iov count";
         progress_for(1);
         EXPECT_EQ(0u, rec.count()) << "a rejected message was delivered";

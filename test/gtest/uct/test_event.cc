@@ -38,11 +38,12 @@ protected:
     ucs_status_t arm_when_idle(entity &e, unsigned events)
     {
         ucs_status_t status = UCS_ERR_BUSY;
-        wait_for([&] {
-                     status = uct_iface_event_arm(e.iface(), events);
-                     return status != UCS_ERR_BUSY;
-                 },
-                 "uct_iface_event_arm to stop returning UCS_ERR_BUSY");
+        wait_for(
+            [&] {
+                status = uct_iface_event_arm(e.iface(), events);
+                return status != UCS_ERR_BUSY;
+            },
+            "uct_iface_event_arm to stop returning UCS_ERR_BUSY");
         return status;
     }
 
@@ -50,24 +51,24 @@ protected:
     {
         if (p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
             return (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_am_short(p.ep, AM_ID, value,
-                                                        NULL, 0);
-                    },
-                    "uct_ep_am_short");
+                [&] {
+                    return (ssize_t)uct_ep_am_short(p.ep, AM_ID, value, NULL,
+                                                    0);
+                },
+                "uct_ep_am_short");
         }
         return (ucs_status_t)retry_no_resource(
-                [&] {
-                    ssize_t ret = uct_ep_am_bcopy(
-                            p.ep, AM_ID,
-                            [](void *dest, void *arg) -> size_t {
-                                memcpy(dest, arg, sizeof(uint64_t));
-                                return sizeof(uint64_t);
-                            },
-                            &value, 0);
-                    return (ret >= 0) ? (ssize_t)UCS_OK : ret;
-                },
-                "uct_ep_am_bcopy");
+            [&] {
+                ssize_t ret = uct_ep_am_bcopy(
+                    p.ep, AM_ID,
+                    [](void *dest, void *arg) -> size_t {
+                        memcpy(dest, arg, sizeof(uint64_t));
+                        return sizeof(uint64_t);
+                    },
+                    &value, 0);
+                return (ret >= 0) ? (ssize_t)UCS_OK : ret;
+            },
+            "uct_ep_am_bcopy");
     }
 };
 
@@ -129,12 +130,11 @@ TEST_P(uct_event, recv_makes_fd_readable)
             /* A message arrives: the fd wakes a sleeper */
             ASSERT_EQ(UCS_OK, send_one(p, round));
             EXPECT_TRUE(wait_readable(fd, (int)(DEFAULT_TIMEOUT * 1000)))
-                    << "event fd not readable after a message was sent";
+                << "event fd not readable after a message was sent";
 
             /* The event is pending: arm refuses, so nobody sleeps on it */
             EXPECT_EQ(UCS_ERR_BUSY,
-                      uct_iface_event_arm(p.receiver->iface(),
-                                          UCT_EVENT_RECV));
+                      uct_iface_event_arm(p.receiver->iface(), UCT_EVENT_RECV));
 
             ASSERT_TRUE(wait_for([&] { return rec.count() == round + 1; },
                                  "the message"));

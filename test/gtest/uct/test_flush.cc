@@ -30,14 +30,14 @@ protected:
                        const std::string &what)
     {
         ucs_status_t status;
-        wait_for([&] {
-                     status = flush();
-                     return (status != UCS_INPROGRESS) &&
-                            (status != UCS_ERR_NO_RESOURCE);
-                 },
-                 what + " without completion to return UCS_OK");
-        EXPECT_EQ(UCS_OK, status) << what << ": "
-                                  << ucs_status_string(status);
+        wait_for(
+            [&] {
+                status = flush();
+                return (status != UCS_INPROGRESS) &&
+                       (status != UCS_ERR_NO_RESOURCE);
+            },
+            what + " without completion to return UCS_OK");
+        EXPECT_EQ(UCS_OK, status) << what << ": " << ucs_status_string(status);
     }
 
     /*
@@ -58,9 +58,9 @@ int uct_flush::post_zcopy(const pair &p, counted_completion &comp,
     bool put = p.sender->has_cap(UCT_IFACE_FLAG_PUT_ZCOPY) &&
                (local.length() >= attr.cap.put.min_zcopy) &&
                (local.length() <= attr.cap.put.max_zcopy);
-    bool am  = p.sender->has_cap(UCT_IFACE_FLAG_AM_ZCOPY) &&
-               (local.length() >= attr.cap.am.min_zcopy) &&
-               (local.length() <= attr.cap.am.max_zcopy);
+    bool am = p.sender->has_cap(UCT_IFACE_FLAG_AM_ZCOPY) &&
+              (local.length() >= attr.cap.am.min_zcopy) &&
+              (local.length() <= attr.cap.am.max_zcopy);
     int in_progress = 0;
 
     if (!put && !am) {
@@ -69,18 +69,16 @@ int uct_flush::post_zcopy(const pair &p, counted_completion &comp,
 
     comp.reset(n + 1);
     for (int i = 0; i < n; ++i) {
-        uct_iov_t iov = local.iov(0, local.length());
+        uct_iov_t iov       = local.iov(0, local.length());
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return put ? (ssize_t)uct_ep_put_zcopy(p.ep, &iov, 1,
-                                                           remote.addr(),
-                                                           remote.rkey(),
-                                                           comp) :
-                                 (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, NULL,
-                                                          0, &iov, 1, 0,
-                                                          comp);
-                },
-                put ? "uct_ep_put_zcopy" : "uct_ep_am_zcopy");
+            [&] {
+                return put ? (ssize_t)uct_ep_put_zcopy(p.ep, &iov, 1,
+                                                       remote.addr(),
+                                                       remote.rkey(), comp)
+                           : (ssize_t)uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0,
+                                                      &iov, 1, 0, comp);
+            },
+            put ? "uct_ep_put_zcopy" : "uct_ep_am_zcopy");
         if (status == UCS_OK) {
             --comp.uct.count;
         } else if (status == UCS_INPROGRESS) {
@@ -102,8 +100,8 @@ TEST_P(uct_flush, iface_flush_idle)
 
     counted_completion comp;
     ucs_status_t status = (ucs_status_t)retry_no_resource(
-            [&] { return (ssize_t)uct_iface_flush(e->iface(), 0, comp); },
-            "uct_iface_flush");
+        [&] { return (ssize_t)uct_iface_flush(e->iface(), 0, comp); },
+        "uct_iface_flush");
     wait_completion(status, comp, "uct_iface_flush with completion");
 }
 
@@ -119,8 +117,7 @@ TEST_P(uct_flush, ep_flush_idle)
 
         counted_completion comp;
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] { return (ssize_t)uct_ep_flush(ep, 0, comp); },
-                "uct_ep_flush");
+            [&] { return (ssize_t)uct_ep_flush(ep, 0, comp); }, "uct_ep_flush");
         wait_completion(status, comp, "uct_ep_flush with completion");
     }
 }
@@ -138,19 +135,18 @@ TEST_P(uct_flush, ep_flush_after_am)
             ssize_t ret;
             if (p.sender->has_cap(UCT_IFACE_FLAG_AM_BCOPY)) {
                 ret = retry_no_resource(
-                        [&] {
-                            return uct_ep_am_bcopy(p.ep, AM_ID, pack_u64, &i,
-                                                   0);
-                        },
-                        "uct_ep_am_bcopy");
+                    [&] {
+                        return uct_ep_am_bcopy(p.ep, AM_ID, pack_u64, &i, 0);
+                    },
+                    "uct_ep_am_bcopy");
                 ASSERT_EQ((ssize_t)sizeof(i), ret);
             } else if (p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
                 ret = retry_no_resource(
-                        [&] {
-                            return (ssize_t)uct_ep_am_short(p.ep, AM_ID, i,
-                                                            NULL, 0);
-                        },
-                        "uct_ep_am_short");
+                    [&] {
+                        return (ssize_t)uct_ep_am_short(p.ep, AM_ID, i, NULL,
+                                                        0);
+                    },
+                    "uct_ep_am_short");
                 ASSERT_EQ(UCS_OK, ret);
             } else {
                 GTEST_SKIP() << "no AM short or bcopy";
@@ -183,8 +179,8 @@ TEST_P(uct_flush, ep_flush_completes_zcopy)
 
         counted_completion fcomp;
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] { return (ssize_t)uct_ep_flush(p.ep, 0, fcomp); },
-                "uct_ep_flush");
+            [&] { return (ssize_t)uct_ep_flush(p.ep, 0, fcomp); },
+            "uct_ep_flush");
         if (status == UCS_INPROGRESS) {
             wait_for([&] { return fcomp.calls > 0; }, "the flush");
         } else {
@@ -194,8 +190,8 @@ TEST_P(uct_flush, ep_flush_completes_zcopy)
         /* When the flush is done, every zcopy is: only the extra share
          * is left, and the callback has not run */
         EXPECT_EQ(1, zcomp.uct.count)
-                << "zcopy ops still outstanding after the flush ("
-                << in_progress << " of " << n << " were in progress)";
+            << "zcopy ops still outstanding after the flush (" << in_progress
+            << " of " << n << " were in progress)";
         EXPECT_EQ(0, zcomp.calls) << "completion ran before count hit 0";
         EXPECT_EQ(UCS_OK, zcomp.uct.status);
         wait_completion(status, fcomp, "uct_ep_flush");
@@ -221,19 +217,18 @@ TEST_P(uct_flush, iface_flush_completes_zcopy)
 
         counted_completion fcomp;
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_iface_flush(p.sender->iface(), 0,
-                                                    fcomp);
-                },
-                "uct_iface_flush");
+            [&] {
+                return (ssize_t)uct_iface_flush(p.sender->iface(), 0, fcomp);
+            },
+            "uct_iface_flush");
         if (status == UCS_INPROGRESS) {
             wait_for([&] { return fcomp.calls > 0; }, "the iface flush");
         } else {
             ASSERT_EQ(UCS_OK, status) << ucs_status_string(status);
         }
         EXPECT_EQ(1, zcomp.uct.count)
-                << "zcopy ops still outstanding after the iface flush ("
-                << in_progress << " of " << n << " were in progress)";
+            << "zcopy ops still outstanding after the iface flush ("
+            << in_progress << " of " << n << " were in progress)";
         EXPECT_EQ(0, zcomp.calls);
         wait_completion(status, fcomp, "uct_iface_flush");
     }
@@ -249,8 +244,8 @@ TEST_P(uct_flush, shared_completion_runs_once)
     int in_progress = 0;
     for (const pair &p : m_pairs) {
         ucs_status_t status = (ucs_status_t)retry_no_resource(
-                [&] { return (ssize_t)uct_ep_flush(p.ep, 0, comp); },
-                "uct_ep_flush");
+            [&] { return (ssize_t)uct_ep_flush(p.ep, 0, comp); },
+            "uct_ep_flush");
         if (status == UCS_OK) {
             --comp.uct.count;
         } else {
@@ -259,11 +254,11 @@ TEST_P(uct_flush, shared_completion_runs_once)
         }
     }
     ucs_status_t status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_iface_flush(m_pairs[0].sender->iface(),
-                                                0, comp);
-            },
-            "uct_iface_flush");
+        [&] {
+            return (ssize_t)uct_iface_flush(m_pairs[0].sender->iface(), 0,
+                                            comp);
+        },
+        "uct_iface_flush");
     if (status == UCS_OK) {
         --comp.uct.count;
     } else {

@@ -42,11 +42,11 @@ extern "C" {
 namespace {
 
 struct net_resource {
-    std::string       component;
-    std::string       tl_name;
-    std::string       dev_name;
+    std::string component;
+    std::string tl_name;
+    std::string dev_name;
     uct_device_type_t dev_type;
-    ucs_sys_device_t  sys_device;
+    ucs_sys_device_t sys_device;
 };
 
 /* A name no device has, different at each call (warnings are given once
@@ -54,8 +54,7 @@ struct net_resource {
 std::string unique_name(const std::string &prefix)
 {
     static unsigned counter = 0;
-    return prefix + std::to_string(getpid()) + "x" +
-           std::to_string(++counter);
+    return prefix + std::to_string(getpid()) + "x" + std::to_string(++counter);
 }
 
 std::string join(const std::set<std::string> &names)
@@ -109,24 +108,21 @@ std::vector<net_resource> query_all_resources(ucs_status_t *status_p = NULL)
                 ADD_FAILURE() << "uct_md_config_read failed";
                 continue;
             }
-            ucs_status_t status = uct_md_open(components[c], md_res.md_name,
-                                              md_config, &md);
+            ucs_status_t status =
+                uct_md_open(components[c], md_res.md_name, md_config, &md);
             uct_config_release(md_config);
             if (status != UCS_OK) {
-                ADD_FAILURE() << "uct_md_open(" << md_res.md_name
-                              << ") failed";
+                ADD_FAILURE() << "uct_md_open(" << md_res.md_name << ") failed";
                 continue;
             }
 
             uct_tl_resource_desc_t *resources;
             unsigned num_resources;
-            status = uct_md_query_tl_resources(md, &resources,
-                                               &num_resources);
+            status = uct_md_query_tl_resources(md, &resources, &num_resources);
             if (status == UCS_OK) {
                 for (unsigned i = 0; i < num_resources; ++i) {
                     out.push_back({attr.name, resources[i].tl_name,
-                                   resources[i].dev_name,
-                                   resources[i].dev_type,
+                                   resources[i].dev_name, resources[i].dev_type,
                                    resources[i].sys_device});
                 }
                 uct_release_tl_resource_list(resources);
@@ -197,8 +193,8 @@ std::map<std::string, if_info> list_interfaces()
     }
     for (struct ifaddrs *ifa = ifaddrs; ifa != NULL; ifa = ifa->ifa_next) {
         if_info &info = out[ifa->ifa_name];
-        info.active   = (ifa->ifa_flags & IFF_UP) &&
-                        (ifa->ifa_flags & IFF_RUNNING);
+        info.active =
+            (ifa->ifa_flags & IFF_UP) && (ifa->ifa_flags & IFF_RUNNING);
         if (ifa->ifa_addr == NULL) {
             continue;
         }
@@ -206,7 +202,7 @@ std::map<std::string, if_info> list_interfaces()
             info.inet = true;
         } else if (ifa->ifa_addr->sa_family == AF_INET6) {
             const struct sockaddr_in6 *sin6 =
-                    (const struct sockaddr_in6*)ifa->ifa_addr;
+                (const struct sockaddr_in6 *)ifa->ifa_addr;
             if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr)) {
                 info.link_local6 = true;
             } else {
@@ -236,8 +232,8 @@ std::vector<uct_tl_device_resource_t> tcp_query_all()
     unsigned num_devices              = 0;
     std::vector<uct_tl_device_resource_t> out;
 
-    ucs_status_t status = uct_tcp_device_query_all(NULL, &devices,
-                                                   &num_devices);
+    ucs_status_t status =
+        uct_tcp_device_query_all(NULL, &devices, &num_devices);
     EXPECT_EQ(UCS_OK, status);
     if (status == UCS_OK) {
         out.assign(devices, devices + num_devices);
@@ -249,9 +245,10 @@ std::vector<uct_tl_device_resource_t> tcp_query_all()
 std::string addr_str(const struct sockaddr_storage &addr)
 {
     char buf[INET6_ADDRSTRLEN] = "";
-    const void *in = (addr.ss_family == AF_INET) ?
-            (const void*)&((const struct sockaddr_in*)&addr)->sin_addr :
-            (const void*)&((const struct sockaddr_in6*)&addr)->sin6_addr;
+    const void *in =
+        (addr.ss_family == AF_INET)
+            ? (const void *)&((const struct sockaddr_in *)&addr)->sin_addr
+            : (const void *)&((const struct sockaddr_in6 *)&addr)->sin6_addr;
     inet_ntop(addr.ss_family, in, buf, sizeof(buf));
     return buf;
 }
@@ -261,11 +258,11 @@ struct sockaddr_storage make_addr(const char *ip)
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof(ss));
     if (strchr(ip, ':') != NULL) {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)&ss;
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
         sin6->sin6_family         = AF_INET6;
         EXPECT_EQ(1, inet_pton(AF_INET6, ip, &sin6->sin6_addr)) << ip;
     } else {
-        struct sockaddr_in *sin = (struct sockaddr_in*)&ss;
+        struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
         sin->sin_family         = AF_INET;
         EXPECT_EQ(1, inet_pton(AF_INET, ip, &sin->sin_addr)) << ip;
     }
@@ -299,7 +296,7 @@ protected:
         ucs::scoped_setenv all("UCX_NET_DEVICES", "all");
         m_baseline = query_all_resources();
         ASSERT_TRUE(net_names(m_baseline).count("lo"))
-                << "the tcp transport does not offer lo";
+            << "the tcp transport does not offer lo";
     }
 
     std::vector<net_resource> m_baseline;
@@ -310,17 +307,17 @@ TEST_F(net_devices, variable_is_registered)
     /* known to the configuration: printed with its value and no
      * unknown-variable warning */
     ucs::scoped_setenv env("UCX_NET_DEVICES", "lo");
-    char *text  = NULL;
-    size_t size = 0;
+    char *text   = NULL;
+    size_t size  = 0;
     FILE *stream = open_memstream(&text, &size);
-    ASSERT_NE((FILE*)NULL, stream);
+    ASSERT_NE((FILE *)NULL, stream);
     ucs_config_parser_print_all_opts(stream, NULL, UCS_CONFIG_PRINT_CONFIG,
                                      NULL);
     fclose(stream);
     std::string printed(text, size);
     free(text);
     EXPECT_NE(std::string::npos, printed.find("UCX_NET_DEVICES=lo\n"))
-            << printed;
+        << printed;
 
     ucs::scoped_setenv typo("UCX_NET_DEVICEZ", "lo");
     ucs::scoped_log_capture capture;
@@ -396,8 +393,7 @@ TEST_F(net_devices, whole_names)
         ucs::scoped_setenv env("UCX_NET_DEVICES", value.c_str());
         ucs::scoped_log_capture capture;
         EXPECT_TRUE(net_names(query_all_resources()).empty()) << value;
-        EXPECT_EQ(other_names(m_baseline),
-                  other_names(query_all_resources()));
+        EXPECT_EQ(other_names(m_baseline), other_names(query_all_resources()));
     }
 }
 
@@ -438,8 +434,8 @@ TEST_F(net_devices, unknown_names_with_negation)
     EXPECT_EQ(expected, net_names(query_all_resources()));
 
     EXPECT_EQ(1u, capture.messages().size() - start);
-    EXPECT_EQ(1u, count_lines(capture, start, "'" + bogus1 + "', '" +
-                                              bogus2 + "' match"));
+    EXPECT_EQ(1u, count_lines(capture, start,
+                              "'" + bogus1 + "', '" + bogus2 + "' match"));
 }
 
 TEST_F(net_devices, known_names_do_not_warn)
@@ -538,8 +534,7 @@ TEST_F(net_devices, tcp_lists_active_interfaces)
  * tcp device layer
  */
 
-class tcp_device : public ucs::test {
-};
+class tcp_device : public ucs::test {};
 
 TEST_F(tcp_device, query_all_matches_interfaces)
 {
@@ -548,7 +543,7 @@ TEST_F(tcp_device, query_all_matches_interfaces)
 
     for (const uct_tl_device_resource_t &dev : devices) {
         EXPECT_TRUE(names.insert(dev.name).second)
-                << dev.name << " listed twice";
+            << dev.name << " listed twice";
         EXPECT_EQ(UCT_DEVICE_TYPE_NET, dev.type) << dev.name;
     }
     EXPECT_EQ(expected_tcp_devices(), names);
@@ -558,8 +553,8 @@ TEST_F(tcp_device, query_all_matches_interfaces)
 TEST_F(tcp_device, sys_device)
 {
     for (const uct_tl_device_resource_t &dev : tcp_query_all()) {
-        std::string link = std::string("/sys/class/net/") + dev.name +
-                           "/device";
+        std::string link =
+            std::string("/sys/class/net/") + dev.name + "/device";
         char path[PATH_MAX];
         if (realpath(link.c_str(), path) == NULL) {
             /* virtual: lo, bridges, veth */
@@ -585,9 +580,8 @@ TEST_F(tcp_device, sys_device)
         }
 
         ASSERT_NE(UCS_SYS_DEVICE_ID_UNKNOWN, dev.sys_device)
-                << dev.name << " at " << path;
-        ASSERT_EQ(UCS_OK, ucs_topo_get_device_bus_id(dev.sys_device,
-                                                     &bus_id));
+            << dev.name << " at " << path;
+        ASSERT_EQ(UCS_OK, ucs_topo_get_device_bus_id(dev.sys_device, &bus_id));
         char bus_str[32];
         snprintf(bus_str, sizeof(bus_str), UCS_SYS_BUS_ID_FMT,
                  UCS_SYS_BUS_ID_ARG(&bus_id));
@@ -611,58 +605,57 @@ TEST_F(tcp_device, get_addr_loopback)
         ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr("lo", inet, 1, &addr));
         EXPECT_EQ(AF_INET, addr.ss_family);
         EXPECT_EQ("127.0.0.1", addr_str(addr));
-        EXPECT_EQ(0, ((struct sockaddr_in*)&addr)->sin_port);
-        EXPECT_TRUE(uct_tcp_sockaddr_is_loopback((struct sockaddr*)&addr));
+        EXPECT_EQ(0, ((struct sockaddr_in *)&addr)->sin_port);
+        EXPECT_TRUE(uct_tcp_sockaddr_is_loopback((struct sockaddr *)&addr));
 
-        ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr("lo", inet_first, 2,
-                                                  &addr));
+        ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr("lo", inet_first, 2, &addr));
         EXPECT_EQ(AF_INET, addr.ss_family);
     }
     if (ifs["lo"].inet6) {
         ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr("lo", inet6, 1, &addr));
         EXPECT_EQ(AF_INET6, addr.ss_family);
         EXPECT_EQ("::1", addr_str(addr));
-        EXPECT_TRUE(uct_tcp_sockaddr_is_loopback((struct sockaddr*)&addr));
+        EXPECT_TRUE(uct_tcp_sockaddr_is_loopback((struct sockaddr *)&addr));
 
-        ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr("lo", inet6_first, 2,
-                                                  &addr));
+        ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr("lo", inet6_first, 2, &addr));
         EXPECT_EQ(AF_INET6, addr.ss_family);
     }
 }
 
 TEST_F(tcp_device, get_addr_every_device)
 {
-    const int inet_first[]  = {AF_INET, AF_INET6};
-    const int inet6_first[] = {AF_INET6, AF_INET};
+    const int inet_first[]             = {AF_INET, AF_INET6};
+    const int inet6_first[]            = {AF_INET6, AF_INET};
     std::map<std::string, if_info> ifs = list_interfaces();
 
     for (const uct_tl_device_resource_t &dev : tcp_query_all()) {
         const if_info &info = ifs[dev.name];
         struct sockaddr_storage addr;
 
-        ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr(dev.name, inet_first, 2,
-                                                  &addr)) << dev.name;
+        ASSERT_EQ(UCS_OK,
+                  uct_tcp_device_get_addr(dev.name, inet_first, 2, &addr))
+            << dev.name;
         EXPECT_EQ(info.inet ? AF_INET : AF_INET6, addr.ss_family) << dev.name;
 
-        ASSERT_EQ(UCS_OK, uct_tcp_device_get_addr(dev.name, inet6_first, 2,
-                                                  &addr)) << dev.name;
-        EXPECT_EQ(info.inet6 ? AF_INET6 : AF_INET, addr.ss_family)
-                << dev.name;
+        ASSERT_EQ(UCS_OK,
+                  uct_tcp_device_get_addr(dev.name, inet6_first, 2, &addr))
+            << dev.name;
+        EXPECT_EQ(info.inet6 ? AF_INET6 : AF_INET, addr.ss_family) << dev.name;
         if (addr.ss_family == AF_INET6) {
             /* link-local addresses need a scope id: never chosen */
             EXPECT_FALSE(IN6_IS_ADDR_LINKLOCAL(
-                    &((struct sockaddr_in6*)&addr)->sin6_addr))
-                    << dev.name << " " << addr_str(addr);
-            EXPECT_EQ(0, ((struct sockaddr_in6*)&addr)->sin6_port);
+                &((struct sockaddr_in6 *)&addr)->sin6_addr))
+                << dev.name << " " << addr_str(addr);
+            EXPECT_EQ(0, ((struct sockaddr_in6 *)&addr)->sin6_port);
         }
     }
 }
 
 TEST_F(tcp_device, get_addr_errors)
 {
-    const int inet[]     = {AF_INET};
-    const int bad[]      = {AF_UNIX};
-    std::string nodev    = unique_name("nodev");
+    const int inet[]  = {AF_INET};
+    const int bad[]   = {AF_UNIX};
+    std::string nodev = unique_name("nodev");
     struct sockaddr_storage addr, orig;
 
     memset(&addr, 0xa5, sizeof(addr));
@@ -693,8 +686,7 @@ TEST_F(tcp_device, parse_af_prio)
     int af[UCT_TCP_AF_PRIO_MAX];
     unsigned num_af;
 
-    ASSERT_EQ(UCS_OK, uct_tcp_device_parse_af_prio("inet,inet6", af,
-                                                   &num_af));
+    ASSERT_EQ(UCS_OK, uct_tcp_device_parse_af_prio("inet,inet6", af, &num_af));
     ASSERT_EQ(2u, num_af);
     EXPECT_EQ(AF_INET, af[0]);
     EXPECT_EQ(AF_INET6, af[1]);
@@ -703,8 +695,8 @@ TEST_F(tcp_device, parse_af_prio)
     ASSERT_EQ(1u, num_af);
     EXPECT_EQ(AF_INET6, af[0]);
 
-    ASSERT_EQ(UCS_OK, uct_tcp_device_parse_af_prio(" INET6 , inet", af,
-                                                   &num_af));
+    ASSERT_EQ(UCS_OK,
+              uct_tcp_device_parse_af_prio(" INET6 , inet", af, &num_af));
     ASSERT_EQ(2u, num_af);
     EXPECT_EQ(AF_INET6, af[0]);
     EXPECT_EQ(AF_INET, af[1]);
@@ -712,15 +704,13 @@ TEST_F(tcp_device, parse_af_prio)
     const struct {
         const char *value;
         const char *message;
-    } bad[] = {
-        {"ipv4,inet6", "unknown address family 'ipv4'"},
-        {"inet,inet6x", "unknown address family 'inet6x'"},
-        {"inet6,inet6", "'inet6' is listed twice"},
-        {"inet,inet6,inet", "'inet' is listed twice"},
-        {"", "empty address family"},
-        {"inet,", "empty address family"},
-        {"inet,,inet6", "empty address family"}
-    };
+    } bad[] = {{"ipv4,inet6", "unknown address family 'ipv4'"},
+               {"inet,inet6x", "unknown address family 'inet6x'"},
+               {"inet6,inet6", "'inet6' is listed twice"},
+               {"inet,inet6,inet", "'inet' is listed twice"},
+               {"", "empty address family"},
+               {"inet,", "empty address family"},
+               {"inet,,inet6", "empty address family"}};
     for (const auto &b : bad) {
         int out[UCT_TCP_AF_PRIO_MAX] = {-7, -7};
         unsigned num_out             = 77;
@@ -728,10 +718,10 @@ TEST_F(tcp_device, parse_af_prio)
         size_t start = capture.messages().size();
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   uct_tcp_device_parse_af_prio(b.value, out, &num_out))
-                << b.value;
+            << b.value;
         EXPECT_EQ(1u, count_lines(capture, start, b.message)) << b.value;
         EXPECT_EQ(1u, count_lines(capture, start, "inet, inet6"))
-                << "accepted names for " << b.value;
+            << "accepted names for " << b.value;
         EXPECT_EQ(-7, out[0]);
         EXPECT_EQ(77u, num_out);
     }
@@ -743,32 +733,29 @@ TEST_F(tcp_device, af_prio_from_names)
     unsigned num_af             = 77;
     char inet[] = "inet", inet6[] = "Inet6", ipx[] = "ipx";
 
-    char *good[] = {inet6, inet};
+    char *good[]                   = {inet6, inet};
     ucs_config_names_array_t names = {good, 2};
-    ASSERT_EQ(UCS_OK, uct_tcp_device_af_prio_from_names(&names, af,
-                                                        &num_af));
+    ASSERT_EQ(UCS_OK, uct_tcp_device_af_prio_from_names(&names, af, &num_af));
     ASSERT_EQ(2u, num_af);
     EXPECT_EQ(AF_INET6, af[0]);
     EXPECT_EQ(AF_INET, af[1]);
 
     const struct {
-        std::vector<char*> names;
-        const char         *message;
-    } bad[] = {
-        {{inet, ipx}, "unknown address family 'ipx' in UCX_TCP_AF_PRIO"},
-        {{inet, inet}, "'inet' is listed twice in UCX_TCP_AF_PRIO"},
-        {{}, "UCX_TCP_AF_PRIO is empty"}
-    };
+        std::vector<char *> names;
+        const char *message;
+    } bad[] = {{{inet, ipx}, "unknown address family 'ipx' in UCX_TCP_AF_PRIO"},
+               {{inet, inet}, "'inet' is listed twice in UCX_TCP_AF_PRIO"},
+               {{}, "UCX_TCP_AF_PRIO is empty"}};
     for (const auto &b : bad) {
         int out[UCT_TCP_AF_PRIO_MAX] = {-7, -7};
         unsigned num_out             = 77;
-        std::vector<char*> list      = b.names;
+        std::vector<char *> list     = b.names;
         ucs_config_names_array_t arr = {list.data(), (unsigned)list.size()};
         ucs::scoped_log_capture capture;
         size_t start = capture.messages().size();
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   uct_tcp_device_af_prio_from_names(&arr, out, &num_out))
-                << b.message;
+            << b.message;
         EXPECT_EQ(1u, count_lines(capture, start, b.message));
         EXPECT_EQ(1u, count_lines(capture, start, "inet, inet6"));
         EXPECT_EQ(-7, out[0]);
@@ -785,8 +772,7 @@ struct af_prio_opts {
 ucs_config_field_t af_prio_table[] = {
     {"AF_PRIO", "inet,inet6", "Address families",
      offsetof(af_prio_opts, af_prio), UCT_TCP_CONFIG_TYPE_AF_PRIO},
-    {NULL}
-};
+    {NULL}};
 
 } // namespace
 
@@ -795,8 +781,8 @@ TEST_F(tcp_device, af_prio_config_type)
     af_prio_opts opts;
     char value[64];
 
-    ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(&opts, af_prio_table,
-                                                  NULL, "NETDEVTEST_", 0));
+    ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(&opts, af_prio_table, NULL,
+                                                  "NETDEVTEST_", 0));
     ASSERT_EQ(2u, opts.af_prio.count);
     EXPECT_EQ(AF_INET, opts.af_prio.af[0]);
     EXPECT_EQ(AF_INET6, opts.af_prio.af[1]);
@@ -805,17 +791,17 @@ TEST_F(tcp_device, af_prio_config_type)
                                                   "AF_PRIO", "inet6"));
     ASSERT_EQ(1u, opts.af_prio.count);
     EXPECT_EQ(AF_INET6, opts.af_prio.af[0]);
-    ASSERT_EQ(UCS_OK, ucs_config_parser_get_value(&opts, af_prio_table,
-                                                  "AF_PRIO", value,
-                                                  sizeof(value)));
+    ASSERT_EQ(UCS_OK,
+              ucs_config_parser_get_value(&opts, af_prio_table, "AF_PRIO",
+                                          value, sizeof(value)));
     EXPECT_STREQ("inet6", value);
 
     {
         ucs::scoped_log_capture capture;
         size_t start = capture.messages().size();
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-                  ucs_config_parser_set_value(&opts, af_prio_table,
-                                              "AF_PRIO", "inet,ipx"));
+                  ucs_config_parser_set_value(&opts, af_prio_table, "AF_PRIO",
+                                              "inet,ipx"));
         EXPECT_EQ(1u, count_lines(capture, start, "'inet,ipx'"));
         EXPECT_EQ(1u, count_lines(capture, start, "inet (IPv4), inet6"));
     }
@@ -824,9 +810,8 @@ TEST_F(tcp_device, af_prio_config_type)
     {
         ucs::scoped_setenv env("UCX_NETDEVTEST_AF_PRIO", "inet6,inet");
         af_prio_opts env_opts;
-        ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(&env_opts,
-                                                      af_prio_table, NULL,
-                                                      "NETDEVTEST_", 0));
+        ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(&env_opts, af_prio_table,
+                                                      NULL, "NETDEVTEST_", 0));
         ASSERT_EQ(2u, env_opts.af_prio.count);
         EXPECT_EQ(AF_INET6, env_opts.af_prio.af[0]);
         EXPECT_EQ(AF_INET, env_opts.af_prio.af[1]);
@@ -853,10 +838,9 @@ TEST_F(tcp_device, estimate)
 
     /* every device: the link speed when the system knows it */
     for (const uct_tl_device_resource_t &dev : tcp_query_all()) {
-        std::string path = std::string("/sys/class/net/") + dev.name +
-                           "/speed";
-        long speed = -1;
-        FILE *f    = fopen(path.c_str(), "r");
+        std::string path = std::string("/sys/class/net/") + dev.name + "/speed";
+        long speed       = -1;
+        FILE *f          = fopen(path.c_str(), "r");
         if (f != NULL) {
             if (fscanf(f, "%ld", &speed) != 1) {
                 speed = -1;
@@ -869,7 +853,7 @@ TEST_F(tcp_device, estimate)
             EXPECT_DOUBLE_EQ(speed * 1e6 / 8, bandwidth) << dev.name;
         } else {
             EXPECT_DOUBLE_EQ(UCT_TCP_DEVICE_NIC_BANDWIDTH, bandwidth)
-                    << dev.name;
+                << dev.name;
         }
     }
 }
@@ -878,25 +862,31 @@ TEST_F(tcp_device, sockaddr_is_loopback)
 {
     const struct {
         const char *ip;
-        int        loopback;
-    } cases[] = {
-        {"127.0.0.1", 1},   {"127.255.3.4", 1},   {"126.0.0.1", 0},
-        {"128.0.0.1", 0},   {"10.1.2.3", 0},      {"0.0.0.0", 0},
-        {"::1", 1},         {"::", 0},            {"::2", 0},
-        {"fe80::1", 0},     {"fd00::2", 0},       {"::ffff:127.0.0.1", 1},
-        {"::ffff:10.0.0.1", 0}
-    };
+        int loopback;
+    } cases[] = {{"127.0.0.1", 1},
+                 {"127.255.3.4", 1},
+                 {"126.0.0.1", 0},
+                 {"128.0.0.1", 0},
+                 {"10.1.2.3", 0},
+                 {"0.0.0.0", 0},
+                 {"::1", 1},
+                 {"::", 0},
+                 {"::2", 0},
+                 {"fe80::1", 0},
+                 {"fd00::2", 0},
+                 {"::ffff:127.0.0.1", 1},
+                 {"::ffff:10.0.0.1", 0}};
     for (const auto &c : cases) {
         struct sockaddr_storage ss = make_addr(c.ip);
         EXPECT_EQ(c.loopback,
-                  uct_tcp_sockaddr_is_loopback((struct sockaddr*)&ss))
-                << c.ip;
+                  uct_tcp_sockaddr_is_loopback((struct sockaddr *)&ss))
+            << c.ip;
     }
 
     struct sockaddr_storage unix_addr;
     memset(&unix_addr, 0, sizeof(unix_addr));
     unix_addr.ss_family = AF_UNIX;
-    EXPECT_EQ(0, uct_tcp_sockaddr_is_loopback((struct sockaddr*)&unix_addr));
+    EXPECT_EQ(0, uct_tcp_sockaddr_is_loopback((struct sockaddr *)&unix_addr));
     EXPECT_EQ(0, uct_tcp_sockaddr_is_loopback(NULL));
 }
 
@@ -931,8 +921,8 @@ protected:
             close(fds[0]);
             std::string report;
             if (unshare(ns_flags) != 0) {
-                report = std::string("SKIP: no new namespace: ") +
-                         strerror(errno);
+                report =
+                    std::string("SKIP: no new namespace: ") + strerror(errno);
             } else {
                 ucs::scoped_log_capture capture; /* reported by body */
                 report = body();
@@ -982,8 +972,8 @@ protected:
         if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
             err = std::string("SIOCGIFFLAGS: ") + strerror(errno);
         } else {
-            ifr.ifr_flags = up ? (ifr.ifr_flags | IFF_UP) :
-                                 (ifr.ifr_flags & ~IFF_UP);
+            ifr.ifr_flags =
+                up ? (ifr.ifr_flags | IFF_UP) : (ifr.ifr_flags & ~IFF_UP);
             if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) {
                 err = std::string("SKIP: SIOCSIFFLAGS: ") + strerror(errno);
             }
@@ -1002,7 +992,7 @@ protected:
         }
         memset(&ifr, 0, sizeof(ifr));
         snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-        struct sockaddr_in *sin = (struct sockaddr_in*)&ifr.ifr_addr;
+        struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
         sin->sin_family         = AF_INET;
         sin->sin_addr.s_addr    = htonl(INADDR_ANY);
         std::string err;
@@ -1032,12 +1022,12 @@ protected:
          * struct ifreq (what valgrind expects of these requests) */
         struct in6_req {
             struct in6_addr addr;
-            uint32_t        prefix_len;
-            int             ifindex;
+            uint32_t prefix_len;
+            int ifindex;
         };
         union {
             struct in6_req r;
-            struct ifreq   pad;
+            struct ifreq pad;
         } u;
         memset(&u, 0, sizeof(u));
         if (inet_pton(AF_INET6, ip, &u.r.addr) != 1) {
@@ -1051,8 +1041,8 @@ protected:
         }
         std::string err;
         if (ioctl(fd, add ? SIOCSIFADDR : SIOCDIFADDR, &u) != 0) {
-            err = std::string("SKIP: ") + (add ? "adding " : "removing ") +
-                  ip + ": " + strerror(errno);
+            err = std::string("SKIP: ") + (add ? "adding " : "removing ") + ip +
+                  ": " + strerror(errno);
         }
         close(fd);
         return err;
@@ -1072,8 +1062,8 @@ protected:
     static int chosen_family(const std::vector<int> &prio)
     {
         struct sockaddr_storage addr;
-        ucs_status_t status = uct_tcp_device_get_addr("lo", prio.data(),
-                                                      prio.size(), &addr);
+        ucs_status_t status =
+            uct_tcp_device_get_addr("lo", prio.data(), prio.size(), &addr);
         return (status == UCS_OK) ? addr.ss_family : (int)status;
     }
 };
@@ -1236,14 +1226,12 @@ TEST_F(tcp_device_ns, estimate_link_speed)
         const char *target = "/sys/class/net/lo/speed";
         const struct {
             const char *speed;
-            double     bandwidth;
-        } cases[] = {
-            {"25000\n", 25000 * 1e6 / 8},
-            {"100\n", 100 * 1e6 / 8},
-            {"-1\n", UCT_TCP_DEVICE_NIC_BANDWIDTH},
-            {"0\n", UCT_TCP_DEVICE_NIC_BANDWIDTH},
-            {"fast\n", UCT_TCP_DEVICE_NIC_BANDWIDTH}
-        };
+            double bandwidth;
+        } cases[] = {{"25000\n", 25000 * 1e6 / 8},
+                     {"100\n", 100 * 1e6 / 8},
+                     {"-1\n", UCT_TCP_DEVICE_NIC_BANDWIDTH},
+                     {"0\n", UCT_TCP_DEVICE_NIC_BANDWIDTH},
+                     {"fast\n", UCT_TCP_DEVICE_NIC_BANDWIDTH}};
         for (const auto &c : cases) {
             char path[] = "/tmp/netdev_speed_XXXXXX";
             int fd      = mkstemp(path);

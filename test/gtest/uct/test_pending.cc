@@ -13,18 +13,18 @@
 
 namespace {
 
-const uint8_t  AM_ID     = 9;
+const uint8_t AM_ID = 9;
 /* Sends tried before deciding the transport never runs out */
 const unsigned MAX_SENDS = 16384;
 const unsigned NUM_REQS  = 8;
 
 struct test_req {
-    uct_pending_req_t    uct;      /* keep first */
-    unsigned             index;
-    uct_ep_h             ep;
-    bool                 bcopy;
-    std::vector<unsigned> *order;  /* indexes dispatched, in order */
-    unsigned             calls;
+    uct_pending_req_t uct; /* keep first */
+    unsigned index;
+    uct_ep_h ep;
+    bool bcopy;
+    std::vector<unsigned> *order; /* indexes dispatched, in order */
+    unsigned calls;
 };
 
 size_t pack_u64(void *dest, void *arg)
@@ -45,10 +45,10 @@ ucs_status_t send_u64(uct_ep_h ep, bool bcopy, uint64_t value)
 
 ucs_status_t pending_send_cb(uct_pending_req_t *self)
 {
-    test_req *req = reinterpret_cast<test_req*>(self);
+    test_req *req = reinterpret_cast<test_req *>(self);
     ++req->calls;
-    ucs_status_t status = send_u64(req->ep, req->bcopy,
-                                   0xf00d000000000000ull | req->index);
+    ucs_status_t status =
+        send_u64(req->ep, req->bcopy, 0xf00d000000000000ull | req->index);
     if (status == UCS_OK) {
         req->order->push_back(req->index);
     }
@@ -67,8 +67,8 @@ struct purge_log {
 
 void purge_cb(uct_pending_req_t *self, void *arg)
 {
-    test_req *req   = reinterpret_cast<test_req*>(self);
-    purge_log *plog = static_cast<purge_log*>(arg);
+    test_req *req   = reinterpret_cast<test_req *>(self);
+    purge_log *plog = static_cast<purge_log *>(arg);
     plog->order.push_back(req->index);
 }
 
@@ -92,8 +92,8 @@ protected:
                 return i;
             }
             if (status != UCS_OK) {
-                ADD_FAILURE() << "send " << i << " failed: "
-                              << ucs_status_string(status);
+                ADD_FAILURE()
+                    << "send " << i << " failed: " << ucs_status_string(status);
                 return MAX_SENDS;
             }
         }
@@ -127,9 +127,10 @@ bool uct_pending::exhaust_and_queue(const pair &p, std::vector<test_req> &reqs,
      * async thread): then exhaust again, a few times at most */
     for (int attempt = 0; attempt < 10; ++attempt) {
         if (exhaust(p) == MAX_SENDS) {
-            why = p.sender->res().tl_name + " never returned "
-                  "UCS_ERR_NO_RESOURCE in " + std::to_string(MAX_SENDS) +
-                  " sends";
+            why = p.sender->res().tl_name +
+                  " never returned "
+                  "UCS_ERR_NO_RESOURCE in " +
+                  std::to_string(MAX_SENDS) + " sends";
             return false;
         }
         ucs_status_t status = uct_ep_pending_add(p.ep, &reqs[0].uct, 0);
@@ -140,7 +141,7 @@ bool uct_pending::exhaust_and_queue(const pair &p, std::vector<test_req> &reqs,
         for (unsigned i = 1; i < NUM_REQS; ++i) {
             /* Something is queued: later adds must queue behind it */
             EXPECT_EQ(UCS_OK, uct_ep_pending_add(p.ep, &reqs[i].uct, 0))
-                    << "request " << i;
+                << "request " << i;
         }
         return true;
     }
@@ -163,17 +164,14 @@ TEST_P(uct_pending, add_busy_when_resources_free)
 
         /* One message through, everything flushed: resources are free */
         ASSERT_EQ(UCS_OK, (ucs_status_t)retry_no_resource(
-                                  [&] {
-                                      return (ssize_t)send_u64(p.ep, bcopy,
-                                                               1);
-                                  },
-                                  "send"));
+                              [&] { return (ssize_t)send_u64(p.ep, bcopy, 1); },
+                              "send"));
         flush_ep(*p.sender, p.ep);
         wait_for([&] { return rec.count() == 1; }, "the message");
 
         uct_pending_req_t req;
         memset(&req, 0, sizeof(req));
-        req.func = pending_never_cb;
+        req.func            = pending_never_cb;
         ucs_status_t status = uct_ep_pending_add(p.ep, &req, 0);
         EXPECT_EQ(UCS_ERR_BUSY, status) << ucs_status_string(status);
         if (status == UCS_OK) {
@@ -225,17 +223,18 @@ TEST_P(uct_pending, dispatch_in_order)
         /* The receiver sees the pending messages last, in order */
         flush_ep(*p.sender, p.ep);
         size_t total = 0;
-        wait_for([&] {
-                     total = rec.count();
-                     if (total < NUM_REQS) {
-                         return false;
-                     }
-                     am_recorder::message m = rec.at(total - 1);
-                     uint64_t v;
-                     memcpy(&v, m.data.data(), sizeof(v));
-                     return v == (0xf00d000000000000ull | (NUM_REQS - 1));
-                 },
-                 "the last pending message at the receiver");
+        wait_for(
+            [&] {
+                total = rec.count();
+                if (total < NUM_REQS) {
+                    return false;
+                }
+                am_recorder::message m = rec.at(total - 1);
+                uint64_t v;
+                memcpy(&v, m.data.data(), sizeof(v));
+                return v == (0xf00d000000000000ull | (NUM_REQS - 1));
+            },
+            "the last pending message at the receiver");
         for (unsigned i = 0; i < NUM_REQS; ++i) {
             uint64_t v;
             am_recorder::message m = rec.at(total - NUM_REQS + i);

@@ -14,16 +14,16 @@ extern "C" {
 namespace {
 
 struct pending_req {
-    uct_pending_req_t   super;
-    int                 ep;
-    int                 seq;
-    std::vector<int>    *log;
-    int                 *budget; /* sends left before NO_RESOURCE */
+    uct_pending_req_t super;
+    int ep;
+    int seq;
+    std::vector<int> *log;
+    int *budget; /* sends left before NO_RESOURCE */
 };
 
 ucs_status_t pending_run(uct_pending_req_t *self)
 {
-    pending_req *req = reinterpret_cast<pending_req*>(self);
+    pending_req *req = reinterpret_cast<pending_req *>(self);
 
     if (*req->budget == 0) {
         return UCS_ERR_NO_RESOURCE;
@@ -35,8 +35,8 @@ ucs_status_t pending_run(uct_pending_req_t *self)
 
 void purge_cb(uct_pending_req_t *self, void *arg)
 {
-    pending_req *req = reinterpret_cast<pending_req*>(self);
-    static_cast<std::vector<int>*>(arg)->push_back(req->ep * 100 + req->seq);
+    pending_req *req = reinterpret_cast<pending_req *>(self);
+    static_cast<std::vector<int> *>(arg)->push_back(req->ep * 100 + req->seq);
 }
 
 class uct_pending_queue : public ucs::test {
@@ -75,8 +75,7 @@ protected:
 
     void dispatch()
     {
-        ucs_arbiter_dispatch(&m_arbiter, 1, uct_pending_req_dispatch_cb,
-                             NULL);
+        ucs_arbiter_dispatch(&m_arbiter, 1, uct_pending_req_dispatch_cb, NULL);
     }
 
     virtual ~uct_pending_queue()
@@ -86,15 +85,16 @@ protected:
         }
     }
 
-    static const int           NUM_EPS = 3;
-    ucs_arbiter_t              m_arbiter;
-    ucs_arbiter_group_t        m_groups[NUM_EPS];
-    std::vector<pending_req*>  m_reqs;
-    std::vector<int>           m_log;
-    int                        m_budget = 1000;
+    static const int NUM_EPS = 3;
+    ucs_arbiter_t m_arbiter;
+    ucs_arbiter_group_t m_groups[NUM_EPS];
+    std::vector<pending_req *> m_reqs;
+    std::vector<int> m_log;
+    int m_budget = 1000;
 };
 
-TEST_F(uct_pending_queue, in_order_per_ep_round_robin_across) {
+TEST_F(uct_pending_queue, in_order_per_ep_round_robin_across)
+{
     push(0, 3);
     push(1, 2);
     push(2, 1);
@@ -106,7 +106,8 @@ TEST_F(uct_pending_queue, in_order_per_ep_round_robin_across) {
     EXPECT_EQ(expected, m_log);
 }
 
-TEST_F(uct_pending_queue, stops_on_no_resource_and_resumes) {
+TEST_F(uct_pending_queue, stops_on_no_resource_and_resumes)
+{
     push(0, 2);
     push(1, 2);
     m_budget = 1;
@@ -124,7 +125,8 @@ TEST_F(uct_pending_queue, stops_on_no_resource_and_resumes) {
     EXPECT_EQ(100, m_log[1]);
 }
 
-TEST_F(uct_pending_queue, desched_on_no_resource_leaves_others_running) {
+TEST_F(uct_pending_queue, desched_on_no_resource_leaves_others_running)
+{
     int ep0_budget = 0; /* endpoint 0 is out of its own resources */
     push(0, 2);
     push(1, 2);
@@ -155,7 +157,8 @@ TEST_F(uct_pending_queue, desched_on_no_resource_leaves_others_running) {
     EXPECT_EQ(expected, m_log);
 }
 
-TEST_F(uct_pending_queue, purge_calls_back_each_unsent_request) {
+TEST_F(uct_pending_queue, purge_calls_back_each_unsent_request)
+{
     std::vector<int> purged;
 
     push(0, 3);
@@ -173,7 +176,8 @@ TEST_F(uct_pending_queue, purge_calls_back_each_unsent_request) {
     EXPECT_EQ(100, m_log[0]);
 }
 
-TEST_F(uct_pending_queue, purge_without_callback) {
+TEST_F(uct_pending_queue, purge_without_callback)
+{
     push(2, 2);
     uct_pending_queue_purge(&m_arbiter, &m_groups[2], NULL, NULL);
     EXPECT_TRUE(ucs_arbiter_group_is_empty(&m_groups[2]));

@@ -41,26 +41,26 @@ std::vector<size_t> iov_counts(size_t max_iov, size_t length)
 
 struct pack_arg {
     const void *buffer;
-    size_t     length;
-    size_t     ret;
+    size_t length;
+    size_t ret;
 };
 
 size_t pack_cb(void *dest, void *arg)
 {
-    pack_arg *pa = static_cast<pack_arg*>(arg);
+    pack_arg *pa = static_cast<pack_arg *>(arg);
     memcpy(dest, pa->buffer, pa->length);
     return pa->ret;
 }
 
 struct unpack_arg {
-    void   *buffer;
+    void *buffer;
     size_t length;
     size_t calls;
 };
 
 void unpack_cb(void *arg, const void *data, size_t length)
 {
-    unpack_arg *ua = static_cast<unpack_arg*>(arg);
+    unpack_arg *ua = static_cast<unpack_arg *>(arg);
     ++ua->calls;
     memcpy(ua->buffer, data, std::min(length, ua->length));
     ua->length = length; /* what the transport said */
@@ -90,7 +90,10 @@ template <typename T> T atomic_result(uct_atomic_op_t op, T old, T value)
 template <typename T> struct atomic_api;
 
 template <> struct atomic_api<uint32_t> {
-    static const char *name() { return "atomic32"; }
+    static const char *name()
+    {
+        return "atomic32";
+    }
     static uint64_t post_flags(const uct_iface_attr_t &a)
     {
         return a.cap.atomic32.op_flags;
@@ -116,12 +119,21 @@ template <> struct atomic_api<uint32_t> {
     {
         return uct_ep_atomic_cswap32(ep, cmp, swap, ra, rk, r, c);
     }
-    static uint32_t initial() { return 0x9abcdef0u; }
-    static uint32_t operand() { return 0x0ff0f00fu; }
+    static uint32_t initial()
+    {
+        return 0x9abcdef0u;
+    }
+    static uint32_t operand()
+    {
+        return 0x0ff0f00fu;
+    }
 };
 
 template <> struct atomic_api<uint64_t> {
-    static const char *name() { return "atomic64"; }
+    static const char *name()
+    {
+        return "atomic64";
+    }
     static uint64_t post_flags(const uct_iface_attr_t &a)
     {
         return a.cap.atomic64.op_flags;
@@ -147,8 +159,14 @@ template <> struct atomic_api<uint64_t> {
     {
         return uct_ep_atomic_cswap64(ep, cmp, swap, ra, rk, r, c);
     }
-    static uint64_t initial() { return 0x123456789abcdef0ull; }
-    static uint64_t operand() { return 0x0ff0f00ff0f00ff0ull; }
+    static uint64_t initial()
+    {
+        return 0x123456789abcdef0ull;
+    }
+    static uint64_t operand()
+    {
+        return 0x0ff0f00ff0f00ff0ull;
+    }
 };
 
 } // namespace
@@ -158,8 +176,7 @@ protected:
     typedef uct_test::mapped_buffer mapped_buffer;
 
     /* After a put: flush and wait for the target to hold the pattern. */
-    void check_remote(const pair &p, const mapped_buffer &remote,
-                      uint64_t seed)
+    void check_remote(const pair &p, const mapped_buffer &remote, uint64_t seed)
     {
         flush_ep(*p.sender, p.ep);
         wait_for([&] { return remote.pattern_matches(seed); },
@@ -172,11 +189,12 @@ protected:
                      uint64_t seed)
     {
         flush_ep(*p.sender, p.ep);
-        wait_for([&] {
-                     return mapped_buffer::pattern_mismatch(buffer, length,
-                                                            seed) == length;
-                 },
-                 "the get data locally");
+        wait_for(
+            [&] {
+                return mapped_buffer::pattern_mismatch(buffer, length, seed) ==
+                       length;
+            },
+            "the get data locally");
         size_t i = mapped_buffer::pattern_mismatch(buffer, length, seed);
         EXPECT_EQ(length, i) << "get data differs at byte " << i;
     }
@@ -191,9 +209,9 @@ protected:
                            T expected, const std::string &what)
     {
         flush_ep(*p.sender, p.ep);
-        wait_for([&] { return *(volatile T*)remote.ptr() == expected; },
+        wait_for([&] { return *(volatile T *)remote.ptr() == expected; },
                  what + " result at the target");
-        EXPECT_EQ(expected, *(volatile T*)remote.ptr()) << what;
+        EXPECT_EQ(expected, *(volatile T *)remote.ptr()) << what;
     }
 };
 
@@ -217,12 +235,12 @@ TEST_P(uct_rma, put_short)
             mapped_buffer::pattern_fill(local.data(), length, ++seed);
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_put_short(
-                                p.ep, local.data(), length, remote.addr(),
-                                remote.rkey());
-                    },
-                    "uct_ep_put_short");
+                [&] {
+                    return (ssize_t)uct_ep_put_short(p.ep, local.data(), length,
+                                                     remote.addr(),
+                                                     remote.rkey());
+                },
+                "uct_ep_put_short");
             ASSERT_EQ(UCS_OK, status) << ucs_status_string(status);
             check_remote(p, remote, seed);
         }
@@ -246,13 +264,13 @@ TEST_P(uct_rma, put_bcopy)
             pack_arg arg = {local.data(), length, length};
 
             ssize_t packed = retry_no_resource(
-                    [&] {
-                        return uct_ep_put_bcopy(p.ep, pack_cb, &arg,
-                                                remote.addr(), remote.rkey());
-                    },
-                    "uct_ep_put_bcopy");
+                [&] {
+                    return uct_ep_put_bcopy(p.ep, pack_cb, &arg, remote.addr(),
+                                            remote.rkey());
+                },
+                "uct_ep_put_bcopy");
             ASSERT_EQ((ssize_t)length, packed)
-                    << "put_bcopy must return the packed length";
+                << "put_bcopy must return the packed length";
             check_remote(p, remote, seed);
         }
     }
@@ -273,8 +291,8 @@ TEST_P(uct_rma, put_zcopy)
         for (size_t length :
              rma_sizes(attr.cap.put.min_zcopy, attr.cap.put.max_zcopy)) {
             for (size_t iovcnt : iov_counts(max_iov, length)) {
-                SCOPED_TRACE("length " + std::to_string(length) +
-                             " iovcnt " + std::to_string(iovcnt));
+                SCOPED_TRACE("length " + std::to_string(length) + " iovcnt " +
+                             std::to_string(iovcnt));
                 mapped_buffer local(length, *p.sender);
                 mapped_buffer remote(length, *p.receiver);
                 local.pattern_fill(++seed);
@@ -282,12 +300,12 @@ TEST_P(uct_rma, put_zcopy)
                 counted_completion comp;
 
                 ucs_status_t status = (ucs_status_t)retry_no_resource(
-                        [&] {
-                            return (ssize_t)uct_ep_put_zcopy(
-                                    p.ep, iov.data(), iovcnt, remote.addr(),
-                                    remote.rkey(), comp);
-                        },
-                        "uct_ep_put_zcopy");
+                    [&] {
+                        return (ssize_t)uct_ep_put_zcopy(p.ep, iov.data(),
+                                                         iovcnt, remote.addr(),
+                                                         remote.rkey(), comp);
+                    },
+                    "uct_ep_put_zcopy");
                 wait_completion(status, comp, "uct_ep_put_zcopy");
                 check_remote(p, remote, seed);
             }
@@ -315,12 +333,12 @@ TEST_P(uct_rma, get_short)
             remote.pattern_fill(++seed);
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_get_short(
-                                p.ep, local.data(), length, remote.addr(),
-                                remote.rkey());
-                    },
-                    "uct_ep_get_short");
+                [&] {
+                    return (ssize_t)uct_ep_get_short(p.ep, local.data(), length,
+                                                     remote.addr(),
+                                                     remote.rkey());
+                },
+                "uct_ep_get_short");
             ASSERT_EQ(UCS_OK, status) << ucs_status_string(status);
             check_local(p, local.data(), length, seed);
             EXPECT_EQ(0, local[length]) << "get_short wrote past the end";
@@ -346,12 +364,12 @@ TEST_P(uct_rma, get_bcopy)
             counted_completion comp;
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_get_bcopy(
-                                p.ep, unpack_cb, &arg, length, remote.addr(),
-                                remote.rkey(), comp);
-                    },
-                    "uct_ep_get_bcopy");
+                [&] {
+                    return (ssize_t)uct_ep_get_bcopy(p.ep, unpack_cb, &arg,
+                                                     length, remote.addr(),
+                                                     remote.rkey(), comp);
+                },
+                "uct_ep_get_bcopy");
             wait_completion(status, comp, "uct_ep_get_bcopy");
             EXPECT_EQ(1u, arg.calls) << "unpack callback calls";
             EXPECT_EQ(length, arg.length) << "unpack callback length";
@@ -375,8 +393,8 @@ TEST_P(uct_rma, get_zcopy)
         for (size_t length :
              rma_sizes(attr.cap.get.min_zcopy, attr.cap.get.max_zcopy)) {
             for (size_t iovcnt : iov_counts(max_iov, length)) {
-                SCOPED_TRACE("length " + std::to_string(length) +
-                             " iovcnt " + std::to_string(iovcnt));
+                SCOPED_TRACE("length " + std::to_string(length) + " iovcnt " +
+                             std::to_string(iovcnt));
                 mapped_buffer local(length, *p.sender);
                 mapped_buffer remote(length, *p.receiver);
                 remote.pattern_fill(++seed);
@@ -384,12 +402,12 @@ TEST_P(uct_rma, get_zcopy)
                 counted_completion comp;
 
                 ucs_status_t status = (ucs_status_t)retry_no_resource(
-                        [&] {
-                            return (ssize_t)uct_ep_get_zcopy(
-                                    p.ep, iov.data(), iovcnt, remote.addr(),
-                                    remote.rkey(), comp);
-                        },
-                        "uct_ep_get_zcopy");
+                    [&] {
+                        return (ssize_t)uct_ep_get_zcopy(p.ep, iov.data(),
+                                                         iovcnt, remote.addr(),
+                                                         remote.rkey(), comp);
+                    },
+                    "uct_ep_get_zcopy");
                 wait_completion(status, comp, "uct_ep_get_zcopy");
                 check_local(p, local.ptr(), length, seed);
                 local.check_guard();
@@ -409,7 +427,7 @@ TEST_P(uct_rma, short_and_bcopy_too_long)
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        bool tested = false;
+        bool tested                  = false;
 
         if (p.sender->has_cap(UCT_IFACE_FLAG_PUT_SHORT) &&
             (attr.cap.put.max_short < MAX_TEST_SIZE)) {
@@ -421,7 +439,7 @@ TEST_P(uct_rma, short_and_bcopy_too_long)
                       uct_ep_put_short(p.ep, local.data(), length,
                                        remote.addr(), remote.rkey()));
             EXPECT_TRUE(cap.contains(std::to_string(length)))
-                    << "put_short: no log line naming length " << length;
+                << "put_short: no log line naming length " << length;
             tested = true;
         }
         if (p.sender->has_cap(UCT_IFACE_FLAG_GET_SHORT) &&
@@ -434,7 +452,7 @@ TEST_P(uct_rma, short_and_bcopy_too_long)
                       uct_ep_get_short(p.ep, local.data(), length,
                                        remote.addr(), remote.rkey()));
             EXPECT_TRUE(cap.contains(std::to_string(length)))
-                    << "get_short: no log line naming length " << length;
+                << "get_short: no log line naming length " << length;
             tested = true;
         }
         if (p.sender->has_cap(UCT_IFACE_FLAG_GET_BCOPY) &&
@@ -449,7 +467,7 @@ TEST_P(uct_rma, short_and_bcopy_too_long)
                       uct_ep_get_bcopy(p.ep, unpack_cb, &arg, length,
                                        remote.addr(), remote.rkey(), comp));
             EXPECT_TRUE(cap.contains(std::to_string(length)))
-                    << "get_bcopy: no log line naming length " << length;
+                << "get_bcopy: no log line naming length " << length;
             EXPECT_EQ(0u, arg.calls);
             EXPECT_EQ(0, comp.calls);
             tested = true;
@@ -467,12 +485,12 @@ TEST_P(uct_rma, zcopy_too_many_iovs)
     for (const pair &p : m_pairs) {
         SCOPED_TRACE(p.name);
         const uct_iface_attr_t &attr = p.sender->iface_attr();
-        bool tested = false;
+        bool tested                  = false;
 
         struct {
-            uint64_t                  flag;
+            uint64_t flag;
             const uct_iface_op_caps_t caps;
-            bool                      put;
+            bool put;
         } modes[] = {{UCT_IFACE_FLAG_PUT_ZCOPY,
                       {attr.cap.put.max_short, attr.cap.put.max_bcopy,
                        attr.cap.put.min_zcopy, attr.cap.put.max_zcopy, 0, 0,
@@ -499,15 +517,13 @@ TEST_P(uct_rma, zcopy_too_many_iovs)
             counted_completion comp;
             ucs::scoped_log_capture cap;
             ucs_status_t status =
-                    m.put ? uct_ep_put_zcopy(p.ep, iov.data(), iovcnt,
-                                             remote.addr(), remote.rkey(),
-                                             comp) :
-                            uct_ep_get_zcopy(p.ep, iov.data(), iovcnt,
-                                             remote.addr(), remote.rkey(),
-                                             comp);
+                m.put ? uct_ep_put_zcopy(p.ep, iov.data(), iovcnt,
+                                         remote.addr(), remote.rkey(), comp)
+                      : uct_ep_get_zcopy(p.ep, iov.data(), iovcnt,
+                                         remote.addr(), remote.rkey(), comp);
             EXPECT_EQ(UCS_ERR_INVALID_PARAM, status)
-                    << (m.put ? "put" : "get") << "_zcopy with " << iovcnt
-                    << " iovs: " << ucs_status_string(status);
+                << (m.put ? "put" : "get") << "_zcopy with " << iovcnt
+                << " iovs: " << ucs_status_string(status);
             EXPECT_TRUE(cap.contains("iov")) << "no log line about the iovs";
             EXPECT_EQ(0, comp.calls);
             tested = true;
@@ -534,20 +550,19 @@ template <typename T> void uct_rma::test_atomic_post()
             if (!(flags & UCS_BIT(op))) {
                 continue;
             }
-            std::string what = std::string(api::name()) + "_post " +
-                               atomic_op_names[op];
+            std::string what =
+                std::string(api::name()) + "_post " + atomic_op_names[op];
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
-            *(T*)remote.ptr() = api::initial();
+            *(T *)remote.ptr() = api::initial();
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)api::post(p.ep, (uct_atomic_op_t)op,
-                                                  api::operand(),
-                                                  remote.addr(),
-                                                  remote.rkey());
-                    },
-                    what);
+                [&] {
+                    return (ssize_t)api::post(p.ep, (uct_atomic_op_t)op,
+                                              api::operand(), remote.addr(),
+                                              remote.rkey());
+                },
+                what);
             ASSERT_EQ(UCS_OK, status) << ucs_status_string(status);
             check_remote_word<T>(p, remote,
                                  atomic_result<T>((uct_atomic_op_t)op,
@@ -575,22 +590,21 @@ template <typename T> void uct_rma::test_atomic_fetch()
             if (!(flags & UCS_BIT(op))) {
                 continue;
             }
-            std::string what = std::string(api::name()) + "_fetch " +
-                               atomic_op_names[op];
+            std::string what =
+                std::string(api::name()) + "_fetch " + atomic_op_names[op];
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
-            *(T*)remote.ptr() = api::initial();
-            T result          = (T)0xdeadbeefdeadbeefull;
+            *(T *)remote.ptr() = api::initial();
+            T result           = (T)0xdeadbeefdeadbeefull;
             counted_completion comp;
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)api::fetch(p.ep, (uct_atomic_op_t)op,
-                                                   api::operand(), &result,
-                                                   remote.addr(),
-                                                   remote.rkey(), comp);
-                    },
-                    what);
+                [&] {
+                    return (ssize_t)api::fetch(
+                        p.ep, (uct_atomic_op_t)op, api::operand(), &result,
+                        remote.addr(), remote.rkey(), comp);
+                },
+                what);
             wait_completion(status, comp, what);
             EXPECT_EQ(api::initial(), result) << what << ": fetched value";
             check_remote_word<T>(p, remote,
@@ -623,20 +637,19 @@ template <typename T> void uct_rma::test_atomic_cswap()
                                (match ? "matching" : "not matching");
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
-            *(T*)remote.ptr() = api::initial();
-            T compare         = match ? api::initial() : api::initial() + 1;
-            T swap            = api::operand();
-            T result          = 0;
+            *(T *)remote.ptr() = api::initial();
+            T compare          = match ? api::initial() : api::initial() + 1;
+            T swap             = api::operand();
+            T result           = 0;
             counted_completion comp;
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)api::cswap(p.ep, compare, swap,
-                                                   remote.addr(),
-                                                   remote.rkey(), &result,
-                                                   comp);
-                    },
-                    what);
+                [&] {
+                    return (ssize_t)api::cswap(p.ep, compare, swap,
+                                               remote.addr(), remote.rkey(),
+                                               &result, comp);
+                },
+                what);
             wait_completion(status, comp, what);
             EXPECT_EQ(api::initial(), result) << what << ": fetched value";
             check_remote_word<T>(p, remote, match ? swap : api::initial(),

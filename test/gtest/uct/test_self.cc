@@ -12,43 +12,42 @@
 
 namespace {
 
-typedef uct_test::entity        entity;
+typedef uct_test::entity entity;
 typedef uct_test::entity_params entity_params;
 
 const uint8_t AM_ID = 3;
 
 struct delivery {
     uintptr_t addr;
-    size_t    length;
-    uint64_t  header;
+    size_t length;
+    uint64_t header;
     std::vector<uint8_t> payload;
 };
 
-ucs_status_t record_am_cb(void *arg, void *data, size_t length,
-                          unsigned flags)
+ucs_status_t record_am_cb(void *arg, void *data, size_t length, unsigned flags)
 {
     delivery d;
 
     d.addr   = (uintptr_t)data;
     d.length = length;
     memcpy(&d.header, data, sizeof(d.header));
-    d.payload.assign((const uint8_t*)data + sizeof(d.header),
-                     (const uint8_t*)data + length);
-    static_cast<std::vector<delivery>*>(arg)->push_back(d);
+    d.payload.assign((const uint8_t *)data + sizeof(d.header),
+                     (const uint8_t *)data + length);
+    static_cast<std::vector<delivery> *>(arg)->push_back(d);
     return UCS_OK;
 }
 
 struct trace_record {
     uct_am_trace_type_t type;
-    uint8_t             id;
-    size_t              length;
+    uint8_t id;
+    size_t length;
 };
 
 void record_tracer(void *arg, uct_am_trace_type_t type, uint8_t id,
                    const void *data, size_t length, char *buffer, size_t max)
 {
-    static_cast<std::vector<trace_record>*>(arg)->push_back(
-            {type, id, length});
+    static_cast<std::vector<trace_record> *>(arg)->push_back(
+        {type, id, length});
     if (max > 0) {
         buffer[0] = '\0';
     }
@@ -69,9 +68,9 @@ protected:
     }
 };
 
-#define UCT_SELF_REQUIRE(_r) \
-    const resource *_r = self_resource(); \
-    if (_r == NULL) { \
+#define UCT_SELF_REQUIRE(_r)                 \
+    const resource *_r = self_resource();    \
+    if (_r == NULL) {                        \
         GTEST_SKIP() << "no self transport"; \
     }
 
@@ -121,8 +120,7 @@ TEST_F(uct_self, am_short_tracer_sees_every_message)
                                               &traced));
 
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, 10, NULL, 0));
-    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, 11, payload,
-                                      sizeof(payload)));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, 11, payload, sizeof(payload)));
     ASSERT_EQ(2u, traced.size());
     EXPECT_EQ(UCT_AM_TRACE_TYPE_RECV, traced[0].type);
     EXPECT_EQ(AM_ID, traced[0].id);
@@ -147,8 +145,8 @@ TEST_F(uct_self, am_short_tracer_sees_every_message)
 TEST_F(uct_self, am_short_alignment_on_both_paths)
 {
     UCT_SELF_REQUIRE(r);
-    const size_t cases[][2] = {{1, 0}, {8, 0}, {16, 0}, {32, 0}, {16, 4},
-                               {64, 0}, {128, 3}};
+    const size_t cases[][2] = {{1, 0},  {8, 0},  {16, 0}, {32, 0},
+                               {16, 4}, {64, 0}, {128, 3}};
     uint8_t payload[56];
 
     for (size_t i = 0; i < sizeof(payload); ++i) {
@@ -168,20 +166,19 @@ TEST_F(uct_self, am_short_alignment_on_both_paths)
 
         uct_ep_h ep = sender.connect_to(receiver);
         ASSERT_NE(nullptr, ep);
-        ASSERT_EQ(UCS_OK, receiver.set_am_handler(AM_ID, record_am_cb,
-                                                  &got));
+        ASSERT_EQ(UCS_OK, receiver.set_am_handler(AM_ID, record_am_cb, &got));
         for (unsigned length : {0u, 1u, 20u, 56u, 100u}) {
-            ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, length, payload,
-                                              ucs_min(length,
-                                                      sizeof(payload))));
+            ASSERT_EQ(UCS_OK,
+                      uct_ep_am_short(ep, AM_ID, length, payload,
+                                      ucs_min(length, sizeof(payload))));
         }
         ASSERT_EQ(5u, got.size());
         for (const delivery &d : got) {
             EXPECT_EQ(0u, (d.addr + c[1]) % c[0]) << "length " << d.length;
             EXPECT_EQ(sizeof(uint64_t) + ucs_min(d.header, sizeof(payload)),
                       d.length);
-            EXPECT_TRUE(std::equal(d.payload.begin(), d.payload.end(),
-                                   payload)) << "length " << d.length;
+            EXPECT_TRUE(std::equal(d.payload.begin(), d.payload.end(), payload))
+                << "length " << d.length;
         }
         sender.destroy_eps();
     }

@@ -13,7 +13,7 @@
 
 namespace {
 
-typedef uct_test::entity        entity;
+typedef uct_test::entity entity;
 typedef uct_test::entity_params entity_params;
 typedef uct_test::mapped_buffer mapped_buffer;
 
@@ -25,8 +25,7 @@ size_t pack_nothing(void *dest, void *arg)
 }
 
 void unpack_nothing(void *arg, const void *data, size_t length)
-{
-}
+{}
 
 ucs_status_t pending_cb(uct_pending_req_t *self)
 {
@@ -35,7 +34,7 @@ ucs_status_t pending_cb(uct_pending_req_t *self)
 
 ucs_status_t count_am_cb(void *arg, void *data, size_t length, unsigned flags)
 {
-    ++*static_cast<unsigned*>(arg);
+    ++*static_cast<unsigned *>(arg);
     return UCS_OK;
 }
 
@@ -61,11 +60,11 @@ protected:
     }
 
     /* Progresses @a entities until @a cond or 10 s (failure). */
-    bool wait_for(const std::vector<entity*> &entities,
+    bool wait_for(const std::vector<entity *> &entities,
                   const std::function<bool()> &cond)
     {
-        auto timeout  = std::chrono::seconds(
-                ucs::running_on_valgrind() ? 50 : 10);
+        auto timeout =
+            std::chrono::seconds(ucs::running_on_valgrind() ? 50 : 10);
         auto deadline = std::chrono::steady_clock::now() + timeout;
         while (!cond()) {
             if (std::chrono::steady_clock::now() > deadline) {
@@ -79,13 +78,13 @@ protected:
         return true;
     }
 
-    void test_mem_alloc(uct_alloc_method_t method, size_t length,
-                        bool may_fail, uct_md_h md);
+    void test_mem_alloc(uct_alloc_method_t method, size_t length, bool may_fail,
+                        uct_md_h md);
 };
 
-#define UCT_API_REQUIRE_RESOURCE(_r) \
-    const resource *_r = any_resource(); \
-    if (_r == NULL) { \
+#define UCT_API_REQUIRE_RESOURCE(_r)                    \
+    const resource *_r = any_resource();                \
+    if (_r == NULL) {                                   \
         GTEST_SKIP() << "no transport resource at all"; \
     }
 
@@ -144,9 +143,8 @@ TEST_F(uct_api, iface_config_read_unknown_tl)
     uct_iface_config_t *config = NULL;
 
     ucs::scoped_log_capture cap;
-    EXPECT_EQ(UCS_ERR_NO_DEVICE,
-              uct_md_iface_config_read(e.md(), "no_such_tl", NULL, NULL,
-                                       &config));
+    EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_md_iface_config_read(e.md(), "no_such_tl",
+                                                          NULL, NULL, &config));
     EXPECT_TRUE(cap.contains("no_such_tl"));
     EXPECT_EQ(nullptr, config);
 }
@@ -160,11 +158,11 @@ protected:
     {
         uct_iface_h iface = NULL;
         ucs::scoped_log_capture cap;
-        ucs_status_t status = uct_iface_open(e.md(), e.worker(), params, NULL,
-                                             &iface);
+        ucs_status_t status =
+            uct_iface_open(e.md(), e.worker(), params, NULL, &iface);
         EXPECT_EQ(expected, status) << ucs_status_string(status);
-        EXPECT_TRUE(cap.contains(text)) << "no log line containing '" << text
-                                        << "'";
+        EXPECT_TRUE(cap.contains(text))
+            << "no log line containing '" << text << "'";
         EXPECT_EQ(nullptr, iface) << "iface_p set on failure";
         if (status == UCS_OK) {
             uct_iface_close(iface);
@@ -175,8 +173,8 @@ protected:
     {
         uct_iface_params_t params;
         memset(&params, 0, sizeof(params));
-        params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                            UCT_IFACE_PARAM_FIELD_DEVICE;
+        params.field_mask =
+            UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
         params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
         params.mode.device.tl_name  = tl;
         params.mode.device.dev_name = dev;
@@ -188,8 +186,8 @@ TEST_F(uct_api_iface_open, unknown_transport)
 {
     UCT_API_REQUIRE_RESOURCE(r);
     entity e(*r, entity_params());
-    uct_iface_params_t params = device_params("no_such_tl",
-                                              r->dev_name.c_str());
+    uct_iface_params_t params =
+        device_params("no_such_tl", r->dev_name.c_str());
     expect_open_fails(e, &params, UCS_ERR_NO_DEVICE, "no_such_tl");
 }
 
@@ -197,8 +195,8 @@ TEST_F(uct_api_iface_open, unknown_device)
 {
     UCT_API_REQUIRE_RESOURCE(r);
     entity e(*r, entity_params());
-    uct_iface_params_t params = device_params(r->tl_name.c_str(),
-                                              "no_such_dev");
+    uct_iface_params_t params =
+        device_params(r->tl_name.c_str(), "no_such_dev");
     expect_open_fails(e, &params, UCS_ERR_NO_DEVICE, "no_such_dev");
 }
 
@@ -213,8 +211,8 @@ TEST_F(uct_api_iface_open, no_open_mode)
 {
     UCT_API_REQUIRE_RESOURCE(r);
     entity e(*r, entity_params());
-    uct_iface_params_t params = device_params(r->tl_name.c_str(),
-                                              r->dev_name.c_str());
+    uct_iface_params_t params =
+        device_params(r->tl_name.c_str(), r->dev_name.c_str());
     params.field_mask &= ~(uint64_t)UCT_IFACE_PARAM_FIELD_OPEN_MODE;
     expect_open_fails(e, &params, UCS_ERR_INVALID_PARAM, "open_mode");
 }
@@ -252,15 +250,15 @@ TEST_F(uct_api, config_get_modify)
     uct_iface_config_t *config;
     char value[256];
 
-    ASSERT_EQ(UCS_OK, uct_md_iface_config_read(e.md(), r->tl_name.c_str(),
-                                               NULL, NULL, &config));
+    ASSERT_EQ(UCS_OK, uct_md_iface_config_read(e.md(), r->tl_name.c_str(), NULL,
+                                               NULL, &config));
 
     /* Known names round-trip */
-    EXPECT_EQ(UCS_OK, uct_config_get(config, "MAX_NUM_EPS", value,
-                                     sizeof(value)));
+    EXPECT_EQ(UCS_OK,
+              uct_config_get(config, "MAX_NUM_EPS", value, sizeof(value)));
     EXPECT_EQ(UCS_OK, uct_config_modify(config, "MAX_NUM_EPS", "100"));
-    EXPECT_EQ(UCS_OK, uct_config_get(config, "MAX_NUM_EPS", value,
-                                     sizeof(value)));
+    EXPECT_EQ(UCS_OK,
+              uct_config_get(config, "MAX_NUM_EPS", value, sizeof(value)));
     EXPECT_STREQ("100", value);
 
     EXPECT_EQ(UCS_OK, uct_config_modify(config, "ALLOC", "heap,mmap"));
@@ -270,8 +268,8 @@ TEST_F(uct_api, config_get_modify)
     /* Unknown names */
     {
         ucs::scoped_log_capture cap;
-        EXPECT_EQ(UCS_ERR_NO_ELEM, uct_config_get(config, "NO_SUCH_VAR",
-                                                  value, sizeof(value)));
+        EXPECT_EQ(UCS_ERR_NO_ELEM,
+                  uct_config_get(config, "NO_SUCH_VAR", value, sizeof(value)));
         EXPECT_EQ(UCS_ERR_NO_ELEM,
                   uct_config_modify(config, "NO_SUCH_VAR", "1"));
     }
@@ -283,21 +281,21 @@ TEST_F(uct_api, config_get_modify)
                   uct_config_modify(config, "MAX_NUM_EPS", "lots"));
         EXPECT_TRUE(cap.contains("lots")) << "no error line naming the value";
     }
-    EXPECT_EQ(UCS_OK, uct_config_get(config, "MAX_NUM_EPS", value,
-                                     sizeof(value)));
+    EXPECT_EQ(UCS_OK,
+              uct_config_get(config, "MAX_NUM_EPS", value, sizeof(value)));
     EXPECT_STREQ("100", value);
 
     /* The modified config takes effect */
     uct_iface_params_t params;
     memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = r->tl_name.c_str();
     params.mode.device.dev_name = r->dev_name.c_str();
     uct_iface_h iface;
-    ASSERT_EQ(UCS_OK, uct_iface_open(e.md(), e.worker(), &params, config,
-                                     &iface));
+    ASSERT_EQ(UCS_OK,
+              uct_iface_open(e.md(), e.worker(), &params, config, &iface));
     uct_config_release(config);
 
     uct_iface_attr_t attr;
@@ -324,15 +322,15 @@ void uct_api::test_mem_alloc(uct_alloc_method_t method, size_t length,
     uct_allocated_memory_t mem;
 
     memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags      = UCT_MD_MEM_ACCESS_ALL |
-                        (may_fail ? UCT_MD_MEM_FLAG_HIDE_ERRORS : 0);
-    params.name       = "gtest";
+    params.field_mask =
+        UCT_MEM_ALLOC_PARAM_FIELD_FLAGS | UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+    params.flags =
+        UCT_MD_MEM_ACCESS_ALL | (may_fail ? UCT_MD_MEM_FLAG_HIDE_ERRORS : 0);
+    params.name = "gtest";
     if (md != NULL) {
         params.field_mask |= UCT_MEM_ALLOC_PARAM_FIELD_MDS;
-        params.mds.mds     = &md;
-        params.mds.count   = 1;
+        params.mds.mds   = &md;
+        params.mds.count = 1;
     }
 
     ucs_status_t status = uct_mem_alloc(length, &method, 1, &params, &mem);
@@ -408,14 +406,12 @@ TEST_F(uct_api, mem_alloc_bad_args)
     memset(&params, 0, sizeof(params));
 
     ucs::scoped_log_capture cap;
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_mem_alloc(0, &method, 1, &params,
-                                                   &mem));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_mem_alloc(64, NULL, 1, &params,
-                                                   &mem));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_mem_alloc(64, &method, 0, &params,
-                                                   &mem));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_mem_alloc(64, &method, 1, NULL,
-                                                   &mem));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_mem_alloc(0, &method, 1, &params, &mem));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_mem_alloc(64, NULL, 1, &params, &mem));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_mem_alloc(64, &method, 0, &params, &mem));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_mem_alloc(64, &method, 1, NULL, &mem));
     EXPECT_TRUE(cap.contains("uct_mem_alloc"));
 }
 
@@ -432,9 +428,9 @@ TEST_F(uct_api, iface_mem_alloc)
         uct_allocated_memory_t mem;
         const size_t length = 65536;
 
-        ASSERT_EQ(UCS_OK, uct_iface_mem_alloc(e.iface(), length,
-                                              UCT_MD_MEM_ACCESS_ALL, "gtest",
-                                              &mem));
+        ASSERT_EQ(UCS_OK,
+                  uct_iface_mem_alloc(e.iface(), length, UCT_MD_MEM_ACCESS_ALL,
+                                      "gtest", &mem));
         ASSERT_NE(nullptr, mem.address);
         EXPECT_GE(mem.length, length);
         if (*alloc != '\0') {
@@ -442,7 +438,7 @@ TEST_F(uct_api, iface_mem_alloc)
         }
         if (e.md_attr().cap.flags & (UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC)) {
             EXPECT_TRUE(mem.memh != UCT_MEM_HANDLE_NULL)
-                    << "iface memory not registered with the md";
+                << "iface memory not registered with the md";
         }
         memset(mem.address, 0x3c, length);
         uct_iface_mem_free(&mem);
@@ -456,15 +452,15 @@ TEST_F(uct_api, iface_mem_alloc)
 namespace {
 
 struct progress_state {
-    unsigned           calls;
-    bool               unregister_self;
-    uct_worker_h       worker;
+    unsigned calls;
+    bool unregister_self;
+    uct_worker_h worker;
     uct_worker_cb_id_t id;
 };
 
 unsigned progress_cb(void *arg)
 {
-    progress_state *s = static_cast<progress_state*>(arg);
+    progress_state *s = static_cast<progress_state *>(arg);
     ++s->calls;
     if (s->unregister_self) {
         uct_worker_progress_unregister_safe(s->worker, &s->id);
@@ -477,8 +473,7 @@ unsigned progress_cb(void *arg)
 TEST_F(uct_api, worker_progress_register_safe)
 {
     uct_worker_h worker;
-    ASSERT_EQ(UCS_OK, uct_worker_create(NULL, UCS_THREAD_MODE_SINGLE,
-                                        &worker));
+    ASSERT_EQ(UCS_OK, uct_worker_create(NULL, UCS_THREAD_MODE_SINGLE, &worker));
 
     progress_state a = {0, false, worker, UCS_CALLBACKQ_ID_NULL};
     progress_state b = {0, true, worker, UCS_CALLBACKQ_ID_NULL};
@@ -562,15 +557,15 @@ TEST_F(uct_api, unsupported_ops_return_unsupported)
         uint64_t caps                = attr.cap.flags;
         unsigned checked             = 0;
 
-#define EXPECT_UNSUPPORTED(_flag_set, _call) \
-    if (!(_flag_set)) { \
-        ssize_t _ret = (ssize_t)(_call); \
-        EXPECT_EQ((ssize_t)UCS_ERR_UNSUPPORTED, _ret) \
-                << #_call << " returned " \
-                << ((_ret < 0) ? ucs_status_string((ucs_status_t)_ret) : \
-                                 std::to_string(_ret).c_str()) \
-                << " without the capability"; \
-        ++checked; \
+#define EXPECT_UNSUPPORTED(_flag_set, _call)                       \
+    if (!(_flag_set)) {                                            \
+        ssize_t _ret = (ssize_t)(_call);                           \
+        EXPECT_EQ((ssize_t)UCS_ERR_UNSUPPORTED, _ret)              \
+            << #_call << " returned "                              \
+            << ((_ret < 0) ? ucs_status_string((ucs_status_t)_ret) \
+                           : std::to_string(_ret).c_str())         \
+            << " without the capability";                          \
+        ++checked;                                                 \
     }
 
         /* Interface calls */
@@ -602,52 +597,51 @@ TEST_F(uct_api, unsupported_ops_return_unsupported)
                            uct_ep_am_short_iov(ep, AM_ID, &iov, 1));
         EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_AM_BCOPY,
                            uct_ep_am_bcopy(ep, AM_ID, pack_nothing, NULL, 0));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_AM_ZCOPY,
-                           uct_ep_am_zcopy(ep, AM_ID, NULL, 0, &iov, 1, 0,
-                                           comp));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_PUT_SHORT,
-                           uct_ep_put_short(ep, small, 8, buf.addr(),
-                                            buf.rkey()));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_PUT_BCOPY,
-                           uct_ep_put_bcopy(ep, pack_nothing, NULL,
-                                            buf.addr(), buf.rkey()));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_PUT_ZCOPY,
-                           uct_ep_put_zcopy(ep, &iov, 1, buf.addr(),
-                                            buf.rkey(), comp));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_GET_SHORT,
-                           uct_ep_get_short(ep, small, 8, buf.addr(),
-                                            buf.rkey()));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_AM_ZCOPY,
+            uct_ep_am_zcopy(ep, AM_ID, NULL, 0, &iov, 1, 0, comp));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_PUT_SHORT,
+            uct_ep_put_short(ep, small, 8, buf.addr(), buf.rkey()));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_PUT_BCOPY,
+            uct_ep_put_bcopy(ep, pack_nothing, NULL, buf.addr(), buf.rkey()));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_PUT_ZCOPY,
+            uct_ep_put_zcopy(ep, &iov, 1, buf.addr(), buf.rkey(), comp));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_GET_SHORT,
+            uct_ep_get_short(ep, small, 8, buf.addr(), buf.rkey()));
         EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_GET_BCOPY,
                            uct_ep_get_bcopy(ep, unpack_nothing, NULL, 8,
                                             buf.addr(), buf.rkey(), comp));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_GET_ZCOPY,
-                           uct_ep_get_zcopy(ep, &iov, 1, buf.addr(),
-                                            buf.rkey(), comp));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_GET_ZCOPY,
+            uct_ep_get_zcopy(ep, &iov, 1, buf.addr(), buf.rkey(), comp));
         EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_PENDING,
                            uct_ep_pending_add(ep, &req, 0));
         EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_EP_CHECK,
                            uct_ep_check(ep, 0, NULL));
 
         std::vector<char> ep_addr(std::max<size_t>(attr.ep_addr_len, 1));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_CONNECT_TO_EP,
-                           uct_ep_get_address(ep,
-                                              (uct_ep_addr_t*)ep_addr.data()));
-        EXPECT_UNSUPPORTED(caps & UCT_IFACE_FLAG_CONNECT_TO_EP,
-                           uct_ep_connect_to_ep(
-                                   ep,
-                                   (const uct_device_addr_t*)
-                                           e.dev_addr().data(),
-                                   (const uct_ep_addr_t*)ep_addr.data()));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_CONNECT_TO_EP,
+            uct_ep_get_address(ep, (uct_ep_addr_t *)ep_addr.data()));
+        EXPECT_UNSUPPORTED(
+            caps & UCT_IFACE_FLAG_CONNECT_TO_EP,
+            uct_ep_connect_to_ep(ep,
+                                 (const uct_device_addr_t *)e.dev_addr().data(),
+                                 (const uct_ep_addr_t *)ep_addr.data()));
 
         for (int op = UCT_ATOMIC_OP_ADD; op < UCT_ATOMIC_OP_CSWAP; ++op) {
             SCOPED_TRACE("atomic op " + std::to_string(op));
             uct_atomic_op_t aop = (uct_atomic_op_t)op;
-            EXPECT_UNSUPPORTED(attr.cap.atomic32.op_flags & UCS_BIT(op),
-                               uct_ep_atomic32_post(ep, aop, 1, buf.addr(),
-                                                    buf.rkey()));
-            EXPECT_UNSUPPORTED(attr.cap.atomic64.op_flags & UCS_BIT(op),
-                               uct_ep_atomic64_post(ep, aop, 1, buf.addr(),
-                                                    buf.rkey()));
+            EXPECT_UNSUPPORTED(
+                attr.cap.atomic32.op_flags & UCS_BIT(op),
+                uct_ep_atomic32_post(ep, aop, 1, buf.addr(), buf.rkey()));
+            EXPECT_UNSUPPORTED(
+                attr.cap.atomic64.op_flags & UCS_BIT(op),
+                uct_ep_atomic64_post(ep, aop, 1, buf.addr(), buf.rkey()));
             EXPECT_UNSUPPORTED(attr.cap.atomic32.fop_flags & UCS_BIT(op),
                                uct_ep_atomic32_fetch(ep, aop, 1, &r32,
                                                      buf.addr(), buf.rkey(),
@@ -658,18 +652,17 @@ TEST_F(uct_api, unsupported_ops_return_unsupported)
                                                      comp));
         }
         EXPECT_UNSUPPORTED(attr.cap.atomic32.fop_flags &
-                                   UCS_BIT(UCT_ATOMIC_OP_CSWAP),
+                               UCS_BIT(UCT_ATOMIC_OP_CSWAP),
                            uct_ep_atomic_cswap32(ep, 0, 1, buf.addr(),
                                                  buf.rkey(), &r32, comp));
         EXPECT_UNSUPPORTED(attr.cap.atomic64.fop_flags &
-                                   UCS_BIT(UCT_ATOMIC_OP_CSWAP),
+                               UCS_BIT(UCT_ATOMIC_OP_CSWAP),
                            uct_ep_atomic_cswap64(ep, 0, 1, buf.addr(),
                                                  buf.rkey(), &r64, comp));
 #undef EXPECT_UNSUPPORTED
 
         EXPECT_EQ(0, comp.calls) << "an unsupported op ran the completion";
-        RecordProperty(r.test_name + "_unsupported_ops_checked",
-                       (int)checked);
+        RecordProperty(r.test_name + "_unsupported_ops_checked", (int)checked);
         e.destroy_eps();
     }
 }

@@ -7,7 +7,7 @@
  * (ucs/vfs/vfs.h).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h" /* ENABLE_STATS */
+#include "config.h" /* ENABLE_STATS */
 #endif
 
 #include "uct_test.h"
@@ -32,7 +32,7 @@ const uint8_t AM_ID = 5;
 
 void collect_name(const char *name, void *arg)
 {
-    static_cast<std::vector<std::string>*>(arg)->push_back(name);
+    static_cast<std::vector<std::string> *>(arg)->push_back(name);
 }
 
 /* Entries of a directory, sorted; empty when it does not exist */
@@ -128,7 +128,7 @@ uint64_t to_u64(const std::string &s)
 /* bcopy pack callback: the bytes of the std::string @a arg */
 size_t pack_string(void *dest, void *arg)
 {
-    const std::string *data = static_cast<const std::string*>(arg);
+    const std::string *data = static_cast<const std::string *>(arg);
     memcpy(dest, data->data(), data->size());
     return data->size();
 }
@@ -141,8 +141,7 @@ protected:
 
     static std::string worker_dir(const entity &e)
     {
-        return "/uct/worker/" +
-               std::to_string(uct_worker_priv(e.worker())->id);
+        return "/uct/worker/" + std::to_string(uct_worker_priv(e.worker())->id);
     }
 
     /* Each entity has its own worker with its one interface */
@@ -150,8 +149,8 @@ protected:
     {
         std::vector<std::string> ifaces = vfs_list(worker_dir(e) + "/iface");
         EXPECT_EQ(1u, ifaces.size()) << worker_dir(e);
-        return ifaces.empty() ? std::string("/none") :
-                                worker_dir(e) + "/iface/" + ifaces[0];
+        return ifaces.empty() ? std::string("/none")
+                              : worker_dir(e) + "/iface/" + ifaces[0];
     }
 
     static std::vector<std::string> ep_dirs(const entity &e)
@@ -207,10 +206,9 @@ protected:
         memcpy(arg, data, length);
     }
 
-    static ucs_status_t err_handler(void *arg, uct_ep_h ep,
-                                    ucs_status_t status)
+    static ucs_status_t err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
     {
-        ++*static_cast<int*>(arg);
+        ++*static_cast<int *>(arg);
         return UCS_OK;
     }
 };
@@ -226,23 +224,22 @@ uint64_t uct_vfs::send_ams(const pair &p, unsigned count, size_t short_len,
     for (unsigned i = 0; i < count; ++i) {
         if (p.sender->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
             ssize_t ret = retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_am_short(p.ep, AM_ID, i,
-                                                        payload.data(),
-                                                        short_len);
-                    },
-                    "uct_ep_am_short");
+                [&] {
+                    return (ssize_t)uct_ep_am_short(p.ep, AM_ID, i,
+                                                    payload.data(), short_len);
+                },
+                "uct_ep_am_short");
             EXPECT_EQ(UCS_OK, ret);
             bytes += sizeof(uint64_t) + short_len;
             ++*num_msgs;
         }
         if (p.sender->has_cap(UCT_IFACE_FLAG_AM_BCOPY)) {
             ssize_t ret = retry_no_resource(
-                    [&] {
-                        return uct_ep_am_bcopy(p.ep, AM_ID, pack_string,
-                                               &bcopy_data, 0);
-                    },
-                    "uct_ep_am_bcopy");
+                [&] {
+                    return uct_ep_am_bcopy(p.ep, AM_ID, pack_string,
+                                           &bcopy_data, 0);
+                },
+                "uct_ep_am_bcopy");
             EXPECT_EQ((ssize_t)bcopy_len, ret);
             bytes += bcopy_len;
             ++*num_msgs;
@@ -251,8 +248,9 @@ uint64_t uct_vfs::send_ams(const pair &p, unsigned count, size_t short_len,
     return bytes;
 }
 
-TEST_P(uct_vfs, component_dir) {
-    entity *e = create_entity();
+TEST_P(uct_vfs, component_dir)
+{
+    entity *e       = create_entity();
     std::string dir = "/uct/component/" + res().component_name;
 
     ASSERT_TRUE(vfs_is_dir(dir)) << dir;
@@ -262,8 +260,9 @@ TEST_P(uct_vfs, component_dir) {
     (void)e;
 }
 
-TEST_P(uct_vfs, worker_dir) {
-    entity *e = create_entity();
+TEST_P(uct_vfs, worker_dir)
+{
+    entity *e       = create_entity();
     std::string dir = worker_dir(*e);
 
     ASSERT_TRUE(vfs_is_dir(dir)) << dir;
@@ -271,8 +270,9 @@ TEST_P(uct_vfs, worker_dir) {
     EXPECT_EQ("1\n", vfs_read(dir + "/num_ifaces"));
 }
 
-TEST_P(uct_vfs, iface_dir_shows_the_iface) {
-    entity *e = create_entity();
+TEST_P(uct_vfs, iface_dir_shows_the_iface)
+{
+    entity *e                    = create_entity();
     const uct_iface_attr_t &attr = e->iface_attr();
     std::string dir              = iface_dir(*e);
 
@@ -281,18 +281,21 @@ TEST_P(uct_vfs, iface_dir_shows_the_iface) {
 
     std::string caps = vfs_read(dir + "/capabilities");
     EXPECT_EQ(e->has_cap(UCT_IFACE_FLAG_AM_SHORT), has_line(caps, "am_short"))
-            << caps;
+        << caps;
     EXPECT_EQ(e->has_cap(UCT_IFACE_FLAG_AM_BCOPY), has_line(caps, "am_bcopy"))
-            << caps;
-    EXPECT_EQ(e->has_cap(UCT_IFACE_FLAG_PUT_SHORT),
-              has_line(caps, "put_short")) << caps;
+        << caps;
+    EXPECT_EQ(e->has_cap(UCT_IFACE_FLAG_PUT_SHORT), has_line(caps, "put_short"))
+        << caps;
     EXPECT_EQ(e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_IFACE),
-              has_line(caps, "connect_to_iface")) << caps;
+              has_line(caps, "connect_to_iface"))
+        << caps;
     EXPECT_EQ(e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_EP),
-              has_line(caps, "connect_to_ep")) << caps;
+              has_line(caps, "connect_to_ep"))
+        << caps;
     /* one flag per line, every set bit named */
     EXPECT_EQ((size_t)__builtin_popcountll(attr.cap.flags),
-              split_lines(caps).size()) << caps;
+              split_lines(caps).size())
+        << caps;
 
     if (e->has_cap(UCT_IFACE_FLAG_AM_SHORT)) {
         EXPECT_EQ(attr.cap.am.max_short,
@@ -313,7 +316,7 @@ TEST_P(uct_vfs, iface_dir_shows_the_iface) {
         std::string suffix = ":" + std::to_string(ntohs(port)) + "\n";
         ASSERT_GE(address.size(), suffix.size()) << address;
         EXPECT_EQ(suffix, address.substr(address.size() - suffix.size()))
-                << address;
+            << address;
     }
 
     EXPECT_EQ("0\n", vfs_read(dir + "/num_eps"));
@@ -321,8 +324,9 @@ TEST_P(uct_vfs, iface_dir_shows_the_iface) {
     EXPECT_TRUE(vfs_exists(dir + "/counters"));
 }
 
-TEST_P(uct_vfs, memory_domain_link_resolves_to_the_md) {
-    entity *e = create_entity();
+TEST_P(uct_vfs, memory_domain_link_resolves_to_the_md)
+{
+    entity *e          = create_entity();
     std::string md_dir = vfs_resolve_link(iface_dir(*e) + "/memory_domain");
     std::string prefix = "/uct/md/" + res().md_name;
 
@@ -338,7 +342,8 @@ TEST_P(uct_vfs, memory_domain_link_resolves_to_the_md) {
               vfs_resolve_link(md_dir + "/component"));
 }
 
-TEST_P(uct_vfs, md_dirs_are_unique_and_go_with_the_md) {
+TEST_P(uct_vfs, md_dirs_are_unique_and_go_with_the_md)
+{
     uct_component_h component = find_component(res().component_name);
     ASSERT_NE(nullptr, component);
     std::vector<std::string> before = vfs_list("/uct/md");
@@ -346,10 +351,10 @@ TEST_P(uct_vfs, md_dirs_are_unique_and_go_with_the_md) {
     uct_md_config_t *config;
     ASSERT_EQ(UCS_OK, uct_md_config_read(component, NULL, NULL, &config));
     uct_md_h md1, md2;
-    ASSERT_EQ(UCS_OK, uct_md_open(component, res().md_name.c_str(), config,
-                                  &md1));
-    ASSERT_EQ(UCS_OK, uct_md_open(component, res().md_name.c_str(), config,
-                                  &md2));
+    ASSERT_EQ(UCS_OK,
+              uct_md_open(component, res().md_name.c_str(), config, &md1));
+    ASSERT_EQ(UCS_OK,
+              uct_md_open(component, res().md_name.c_str(), config, &md2));
     uct_config_release(config);
 
     std::vector<std::string> with_two = vfs_list("/uct/md");
@@ -367,8 +372,9 @@ TEST_P(uct_vfs, md_dirs_are_unique_and_go_with_the_md) {
     EXPECT_EQ(before, vfs_list("/uct/md"));
 }
 
-TEST_P(uct_vfs, iface_dir_goes_with_the_iface) {
-    entity *e = create_entity();
+TEST_P(uct_vfs, iface_dir_goes_with_the_iface)
+{
+    entity *e        = create_entity();
     std::string wdir = worker_dir(*e);
     std::string dir  = iface_dir(*e);
 
@@ -378,8 +384,9 @@ TEST_P(uct_vfs, iface_dir_goes_with_the_iface) {
     EXPECT_FALSE(vfs_exists(wdir)) << wdir;
 }
 
-TEST_P(uct_vfs, am_handlers_lists_the_ids_set) {
-    entity *e = create_entity();
+TEST_P(uct_vfs, am_handlers_lists_the_ids_set)
+{
+    entity *e        = create_entity();
     std::string file = iface_dir(*e) + "/am_handlers";
 
     EXPECT_EQ("", vfs_read(file));
@@ -391,15 +398,16 @@ TEST_P(uct_vfs, am_handlers_lists_the_ids_set) {
     EXPECT_EQ(0u, lines[1].find("17 ")) << lines[1];
 }
 
-TEST_P(uct_vfs, ep_dirs_come_and_go_with_eps) {
+TEST_P(uct_vfs, ep_dirs_come_and_go_with_eps)
+{
     UCT_TEST_INIT_PAIRS(entity_params(), false);
-    const pair &p = m_pairs.at(0);
+    const pair &p                = m_pairs.at(0);
     std::vector<std::string> eps = ep_dirs(*p.sender);
 
     ASSERT_EQ(1u, eps.size());
     std::string dir = iface_dir(*p.sender) + "/ep/" + eps[0];
-    for (const char *name : {"peer", "state", "tx_queue", "pending",
-                             "last_error"}) {
+    for (const char *name :
+         {"peer", "state", "tx_queue", "pending", "last_error"}) {
         EXPECT_TRUE(vfs_exists(dir + "/" + name)) << dir << "/" << name;
     }
     EXPECT_EQ("none\n", vfs_read(dir + "/last_error"));
@@ -418,9 +426,10 @@ TEST_P(uct_vfs, ep_dirs_come_and_go_with_eps) {
     EXPECT_EQ(eps, ep_dirs(*p.sender));
 }
 
-TEST_P(uct_vfs, ep_state_after_traffic) {
+TEST_P(uct_vfs, ep_state_after_traffic)
+{
     UCT_TEST_INIT_PAIRS(entity_params(), false);
-    const pair &p = m_pairs.at(0);
+    const pair &p    = m_pairs.at(0);
     am_recorder &rec = install_recorder(*p.receiver, AM_ID);
     uint64_t num_msgs;
 
@@ -437,15 +446,19 @@ TEST_P(uct_vfs, ep_state_after_traffic) {
     for (const std::string &line : txq) {
         EXPECT_EQ(line.size() - 2, line.rfind(" 0")) << line;
     }
-    EXPECT_NE(std::string::npos, vfs_read(dir + "/peer").find_first_not_of(
-                                         " \n"));
+    EXPECT_NE(std::string::npos,
+              vfs_read(dir + "/peer").find_first_not_of(" \n"));
 }
 
 /* With the tree off (UCX_VFS_ENABLE=n, the default), an iface gets no
  * directory and its eps none: no memory or lock per connection */
-TEST_P(uct_vfs, tree_off_gives_ifaces_and_eps_nothing) {
+TEST_P(uct_vfs, tree_off_gives_ifaces_and_eps_nothing)
+{
     struct enable_again {
-        ~enable_again() { ucs_vfs_set_enabled(1); }
+        ~enable_again()
+        {
+            ucs_vfs_set_enabled(1);
+        }
     } guard;
 
     ucs_vfs_set_enabled(0);
@@ -462,13 +475,13 @@ TEST_P(uct_vfs, tree_off_gives_ifaces_and_eps_nothing) {
     if (res().tl_name == "self") {
         am_recorder &rec = install_recorder(*p.receiver, AM_ID);
         uint64_t payload = 7;
-        ASSERT_EQ(UCS_OK, uct_ep_am_short(p.ep, AM_ID, 1, &payload,
-                                          sizeof(payload)));
+        ASSERT_EQ(UCS_OK,
+                  uct_ep_am_short(p.ep, AM_ID, 1, &payload, sizeof(payload)));
         wait_for([&] { return rec.count() >= 1; }, "the message");
         const uct_iface_am_stats_t &tx =
-                uct_base_iface(p.sender->iface())->am[AM_ID].stats;
+            uct_base_iface(p.sender->iface())->am[AM_ID].stats;
         const uct_iface_am_stats_t &rx =
-                uct_base_iface(p.receiver->iface())->am[AM_ID].stats;
+            uct_base_iface(p.receiver->iface())->am[AM_ID].stats;
         EXPECT_EQ(0u, tx.tx_msgs) << "am_short was counted";
         EXPECT_EQ(0u, rx.rx_msgs) << "am_short was counted";
     }
@@ -483,7 +496,6 @@ TEST_P(uct_vfs, tree_off_gives_ifaces_and_eps_nothing) {
 }
 
 UCT_INSTANTIATE_TEST_SUITE(uct_vfs);
-
 
 /* ------------------------------------------------------------------------
  * Counters
@@ -501,7 +513,8 @@ protected:
     }
 };
 
-TEST_P(uct_vfs_counters, am_messages_and_bytes_exact) {
+TEST_P(uct_vfs_counters, am_messages_and_bytes_exact)
+{
     UCT_TEST_INIT_PAIRS();
 
     for (const pair &p : m_pairs) {
@@ -522,19 +535,20 @@ TEST_P(uct_vfs_counters, am_messages_and_bytes_exact) {
         counters_t tx = read_counters(*p.sender);
         counters_t rx = read_counters(*p.receiver);
         EXPECT_EQ(num_msgs, tx[am_counter(AM_ID, "tx_msgs")] -
-                            tx_before[am_counter(AM_ID, "tx_msgs")]);
+                                tx_before[am_counter(AM_ID, "tx_msgs")]);
         EXPECT_EQ(bytes, tx[am_counter(AM_ID, "tx_bytes")] -
-                         tx_before[am_counter(AM_ID, "tx_bytes")]);
+                             tx_before[am_counter(AM_ID, "tx_bytes")]);
         EXPECT_EQ(num_msgs, rx[am_counter(AM_ID, "rx_msgs")] -
-                            rx_before[am_counter(AM_ID, "rx_msgs")]);
+                                rx_before[am_counter(AM_ID, "rx_msgs")]);
         EXPECT_EQ(bytes, rx[am_counter(AM_ID, "rx_bytes")] -
-                         rx_before[am_counter(AM_ID, "rx_bytes")]);
+                             rx_before[am_counter(AM_ID, "rx_bytes")]);
         EXPECT_EQ(0u, tx["tx_errors"]);
         EXPECT_EQ(0u, tx["peer_failures"]);
     }
 }
 
-TEST_P(uct_vfs_counters, only_active_ids_listed) {
+TEST_P(uct_vfs_counters, only_active_ids_listed)
+{
     UCT_TEST_INIT_PAIRS(entity_params(), false);
     const pair &p = m_pairs.at(0);
 
@@ -545,17 +559,18 @@ TEST_P(uct_vfs_counters, only_active_ids_listed) {
     EXPECT_EQ(1u, after.count(am_counter(AM_ID, "rx_msgs")));
     EXPECT_EQ(0u, after[am_counter(AM_ID, "rx_msgs")]);
     EXPECT_EQ(0u, after.count(am_counter(AM_ID + 1, "rx_msgs")));
-    for (const char *name : {"put.msgs", "put.bytes", "get.msgs",
-                             "get.bytes", "tx_no_resource", "tx_retries",
-                             "conn_retries", "tx_errors", "peer_failures"}) {
+    for (const char *name :
+         {"put.msgs", "put.bytes", "get.msgs", "get.bytes", "tx_no_resource",
+          "tx_retries", "conn_retries", "tx_errors", "peer_failures"}) {
         EXPECT_EQ(1u, after.count(name)) << name;
     }
 }
 
-TEST_P(uct_vfs_counters, put_and_get_exact) {
+TEST_P(uct_vfs_counters, put_and_get_exact)
+{
     UCT_TEST_INIT_PAIRS(entity_params(), false);
-    const pair &p = m_pairs.at(0);
-    const size_t length = 16;
+    const pair &p        = m_pairs.at(0);
+    const size_t length  = 16;
     const unsigned count = 5;
     mapped_buffer remote(length, *p.receiver);
     std::vector<char> local(length, 'p');
@@ -565,25 +580,23 @@ TEST_P(uct_vfs_counters, put_and_get_exact) {
     for (unsigned i = 0; i < count; ++i) {
         if (p.sender->has_cap(UCT_IFACE_FLAG_PUT_SHORT)) {
             ASSERT_EQ(UCS_OK, retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_put_short(p.ep, local.data(),
-                                                         length,
-                                                         remote.addr(),
-                                                         remote.rkey());
-                    },
-                    "uct_ep_put_short"));
+                                  [&] {
+                                      return (ssize_t)uct_ep_put_short(
+                                          p.ep, local.data(), length,
+                                          remote.addr(), remote.rkey());
+                                  },
+                                  "uct_ep_put_short"));
             ++puts;
         }
         if (p.sender->has_cap(UCT_IFACE_FLAG_GET_BCOPY)) {
             counted_completion comp;
             ucs_status_t status = (ucs_status_t)retry_no_resource(
-                    [&] {
-                        return (ssize_t)uct_ep_get_bcopy(p.ep, unpack_bytes,
-                                                         local.data(), length,
-                                                         remote.addr(),
-                                                         remote.rkey(), comp);
-                    },
-                    "uct_ep_get_bcopy");
+                [&] {
+                    return (ssize_t)uct_ep_get_bcopy(
+                        p.ep, unpack_bytes, local.data(), length, remote.addr(),
+                        remote.rkey(), comp);
+                },
+                "uct_ep_get_bcopy");
             wait_completion(status, comp, "uct_ep_get_bcopy");
             ++gets;
         }
@@ -599,12 +612,11 @@ TEST_P(uct_vfs_counters, put_and_get_exact) {
 
 UCT_INSTANTIATE_TEST_SUITE(uct_vfs_counters);
 
-
 /* With --disable-stats the file says so instead of showing zeros */
-class uct_vfs_no_counters : public uct_vfs {
-};
+class uct_vfs_no_counters : public uct_vfs {};
 
-TEST_P(uct_vfs_no_counters, counters_file_says_disabled) {
+TEST_P(uct_vfs_no_counters, counters_file_says_disabled)
+{
 #ifdef ENABLE_STATS
     GTEST_SKIP() << "counters are compiled in (configure without "
                  << "--disable-stats)";
@@ -616,7 +628,6 @@ TEST_P(uct_vfs_no_counters, counters_file_says_disabled) {
 }
 
 UCT_INSTANTIATE_TEST_SUITE(uct_vfs_no_counters);
-
 
 /* ------------------------------------------------------------------------
  * tcp: connections accepted on the passive side, and peer failure
@@ -633,7 +644,8 @@ protected:
     }
 };
 
-TEST_P(uct_vfs_tcp, accepted_connection_has_an_ep_dir) {
+TEST_P(uct_vfs_tcp, accepted_connection_has_an_ep_dir)
+{
     UCT_TEST_INIT_PAIRS(entity_params(), false);
     const pair &p    = m_pairs.at(0);
     am_recorder &rec = install_recorder(*p.receiver, AM_ID);
@@ -658,17 +670,18 @@ TEST_P(uct_vfs_tcp, accepted_connection_has_an_ep_dir) {
     EXPECT_TRUE(ep_dirs(*p.receiver).empty());
 }
 
-TEST_P(uct_vfs_tcp, peer_failure_shows_in_ep_and_counters) {
-    int failures            = 0;
+TEST_P(uct_vfs_tcp, peer_failure_shows_in_ep_and_counters)
+{
+    int failures = 0;
     entity_params params;
-    params.err_handler      = err_handler;
-    params.err_handler_arg  = &failures;
-    entity *sender          = create_entity(params);
-    entity *receiver        = create_entity();
-    am_recorder &rec        = install_recorder(*receiver, AM_ID);
-    uct_ep_h ep             = sender->connect_to(*receiver);
+    params.err_handler     = err_handler;
+    params.err_handler_arg = &failures;
+    entity *sender         = create_entity(params);
+    entity *receiver       = create_entity();
+    am_recorder &rec       = install_recorder(*receiver, AM_ID);
+    uct_ep_h ep            = sender->connect_to(*receiver);
     ASSERT_NE(nullptr, ep);
-    pair p                  = {"two-ifaces", sender, receiver, ep};
+    pair p = {"two-ifaces", sender, receiver, ep};
     uint64_t num_msgs;
 
     send_ams(p, 1, 8, 8, &num_msgs);
@@ -676,10 +689,9 @@ TEST_P(uct_vfs_tcp, peer_failure_shows_in_ep_and_counters) {
     std::string dir = iface_dir(*sender) + "/ep/" + ep_dirs(*sender)[0];
 
     /* the receiver goes away: the sender's connection fails */
-    m_entities.erase(std::find_if(m_entities.begin(), m_entities.end(),
-                                  [&](const std::unique_ptr<entity> &e) {
-                                      return e.get() == receiver;
-                                  }));
+    m_entities.erase(std::find_if(
+        m_entities.begin(), m_entities.end(),
+        [&](const std::unique_ptr<entity> &e) { return e.get() == receiver; }));
     wait_for([&] { return failures > 0; }, "the error handler");
 
     EXPECT_EQ("failed\n", vfs_read(dir + "/state"));
@@ -694,16 +706,15 @@ namespace {
 /* A pending request that sends one bcopy AM */
 struct send_req {
     uct_pending_req_t uct; /* keep first */
-    uct_ep_h          ep;
-    std::string       *data;
-    bool              sent;
+    uct_ep_h ep;
+    std::string *data;
+    bool sent;
 };
 
 ucs_status_t send_req_cb(uct_pending_req_t *self)
 {
-    send_req *req = reinterpret_cast<send_req*>(self);
-    ssize_t ret   = uct_ep_am_bcopy(req->ep, AM_ID, pack_string, req->data,
-                                    0);
+    send_req *req = reinterpret_cast<send_req *>(self);
+    ssize_t ret   = uct_ep_am_bcopy(req->ep, AM_ID, pack_string, req->data, 0);
 
     if (ret == UCS_ERR_NO_RESOURCE) {
         return UCS_ERR_NO_RESOURCE;
@@ -715,7 +726,7 @@ ucs_status_t send_req_cb(uct_pending_req_t *self)
 
 void count_purged(uct_pending_req_t *self, void *arg)
 {
-    ++*static_cast<unsigned*>(arg);
+    ++*static_cast<unsigned *>(arg);
 }
 
 } // namespace
@@ -723,7 +734,8 @@ void count_purged(uct_pending_req_t *self, void *arg)
 /* A socket the receiver does not drain: the ep shows what waits in its
  * queue and how many requests are pending, and the counts go back to 0
  * when the queue drains (dispatch) or is purged. */
-TEST_P(uct_vfs_tcp, full_socket_shows_queue_and_pending) {
+TEST_P(uct_vfs_tcp, full_socket_shows_queue_and_pending)
+{
     UCT_TEST_INIT_PAIRS(entity_params(), false);
     const pair &p    = m_pairs.at(0);
     am_recorder &rec = install_recorder(*p.receiver, AM_ID);
@@ -732,7 +744,7 @@ TEST_P(uct_vfs_tcp, full_socket_shows_queue_and_pending) {
     send_ams(p, 1, 8, 8, &num_msgs);
     wait_for([&] { return rec.count() >= num_msgs; }, "messages");
     flush_ep(*p.sender, p.ep);
-    std::string dir = iface_dir(*p.sender) + "/ep/" + ep_dirs(*p.sender)[0];
+    std::string dir   = iface_dir(*p.sender) + "/ep/" + ep_dirs(*p.sender)[0];
     counters_t before = read_counters(*p.sender);
 
     /* fill the socket without letting the receiver read */
@@ -744,8 +756,8 @@ TEST_P(uct_vfs_tcp, full_socket_shows_queue_and_pending) {
     ucs_status_t status;
     int posted = 0;
     do {
-        status = uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, &iov, 1, 0,
-                                 comps[posted]);
+        status =
+            uct_ep_am_zcopy(p.ep, AM_ID, NULL, 0, &iov, 1, 0, comps[posted]);
         if (!UCS_STATUS_IS_ERR(status)) {
             ++posted;
         }
@@ -785,11 +797,12 @@ TEST_P(uct_vfs_tcp, full_socket_shows_queue_and_pending) {
     EXPECT_GE(full["tx_retries"] - before["tx_retries"], 1u);
 #endif
 
-    wait_for([&] {
-                 return std::all_of(reqs.begin(), reqs.end(),
-                                    [](const send_req &r) { return r.sent; });
-             },
-             "the pending requests to be sent");
+    wait_for(
+        [&] {
+            return std::all_of(reqs.begin(), reqs.end(),
+                               [](const send_req &r) { return r.sent; });
+        },
+        "the pending requests to be sent");
     EXPECT_EQ("0\n", vfs_read(dir + "/pending"));
     wait_for([&] { return rec.count() >= num_msgs + posted + num_reqs; },
              "every message");

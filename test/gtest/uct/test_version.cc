@@ -26,8 +26,7 @@ static const bool uct_version_api_2_0 = true;
 static const bool uct_version_api_2_0 = false;
 #endif
 
-class uct_version : public ucs::test {
-};
+class uct_version : public ucs::test {};
 
 TEST_F(uct_version, encoding_as_ucx)
 {
@@ -61,7 +60,7 @@ TEST_F(uct_version, module_version_is_separate)
     /* the module interface keeps its own numbers, in the encoding of
      * UCS_MODULE_API_VERSION() */
     EXPECT_EQ(((unsigned)UCT_MODULE_API_MAJOR << 16) |
-                      (unsigned)UCT_MODULE_API_MINOR,
+                  (unsigned)UCT_MODULE_API_MINOR,
               (unsigned)UCT_MODULE_API_VERSION);
     EXPECT_NE((unsigned long)UCT_API, (unsigned long)UCT_MODULE_API_VERSION);
     EXPECT_STRNE("", OPENUCT_VERSION_STRING);

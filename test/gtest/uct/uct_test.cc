@@ -16,13 +16,13 @@
 namespace {
 
 /* Throws with the call text and status when a setup step fails. */
-#define UCT_TEST_CALL(_expr) \
-    do { \
-        ucs_status_t _status = (_expr); \
-        if (_status != UCS_OK) { \
+#define UCT_TEST_CALL(_expr)                                             \
+    do {                                                                 \
+        ucs_status_t _status = (_expr);                                  \
+        if (_status != UCS_OK) {                                         \
             throw std::runtime_error(std::string(#_expr) + " failed: " + \
-                                     ucs_status_string(_status)); \
-        } \
+                                     ucs_status_string(_status));        \
+        }                                                                \
     } while (0)
 
 std::string sanitize(const std::string &s)
@@ -50,8 +50,8 @@ std::vector<std::string> split(const std::string &s, char sep)
 double now_sec()
 {
     return std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 double timeout_scale()
@@ -95,8 +95,8 @@ std::vector<resource> query_resources()
             }
 
             uct_md_h md;
-            ucs_status_t status = uct_md_open(components[c], mdr.md_name,
-                                              md_config, &md);
+            ucs_status_t status =
+                uct_md_open(components[c], mdr.md_name, md_config, &md);
             uct_config_release(md_config);
             if (status != UCS_OK) {
                 continue;
@@ -155,7 +155,7 @@ bool resource_selected(const resource &r,
 
 void completion_cb(uct_completion_t *self)
 {
-    counted_completion *comp = reinterpret_cast<counted_completion*>(self);
+    counted_completion *comp = reinterpret_cast<counted_completion *>(self);
     ++comp->calls;
     comp->status_at_call = self->status;
 }
@@ -164,8 +164,8 @@ void completion_cb(uct_completion_t *self)
 
 std::ostream &operator<<(std::ostream &os, const resource &r)
 {
-    return os << r.component_name << "/" << r.md_name << "/" << r.tl_name
-              << "/" << r.dev_name;
+    return os << r.component_name << "/" << r.md_name << "/" << r.tl_name << "/"
+              << r.dev_name;
 }
 
 counted_completion::counted_completion(int count)
@@ -247,11 +247,10 @@ resource uct_test::sender_resource(const resource &r)
             }
         }
         if (found == NULL) {
-            throw std::runtime_error("OPENUCT_TEST_PEER_DEVS pairs " +
-                                     r.dev_name + " with " + peer_dev +
-                                     ", which has no " + r.component_name +
-                                     "/" + r.tl_name +
-                                     " resource (see uct_info -d)");
+            throw std::runtime_error(
+                "OPENUCT_TEST_PEER_DEVS pairs " + r.dev_name + " with " +
+                peer_dev + ", which has no " + r.component_name + "/" +
+                r.tl_name + " resource (see uct_info -d)");
         }
         return *found;
     }
@@ -284,9 +283,9 @@ uct_component_h uct_test::find_component(const std::string &name)
  * Entity
  */
 
-uct_test::entity::entity(const resource &res, const entity_params &params) :
-    m_res(res), m_params(params), m_component(NULL), m_md(NULL),
-    m_async(NULL), m_worker(NULL), m_iface(NULL)
+uct_test::entity::entity(const resource &res, const entity_params &params)
+    : m_res(res), m_params(params), m_component(NULL), m_md(NULL),
+      m_async(NULL), m_worker(NULL), m_iface(NULL)
 {
     memset(&m_md_attr, 0, sizeof(m_md_attr));
     memset(&m_iface_attr, 0, sizeof(m_iface_attr));
@@ -299,22 +298,21 @@ uct_test::entity::entity(const resource &res, const entity_params &params) :
         }
 
         uct_md_config_t *md_config;
-        UCT_TEST_CALL(uct_md_config_read(m_component, NULL, NULL,
-                                         &md_config));
-        ucs_status_t status = uct_md_open(m_component, res.md_name.c_str(),
-                                          md_config, &m_md);
+        UCT_TEST_CALL(uct_md_config_read(m_component, NULL, NULL, &md_config));
+        ucs_status_t status =
+            uct_md_open(m_component, res.md_name.c_str(), md_config, &m_md);
         uct_config_release(md_config);
         UCT_TEST_CALL(status);
         UCT_TEST_CALL(uct_md_query(m_md, &m_md_attr));
 
-        UCT_TEST_CALL(ucs_async_context_create(
-                UCS_ASYNC_MODE_THREAD_SPINLOCK, &m_async));
-        UCT_TEST_CALL(uct_worker_create(m_async, UCS_THREAD_MODE_SINGLE,
-                                        &m_worker));
+        UCT_TEST_CALL(
+            ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &m_async));
+        UCT_TEST_CALL(
+            uct_worker_create(m_async, UCS_THREAD_MODE_SINGLE, &m_worker));
 
         uct_iface_config_t *iface_config;
-        UCT_TEST_CALL(uct_md_iface_config_read(m_md, res.tl_name.c_str(),
-                                               NULL, NULL, &iface_config));
+        UCT_TEST_CALL(uct_md_iface_config_read(m_md, res.tl_name.c_str(), NULL,
+                                               NULL, &iface_config));
         for (const auto &kv : params.config) {
             status = uct_config_modify(iface_config, kv.first.c_str(),
                                        kv.second.c_str());
@@ -326,19 +324,17 @@ uct_test::entity::entity(const resource &res, const entity_params &params) :
 
         uct_iface_params_t iface_params;
         memset(&iface_params, 0, sizeof(iface_params));
-        iface_params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
-                                  UCT_IFACE_PARAM_FIELD_FEATURES;
+        iface_params.field_mask =
+            UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
+            UCT_IFACE_PARAM_FIELD_RX_HEADROOM | UCT_IFACE_PARAM_FIELD_FEATURES;
         iface_params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
         iface_params.mode.device.tl_name  = m_res.tl_name.c_str();
         iface_params.mode.device.dev_name = m_res.dev_name.c_str();
         iface_params.rx_headroom          = params.rx_headroom;
-        iface_params.features = UCT_IFACE_FEATURE_AM | UCT_IFACE_FEATURE_PUT |
-                                UCT_IFACE_FEATURE_GET |
-                                UCT_IFACE_FEATURE_AMO32 |
-                                UCT_IFACE_FEATURE_AMO64 |
-                                UCT_IFACE_FEATURE_FLUSH_REMOTE;
+        iface_params.features =
+            UCT_IFACE_FEATURE_AM | UCT_IFACE_FEATURE_PUT |
+            UCT_IFACE_FEATURE_GET | UCT_IFACE_FEATURE_AMO32 |
+            UCT_IFACE_FEATURE_AMO64 | UCT_IFACE_FEATURE_FLUSH_REMOTE;
         if (params.err_handler != nullptr) {
             iface_params.field_mask |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
                                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
@@ -365,10 +361,10 @@ uct_test::entity::entity(const resource &res, const entity_params &params) :
         m_dev_addr.resize(std::max<size_t>(m_iface_attr.device_addr_len, 1));
         m_iface_addr.resize(std::max<size_t>(m_iface_attr.iface_addr_len, 1));
         UCT_TEST_CALL(uct_iface_get_device_address(
-                m_iface, (uct_device_addr_t*)m_dev_addr.data()));
+            m_iface, (uct_device_addr_t *)m_dev_addr.data()));
         if (m_iface_attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
             UCT_TEST_CALL(uct_iface_get_address(
-                    m_iface, (uct_iface_addr_t*)m_iface_addr.data()));
+                m_iface, (uct_iface_addr_t *)m_iface_addr.data()));
         }
 
         uct_iface_progress_enable(m_iface,
@@ -416,11 +412,11 @@ bool uct_test::entity::is_reachable(const entity &other) const
     const uct_iface_addr_t *iface_addr = NULL;
 
     if (other.m_iface_attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
-        iface_addr = (const uct_iface_addr_t*)other.m_iface_addr.data();
+        iface_addr = (const uct_iface_addr_t *)other.m_iface_addr.data();
     }
     return uct_iface_is_reachable(
-            m_iface, (const uct_device_addr_t*)other.m_dev_addr.data(),
-            iface_addr);
+        m_iface, (const uct_device_addr_t *)other.m_dev_addr.data(),
+        iface_addr);
 }
 
 uct_ep_h uct_test::entity::create_ep(const uct_ep_params_t &params)
@@ -444,11 +440,10 @@ uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
         if (!is_reachable(other)) {
             return NULL;
         }
-        params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR |
-                             UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        params.dev_addr   = (const uct_device_addr_t*)other.m_dev_addr.data();
-        params.iface_addr = (const uct_iface_addr_t*)
-                                    other.m_iface_addr.data();
+        params.field_mask |=
+            UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        params.dev_addr   = (const uct_device_addr_t *)other.m_dev_addr.data();
+        params.iface_addr = (const uct_iface_addr_t *)other.m_iface_addr.data();
         return create_ep(params);
     }
 
@@ -462,19 +457,18 @@ uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
         other_params.iface           = other.m_iface;
         uct_ep_h other_ep            = other.create_ep(other_params);
 
-        std::vector<char> addr(
-                std::max<size_t>(m_iface_attr.ep_addr_len, 1));
+        std::vector<char> addr(std::max<size_t>(m_iface_attr.ep_addr_len, 1));
         std::vector<char> other_addr(
-                std::max<size_t>(other.m_iface_attr.ep_addr_len, 1));
-        UCT_TEST_CALL(uct_ep_get_address(ep, (uct_ep_addr_t*)addr.data()));
-        UCT_TEST_CALL(uct_ep_get_address(other_ep,
-                                         (uct_ep_addr_t*)other_addr.data()));
+            std::max<size_t>(other.m_iface_attr.ep_addr_len, 1));
+        UCT_TEST_CALL(uct_ep_get_address(ep, (uct_ep_addr_t *)addr.data()));
+        UCT_TEST_CALL(
+            uct_ep_get_address(other_ep, (uct_ep_addr_t *)other_addr.data()));
         UCT_TEST_CALL(uct_ep_connect_to_ep(
-                ep, (const uct_device_addr_t*)other.m_dev_addr.data(),
-                (const uct_ep_addr_t*)other_addr.data()));
+            ep, (const uct_device_addr_t *)other.m_dev_addr.data(),
+            (const uct_ep_addr_t *)other_addr.data()));
         UCT_TEST_CALL(uct_ep_connect_to_ep(
-                other_ep, (const uct_device_addr_t*)m_dev_addr.data(),
-                (const uct_ep_addr_t*)addr.data()));
+            other_ep, (const uct_device_addr_t *)m_dev_addr.data(),
+            (const uct_ep_addr_t *)addr.data()));
         return ep;
     }
 
@@ -501,8 +495,8 @@ void uct_test::entity::destroy_eps()
 ucs_status_t uct_test::entity::set_am_handler(uint8_t id, uct_am_callback_t cb,
                                               void *arg)
 {
-    uint32_t flags = has_cap(UCT_IFACE_FLAG_CB_SYNC) ? UCT_CB_FLAG_SYNC :
-                                                       UCT_CB_FLAG_ASYNC;
+    uint32_t flags =
+        has_cap(UCT_IFACE_FLAG_CB_SYNC) ? UCT_CB_FLAG_SYNC : UCT_CB_FLAG_ASYNC;
     return uct_iface_set_am_handler(m_iface, id, cb, arg, flags);
 }
 
@@ -517,9 +511,9 @@ unsigned uct_test::entity::progress()
  */
 
 uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
-                                       size_t offset) :
-    m_entity(e), m_alloc(NULL), m_ptr(NULL), m_length(length),
-    m_memh(UCT_MEM_HANDLE_NULL), m_registered(false), m_rkey_unpacked(false)
+                                       size_t offset)
+    : m_entity(e), m_alloc(NULL), m_ptr(NULL), m_length(length),
+      m_memh(UCT_MEM_HANDLE_NULL), m_registered(false), m_rkey_unpacked(false)
 {
     m_rkey.rkey   = UCT_INVALID_RKEY;
     m_rkey.handle = NULL;
@@ -530,7 +524,7 @@ uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
                                  std::to_string(offset + length + GUARD) +
                                  ") failed");
     }
-    m_ptr = static_cast<char*>(m_alloc) + offset;
+    m_ptr = static_cast<char *>(m_alloc) + offset;
     ::memset(m_alloc, 0, offset + length);
     ::memset(cptr() + length, 0xa5, GUARD);
 
@@ -544,10 +538,10 @@ uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
         }
         if (attr.cap.flags & UCT_MD_FLAG_NEED_RKEY) {
             std::vector<char> packed(
-                    std::max<size_t>(attr.rkey_packed_size, 1));
+                std::max<size_t>(attr.rkey_packed_size, 1));
             UCT_TEST_CALL(uct_md_mkey_pack(e.md(), m_memh, packed.data()));
-            UCT_TEST_CALL(uct_rkey_unpack(e.component(), packed.data(),
-                                          &m_rkey));
+            UCT_TEST_CALL(
+                uct_rkey_unpack(e.component(), packed.data(), &m_rkey));
             m_rkey_unpacked = true;
         }
     } catch (...) {
@@ -584,7 +578,7 @@ uct_iov_t uct_test::mapped_buffer::iov(size_t offset, size_t length) const
 std::vector<uct_iov_t> uct_test::mapped_buffer::split_iov(size_t iovcnt) const
 {
     std::vector<uct_iov_t> iovs;
-    size_t base = m_length / iovcnt;
+    size_t base   = m_length / iovcnt;
     size_t offset = 0;
 
     for (size_t i = 0; i < iovcnt; ++i) {
@@ -617,7 +611,7 @@ uint8_t uct_test::mapped_buffer::pattern_byte(uint64_t seed, size_t i)
 void uct_test::mapped_buffer::pattern_fill(void *buffer, size_t length,
                                            uint64_t seed)
 {
-    uint8_t *p = static_cast<uint8_t*>(buffer);
+    uint8_t *p = static_cast<uint8_t *>(buffer);
     size_t i   = 0;
 
     for (; i + 8 <= length; i += 8) {
@@ -634,7 +628,7 @@ void uct_test::mapped_buffer::pattern_fill(void *buffer, size_t length,
 size_t uct_test::mapped_buffer::pattern_mismatch(const void *buffer,
                                                  size_t length, uint64_t seed)
 {
-    const uint8_t *p = static_cast<const uint8_t*>(buffer);
+    const uint8_t *p = static_cast<const uint8_t *>(buffer);
     size_t i         = 0;
 
     for (; i + 8 <= length; i += 8) {
@@ -669,7 +663,7 @@ void uct_test::mapped_buffer::pattern_check(uint64_t seed) const
     if (i != m_length) {
         ADD_FAILURE() << "buffer of " << m_length << " bytes differs at byte "
                       << i << ": got 0x" << std::hex
-                      << (unsigned)((uint8_t*)m_ptr)[i] << " expected 0x"
+                      << (unsigned)((uint8_t *)m_ptr)[i] << " expected 0x"
                       << (unsigned)pattern_byte(seed, i);
     }
     check_guard();
@@ -684,8 +678,8 @@ void uct_test::mapped_buffer::check_guard() const
 {
     for (size_t i = 0; i < GUARD; ++i) {
         if ((uint8_t)cptr()[m_length + i] != 0xa5) {
-            ADD_FAILURE() << "byte " << i << " past the end of a "
-                          << m_length << "-byte buffer was overwritten";
+            ADD_FAILURE() << "byte " << i << " past the end of a " << m_length
+                          << "-byte buffer was overwritten";
             return;
         }
     }
@@ -713,13 +707,13 @@ void uct_test::am_recorder::keep_descriptors(size_t headroom)
 
 void uct_test::am_recorder::release_kept()
 {
-    std::vector<void*> kept;
+    std::vector<void *> kept;
     {
         std::lock_guard<std::mutex> guard(m_lock);
         kept.swap(m_kept);
     }
     for (void *data : kept) {
-        uct_iface_release_desc(static_cast<char*>(data) - m_headroom);
+        uct_iface_release_desc(static_cast<char *>(data) - m_headroom);
     }
 }
 
@@ -735,7 +729,7 @@ uct_test::am_recorder::message uct_test::am_recorder::at(size_t i) const
     return m_msgs.at(i);
 }
 
-std::vector<void*> uct_test::am_recorder::kept() const
+std::vector<void *> uct_test::am_recorder::kept() const
 {
     std::lock_guard<std::mutex> guard(m_lock);
     return m_kept;
@@ -744,19 +738,19 @@ std::vector<void*> uct_test::am_recorder::kept() const
 ucs_status_t uct_test::am_recorder::cb(void *arg, void *data, size_t length,
                                        unsigned flags)
 {
-    am_recorder *self = static_cast<am_recorder*>(arg);
+    am_recorder *self = static_cast<am_recorder *>(arg);
     std::lock_guard<std::mutex> guard(self->m_lock);
     message msg;
 
-    msg.data  = (length > 0) ? std::string((const char*)data, length) :
-                               std::string();
+    msg.data =
+        (length > 0) ? std::string((const char *)data, length) : std::string();
     msg.flags = flags;
     msg.ptr   = data;
     self->m_msgs.push_back(msg);
 
     if (self->m_keep_desc && (flags & UCT_CB_PARAM_FLAG_DESC)) {
         /* The headroom belongs to the user: it must be writable */
-        ::memset(static_cast<char*>(data) - self->m_headroom, 0xcc,
+        ::memset(static_cast<char *>(data) - self->m_headroom, 0xcc,
                  self->m_headroom);
         self->m_kept.push_back(data);
         return UCS_INPROGRESS;
@@ -822,12 +816,15 @@ bool uct_test::create_pairs(const entity_params &recv_params, bool loopback)
         /* Asked for explicitly: not crossing is a failure, not a skip */
         std::string name = "two-devices (" + sender_res.dev_name + " -> " +
                            res().dev_name + ")";
-        uct_ep_h ep = sender->is_reachable(*receiver) ?
-                      sender->connect_to(*receiver) : NULL;
+        uct_ep_h ep = sender->is_reachable(*receiver)
+                          ? sender->connect_to(*receiver)
+                          : NULL;
         if (ep == NULL) {
             throw std::runtime_error(name + ": " + res().tl_name + " on " +
-                                     res().dev_name + " is not reachable "
-                                     "from " + sender_res.dev_name);
+                                     res().dev_name +
+                                     " is not reachable "
+                                     "from " +
+                                     sender_res.dev_name);
         }
         m_pairs.push_back({name, sender, receiver, ep});
     }
@@ -864,8 +861,8 @@ bool uct_test::wait_for(const std::function<bool()> &cond,
 
     while (!cond()) {
         if (now_sec() > deadline) {
-            ADD_FAILURE() << "timed out after " << timeout
-                          << " s waiting for " << what;
+            ADD_FAILURE() << "timed out after " << timeout << " s waiting for "
+                          << what;
             return false;
         }
         progress();
@@ -903,9 +900,9 @@ void uct_test::wait_completion(ucs_status_t status, counted_completion &comp,
 {
     if (status == UCS_OK) {
         EXPECT_EQ(0, comp.calls)
-                << what << " returned UCS_OK but also ran the completion";
+            << what << " returned UCS_OK but also ran the completion";
         EXPECT_EQ(comp.initial, comp.uct.count)
-                << what << " returned UCS_OK but changed comp->count";
+            << what << " returned UCS_OK but changed comp->count";
     } else if (status == UCS_INPROGRESS) {
         wait_for([&comp] { return comp.calls > 0; },
                  what + " completion callback");
@@ -913,11 +910,11 @@ void uct_test::wait_completion(ucs_status_t status, counted_completion &comp,
         for (int i = 0; i < 10; ++i) {
             progress();
         }
-        EXPECT_EQ(1, comp.calls) << what << ": completion called "
-                                 << comp.calls << " times";
+        EXPECT_EQ(1, comp.calls)
+            << what << ": completion called " << comp.calls << " times";
         EXPECT_EQ(0, comp.uct.count) << what;
         EXPECT_EQ(UCS_OK, comp.uct.status)
-                << what << ": " << ucs_status_string(comp.uct.status);
+            << what << ": " << ucs_status_string(comp.uct.status);
     } else {
         ADD_FAILURE() << what << " failed: " << ucs_status_string(status);
     }
@@ -927,8 +924,7 @@ void uct_test::flush_ep(entity &e, uct_ep_h ep)
 {
     counted_completion comp;
     ucs_status_t status = (ucs_status_t)retry_no_resource(
-            [&] { return (ssize_t)uct_ep_flush(ep, 0, comp); },
-            "uct_ep_flush");
+        [&] { return (ssize_t)uct_ep_flush(ep, 0, comp); }, "uct_ep_flush");
     wait_completion(status, comp, "uct_ep_flush");
 }
 
@@ -936,7 +932,7 @@ void uct_test::flush_iface(entity &e)
 {
     counted_completion comp;
     ucs_status_t status = (ucs_status_t)retry_no_resource(
-            [&] { return (ssize_t)uct_iface_flush(e.iface(), 0, comp); },
-            "uct_iface_flush");
+        [&] { return (ssize_t)uct_iface_flush(e.iface(), 0, comp); },
+        "uct_iface_flush");
     wait_completion(status, comp, "uct_iface_flush");
 }

@@ -48,39 +48,42 @@ extern "C" {
 
 /* One transport resource: what a parametrized test runs on. */
 struct resource {
-    std::string       component_name;
-    std::string       md_name;
-    std::string       tl_name;
-    std::string       dev_name;
+    std::string component_name;
+    std::string md_name;
+    std::string tl_name;
+    std::string dev_name;
     uct_device_type_t dev_type;
-    std::string       test_name; /* "self_memory": gtest parameter name */
+    std::string test_name; /* "self_memory": gtest parameter name */
 };
 
 std::ostream &operator<<(std::ostream &os, const resource &r);
 
 /* A uct_completion_t that counts how often its callback ran. */
 struct counted_completion {
-    uct_completion_t uct;     /* keep first: the callback casts back */
-    int              initial; /* count it was armed with */
-    int              calls;   /* how many times func ran */
-    ucs_status_t     status_at_call;
+    uct_completion_t uct; /* keep first: the callback casts back */
+    int initial;          /* count it was armed with */
+    int calls;            /* how many times func ran */
+    ucs_status_t status_at_call;
 
     explicit counted_completion(int count = 1);
     void reset(int count = 1);
-    operator uct_completion_t *() { return &uct; }
+    operator uct_completion_t *()
+    {
+        return &uct;
+    }
 };
 
 /* What an entity's interface is opened with. */
 struct uct_entity_params {
-    size_t              rx_headroom      = 0;
-    bool                set_am_alignment = false;
-    size_t              am_alignment     = 1;
-    size_t              am_align_offset  = 0;
-    uct_error_handler_t err_handler      = nullptr;
-    void                *err_handler_arg = nullptr;
+    size_t rx_headroom              = 0;
+    bool set_am_alignment           = false;
+    size_t am_alignment             = 1;
+    size_t am_align_offset          = 0;
+    uct_error_handler_t err_handler = nullptr;
+    void *err_handler_arg           = nullptr;
     /* bits or-ed into uct_iface_params_t::field_mask (e.g. unknown
      * ones that must be ignored) */
-    uint64_t            extra_field_mask = 0;
+    uint64_t extra_field_mask = 0;
     /* uct_config_modify() calls on the iface config before opening */
     std::vector<std::pair<std::string, std::string>> config;
 };
@@ -120,17 +123,41 @@ public:
         entity(const resource &res, const entity_params &params);
         ~entity();
 
-        entity(const entity &) = delete;
+        entity(const entity &)            = delete;
         entity &operator=(const entity &) = delete;
 
-        const resource &res() const { return m_res; }
-        uct_component_h component() const { return m_component; }
-        uct_md_h md() const { return m_md; }
-        const uct_md_attr_t &md_attr() const { return m_md_attr; }
-        uct_worker_h worker() const { return m_worker; }
-        uct_iface_h iface() const { return m_iface; }
-        const uct_iface_attr_t &iface_attr() const { return m_iface_attr; }
-        size_t rx_headroom() const { return m_params.rx_headroom; }
+        const resource &res() const
+        {
+            return m_res;
+        }
+        uct_component_h component() const
+        {
+            return m_component;
+        }
+        uct_md_h md() const
+        {
+            return m_md;
+        }
+        const uct_md_attr_t &md_attr() const
+        {
+            return m_md_attr;
+        }
+        uct_worker_h worker() const
+        {
+            return m_worker;
+        }
+        uct_iface_h iface() const
+        {
+            return m_iface;
+        }
+        const uct_iface_attr_t &iface_attr() const
+        {
+            return m_iface_attr;
+        }
+        size_t rx_headroom() const
+        {
+            return m_params.rx_headroom;
+        }
 
         bool has_cap(uint64_t flag) const
         {
@@ -162,7 +189,10 @@ public:
         /* Every ep made on this entity, including those connect_to()
          * made here for another entity (CONNECT_TO_EP), in creation
          * order. */
-        const std::vector<uct_ep_h> &eps() const { return m_eps; }
+        const std::vector<uct_ep_h> &eps() const
+        {
+            return m_eps;
+        }
 
         /* Installs an AM handler, SYNC if the iface allows it. */
         ucs_status_t set_am_handler(uint8_t id, uct_am_callback_t cb,
@@ -171,25 +201,31 @@ public:
         unsigned progress();
 
         /* The packed device and interface addresses. */
-        const std::vector<char> &dev_addr() const { return m_dev_addr; }
-        const std::vector<char> &iface_addr() const { return m_iface_addr; }
+        const std::vector<char> &dev_addr() const
+        {
+            return m_dev_addr;
+        }
+        const std::vector<char> &iface_addr() const
+        {
+            return m_iface_addr;
+        }
 
     private:
         uct_ep_h create_ep(const uct_ep_params_t &params);
         void cleanup();
 
-        resource               m_res;
-        entity_params          m_params;
-        uct_component_h        m_component;
-        uct_md_h               m_md;
-        uct_md_attr_t          m_md_attr;
-        ucs_async_context_t    *m_async;
-        uct_worker_h           m_worker;
-        uct_iface_h            m_iface;
-        uct_iface_attr_t       m_iface_attr;
-        std::vector<char>      m_dev_addr;
-        std::vector<char>      m_iface_addr;
-        std::vector<uct_ep_h>  m_eps;
+        resource m_res;
+        entity_params m_params;
+        uct_component_h m_component;
+        uct_md_h m_md;
+        uct_md_attr_t m_md_attr;
+        ucs_async_context_t *m_async;
+        uct_worker_h m_worker;
+        uct_iface_h m_iface;
+        uct_iface_attr_t m_iface_attr;
+        std::vector<char> m_dev_addr;
+        std::vector<char> m_iface_addr;
+        std::vector<uct_ep_h> m_eps;
     };
 
     /*
@@ -203,16 +239,37 @@ public:
         mapped_buffer(size_t length, const entity &e, size_t offset = 0);
         ~mapped_buffer();
 
-        mapped_buffer(const mapped_buffer &) = delete;
+        mapped_buffer(const mapped_buffer &)            = delete;
         mapped_buffer &operator=(const mapped_buffer &) = delete;
 
-        void *ptr() const { return m_ptr; }
-        char *cptr() const { return static_cast<char*>(m_ptr); }
-        uint64_t addr() const { return (uintptr_t)m_ptr; }
-        size_t length() const { return m_length; }
-        uct_mem_h memh() const { return m_memh; }
-        uct_rkey_t rkey() const { return m_rkey.rkey; }
-        const uct_rkey_bundle_t &rkey_bundle() const { return m_rkey; }
+        void *ptr() const
+        {
+            return m_ptr;
+        }
+        char *cptr() const
+        {
+            return static_cast<char *>(m_ptr);
+        }
+        uint64_t addr() const
+        {
+            return (uintptr_t)m_ptr;
+        }
+        size_t length() const
+        {
+            return m_length;
+        }
+        uct_mem_h memh() const
+        {
+            return m_memh;
+        }
+        uct_rkey_t rkey() const
+        {
+            return m_rkey.rkey;
+        }
+        const uct_rkey_bundle_t &rkey_bundle() const
+        {
+            return m_rkey;
+        }
 
         /* One iov entry covering [offset, offset + length). */
         uct_iov_t iov(size_t offset, size_t length) const;
@@ -238,14 +295,14 @@ public:
     private:
         static constexpr size_t GUARD = 64;
 
-        const entity      &m_entity;
-        void              *m_alloc;
-        void              *m_ptr;
-        size_t            m_length;
-        uct_mem_h         m_memh;
-        bool              m_registered;
+        const entity &m_entity;
+        void *m_alloc;
+        void *m_ptr;
+        size_t m_length;
+        uct_mem_h m_memh;
+        bool m_registered;
         uct_rkey_bundle_t m_rkey;
-        bool              m_rkey_unpacked;
+        bool m_rkey_unpacked;
     };
 
     /*
@@ -257,11 +314,12 @@ public:
     public:
         struct message {
             std::string data;
-            unsigned    flags;
-            void        *ptr;  /* where the data was delivered */
+            unsigned flags;
+            void *ptr; /* where the data was delivered */
         };
 
-        am_recorder() : m_keep_desc(false), m_headroom(0) {}
+        am_recorder() : m_keep_desc(false), m_headroom(0)
+        {}
 
         /* Registers the recorder as @a e's handler for @a id. */
         void install(entity &e, uint8_t id);
@@ -272,32 +330,35 @@ public:
 
         size_t count() const;
         message at(size_t i) const;
-        std::vector<void*> kept() const;
+        std::vector<void *> kept() const;
 
         static ucs_status_t cb(void *arg, void *data, size_t length,
                                unsigned flags);
 
     private:
-        mutable std::mutex   m_lock;
+        mutable std::mutex m_lock;
         std::vector<message> m_msgs;
-        std::vector<void*>   m_kept;
-        bool                 m_keep_desc;
-        size_t               m_headroom;
+        std::vector<void *> m_kept;
+        bool m_keep_desc;
+        size_t m_headroom;
     };
 
     /* A path a message takes in a test. */
     struct pair {
-        std::string name;     /* "two-ifaces" or "loopback" */
-        entity      *sender;
-        entity      *receiver;
-        uct_ep_h    ep;       /* on sender, delivers to receiver */
+        std::string name; /* "two-ifaces" or "loopback" */
+        entity *sender;
+        entity *receiver;
+        uct_ep_h ep; /* on sender, delivers to receiver */
     };
 
 protected:
     void SetUp() override;
     void TearDown() override;
 
-    const resource &res() const { return GetParam(); }
+    const resource &res() const
+    {
+        return GetParam();
+    }
 
     entity *create_entity(const entity_params &params = entity_params());
     /* An entity on another resource than the test's (see
@@ -314,7 +375,7 @@ protected:
      * Skips the test (returns false) if the transport cannot connect.
      */
     bool create_pairs(const entity_params &recv_params = entity_params(),
-                      bool loopback = true);
+                      bool loopback                    = true);
 
     /* Progresses every entity once; returns the event count. */
     unsigned progress();
@@ -347,8 +408,8 @@ protected:
     /* Destroys every pair, entity and recorder of the test. */
     void reset_entities();
 
-    std::vector<std::unique_ptr<entity>>      m_entities;
-    std::vector<pair>                         m_pairs;
+    std::vector<std::unique_ptr<entity>> m_entities;
+    std::vector<pair> m_pairs;
     std::vector<std::unique_ptr<am_recorder>> m_recorders;
 };
 
@@ -356,27 +417,27 @@ protected:
  * Instantiates a uct_test-derived suite over every resource. Test names
  * are "<suite>.<test>/<tl>_<dev>", e.g. "uct_am.short_sizes/self_memory".
  */
-#define UCT_INSTANTIATE_TEST_SUITE(_suite) \
-    GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(_suite); \
-    INSTANTIATE_TEST_SUITE_P(, _suite, \
+#define UCT_INSTANTIATE_TEST_SUITE(_suite)                                  \
+    GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(_suite);                  \
+    INSTANTIATE_TEST_SUITE_P(, _suite,                                      \
                              testing::ValuesIn(uct_test::enum_resources()), \
                              uct_test::resource_name)
 
 /* Builds m_pairs (see uct_test::create_pairs) or skips the test. */
-#define UCT_TEST_INIT_PAIRS(...) \
-    do { \
-        if (!create_pairs(__VA_ARGS__)) { \
-            GTEST_SKIP() << res().tl_name << " cannot connect: no " \
+#define UCT_TEST_INIT_PAIRS(...)                                       \
+    do {                                                               \
+        if (!create_pairs(__VA_ARGS__)) {                              \
+            GTEST_SKIP() << res().tl_name << " cannot connect: no "    \
                          << "CONNECT_TO_IFACE/EP or peer unreachable"; \
-        } \
+        }                                                              \
     } while (0)
 
 /* Skips the test unless the interface of @a _e has capability @a _flag. */
-#define UCT_TEST_REQUIRE_CAP(_e, _flag) \
-    do { \
-        if (!(_e)->has_cap(_flag)) { \
+#define UCT_TEST_REQUIRE_CAP(_e, _flag)                         \
+    do {                                                        \
+        if (!(_e)->has_cap(_flag)) {                            \
             GTEST_SKIP() << res().tl_name << " has no " #_flag; \
-        } \
+        }                                                       \
     } while (0)
 
 #endif

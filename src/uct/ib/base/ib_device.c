@@ -3,10 +3,10 @@
  * speed estimates, locality, and asynchronous events.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* sched_getcpu */
+#define _GNU_SOURCE /* sched_getcpu */
 #endif
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ib_device.h"
@@ -27,55 +27,71 @@
 /* Data rate of one lane after line encoding, bits per second, by the
  * active_speed value of a port. */
 static const struct {
-    uint8_t    speed;
+    uint8_t speed;
     const char *name;
-    double     lane_bps;
-} uct_ib_device_speeds[] = {
-    {1,   "SDR",    2.5e9 * 8 / 10},
-    {2,   "DDR",    5.0e9 * 8 / 10},
-    {4,   "QDR",   10.0e9 * 8 / 10},
-    {8,   "FDR10", 10.3125e9 * 64 / 66},
-    {16,  "FDR",   14.0625e9 * 64 / 66},
-    {32,  "EDR",   25.78125e9 * 64 / 66},
-    {64,  "HDR",   50.0e9},
-    {128, "NDR",  100.0e9},
-    {0,   NULL,     0}
-};
+    double lane_bps;
+} uct_ib_device_speeds[] = {{1, "SDR", 2.5e9 * 8 / 10},
+                            {2, "DDR", 5.0e9 * 8 / 10},
+                            {4, "QDR", 10.0e9 * 8 / 10},
+                            {8, "FDR10", 10.3125e9 * 64 / 66},
+                            {16, "FDR", 14.0625e9 * 64 / 66},
+                            {32, "EDR", 25.78125e9 * 64 / 66},
+                            {64, "HDR", 50.0e9},
+                            {128, "NDR", 100.0e9},
+                            {0, NULL, 0}};
 
 /* Lanes by the active_width value of a port */
 static unsigned uct_ib_device_width_lanes(uint8_t width)
 {
     switch (width) {
-    case 1:  return 1;
-    case 2:  return 4;
-    case 4:  return 8;
-    case 8:  return 12;
-    case 16: return 2;
-    default: return 0;
+    case 1:
+        return 1;
+    case 2:
+        return 4;
+    case 4:
+        return 8;
+    case 8:
+        return 12;
+    case 16:
+        return 2;
+    default:
+        return 0;
     }
 }
 
 static const char *uct_ib_device_port_state_str(enum ibv_port_state state)
 {
     switch (state) {
-    case IBV_PORT_DOWN:         return "DOWN";
-    case IBV_PORT_INIT:         return "INIT";
-    case IBV_PORT_ARMED:        return "ARMED";
-    case IBV_PORT_ACTIVE:       return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
-    default:                    return "NOP";
+    case IBV_PORT_DOWN:
+        return "DOWN";
+    case IBV_PORT_INIT:
+        return "INIT";
+    case IBV_PORT_ARMED:
+        return "ARMED";
+    case IBV_PORT_ACTIVE:
+        return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+        return "ACTIVE_DEFER";
+    default:
+        return "NOP";
     }
 }
 
 size_t uct_ib_mtu_bytes(enum ibv_mtu mtu)
 {
     switch (mtu) {
-    case IBV_MTU_256:  return 256;
-    case IBV_MTU_512:  return 512;
-    case IBV_MTU_1024: return 1024;
-    case IBV_MTU_2048: return 2048;
-    case IBV_MTU_4096: return 4096;
-    default:           return 0;
+    case IBV_MTU_256:
+        return 256;
+    case IBV_MTU_512:
+        return 512;
+    case IBV_MTU_1024:
+        return 1024;
+    case IBV_MTU_2048:
+        return 2048;
+    case IBV_MTU_4096:
+        return 4096;
+    default:
+        return 0;
     }
 }
 
@@ -90,8 +106,8 @@ const char *uct_ib_gid_str(const union ibv_gid *gid, char *buf, size_t max)
 /* ::ffff:a.b.c.d */
 static int uct_ib_gid_is_ipv4_mapped(const union ibv_gid *gid)
 {
-    static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                       0xff, 0xff};
+    static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+                                       0, 0, 0, 0, 0xff, 0xff};
 
     return !memcmp(gid->raw, prefix, sizeof(prefix));
 }
@@ -135,8 +151,7 @@ const char *uct_ib_device_link_layer_str(const uct_ib_device_t *dev,
     }
 }
 
-int uct_ib_device_is_port_usable(const uct_ib_device_t *dev,
-                                 uint8_t port_num)
+int uct_ib_device_is_port_usable(const uct_ib_device_t *dev, uint8_t port_num)
 {
     const struct ibv_port_attr *attr;
 
@@ -175,15 +190,14 @@ static ucs_status_t uct_ib_device_query_port_attr(uct_ib_device_t *dev,
     if (ret != 0) {
         errno = ret;
         ucs_error("%s: ibv_query_port(%u) failed: %m; check that the "
-                  "device driver is loaded (ibv_devinfo -d %s)", dev->name,
-                  port_num, dev->name);
+                  "device driver is loaded (ibv_devinfo -d %s)",
+                  dev->name, port_num, dev->name);
         return UCS_ERR_NO_DEVICE;
     }
     return UCS_OK;
 }
 
-ucs_status_t uct_ib_device_port_refresh(uct_ib_device_t *dev,
-                                        uint8_t port_num)
+ucs_status_t uct_ib_device_port_refresh(uct_ib_device_t *dev, uint8_t port_num)
 {
     struct ibv_port_attr attr;
     ucs_status_t status;
@@ -212,19 +226,18 @@ static void uct_ib_device_init_locality(uct_ib_device_t *dev)
     dev->sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
     dev->numa_node  = UCS_NUMA_NODE_UNDEFINED;
 
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device",
-             dev->name);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", dev->name);
     status = ucs_topo_find_device_by_sysfs(path, &dev->sys_device);
     if (status != UCS_OK) {
-        ucs_debug("%s: system device of %s not registered: %s", dev->name,
-                  path, ucs_status_string(status));
+        ucs_debug("%s: system device of %s not registered: %s", dev->name, path,
+                  ucs_status_string(status));
         dev->sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
         return;
     }
 
     if (dev->sys_device == UCS_SYS_DEVICE_ID_UNKNOWN) {
-        ucs_debug("%s: no PCI function behind %s (a virtual device)",
-                  dev->name, path);
+        ucs_debug("%s: no PCI function behind %s (a virtual device)", dev->name,
+                  path);
         return;
     }
 
@@ -266,7 +279,8 @@ void uct_ib_device_handle_async_event(uct_ib_device_t *dev,
         uct_ib_device_port_refresh(dev, event->port_num);
         ucs_warn("%s:%u: port went down; traffic through it stops until "
                  "the link is up again (check the cable or the network "
-                 "interface under it)", dev->name, event->port_num);
+                 "interface under it)",
+                 dev->name, event->port_num);
         break;
     case IBV_EVENT_LID_CHANGE:
     case IBV_EVENT_GID_CHANGE:
@@ -286,7 +300,7 @@ void uct_ib_device_handle_async_event(uct_ib_device_t *dev,
     default:
         ucs_debug("%s: async event %s (qp 0x%x cq %p srq %p)", dev->name,
                   ibv_event_type_str(event->type), event->qp_num,
-                  (void*)event->cq, (void*)event->srq);
+                  (void *)event->cq, (void *)event->srq);
         break;
     }
 
@@ -370,8 +384,8 @@ static ucs_status_t uct_ib_device_async_init(uct_ib_device_t *dev)
                                          UCS_EVENT_SET_EVREAD,
                                          uct_ib_device_async_cb, dev, NULL);
     if (status != UCS_OK) {
-        ucs_error("%s: cannot watch async events (fd %d): %s", dev->name,
-                  fd, ucs_status_string(status));
+        ucs_error("%s: cannot watch async events (fd %d): %s", dev->name, fd,
+                  ucs_status_string(status));
         return status;
     }
 
@@ -380,8 +394,7 @@ static ucs_status_t uct_ib_device_async_init(uct_ib_device_t *dev)
 }
 
 ucs_status_t uct_ib_device_init(uct_ib_device_t *dev,
-                                struct ibv_device *ibv_device,
-                                int async_events)
+                                struct ibv_device *ibv_device, int async_events)
 {
     uct_ib_device_t tmp;
     ucs_status_t status;
@@ -389,14 +402,14 @@ ucs_status_t uct_ib_device_init(uct_ib_device_t *dev,
     int ret;
 
     memset(&tmp, 0, sizeof(tmp));
-    snprintf(tmp.name, sizeof(tmp.name), "%s",
-             ibv_get_device_name(ibv_device));
+    snprintf(tmp.name, sizeof(tmp.name), "%s", ibv_get_device_name(ibv_device));
 
     tmp.ibv_context = ibv_open_device(ibv_device);
     if (tmp.ibv_context == NULL) {
         ucs_error("%s: ibv_open_device() failed: %m; check the permissions "
                   "of /dev/infiniband/uverbs* and that the driver is "
-                  "loaded", tmp.name);
+                  "loaded",
+                  tmp.name);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -409,8 +422,8 @@ ucs_status_t uct_ib_device_init(uct_ib_device_t *dev,
     }
 
     tmp.first_port = 1;
-    tmp.num_ports  = (uint8_t)ucs_min(tmp.dev_attr.phys_port_cnt,
-                                      UCT_IB_DEV_MAX_PORTS);
+    tmp.num_ports =
+        (uint8_t)ucs_min(tmp.dev_attr.phys_port_cnt, UCT_IB_DEV_MAX_PORTS);
     if (tmp.dev_attr.phys_port_cnt > UCT_IB_DEV_MAX_PORTS) {
         ucs_debug("%s: only the first %u of %u ports are used", tmp.name,
                   UCT_IB_DEV_MAX_PORTS, tmp.dev_attr.phys_port_cnt);
@@ -488,10 +501,9 @@ ucs_status_t uct_ib_device_query_ports(const uct_ib_device_t *dev,
         }
 
         /* a port number takes at most 3 digits and the colon */
-        snprintf(devices[num_devices].name,
-                 sizeof(devices[num_devices].name), "%.*s:%u",
-                 (int)sizeof(devices[num_devices].name) - 5, dev->name,
-                 port_num);
+        snprintf(devices[num_devices].name, sizeof(devices[num_devices].name),
+                 "%.*s:%u", (int)sizeof(devices[num_devices].name) - 5,
+                 dev->name, port_num);
         devices[num_devices].type       = UCT_DEVICE_TYPE_NET;
         devices[num_devices].sys_device = dev->sys_device;
         ++num_devices;
@@ -522,8 +534,7 @@ ucs_status_t uct_ib_device_query_gid(const uct_ib_device_t *dev,
 
     gid_info->gid       = entry.gid;
     gid_info->gid_index = gid_index;
-    gid_info->af        = uct_ib_gid_is_ipv4_mapped(&entry.gid) ? AF_INET :
-                                                                 AF_INET6;
+    gid_info->af = uct_ib_gid_is_ipv4_mapped(&entry.gid) ? AF_INET : AF_INET6;
     switch (entry.gid_type) {
     case IBV_GID_TYPE_ROCE_V1:
         gid_info->roce_version = UCT_IB_ROCE_V1;
@@ -569,8 +580,8 @@ ucs_status_t uct_ib_device_select_gid(const uct_ib_device_t *dev,
                                      &cur) != UCS_OK)) {
             ucs_error("%s:%u: UCX_IB_GID_INDEX=%lu is not a valid GID of "
                       "the port (table of %u entries); run show_gids or "
-                      "uct_info -d to list them, or use auto", dev->name,
-                      port_num, gid_index, table_len);
+                      "uct_info -d to list them, or use auto",
+                      dev->name, port_num, gid_index, table_len);
             return UCS_ERR_INVALID_PARAM;
         }
         *gid_info = cur;
@@ -600,7 +611,8 @@ ucs_status_t uct_ib_device_select_gid(const uct_ib_device_t *dev,
 
     if (best_rank == 0) {
         ucs_debug("%s:%u: the GID table holds no address; give the network "
-                  "interface under it an IP address", dev->name, port_num);
+                  "interface under it an IP address",
+                  dev->name, port_num);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -630,8 +642,7 @@ static int uct_ib_device_speed_index(uint8_t speed)
 }
 
 ucs_status_t uct_ib_device_port_estimate(const uct_ib_device_t *dev,
-                                         uint8_t port_num,
-                                         double *latency_p,
+                                         uint8_t port_num, double *latency_p,
                                          double *bandwidth_p)
 {
     const struct ibv_port_attr *attr;
@@ -708,12 +719,12 @@ static void uct_ib_device_print_gids(const uct_ib_device_t *dev,
         if (uct_ib_device_query_gid(dev, port_num, i, &gid) != UCS_OK) {
             continue;
         }
-        fprintf(stream, "#           gid[%u]: %-28s %s%s%s\n", i,
-                uct_ib_gid_str(&gid.gid, str, sizeof(str)),
-                roce_names[gid.roce_version],
-                (gid.af == AF_INET) ? ", IPv4" : "",
-                ((selected != NULL) && (selected->gid_index == i)) ?
-                " (selected)" : "");
+        fprintf(
+            stream, "#           gid[%u]: %-28s %s%s%s\n", i,
+            uct_ib_gid_str(&gid.gid, str, sizeof(str)),
+            roce_names[gid.roce_version], (gid.af == AF_INET) ? ", IPv4" : "",
+            ((selected != NULL) && (selected->gid_index == i)) ? " (selected)"
+                                                               : "");
     }
 }
 
@@ -730,29 +741,28 @@ void uct_ib_device_print_info(const uct_ib_device_t *dev,
     fprintf(stream, "#       ib device: %s, %u port(s), firmware %s\n",
             dev->name, dev->num_ports, dev->dev_attr.fw_ver);
     fprintf(stream, "#        locality: %s, NUMA node %d, priority %d\n",
-            (dev->sys_device == UCS_SYS_DEVICE_ID_UNKNOWN) ?
-            "no PCI function (virtual device)" :
-            ucs_topo_sys_device_get_name(dev->sys_device),
+            (dev->sys_device == UCS_SYS_DEVICE_ID_UNKNOWN)
+                ? "no PCI function (virtual device)"
+                : ucs_topo_sys_device_get_name(dev->sys_device),
             dev->numa_node, uct_ib_device_priority(dev));
 
     for (port_num = dev->first_port;
          port_num < dev->first_port + dev->num_ports; ++port_num) {
         attr  = uct_ib_device_port_attr(dev, port_num);
         speed = uct_ib_device_speed_index(attr->active_speed);
-        fprintf(stream, "#         port %u: %s:%u, %s, %s%s\n", port_num,
-                dev->name, port_num,
-                uct_ib_device_link_layer_str(dev, port_num),
-                uct_ib_device_port_state_str(attr->state),
-                uct_ib_device_is_port_usable(dev, port_num) ?
-                "" : " (not used)");
+        fprintf(
+            stream, "#         port %u: %s:%u, %s, %s%s\n", port_num, dev->name,
+            port_num, uct_ib_device_link_layer_str(dev, port_num),
+            uct_ib_device_port_state_str(attr->state),
+            uct_ib_device_is_port_usable(dev, port_num) ? "" : " (not used)");
         fprintf(stream, "#             mtu: %zu (max %zu)\n",
                 uct_ib_mtu_bytes(attr->active_mtu),
                 uct_ib_mtu_bytes(attr->max_mtu));
         fprintf(stream, "#           speed: %s x%u\n",
                 (speed >= 0) ? uct_ib_device_speeds[speed].name : "unknown",
                 uct_ib_device_width_lanes(attr->active_width));
-        if (uct_ib_device_port_estimate(dev, port_num, &latency,
-                                        &bandwidth) == UCS_OK) {
+        if (uct_ib_device_port_estimate(dev, port_num, &latency, &bandwidth) ==
+            UCS_OK) {
             fprintf(stream, "#        estimate: %.2f MB/s, %.0f nsec\n",
                     bandwidth / 1e6, latency * 1e9);
         }
@@ -760,18 +770,17 @@ void uct_ib_device_print_info(const uct_ib_device_t *dev,
             fprintf(stream, "#             lid: %u\n", attr->lid);
         }
 
-        have_gid = (uct_ib_device_select_gid(dev, port_num, gid_index,
-                                             &gid) == UCS_OK);
+        have_gid = (uct_ib_device_select_gid(dev, port_num, gid_index, &gid) ==
+                    UCS_OK);
         if (have_gid) {
             fprintf(stream, "#             gid: %s (index %u%s)\n",
-                    uct_ib_gid_str(&gid.gid, str, sizeof(str)),
-                    gid.gid_index,
-                    (gid_index == UCT_IB_GID_INDEX_AUTO) ? ", auto" :
-                    ", UCX_IB_GID_INDEX");
+                    uct_ib_gid_str(&gid.gid, str, sizeof(str)), gid.gid_index,
+                    (gid_index == UCT_IB_GID_INDEX_AUTO)
+                        ? ", auto"
+                        : ", UCX_IB_GID_INDEX");
         } else {
             fprintf(stream, "#             gid: none\n");
         }
-        uct_ib_device_print_gids(dev, port_num, have_gid ? &gid : NULL,
-                                 stream);
+        uct_ib_device_print_gids(dev, port_num, have_gid ? &gid : NULL, stream);
     }
 }

@@ -22,20 +22,20 @@
 BEGIN_C_DECLS
 
 /** Ports of one device we look at (verbs numbers them from 1). */
-#define UCT_IB_DEV_MAX_PORTS      16
+#define UCT_IB_DEV_MAX_PORTS 16
 
 /** Name of the ib component and the prefix of its configuration. */
-#define UCT_IB_COMPONENT_NAME     "ib"
-#define UCT_IB_CONFIG_PREFIX      "IB_"
+#define UCT_IB_COMPONENT_NAME "ib"
+#define UCT_IB_CONFIG_PREFIX  "IB_"
 
 /** GID index choice: let the device layer choose (UCX_IB_GID_INDEX=auto). */
-#define UCT_IB_GID_INDEX_AUTO     UCS_ULUNITS_AUTO
+#define UCT_IB_GID_INDEX_AUTO UCS_ULUNITS_AUTO
 
 /** Largest GID table we search. */
-#define UCT_IB_DEV_MAX_GIDS       256
+#define UCT_IB_DEV_MAX_GIDS 256
 
 /** Latency of one hop through an adapter, seconds (a rough constant). */
-#define UCT_IB_DEV_BASE_LATENCY   700e-9
+#define UCT_IB_DEV_BASE_LATENCY 700e-9
 
 /** What a GID is for: its RoCE version and the address family in it. */
 typedef enum uct_ib_roce_version {
@@ -46,21 +46,21 @@ typedef enum uct_ib_roce_version {
 
 /** A GID of a port and what it is. */
 typedef struct uct_ib_gid_info {
-    union ibv_gid         gid;
-    unsigned              gid_index;
+    union ibv_gid gid;
+    unsigned gid_index;
     uct_ib_roce_version_t roce_version;
-    int                   af;  /* AF_INET for ::ffff:a.b.c.d, else AF_INET6 */
+    int af; /* AF_INET for ::ffff:a.b.c.d, else AF_INET6 */
 } uct_ib_gid_info_t;
 
 /** An asynchronous event of a device, as ifaces see it. */
 typedef struct uct_ib_async_event {
     enum ibv_event_type type;
-    uint8_t             port_num;  /* for port events, else 0 */
-    uint32_t            qp_num;    /* for QP events, else 0 */
-    struct ibv_cq       *cq;       /* for CQ events, else NULL */
-    struct ibv_srq      *srq;      /* for SRQ events, else NULL */
-    ucs_status_t        status;    /* UCS_OK, or the error it means
-                                      (UCS_ERR_IO_ERROR for a fatal one) */
+    uint8_t port_num;    /* for port events, else 0 */
+    uint32_t qp_num;     /* for QP events, else 0 */
+    struct ibv_cq *cq;   /* for CQ events, else NULL */
+    struct ibv_srq *srq; /* for SRQ events, else NULL */
+    ucs_status_t status; /* UCS_OK, or the error it means
+                            (UCS_ERR_IO_ERROR for a fatal one) */
 } uct_ib_async_event_t;
 
 typedef void (*uct_ib_async_event_cb_t)(void *arg,
@@ -77,26 +77,26 @@ typedef void (*uct_ib_async_event_cb_t)(void *arg,
  */
 typedef struct uct_ib_async_hook {
     uct_ib_async_event_cb_t cb;
-    void                    *arg;
-    ucs_list_link_t         list;
+    void *arg;
+    ucs_list_link_t list;
 } uct_ib_async_hook_t;
 
 /** An opened verbs device. */
 typedef struct uct_ib_device {
-    struct ibv_context     *ibv_context;
+    struct ibv_context *ibv_context;
     struct ibv_device_attr dev_attr;
-    char                   name[UCT_DEVICE_NAME_MAX];
-    uint8_t                first_port;  /* 1 */
-    uint8_t                num_ports;   /* at most UCT_IB_DEV_MAX_PORTS */
-    struct ibv_port_attr   port_attr[UCT_IB_DEV_MAX_PORTS];
-    ucs_sys_device_t       sys_device;  /* PCI function, or unknown */
-    int                    numa_node;   /* or UCS_NUMA_NODE_UNDEFINED */
+    char name[UCT_DEVICE_NAME_MAX];
+    uint8_t first_port; /* 1 */
+    uint8_t num_ports;  /* at most UCT_IB_DEV_MAX_PORTS */
+    struct ibv_port_attr port_attr[UCT_IB_DEV_MAX_PORTS];
+    ucs_sys_device_t sys_device; /* PCI function, or unknown */
+    int numa_node;               /* or UCS_NUMA_NODE_UNDEFINED */
 
     /* asynchronous events */
-    int                    async_fd_registered;
-    pthread_mutex_t        hooks_lock;
-    ucs_list_link_t        async_hooks; /* uct_ib_async_hook_t */
-    unsigned               num_fatal_events;
+    int async_fd_registered;
+    pthread_mutex_t hooks_lock;
+    ucs_list_link_t async_hooks; /* uct_ib_async_hook_t */
+    unsigned num_fatal_events;
 } uct_ib_device_t;
 
 /**
@@ -130,12 +130,10 @@ int uct_ib_device_is_port_roce(const uct_ib_device_t *dev, uint8_t port_num);
  * link layer is InfiniBand or Ethernet (RoCE). Why not is logged at debug
  * level.
  */
-int uct_ib_device_is_port_usable(const uct_ib_device_t *dev,
-                                 uint8_t port_num);
+int uct_ib_device_is_port_usable(const uct_ib_device_t *dev, uint8_t port_num);
 
 /** Read the port attributes again (after a port event). */
-ucs_status_t uct_ib_device_port_refresh(uct_ib_device_t *dev,
-                                        uint8_t port_num);
+ucs_status_t uct_ib_device_port_refresh(uct_ib_device_t *dev, uint8_t port_num);
 
 /**
  * The usable ports of @a dev as transport devices: name "<dev>:<port>"
@@ -182,8 +180,7 @@ size_t uct_ib_device_port_mtu(const uct_ib_device_t *dev, uint8_t port_num);
  * Returns UCS_ERR_UNSUPPORTED (bandwidth 0) for a speed it does not know.
  */
 ucs_status_t uct_ib_device_port_estimate(const uct_ib_device_t *dev,
-                                         uint8_t port_num,
-                                         double *latency_p,
+                                         uint8_t port_num, double *latency_p,
                                          double *bandwidth_p);
 
 /**

@@ -4,7 +4,7 @@
  * pair helpers and the work-completion status.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ib_iface.h"
@@ -22,12 +22,12 @@
 #include <strings.h>
 
 /* A QP timeout of exponent e lasts 4.096 us * 2^e */
-#define UCT_IB_QP_TIMEOUT_UNIT    4.096e-6
+#define UCT_IB_QP_TIMEOUT_UNIT 4.096e-6
 
 /* Room for rounding when a delay is compared to a table value */
-#define UCT_IB_TIME_EPSILON       1e-9
+#define UCT_IB_TIME_EPSILON 1e-9
 
-#define UCT_IB_PATH_MTU_VALUES    "default, 256, 512, 1024, 2048 or 4096"
+#define UCT_IB_PATH_MTU_VALUES "default, 256, 512, 1024, 2048 or 4096"
 
 /* ------------------------------------------------------------------------
  * Configuration
@@ -40,7 +40,7 @@ static ucs_status_t uct_ib_path_mtu_read(const char *buf, void *dest,
     unsigned value;
 
     if (!strcasecmp(buf, "default")) {
-        *(unsigned*)dest = UCT_IB_PATH_MTU_DEFAULT;
+        *(unsigned *)dest = UCT_IB_PATH_MTU_DEFAULT;
         return UCS_OK;
     }
 
@@ -49,14 +49,14 @@ static ucs_status_t uct_ib_path_mtu_read(const char *buf, void *dest,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    *(unsigned*)dest = value;
+    *(unsigned *)dest = value;
     return UCS_OK;
 }
 
 static void uct_ib_path_mtu_write(char *buf, size_t max, const void *src,
                                   const void *arg)
 {
-    unsigned value = *(const unsigned*)src;
+    unsigned value = *(const unsigned *)src;
 
     if (value == UCT_IB_PATH_MTU_DEFAULT) {
         snprintf(buf, max, "default");
@@ -89,8 +89,7 @@ ucs_config_field_t uct_ib_iface_config_table[] = {
      ucs_offsetof(uct_ib_iface_config_t, tx.min_inline),
      UCS_CONFIG_TYPE_MEMUNITS},
 
-    {"TX_MIN_SGE", "3",
-     "Scatter/gather entries a send work request can hold.",
+    {"TX_MIN_SGE", "3", "Scatter/gather entries a send work request can hold.",
      ucs_offsetof(uct_ib_iface_config_t, tx.min_sge), UCS_CONFIG_TYPE_UINT},
 
     {"TX_MAX_POLL", "16",
@@ -110,25 +109,23 @@ ucs_config_field_t uct_ib_iface_config_table[] = {
      "quarter of RX_QUEUE_LEN).",
      ucs_offsetof(uct_ib_iface_config_t, rx.max_batch), UCS_CONFIG_TYPE_UINT},
 
-    {"RX_MAX_POLL", "16",
-     "Receive completions taken per progress call.",
+    {"RX_MAX_POLL", "16", "Receive completions taken per progress call.",
      ucs_offsetof(uct_ib_iface_config_t, rx.max_poll), UCS_CONFIG_TYPE_UINT},
 
-    {"SL", "0",
-     "InfiniBand service level of the packets sent (0..15).",
+    {"SL", "0", "InfiniBand service level of the packets sent (0..15).",
      ucs_offsetof(uct_ib_iface_config_t, sl), UCS_CONFIG_TYPE_UINT},
 
     {"TRAFFIC_CLASS", "0",
      "Traffic class in the global route header (0..255; on RoCE the IP\n"
      "DSCP and ECN bits).",
-     ucs_offsetof(uct_ib_iface_config_t, traffic_class),
-     UCS_CONFIG_TYPE_UINT},
+     ucs_offsetof(uct_ib_iface_config_t, traffic_class), UCS_CONFIG_TYPE_UINT},
 
     {"HOP_LIMIT", "255",
      "Hop limit in the global route header (0..255; on RoCE the IP TTL).",
      ucs_offsetof(uct_ib_iface_config_t, hop_limit), UCS_CONFIG_TYPE_UINT},
 
-    {"PATH_MTU", "default",
+    {"PATH_MTU",
+     "default",
      "Largest packet payload: " UCT_IB_PATH_MTU_VALUES ". \"default\"\n"
      "takes the port's active MTU; a larger value is lowered to it.",
      ucs_offsetof(uct_ib_iface_config_t, path_mtu),
@@ -147,36 +144,35 @@ ucs_config_field_t uct_ib_iface_config_table[] = {
      ucs_offsetof(uct_ib_iface_config_t, roce_prefix_len),
      UCS_CONFIG_TYPE_UINT},
 
-    {NULL}
-};
+    {NULL}};
 
 /* One error line per invalid value; the table checks only the syntax */
-static ucs_status_t uct_ib_iface_check_config(const char *dev_name,
-                                              const uct_ib_iface_config_t
-                                              *config)
+static ucs_status_t
+uct_ib_iface_check_config(const char *dev_name,
+                          const uct_ib_iface_config_t *config)
 {
     if ((config->path_mtu != UCT_IB_PATH_MTU_DEFAULT) &&
         (uct_ib_mtu_from_bytes(config->path_mtu) == 0)) {
-        ucs_error("%s: PATH_MTU=%u is not a path MTU; use "
-                  UCT_IB_PATH_MTU_VALUES, dev_name, config->path_mtu);
+        ucs_error(
+            "%s: PATH_MTU=%u is not a path MTU; use " UCT_IB_PATH_MTU_VALUES,
+            dev_name, config->path_mtu);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->sl > 15) {
-        ucs_error("%s: SL=%u is out of range; use 0..15", dev_name,
-                  config->sl);
+        ucs_error("%s: SL=%u is out of range; use 0..15", dev_name, config->sl);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((config->traffic_class > UINT8_MAX) ||
         (config->hop_limit > UINT8_MAX)) {
         ucs_error("%s: TRAFFIC_CLASS=%u or HOP_LIMIT=%u is out of range; "
-                  "use 0..255", dev_name, config->traffic_class,
-                  config->hop_limit);
+                  "use 0..255",
+                  dev_name, config->traffic_class, config->hop_limit);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->roce_prefix_len > 128) {
         ucs_error("%s: ROCE_SUBNET_PREFIX_LEN=%u is out of range; use "
-                  "0..32 for IPv4, 0..128 for IPv6", dev_name,
-                  config->roce_prefix_len);
+                  "0..32 for IPv4, 0..128 for IPv6",
+                  dev_name, config->roce_prefix_len);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->tx.min_inline > UCT_IB_MAX_INLINE_CONFIG) {
@@ -211,8 +207,8 @@ static const char *uct_ib_iface_verbs_hint(int err)
 
 static ucs_status_t uct_ib_iface_verbs_status(int err)
 {
-    return ((err == ENOMEM) || (err == EAGAIN)) ? UCS_ERR_NO_MEMORY :
-                                                  UCS_ERR_IO_ERROR;
+    return ((err == ENOMEM) || (err == EAGAIN)) ? UCS_ERR_NO_MEMORY
+                                                : UCS_ERR_IO_ERROR;
 }
 
 /* "<dev>:<port>" of @a dev_name: a usable port of @a dev */
@@ -226,14 +222,16 @@ static ucs_status_t uct_ib_iface_parse_port(const uct_ib_device_t *dev,
 
     if ((colon == NULL) || (colon[1] == '\0')) {
         ucs_error("%s: not a port name; use <device>:<port> such as %s:1 "
-                  "(uct_info -d lists them)", dev_name, dev->name);
+                  "(uct_info -d lists them)",
+                  dev_name, dev->name);
         return UCS_ERR_NO_DEVICE;
     }
 
     if ((strlen(dev->name) != (size_t)(colon - dev_name)) ||
         strncmp(dev_name, dev->name, (size_t)(colon - dev_name))) {
         ucs_error("%s: not a port of device %s; open the interface with "
-                  "the memory domain of its device", dev_name, dev->name);
+                  "the memory domain of its device",
+                  dev_name, dev->name);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -243,7 +241,8 @@ static ucs_status_t uct_ib_iface_parse_port(const uct_ib_device_t *dev,
         !uct_ib_device_is_port_usable(dev, (uint8_t)port_num)) {
         ucs_error("%s: port %s of %s is not usable (it must exist, be "
                   "ACTIVE and InfiniBand or Ethernet); uct_info -d lists "
-                  "the usable ones", dev_name, colon + 1, dev->name);
+                  "the usable ones",
+                  dev_name, colon + 1, dev->name);
         return UCS_ERR_NO_DEVICE;
     }
 
@@ -252,8 +251,7 @@ static ucs_status_t uct_ib_iface_parse_port(const uct_ib_device_t *dev,
 }
 
 /* Async thread: events of this iface's objects go to the transport */
-static void uct_ib_iface_async_cb(void *arg,
-                                  const uct_ib_async_event_t *event)
+static void uct_ib_iface_async_cb(void *arg, const uct_ib_async_event_t *event)
 {
     uct_ib_iface_t *iface = arg;
 
@@ -285,8 +283,8 @@ static ucs_status_t uct_ib_iface_create_channel(uct_ib_iface_t *iface)
     status = ucs_sys_fcntl_modfl(iface->comp_channel->fd, O_NONBLOCK, 0);
     if (status != UCS_OK) {
         ucs_error("%s: cannot make the completion channel (fd %d) "
-                  "non-blocking", iface->super.dev_name,
-                  iface->comp_channel->fd);
+                  "non-blocking",
+                  iface->super.dev_name, iface->comp_channel->fd);
         ibv_destroy_comp_channel(iface->comp_channel);
         iface->comp_channel = NULL;
         return status;
@@ -304,7 +302,8 @@ static ucs_status_t uct_ib_iface_create_cq(uct_ib_iface_t *iface,
     len = ucs_max(len, 1);
     if (len > max_cqe) {
         ucs_debug("%s: %s CQ of %u entries capped at the device's max_cqe "
-                  "%u", iface->super.dev_name, name, len, max_cqe);
+                  "%u",
+                  iface->super.dev_name, name, len, max_cqe);
         len = max_cqe;
     }
 
@@ -312,7 +311,8 @@ static ucs_status_t uct_ib_iface_create_cq(uct_ib_iface_t *iface,
                                    iface->comp_channel, 0);
     if (iface->cq[dir] == NULL) {
         ucs_error("%s: ibv_create_cq(%u entries) for the %s CQ failed: "
-                  "%m; %s", iface->super.dev_name, len, name,
+                  "%m; %s",
+                  iface->super.dev_name, len, name,
                   uct_ib_iface_verbs_hint(errno));
         return uct_ib_iface_verbs_status(errno);
     }
@@ -374,8 +374,9 @@ static ucs_status_t uct_ib_iface_probe_inline(uct_ib_iface_t *iface,
 
         if (inline_size == 0) {
             ucs_error("%s: cannot create a QP of type %d (send and receive "
-                      "queues of 1): %m; %s", iface->super.dev_name,
-                      qp_type, uct_ib_iface_verbs_hint(errno));
+                      "queues of 1): %m; %s",
+                      iface->super.dev_name, qp_type,
+                      uct_ib_iface_verbs_hint(errno));
             return uct_ib_iface_verbs_status(errno);
         }
         ucs_debug("%s: a QP with %zu bytes inline refused: %m",
@@ -432,14 +433,15 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
     }
 
     iface->port_num = port_num;
-    status = uct_ib_device_select_gid(dev, port_num, ib_md->gid_index,
-                                      &iface->gid_info);
+    status          = uct_ib_device_select_gid(dev, port_num, ib_md->gid_index,
+                                               &iface->gid_info);
     if (status != UCS_OK) {
         if (status == UCS_ERR_NO_DEVICE) {
             /* an invalid UCX_IB_GID_INDEX was reported already */
             ucs_error("%s: the port has no GID to use; give its network "
                       "interface an IP address (RoCE) or check the subnet "
-                      "manager (InfiniBand)", dev_name);
+                      "manager (InfiniBand)",
+                      dev_name);
         }
         goto err_base;
     }
@@ -457,17 +459,17 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
         goto err_base;
     }
 
-    status = uct_ib_iface_create_cq(iface, UCT_IB_DIR_TX,
-                                    (init_attr->tx_cq_len != 0) ?
-                                    init_attr->tx_cq_len : config->tx.cq_len);
+    status = uct_ib_iface_create_cq(
+        iface, UCT_IB_DIR_TX,
+        (init_attr->tx_cq_len != 0) ? init_attr->tx_cq_len : config->tx.cq_len);
     if (status != UCS_OK) {
         goto err_channel;
     }
 
     status = uct_ib_iface_create_cq(iface, UCT_IB_DIR_RX,
-                                    (init_attr->rx_cq_len != 0) ?
-                                    init_attr->rx_cq_len :
-                                    config->rx.queue_len);
+                                    (init_attr->rx_cq_len != 0)
+                                        ? init_attr->rx_cq_len
+                                        : config->rx.queue_len);
     if (status != UCS_OK) {
         goto err_cqs;
     }
@@ -478,16 +480,15 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
         goto err_cqs;
     }
 
-    iface->config.seg_size          = config->seg_size;
-    iface->config.tx_queue_len      = config->tx.queue_len;
-    iface->config.tx_min_sge        = config->tx.min_sge;
-    iface->config.tx_max_poll       = config->tx.max_poll;
-    iface->config.rx_queue_len      = config->rx.queue_len;
+    iface->config.seg_size     = config->seg_size;
+    iface->config.tx_queue_len = config->tx.queue_len;
+    iface->config.tx_min_sge   = config->tx.min_sge;
+    iface->config.tx_max_poll  = config->tx.max_poll;
+    iface->config.rx_queue_len = config->rx.queue_len;
     /* a batch above a quarter of the queue would let a short queue drain
      * (to its limit event, or empty) before progress posts it again */
-    iface->config.rx_max_batch      = ucs_max(1, ucs_min(config->rx.max_batch,
-                                                         config->rx.queue_len /
-                                                         4));
+    iface->config.rx_max_batch =
+        ucs_max(1, ucs_min(config->rx.max_batch, config->rx.queue_len / 4));
     iface->config.rx_max_poll       = config->rx.max_poll;
     iface->config.sl                = (uint8_t)config->sl;
     iface->config.traffic_class     = (uint8_t)config->traffic_class;
@@ -497,12 +498,12 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
     ucs_log_limit_init(&iface->wc_error_log);
 
     iface->async_event_cb = init_attr->async_event_cb;
-    uct_ib_device_async_hook_add(dev, &iface->async_hook,
-                                 uct_ib_iface_async_cb, iface);
+    uct_ib_device_async_hook_add(dev, &iface->async_hook, uct_ib_iface_async_cb,
+                                 iface);
 
     ucs_debug("%s: ib iface %p: gid index %u, lid %u, path mtu %zu, cq "
-              "%u/%u, inline %zu", dev_name, (void*)iface,
-              iface->gid_info.gid_index, iface->lid,
+              "%u/%u, inline %zu",
+              dev_name, (void *)iface, iface->gid_info.gid_index, iface->lid,
               uct_ib_mtu_bytes(iface->path_mtu), iface->cq_len[UCT_IB_DIR_TX],
               iface->cq_len[UCT_IB_DIR_RX], iface->max_inline);
     return UCS_OK;
@@ -555,7 +556,7 @@ int uct_ib_iface_poll_cq_slow(uct_ib_iface_t *iface, uct_ib_dir_t dir,
     if ((stash->count != 0) && (max > 0)) {
         count = (int)ucs_min(stash->count, (unsigned)max);
         memcpy(wc, &stash->wc[stash->head], count * sizeof(*wc));
-        stash->head  += count;
+        stash->head += count;
         stash->count -= count;
         if (stash->count == 0) {
             stash->head = 0;
@@ -593,14 +594,12 @@ static void uct_ib_iface_drain_channel(uct_ib_iface_t *iface)
     void *cq_context;
 
     while (ibv_get_cq_event(iface->comp_channel, &cq, &cq_context) == 0) {
-        dir = (cq == iface->cq[UCT_IB_DIR_TX]) ? UCT_IB_DIR_TX :
-                                                 UCT_IB_DIR_RX;
+        dir = (cq == iface->cq[UCT_IB_DIR_TX]) ? UCT_IB_DIR_TX : UCT_IB_DIR_RX;
         ++iface->num_cq_events[dir];
     }
 
     if ((errno != EAGAIN) && (errno != EWOULDBLOCK)) {
-        ucs_debug("%s: ibv_get_cq_event() failed: %m",
-                  iface->super.dev_name);
+        ucs_debug("%s: ibv_get_cq_event() failed: %m", iface->super.dev_name);
     }
 
     for (dir = UCT_IB_DIR_TX; dir < UCT_IB_DIR_LAST; ++dir) {
@@ -612,8 +611,8 @@ static void uct_ib_iface_drain_channel(uct_ib_iface_t *iface)
 }
 
 /* Arm the CQ of @a dir, then keep what it already holds in the stash */
-static ucs_status_t uct_ib_iface_arm_cq(uct_ib_iface_t *iface,
-                                       uct_ib_dir_t dir, int solicited_only)
+static ucs_status_t uct_ib_iface_arm_cq(uct_ib_iface_t *iface, uct_ib_dir_t dir,
+                                        int solicited_only)
 {
     uct_ib_wc_stash_t *stash = &iface->stash[dir];
     int ret;
@@ -641,7 +640,8 @@ static ucs_status_t uct_ib_iface_arm_cq(uct_ib_iface_t *iface,
                       &stash->wc[stash->count]);
     if (ret < 0) {
         ucs_error("%s: ibv_poll_cq(%s CQ) failed: %d; the CQ overran or "
-                  "the device failed (check dmesg)", iface->super.dev_name,
+                  "the device failed (check dmesg)",
+                  iface->super.dev_name,
                   (dir == UCT_IB_DIR_TX) ? "send" : "receive", ret);
         return UCS_ERR_IO_ERROR;
     }
@@ -649,8 +649,7 @@ static ucs_status_t uct_ib_iface_arm_cq(uct_ib_iface_t *iface,
     return UCS_OK;
 }
 
-ucs_status_t uct_ib_iface_arm(uct_ib_iface_t *iface, unsigned events,
-                              int busy)
+ucs_status_t uct_ib_iface_arm(uct_ib_iface_t *iface, unsigned events, int busy)
 {
     ucs_status_t status;
 
@@ -690,8 +689,7 @@ static int uct_ib_gid_is_link_local(const uint8_t *gid)
 }
 
 /* Whether the first @a bits bits of @a a and @a b are the same */
-static int uct_ib_bits_equal(const uint8_t *a, const uint8_t *b,
-                             unsigned bits)
+static int uct_ib_bits_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
 {
     unsigned bytes = bits / 8;
     uint8_t mask;
@@ -738,9 +736,8 @@ ucs_status_t uct_ib_iface_get_device_address(uct_iface_h tl_iface,
 int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
                                    const uct_ib_device_addr_t *addr)
 {
-    const uint8_t flag_mask = UCT_IB_ADDR_FLAG_ROCE |
-                              UCT_IB_ADDR_FLAG_ROCEV2 |
-                              UCT_IB_ADDR_FLAG_IPV4;
+    const uint8_t flag_mask =
+        UCT_IB_ADDR_FLAG_ROCE | UCT_IB_ADDR_FLAG_ROCEV2 | UCT_IB_ADDR_FLAG_IPV4;
     uct_ib_device_addr_t ours, peer;
     unsigned bits;
 
@@ -786,8 +783,8 @@ void uct_ib_iface_fill_ah_attr(const uct_ib_iface_t *iface,
     int roce;
 
     memcpy(&peer, addr, sizeof(peer));
-    roce = uct_ib_device_is_port_roce(uct_ib_iface_device(iface),
-                                      iface->port_num);
+    roce =
+        uct_ib_device_is_port_roce(uct_ib_iface_device(iface), iface->port_num);
 
     memset(ah_attr, 0, sizeof(*ah_attr));
     ah_attr->dlid     = le16toh(peer.lid);
@@ -816,8 +813,8 @@ enum ibv_mtu uct_ib_iface_peer_mtu(const uct_ib_iface_t *iface,
     return ucs_min(iface->path_mtu, (enum ibv_mtu)peer_mtu);
 }
 
-const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr,
-                                   char *buf, size_t max)
+const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr, char *buf,
+                                   size_t max)
 {
     uct_ib_device_addr_t peer;
     union ibv_gid gid;
@@ -826,8 +823,7 @@ const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr,
     memcpy(&peer, addr, sizeof(peer));
     memcpy(gid.raw, peer.gid, sizeof(gid.raw));
     snprintf(buf, max, "%s lid %u mtu %zu",
-             uct_ib_gid_str(&gid, gid_str, sizeof(gid_str)),
-             le16toh(peer.lid),
+             uct_ib_gid_str(&gid, gid_str, sizeof(gid_str)), le16toh(peer.lid),
              uct_ib_mtu_bytes((enum ibv_mtu)peer.path_mtu));
     return buf;
 }
@@ -839,14 +835,22 @@ const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr,
 static const char *uct_ib_qp_state_str(enum ibv_qp_state state)
 {
     switch (state) {
-    case IBV_QPS_RESET: return "RESET";
-    case IBV_QPS_INIT:  return "INIT";
-    case IBV_QPS_RTR:   return "RTR";
-    case IBV_QPS_RTS:   return "RTS";
-    case IBV_QPS_SQD:   return "SQD";
-    case IBV_QPS_SQE:   return "SQE";
-    case IBV_QPS_ERR:   return "ERR";
-    default:            return "?";
+    case IBV_QPS_RESET:
+        return "RESET";
+    case IBV_QPS_INIT:
+        return "INIT";
+    case IBV_QPS_RTR:
+        return "RTR";
+    case IBV_QPS_RTS:
+        return "RTS";
+    case IBV_QPS_SQD:
+        return "SQD";
+    case IBV_QPS_SQE:
+        return "SQE";
+    case IBV_QPS_ERR:
+        return "ERR";
+    default:
+        return "?";
     }
 }
 
@@ -864,15 +868,15 @@ ucs_status_t uct_ib_iface_create_qp(uct_ib_iface_t *iface,
     if (qp == NULL) {
         ucs_error("%s: ibv_create_qp(type %d, send %u x %u sge, receive "
                   "%u x %u sge, inline %u) failed: %m; %s",
-                  iface->super.dev_name, attr->qp_type,
-                  attr->cap.max_send_wr, attr->cap.max_send_sge,
-                  attr->cap.max_recv_wr, attr->cap.max_recv_sge,
-                  attr->cap.max_inline_data, uct_ib_iface_verbs_hint(errno));
+                  iface->super.dev_name, attr->qp_type, attr->cap.max_send_wr,
+                  attr->cap.max_send_sge, attr->cap.max_recv_wr,
+                  attr->cap.max_recv_sge, attr->cap.max_inline_data,
+                  uct_ib_iface_verbs_hint(errno));
         return UCS_ERR_NO_RESOURCE;
     }
 
-    ucs_debug("%s: created QP 0x%x type %d", iface->super.dev_name,
-              qp->qp_num, attr->qp_type);
+    ucs_debug("%s: created QP 0x%x type %d", iface->super.dev_name, qp->qp_num,
+              attr->qp_type);
     *qp_p = qp;
     return UCS_OK;
 }
@@ -888,20 +892,20 @@ ucs_status_t uct_ib_qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *attr,
         return UCS_OK;
     }
 
-    state = (mask & IBV_QP_STATE) ? uct_ib_qp_state_str(attr->qp_state) :
-                                    "(same)";
+    state =
+        (mask & IBV_QP_STATE) ? uct_ib_qp_state_str(attr->qp_state) : "(same)";
     errno = ret;
     if (ret == EINVAL) {
         ucs_error("%s: QP 0x%x to %s (mask 0x%x): ibv_modify_qp() failed: "
                   "%m; the device rejected the attributes (check the GID "
-                  "index, path MTU and timeouts)", what, qp->qp_num, state,
-                  mask);
+                  "index, path MTU and timeouts)",
+                  what, qp->qp_num, state, mask);
         return UCS_ERR_INVALID_PARAM;
     }
 
     ucs_error("%s: QP 0x%x to %s (mask 0x%x): ibv_modify_qp() failed: %m; "
-              "check dmesg for the driver's reason", what, qp->qp_num,
-              state, mask);
+              "check dmesg for the driver's reason",
+              what, qp->qp_num, state, mask);
     return UCS_ERR_IO_ERROR;
 }
 
@@ -921,16 +925,16 @@ ucs_status_t uct_ib_iface_qp_init(uct_ib_iface_t *iface, struct ibv_qp *qp,
     case IBV_QPT_RC:
     case IBV_QPT_UC:
         attr.qp_access_flags = (unsigned)access_flags;
-        mask                |= IBV_QP_ACCESS_FLAGS;
+        mask |= IBV_QP_ACCESS_FLAGS;
         break;
     case IBV_QPT_UD:
         attr.qkey = qkey;
-        mask     |= IBV_QP_QKEY;
+        mask |= IBV_QP_QKEY;
         break;
     default:
         ucs_error("%s: QP 0x%x has type %d; only RC, UC and UD QPs are "
-                  "set up here", iface->super.dev_name, qp->qp_num,
-                  qp->qp_type);
+                  "set up here",
+                  iface->super.dev_name, qp->qp_num, qp->qp_type);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -952,11 +956,10 @@ uint8_t uct_ib_timeout_exp(double seconds)
 
 /* Delays of the RNR timer codes, milliseconds (code 0 is the longest) */
 static const double uct_ib_rnr_timer_ms[32] = {
-    655.36,   0.01,   0.02,   0.03,   0.04,   0.06,   0.08,   0.12,
-      0.16,   0.24,   0.32,   0.48,   0.64,   0.96,   1.28,   1.92,
-      2.56,   3.84,   5.12,   7.68,  10.24,  15.36,  20.48,  30.72,
-     40.96,  61.44,  81.92, 122.88, 163.84, 245.76, 327.68, 491.52
-};
+    655.36, 0.01,  0.02,  0.03,   0.04,   0.06,   0.08,   0.12,
+    0.16,   0.24,  0.32,  0.48,   0.64,   0.96,   1.28,   1.92,
+    2.56,   3.84,  5.12,  7.68,   10.24,  15.36,  20.48,  30.72,
+    40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
 
 uint8_t uct_ib_rnr_timer_code(double seconds)
 {
@@ -974,12 +977,18 @@ uint8_t uct_ib_rnr_timer_code(double seconds)
 enum ibv_mtu uct_ib_mtu_from_bytes(size_t bytes)
 {
     switch (bytes) {
-    case 256:  return IBV_MTU_256;
-    case 512:  return IBV_MTU_512;
-    case 1024: return IBV_MTU_1024;
-    case 2048: return IBV_MTU_2048;
-    case 4096: return IBV_MTU_4096;
-    default:   return (enum ibv_mtu)0;
+    case 256:
+        return IBV_MTU_256;
+    case 512:
+        return IBV_MTU_512;
+    case 1024:
+        return IBV_MTU_1024;
+    case 2048:
+        return IBV_MTU_2048;
+    case 4096:
+        return IBV_MTU_4096;
+    default:
+        return (enum ibv_mtu)0;
     }
 }
 
@@ -1040,10 +1049,10 @@ void uct_ib_iface_log_wc_error(uct_ib_iface_t *iface, const struct ibv_wc *wc,
 {
     ucs_error_limited(&iface->wc_error_log,
                       "%s: completion error on QP 0x%x (%s): %s, opcode %d, "
-                      "vendor error 0x%x; %s", iface->super.dev_name,
-                      wc->qp_num, what, ibv_wc_status_str(wc->status),
-                      (int)wc->opcode, wc->vendor_err,
-                      uct_ib_wc_hint(wc->status));
+                      "vendor error 0x%x; %s",
+                      iface->super.dev_name, wc->qp_num, what,
+                      ibv_wc_status_str(wc->status), (int)wc->opcode,
+                      wc->vendor_err, uct_ib_wc_hint(wc->status));
 }
 
 void uct_ib_iface_query(uct_ib_iface_t *iface, double overhead,
@@ -1061,8 +1070,7 @@ void uct_ib_iface_query(uct_ib_iface_t *iface, double overhead,
     attr->bandwidth.shared    = 0;
     attr->overhead            = overhead;
     attr->priority            = (uint8_t)uct_ib_device_priority(dev);
-    attr->cap.event_flags     = UCT_IFACE_FLAG_EVENT_SEND_COMP |
-                                UCT_IFACE_FLAG_EVENT_RECV |
-                                UCT_IFACE_FLAG_EVENT_RECV_SIG |
-                                UCT_IFACE_FLAG_EVENT_FD;
+    attr->cap.event_flags =
+        UCT_IFACE_FLAG_EVENT_SEND_COMP | UCT_IFACE_FLAG_EVENT_RECV |
+        UCT_IFACE_FLAG_EVENT_RECV_SIG | UCT_IFACE_FLAG_EVENT_FD;
 }

@@ -40,16 +40,16 @@ typedef enum uct_ib_dir {
 /** Largest inline size rxe accepts (513 fails). The probe at open starts
  *  at TX_MIN_INLINE and halves it on each refusal, so asking more than a
  *  device takes costs a few throwaway QPs and may end well below it. */
-#define UCT_IB_MAX_INLINE_PROBE   512
+#define UCT_IB_MAX_INLINE_PROBE 512
 
 /** Largest TX_MIN_INLINE accepted. */
-#define UCT_IB_MAX_INLINE_CONFIG  65536
+#define UCT_IB_MAX_INLINE_CONFIG 65536
 
 /** Completions polled and kept by an arm that finds some waiting. */
-#define UCT_IB_WC_STASH_MAX       16
+#define UCT_IB_WC_STASH_MAX 16
 
 /** PATH_MTU=default: the port's active MTU. */
-#define UCT_IB_PATH_MTU_DEFAULT   0
+#define UCT_IB_PATH_MTU_DEFAULT 0
 
 /** uct_ib_device_addr_t::flags */
 enum {
@@ -63,48 +63,48 @@ enum {
  * enough for the peer to build an address handle and check reachability.
  */
 typedef struct uct_ib_device_addr {
-    uint8_t  flags;     /* UCT_IB_ADDR_FLAG_* */
-    uint8_t  path_mtu;  /* enum ibv_mtu the sender uses */
-    uint16_t lid;       /* little endian; 0 on RoCE */
-    uint8_t  gid[16];
+    uint8_t flags;    /* UCT_IB_ADDR_FLAG_* */
+    uint8_t path_mtu; /* enum ibv_mtu the sender uses */
+    uint16_t lid;     /* little endian; 0 on RoCE */
+    uint8_t gid[16];
 } UCS_S_PACKED uct_ib_device_addr_t;
 
 /** Configuration of the ib interface layer (prefix IB_). */
 typedef struct uct_ib_iface_config {
     uct_iface_config_t super;
-    size_t             seg_size;       /* SEG_SIZE: bcopy and receive
-                                          buffer payload */
+    size_t seg_size; /* SEG_SIZE: bcopy and receive
+                        buffer payload */
     struct {
-        unsigned       queue_len;      /* TX_QUEUE_LEN: send WQEs */
-        size_t         min_inline;     /* TX_MIN_INLINE: inline asked for */
-        unsigned       min_sge;        /* TX_MIN_SGE: SGEs per send WQE */
-        unsigned       max_poll;       /* TX_MAX_POLL: send CQEs per poll */
-        unsigned       cq_len;         /* TX_CQ_LEN: send CQ entries */
+        unsigned queue_len; /* TX_QUEUE_LEN: send WQEs */
+        size_t min_inline;  /* TX_MIN_INLINE: inline asked for */
+        unsigned min_sge;   /* TX_MIN_SGE: SGEs per send WQE */
+        unsigned max_poll;  /* TX_MAX_POLL: send CQEs per poll */
+        unsigned cq_len;    /* TX_CQ_LEN: send CQ entries */
     } tx;
     struct {
-        unsigned       queue_len;      /* RX_QUEUE_LEN: receive buffers */
-        unsigned       max_batch;      /* RX_MAX_BATCH: refill batch */
-        unsigned       max_poll;       /* RX_MAX_POLL: receive CQEs/poll */
+        unsigned queue_len; /* RX_QUEUE_LEN: receive buffers */
+        unsigned max_batch; /* RX_MAX_BATCH: refill batch */
+        unsigned max_poll;  /* RX_MAX_POLL: receive CQEs/poll */
     } rx;
-    unsigned           sl;             /* SL */
-    unsigned           traffic_class;  /* TRAFFIC_CLASS */
-    unsigned           hop_limit;      /* HOP_LIMIT */
-    unsigned           path_mtu;       /* PATH_MTU: 0 default, else bytes */
-    int                roce_local_subnet; /* ROCE_LOCAL_SUBNET */
-    unsigned           roce_prefix_len;   /* ROCE_SUBNET_PREFIX_LEN: bits
-                                             of the IP address compared;
-                                             0 compares none */
+    unsigned sl;              /* SL */
+    unsigned traffic_class;   /* TRAFFIC_CLASS */
+    unsigned hop_limit;       /* HOP_LIMIT */
+    unsigned path_mtu;        /* PATH_MTU: 0 default, else bytes */
+    int roce_local_subnet;    /* ROCE_LOCAL_SUBNET */
+    unsigned roce_prefix_len; /* ROCE_SUBNET_PREFIX_LEN: bits
+                                 of the IP address compared;
+                                 0 compares none */
 } uct_ib_iface_config_t;
 
 extern ucs_config_field_t uct_ib_iface_config_table[];
 
 /** What a transport asks of the layer at open. */
 typedef struct uct_ib_iface_init_attr {
-    unsigned        tx_cq_len;      /* send CQ entries wanted; 0 takes
-                                       TX_CQ_LEN */
-    unsigned        rx_cq_len;      /* receive CQ entries wanted; 0 takes
-                                       RX_QUEUE_LEN */
-    enum ibv_qp_type qp_type;       /* for the inline probe */
+    unsigned tx_cq_len;       /* send CQ entries wanted; 0 takes
+                                 TX_CQ_LEN */
+    unsigned rx_cq_len;       /* receive CQ entries wanted; 0 takes
+                                 RX_QUEUE_LEN */
+    enum ibv_qp_type qp_type; /* for the inline probe */
     /** Device events of this iface's objects, from the async thread,
      *  called with the uct_ib_iface_t as @a arg: errors of its CQs, events
      *  of its port, and every QP and SRQ event and fatal device error (the
@@ -115,43 +115,43 @@ typedef struct uct_ib_iface_init_attr {
 
 /** Completions an arm polled: wc[head .. head + count - 1]. */
 typedef struct uct_ib_wc_stash {
-    unsigned      count;
-    unsigned      head;
+    unsigned count;
+    unsigned head;
     struct ibv_wc wc[UCT_IB_WC_STASH_MAX];
 } uct_ib_wc_stash_t;
 
 /** The ib interface. */
 typedef struct uct_ib_iface {
-    uct_base_iface_t        super;
-    struct ibv_cq           *cq[UCT_IB_DIR_LAST];
+    uct_base_iface_t super;
+    struct ibv_cq *cq[UCT_IB_DIR_LAST];
     struct ibv_comp_channel *comp_channel;
-    uint8_t                 port_num;
-    uct_ib_gid_info_t       gid_info;
-    enum ibv_mtu            path_mtu;    /* min(port active MTU, PATH_MTU) */
-    uint16_t                lid;
-    size_t                  max_inline;  /* accepted by the device */
-    unsigned                cq_len[UCT_IB_DIR_LAST];
-    unsigned                num_cq_events[UCT_IB_DIR_LAST]; /* to ack */
-    uct_ib_async_hook_t     async_hook;
+    uint8_t port_num;
+    uct_ib_gid_info_t gid_info;
+    enum ibv_mtu path_mtu; /* min(port active MTU, PATH_MTU) */
+    uint16_t lid;
+    size_t max_inline; /* accepted by the device */
+    unsigned cq_len[UCT_IB_DIR_LAST];
+    unsigned num_cq_events[UCT_IB_DIR_LAST]; /* to ack */
+    uct_ib_async_hook_t async_hook;
     uct_ib_async_event_cb_t async_event_cb; /* init_attr's, or NULL */
-    ucs_log_limit_t         wc_error_log; /* completion errors */
+    ucs_log_limit_t wc_error_log;           /* completion errors */
 
     /* completions an arm found waiting, handed out by the next poll */
-    uct_ib_wc_stash_t       stash[UCT_IB_DIR_LAST];
+    uct_ib_wc_stash_t stash[UCT_IB_DIR_LAST];
 
     struct {
-        size_t              seg_size;
-        unsigned            tx_queue_len;
-        unsigned            tx_min_sge;
-        unsigned            tx_max_poll;
-        unsigned            rx_queue_len;
-        unsigned            rx_max_batch;
-        unsigned            rx_max_poll;
-        uint8_t             sl;
-        uint8_t             traffic_class;
-        uint8_t             hop_limit;
-        int                 roce_local_subnet;
-        unsigned            roce_prefix_len;
+        size_t seg_size;
+        unsigned tx_queue_len;
+        unsigned tx_min_sge;
+        unsigned tx_max_poll;
+        unsigned rx_queue_len;
+        unsigned rx_max_batch;
+        unsigned rx_max_poll;
+        uint8_t sl;
+        uint8_t traffic_class;
+        uint8_t hop_limit;
+        int roce_local_subnet;
+        unsigned roce_prefix_len;
     } config;
 } uct_ib_iface_t;
 
@@ -196,9 +196,9 @@ void uct_ib_iface_cleanup(uct_ib_iface_t *iface);
 int uct_ib_iface_poll_cq_slow(uct_ib_iface_t *iface, uct_ib_dir_t dir,
                               struct ibv_wc *wc, int max);
 
-static UCS_F_ALWAYS_INLINE int
-uct_ib_iface_poll_cq(uct_ib_iface_t *iface, uct_ib_dir_t dir,
-                     struct ibv_wc *wc, int max)
+static UCS_F_ALWAYS_INLINE int uct_ib_iface_poll_cq(uct_ib_iface_t *iface,
+                                                    uct_ib_dir_t dir,
+                                                    struct ibv_wc *wc, int max)
 {
     int ret;
 
@@ -222,8 +222,7 @@ ucs_status_t uct_ib_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p);
  * arrived before the arm and keep them. Returns UCS_ERR_BUSY when there are
  * some (or the transport says it has work, see @a busy), UCS_OK otherwise.
  */
-ucs_status_t uct_ib_iface_arm(uct_ib_iface_t *iface, unsigned events,
-                              int busy);
+ucs_status_t uct_ib_iface_arm(uct_ib_iface_t *iface, unsigned events, int busy);
 
 /* ------------------------------------------------------------------------
  * Addresses
@@ -260,8 +259,8 @@ enum ibv_mtu uct_ib_iface_peer_mtu(const uct_ib_iface_t *iface,
                                    const uct_ib_device_addr_t *addr);
 
 /** "::ffff:127.0.0.1 lid 0 mtu 4096" into @a buf. */
-const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr,
-                                   char *buf, size_t max);
+const char *uct_ib_device_addr_str(const uct_ib_device_addr_t *addr, char *buf,
+                                   size_t max);
 
 /* ------------------------------------------------------------------------
  * Queue pairs

@@ -2,11 +2,11 @@
  * The ib memory domain and the ib component.
  */
 #ifndef _GNU_SOURCE
-#  define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #endif
 
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ib_md.h"
@@ -69,8 +69,7 @@ ucs_config_field_t uct_ib_md_config_table[] = {
      "errors) from the async thread.",
      ucs_offsetof(uct_ib_md_config_t, async_events), UCS_CONFIG_TYPE_BOOL},
 
-    {NULL}
-};
+    {NULL}};
 
 /* ------------------------------------------------------------------------
  * Fork safety
@@ -133,8 +132,7 @@ static void uct_ib_md_unlock(uct_ib_md_t *md)
  * hash.h states: used plus removed buckets above 3/4 of the table) */
 static int uct_ib_md_table_full(const ucs_hash_t *table)
 {
-    return (table->count + table->num_removed + 1) * 4 >
-           table->num_buckets * 3;
+    return (table->count + table->num_removed + 1) * 4 > table->num_buckets * 3;
 }
 
 /*
@@ -146,9 +144,8 @@ static int uct_ib_md_table_full(const ucs_hash_t *table)
  * one allocated without the lock, and the old one is freed after the lock
  * is released. Nothing is logged here.
  */
-static ucs_status_t uct_ib_md_table_insert(uct_ib_md_t *md,
-                                           struct ibv_mr *mr, int access,
-                                           unsigned memh_flags,
+static ucs_status_t uct_ib_md_table_insert(uct_ib_md_t *md, struct ibv_mr *mr,
+                                           int access, unsigned memh_flags,
                                            uct_ib_mem_t *memh)
 {
     int have_larger = 0;
@@ -239,7 +236,7 @@ static ucs_status_t uct_ib_md_table_init(uct_ib_md_t *md, const char *md_name)
 #ifdef __GLIBC__
         /* a waiting writer stops new readers (see ib_md.h) */
         pthread_rwlockattr_setkind_np(
-                &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+            &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 #endif
         ret = pthread_rwlock_init(&md->lock, &attr);
         pthread_rwlockattr_destroy(&attr);
@@ -330,8 +327,7 @@ static int uct_ib_md_reg_errno(void *address, size_t length)
     uintptr_t start  = (uintptr_t)address & ~(page_size - 1);
     uintptr_t end    = ucs_align_up((uintptr_t)address + length, page_size);
 
-    if ((err == ENOMEM) &&
-        (msync((void*)start, end - start, MS_ASYNC) != 0) &&
+    if ((err == ENOMEM) && (msync((void *)start, end - start, MS_ASYNC) != 0) &&
         (errno == ENOMEM)) {
         err = EFAULT;
     }
@@ -356,12 +352,12 @@ static ucs_status_t uct_ib_md_reg_mr(uct_ib_md_t *md, void *address,
 
     mr = ibv_reg_mr(md->pd, address, length, access);
     if (mr == NULL) {
-        status = uct_ib_md_reg_error(uct_ib_md_reg_errno(address, length),
-                                     &hint);
+        status =
+            uct_ib_md_reg_error(uct_ib_md_reg_errno(address, length), &hint);
         ucs_log(silent ? UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR,
                 "%s: ibv_reg_mr(address %p, length %zu, access 0x%x) "
-                "failed: %m; %s", md->dev.name, address, length, access,
-                hint);
+                "failed: %m; %s",
+                md->dev.name, address, length, access, hint);
         return status;
     }
 
@@ -369,20 +365,21 @@ static ucs_status_t uct_ib_md_reg_mr(uct_ib_md_t *md, void *address,
     if (status != UCS_OK) {
         ucs_error("%s: cannot enter the memory region %p length %zu rkey "
                   "0x%x in the table of remote access checks: %s; the "
-                  "registration is undone", md->dev.name, address, length,
-                  mr->rkey, ucs_status_string(status));
+                  "registration is undone",
+                  md->dev.name, address, length, mr->rkey,
+                  ucs_status_string(status));
         ret = ibv_dereg_mr(mr);
         if (ret != 0) {
-            ucs_debug("%s: ibv_dereg_mr(%p) failed: %s", md->dev.name,
-                      address, strerror(ret));
+            ucs_debug("%s: ibv_dereg_mr(%p) failed: %s", md->dev.name, address,
+                      strerror(ret));
         }
         return status;
     }
 
     __atomic_fetch_add(&md->num_reg, 1, __ATOMIC_RELAXED);
     ucs_trace("%s: registered %p..%p access 0x%x lkey 0x%x rkey 0x%x",
-              md->dev.name, address, (char*)address + length, access,
-              mr->lkey, mr->rkey);
+              md->dev.name, address, (char *)address + length, access, mr->lkey,
+              mr->rkey);
     return UCS_OK;
 }
 
@@ -402,15 +399,16 @@ static ucs_status_t uct_ib_md_dereg_mr(uct_ib_md_t *md, uct_ib_mem_t *memh)
         /* deregistered all the same: the device must let the memory go */
         ucs_error("%s: memory region %p length %zu rkey 0x%x is not in the "
                   "md's table: registered with another md, or its "
-                  "deregistration failed before", md->dev.name, address,
-                  length, memh->rkey);
+                  "deregistration failed before",
+                  md->dev.name, address, length, memh->rkey);
     }
 
     ret = ibv_dereg_mr(mr);
     if (ret != 0) {
         errno = ret;
         ucs_error("%s: ibv_dereg_mr(%p, length %zu) failed: %m; the memory "
-                  "stays registered", md->dev.name, address, length);
+                  "stays registered",
+                  md->dev.name, address, length);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -431,9 +429,9 @@ static ucs_status_t uct_ib_md_mem_reg_direct(uct_ib_md_t *md, void *address,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_ib_md_reg_mr(md, address, length,
-                              uct_ib_md_access_flags(flags),
-                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, 0, memh);
+    status =
+        uct_ib_md_reg_mr(md, address, length, uct_ib_md_access_flags(flags),
+                         flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, 0, memh);
     if (status != UCS_OK) {
         free(memh);
         return status;
@@ -442,7 +440,6 @@ static ucs_status_t uct_ib_md_mem_reg_direct(uct_ib_md_t *md, void *address,
     *memh_p = memh;
     return UCS_OK;
 }
-
 
 /*
  * A region of the registration cache. Its protection says what it was
@@ -453,7 +450,7 @@ static ucs_status_t uct_ib_md_mem_reg_direct(uct_ib_md_t *md, void *address,
  */
 typedef struct uct_ib_rcache_region {
     ucs_rcache_region_t super;
-    uct_ib_mem_t        memh;
+    uct_ib_mem_t memh;
 } uct_ib_rcache_region_t;
 
 /* The protection a request with UCT_MD_MEM_* @a flags needs */
@@ -462,26 +459,26 @@ static unsigned uct_ib_md_access_prot(unsigned flags)
     int write_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                        IBV_ACCESS_REMOTE_ATOMIC;
 
-    return (uct_ib_md_access_flags(flags) & write_access) ?
-           (PROT_READ | PROT_WRITE) : PROT_READ;
+    return (uct_ib_md_access_flags(flags) & write_access)
+               ? (PROT_READ | PROT_WRITE)
+               : PROT_READ;
 }
 
 /* The verbs access rights of a cache region of protection @a prot */
 static int uct_ib_md_prot_access(unsigned prot)
 {
-    return (prot & PROT_WRITE) ? UCT_IB_MEM_ACCESS_ALL :
-                                 IBV_ACCESS_REMOTE_READ;
+    return (prot & PROT_WRITE) ? UCT_IB_MEM_ACCESS_ALL : IBV_ACCESS_REMOTE_READ;
 }
 
 static ucs_status_t uct_ib_rcache_mem_reg(void *context, ucs_rcache_t *rcache,
                                           void *arg,
                                           ucs_rcache_region_t *rregion)
 {
-    uct_ib_rcache_region_t *region = (uct_ib_rcache_region_t*)rregion;
+    uct_ib_rcache_region_t *region = (uct_ib_rcache_region_t *)rregion;
     const unsigned *flags          = arg;
     uct_ib_md_t *md                = context;
 
-    return uct_ib_md_reg_mr(md, (void*)rregion->start,
+    return uct_ib_md_reg_mr(md, (void *)rregion->start,
                             rregion->end - rregion->start,
                             uct_ib_md_prot_access(rregion->prot),
                             *flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
@@ -491,15 +488,13 @@ static ucs_status_t uct_ib_rcache_mem_reg(void *context, ucs_rcache_t *rcache,
 static void uct_ib_rcache_mem_dereg(void *context, ucs_rcache_t *rcache,
                                     ucs_rcache_region_t *rregion)
 {
-    uct_ib_rcache_region_t *region = (uct_ib_rcache_region_t*)rregion;
+    uct_ib_rcache_region_t *region = (uct_ib_rcache_region_t *)rregion;
 
     uct_ib_md_dereg_mr(context, &region->memh);
 }
 
 static const ucs_rcache_ops_t uct_ib_rcache_ops = {
-    .mem_reg   = uct_ib_rcache_mem_reg,
-    .mem_dereg = uct_ib_rcache_mem_dereg
-};
+    .mem_reg = uct_ib_rcache_mem_reg, .mem_dereg = uct_ib_rcache_mem_dereg};
 
 static ucs_status_t uct_ib_md_rcache_init(uct_ib_md_t *md,
                                           const uct_ib_md_config_t *config)
@@ -514,12 +509,12 @@ static ucs_status_t uct_ib_md_rcache_init(uct_ib_md_t *md,
     params.ops                = &uct_ib_rcache_ops;
     params.context            = md;
     /* 0 lets the cache take UCX_RCACHE_MAX_SIZE / _MAX_REGIONS */
-    params.max_size           = (config->rcache_max_size ==
-                                 UCS_MEMUNITS_AUTO) ?
-                                0 : config->rcache_max_size;
-    params.max_regions        = (config->rcache_max_regions ==
-                                 UCS_ULUNITS_AUTO) ?
-                                0 : config->rcache_max_regions;
+    params.max_size    = (config->rcache_max_size == UCS_MEMUNITS_AUTO)
+                             ? 0
+                             : config->rcache_max_size;
+    params.max_regions = (config->rcache_max_regions == UCS_ULUNITS_AUTO)
+                             ? 0
+                             : config->rcache_max_regions;
 
     snprintf(name, sizeof(name), "ib_%s", md->dev.name);
     status = ucs_rcache_create(&params, name, &md->rcache);
@@ -542,23 +537,21 @@ static ucs_status_t uct_ib_md_mem_reg_cached(uct_ib_md_t *md, void *address,
     ucs_status_t status;
 
     status = ucs_rcache_get(md->rcache, address, length,
-                            uct_ib_md_access_prot(flags), &flags,
-                            &rregion);
+                            uct_ib_md_access_prot(flags), &flags, &rregion);
     if (status != UCS_OK) {
         return status;
     }
 
-    *memh_p = &((uct_ib_rcache_region_t*)rregion)->memh;
+    *memh_p = &((uct_ib_rcache_region_t *)rregion)->memh;
     return UCS_OK;
 }
 
 static void uct_ib_md_mem_dereg_cached(uct_ib_md_t *md, uct_ib_mem_t *memh)
 {
-    ucs_rcache_region_put(md->rcache,
-                          &ucs_container_of(memh, uct_ib_rcache_region_t,
-                                            memh)->super);
+    ucs_rcache_region_put(
+        md->rcache,
+        &ucs_container_of(memh, uct_ib_rcache_region_t, memh)->super);
 }
-
 
 static ucs_status_t uct_ib_md_mem_reg(uct_md_h uct_md, void *address,
                                       size_t length, unsigned flags,
@@ -580,7 +573,8 @@ static ucs_status_t uct_ib_md_mem_dereg(uct_md_h uct_md, uct_mem_h uct_memh)
 
     if (memh->flags & UCT_IB_MEM_FLAG_ALLOC) {
         ucs_error("%s: memory handle %p belongs to memory the md allocated; "
-                  "release it with uct_mem_free()", md->dev.name, uct_memh);
+                  "release it with uct_mem_free()",
+                  md->dev.name, uct_memh);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -606,8 +600,7 @@ static ucs_status_t uct_ib_md_mem_dereg(uct_md_h uct_md, uct_mem_h uct_memh)
 static ucs_status_t uct_ib_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
                                         void **address_p,
                                         ucs_memory_type_t mem_type,
-                                        unsigned flags,
-                                        const char *alloc_name,
+                                        unsigned flags, const char *alloc_name,
                                         uct_mem_h *memh_p)
 {
     uct_ib_md_t *md = uct_ib_md_from(uct_md);
@@ -620,8 +613,8 @@ static ucs_status_t uct_ib_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
         return UCS_ERR_UNSUPPORTED;
     }
     if (flags & UCT_MD_MEM_FLAG_FIXED) {
-        ucs_debug("%s: cannot allocate '%s' at a fixed address",
-                  md->dev.name, alloc_name);
+        ucs_debug("%s: cannot allocate '%s' at a fixed address", md->dev.name,
+                  alloc_name);
         return UCS_ERR_UNSUPPORTED;
     }
     if (*length_p == 0) {
@@ -647,10 +640,9 @@ static ucs_status_t uct_ib_md_mem_alloc(uct_md_h uct_md, size_t *length_p,
         goto err_free_memh;
     }
 
-    status = uct_ib_md_reg_mr(md, address, length,
-                              uct_ib_md_access_flags(flags),
-                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
-                              UCT_IB_MEM_FLAG_ALLOC, memh);
+    status = uct_ib_md_reg_mr(
+        md, address, length, uct_ib_md_access_flags(flags),
+        flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, UCT_IB_MEM_FLAG_ALLOC, memh);
     if (status != UCS_OK) {
         goto err_munmap;
     }
@@ -707,9 +699,8 @@ static ucs_status_t uct_ib_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     unsigned cpu;
 
     uct_md_base_attr_init(uct_md, md_attr);
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC |
-                                    UCT_MD_FLAG_NEED_MEMH |
-                                    UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.flags = UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC |
+                         UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY;
     md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.alloc_mem_types  = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
@@ -720,8 +711,8 @@ static ucs_status_t uct_ib_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     md_attr->reg_cost             = md->reg_cost;
 
     if ((md->dev.numa_node == UCS_NUMA_NODE_UNDEFINED) ||
-        (ucs_topo_numa_node_cpus(md->dev.numa_node,
-                                 &md_attr->local_cpus) != UCS_OK)) {
+        (ucs_topo_numa_node_cpus(md->dev.numa_node, &md_attr->local_cpus) !=
+         UCS_OK)) {
         for (cpu = 0; cpu < ucs_min(ucs_topo_num_cpus(), UCS_CPU_SETSIZE);
              ++cpu) {
             UCS_CPU_SET(cpu, &md_attr->local_cpus);
@@ -741,7 +732,7 @@ static ucs_status_t uct_ib_md_mem_query(uct_md_h uct_md, const void *address,
         mem_attr->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
     }
     if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS) {
-        mem_attr->base_address = (void*)address;
+        mem_attr->base_address = (void *)address;
     }
     if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH) {
         mem_attr->alloc_length = length;
@@ -821,8 +812,7 @@ static void uct_ib_md_vfs_show_rcache(void *obj, ucs_string_buffer_t *strb,
 static void uct_ib_md_vfs_init(uct_md_h uct_md)
 {
     if (uct_ib_md_from(uct_md)->rcache != NULL) {
-        uct_vfs_add_file(uct_md, uct_ib_md_vfs_show_rcache, NULL, 0,
-                         "rcache");
+        uct_vfs_add_file(uct_md, uct_ib_md_vfs_show_rcache, NULL, 0, "rcache");
     }
 }
 
@@ -840,29 +830,27 @@ static void uct_ib_md_close(uct_md_h uct_md)
     uct_ib_md_table_cleanup(md);
     if (ibv_dealloc_pd(md->pd) != 0) {
         ucs_warn("%s: ibv_dealloc_pd() failed: %m; memory regions are still "
-                 "registered", md->dev.name);
+                 "registered",
+                 md->dev.name);
     }
     uct_ib_device_cleanup(&md->dev);
     free(md);
 }
 
-static const uct_md_ops_t uct_ib_md_ops = {
-    .close              = uct_ib_md_close,
-    .query              = uct_ib_md_query,
-    .mem_alloc          = uct_ib_md_mem_alloc,
-    .mem_free           = uct_ib_md_mem_free,
-    .mem_reg            = uct_ib_md_mem_reg,
-    .mem_dereg          = uct_ib_md_mem_dereg,
-    .mem_query          = uct_ib_md_mem_query,
-    .mkey_pack          = uct_ib_md_mkey_pack,
-    .detect_memory_type = NULL,
-    .print_info         = uct_ib_md_print_info,
-    .vfs_init           = uct_ib_md_vfs_init
-};
+static const uct_md_ops_t uct_ib_md_ops = {.close     = uct_ib_md_close,
+                                           .query     = uct_ib_md_query,
+                                           .mem_alloc = uct_ib_md_mem_alloc,
+                                           .mem_free  = uct_ib_md_mem_free,
+                                           .mem_reg   = uct_ib_md_mem_reg,
+                                           .mem_dereg = uct_ib_md_mem_dereg,
+                                           .mem_query = uct_ib_md_mem_query,
+                                           .mkey_pack = uct_ib_md_mkey_pack,
+                                           .detect_memory_type = NULL,
+                                           .print_info = uct_ib_md_print_info,
+                                           .vfs_init   = uct_ib_md_vfs_init};
 
 /* The verbs device named @a md_name, opened into @a md->dev */
-static ucs_status_t uct_ib_md_open_device(uct_ib_md_t *md,
-                                          const char *md_name,
+static ucs_status_t uct_ib_md_open_device(uct_ib_md_t *md, const char *md_name,
                                           int async_events)
 {
     struct ibv_device **devices;
@@ -897,13 +885,14 @@ static ucs_status_t uct_ib_md_open(uct_component_t *component,
                                    const uct_md_config_t *uct_config,
                                    uct_md_h *md_p)
 {
-    const uct_ib_md_config_t *config = (const uct_ib_md_config_t*)uct_config;
+    const uct_ib_md_config_t *config = (const uct_ib_md_config_t *)uct_config;
     ucs_status_t status;
     uct_ib_md_t *md;
 
     if (config == NULL) {
         ucs_error("ib md '%s': no configuration; read it with "
-                  "uct_md_config_read()", md_name);
+                  "uct_md_config_read()",
+                  md_name);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -950,8 +939,8 @@ static ucs_status_t uct_ib_md_open(uct_component_t *component,
                 goto err_dealloc_pd;
             }
             ucs_debug("%s: registration cache not available: %s; "
-                      "registering directly", md_name,
-                      ucs_status_string(status));
+                      "registering directly",
+                      md_name, ucs_status_string(status));
         }
     }
 
@@ -1022,12 +1011,8 @@ uct_component_t uct_ib_component = {
     .rkey_unpack        = uct_ib_rkey_unpack,
     .rkey_ptr           = NULL,
     .rkey_release       = uct_ib_rkey_release,
-    .md_config          = {
-        .name   = "IB memory domain",
-        .prefix = UCT_IB_CONFIG_PREFIX,
-        .table  = uct_ib_md_config_table,
-        .size   = sizeof(uct_ib_md_config_t)
-    },
-    .flags              = 0
-};
-
+    .md_config          = {.name   = "IB memory domain",
+                           .prefix = UCT_IB_CONFIG_PREFIX,
+                           .table  = uct_ib_md_config_table,
+                           .size   = sizeof(uct_ib_md_config_t)},
+    .flags              = 0};

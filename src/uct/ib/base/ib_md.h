@@ -52,7 +52,7 @@ BEGIN_C_DECLS
 #define UCT_IB_MD_PACKED_RKEY_SIZE sizeof(uint32_t)
 
 /** Every verbs access right the md grants (UCT_MD_MEM_ACCESS_ALL). */
-#define UCT_IB_MEM_ACCESS_ALL \
+#define UCT_IB_MEM_ACCESS_ALL                           \
     (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -67,44 +67,44 @@ enum {
  * while its memory region is registered.
  */
 typedef struct uct_ib_mem {
-    struct ibv_mr *mr;       /* the range registered: mr->addr, length */
-    uint32_t      lkey;
-    uint32_t      rkey;
-    unsigned      flags;     /* UCT_IB_MEM_FLAG_* */
-    int           access;    /* IBV_ACCESS_* the region was registered with */
-    size_t        alloc_length;
+    struct ibv_mr *mr; /* the range registered: mr->addr, length */
+    uint32_t lkey;
+    uint32_t rkey;
+    unsigned flags; /* UCT_IB_MEM_FLAG_* */
+    int access;     /* IBV_ACCESS_* the region was registered with */
+    size_t alloc_length;
 } uct_ib_mem_t;
 
 /** Configuration of the ib md (environment prefix UCX_IB_). */
 typedef struct uct_ib_md_config {
-    uct_md_config_t          super;
-    ucs_ternary_auto_value_t fork_init;      /* FORK_INIT: try|yes|no */
-    ucs_ternary_auto_value_t rcache;         /* RCACHE: try|yes|no */
-    size_t                   rcache_max_size;
-    unsigned long            rcache_max_regions;
-    unsigned long            gid_index;      /* GID_INDEX: auto|N */
-    int                      async_events;   /* ASYNC_EVENTS: y|n */
+    uct_md_config_t super;
+    ucs_ternary_auto_value_t fork_init; /* FORK_INIT: try|yes|no */
+    ucs_ternary_auto_value_t rcache;    /* RCACHE: try|yes|no */
+    size_t rcache_max_size;
+    unsigned long rcache_max_regions;
+    unsigned long gid_index; /* GID_INDEX: auto|N */
+    int async_events;        /* ASYNC_EVENTS: y|n */
 } uct_ib_md_config_t;
 
 /** The ib memory domain. */
 typedef struct uct_ib_md {
-    uct_md_t          super;
-    uct_ib_device_t   dev;
-    struct ibv_pd     *pd;
-    ucs_rcache_t      *rcache;     /* NULL when the cache is off */
-    pthread_rwlock_t  lock;        /* guards regions; see the top of file */
-    ucs_hash_t        regions;     /* rkey -> uct_ib_mem_t* of every live
-                                      memory region */
-    unsigned long     gid_index;   /* UCX_IB_GID_INDEX */
+    uct_md_t super;
+    uct_ib_device_t dev;
+    struct ibv_pd *pd;
+    ucs_rcache_t *rcache;    /* NULL when the cache is off */
+    pthread_rwlock_t lock;   /* guards regions; see the top of file */
+    ucs_hash_t regions;      /* rkey -> uct_ib_mem_t* of every live
+                                memory region */
+    unsigned long gid_index; /* UCX_IB_GID_INDEX */
     ucs_linear_func_t reg_cost;
-    unsigned long     num_reg;     /* ibv_reg_mr calls that succeeded */
-    unsigned long     num_dereg;   /* ibv_dereg_mr calls */
+    unsigned long num_reg;   /* ibv_reg_mr calls that succeeded */
+    unsigned long num_dereg; /* ibv_dereg_mr calls */
 } uct_ib_md_t;
 
 extern ucs_config_field_t uct_ib_md_config_table[];
 
 /** The ib component (ib_md.c); the module adds its transports to it. */
-extern uct_component_t    uct_ib_component;
+extern uct_component_t uct_ib_component;
 
 /** The ib md of a uct md handle. */
 static inline uct_ib_md_t *uct_ib_md_from(uct_md_h md)
@@ -135,9 +135,8 @@ static inline ucs_rcache_t *uct_ib_md_rcache(uct_md_h md)
  * is legitimate. Computed without address + length, so no range can wrap
  * around.
  */
-static inline int uct_ib_mem_covers(const uct_ib_mem_t *memh,
-                                    uint64_t address, uint64_t length,
-                                    int ibv_access)
+static inline int uct_ib_mem_covers(const uct_ib_mem_t *memh, uint64_t address,
+                                    uint64_t length, int ibv_access)
 {
     uint64_t start = (uintptr_t)memh->mr->addr;
     uint64_t size  = memh->mr->length;
@@ -177,7 +176,7 @@ uct_ib_md_access_begin(uct_ib_md_t *md, uint32_t rkey, uint64_t address,
     }
 
     if (ucs_likely((ucs_hash_get(&md->regions, rkey, &memh) == UCS_OK) &&
-                   uct_ib_mem_covers((const uct_ib_mem_t*)memh, address,
+                   uct_ib_mem_covers((const uct_ib_mem_t *)memh, address,
                                      length, ibv_access))) {
         return UCS_OK;
     }

@@ -41,37 +41,37 @@
 
 BEGIN_C_DECLS
 
-#define UCT_RC_VERBS_NAME      "rc_verbs"
+#define UCT_RC_VERBS_NAME "rc_verbs"
 
 /** AM id of a credit grant (no handler may have it: ids are < 32). */
-#define UCT_RC_HDR_GRANT       0xff
+#define UCT_RC_HDR_GRANT 0xff
 
 /** Receive buffers posted when an interface opens. */
-#define UCT_RC_RX_INIT_FILL    256
+#define UCT_RC_RX_INIT_FILL 256
 
 /** Most receive buffers posted in one call (RX_MAX_BATCH is capped). */
-#define UCT_RC_RX_BATCH_MAX    128
+#define UCT_RC_RX_BATCH_MAX 128
 
 /** Largest flow-control window (the grant field is 16 bits). */
-#define UCT_RC_FC_WND_MAX      32767
+#define UCT_RC_FC_WND_MAX 32767
 
 /** Largest user header of an AM zcopy. */
-#define UCT_RC_MAX_AM_HDR      128
+#define UCT_RC_MAX_AM_HDR 128
 
 /** Most SGEs of a short iov (header + payload entries). */
-#define UCT_RC_MAX_IOV         16
+#define UCT_RC_MAX_IOV 16
 
 /** The header of every send: the AM id, and AM credits handed back. */
 typedef struct uct_rc_hdr {
-    uint8_t  am_id;     /* < UCT_AM_ID_MAX, or UCT_RC_HDR_GRANT */
-    uint16_t credits;   /* little endian */
+    uint8_t am_id;    /* < UCT_AM_ID_MAX, or UCT_RC_HDR_GRANT */
+    uint16_t credits; /* little endian */
 } UCS_S_PACKED uct_rc_hdr_t;
 
 /** An endpoint address: what the peer's QP needs to connect to ours. */
 typedef struct uct_rc_ep_addr {
-    uint8_t  qp_num[3];  /* little endian, 24 bits */
-    uint8_t  psn[3];     /* our first send PSN */
-    uint16_t fc_wnd;     /* our window: the peer grants at half of it */
+    uint8_t qp_num[3]; /* little endian, 24 bits */
+    uint8_t psn[3];    /* our first send PSN */
+    uint16_t fc_wnd;   /* our window: the peer grants at half of it */
 } UCS_S_PACKED uct_rc_ep_addr_t;
 
 /**
@@ -82,11 +82,12 @@ typedef struct uct_rc_ep_addr {
  * @return UCS_OK; UCS_ERR_MESSAGE_TRUNCATED (shorter than the header);
  *         UCS_ERR_INVALID_PARAM (a bad AM id).
  */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_hdr_unpack(const void *buf, size_t length, uint8_t *am_id_p,
-                  uint16_t *credits_p)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_hdr_unpack(const void *buf,
+                                                          size_t length,
+                                                          uint8_t *am_id_p,
+                                                          uint16_t *credits_p)
 {
-    const uct_rc_hdr_t *hdr = (const uct_rc_hdr_t*)buf;
+    const uct_rc_hdr_t *hdr = (const uct_rc_hdr_t *)buf;
     uint16_t credits;
 
     if (ucs_unlikely(length < sizeof(*hdr))) {
@@ -112,10 +113,10 @@ static inline ucs_status_t uct_rc_ep_addr_unpack(const void *addr,
                                                  uint32_t *psn_p,
                                                  uint16_t *fc_wnd_p)
 {
-    const uct_rc_ep_addr_t *rc_addr = (const uct_rc_ep_addr_t*)addr;
+    const uct_rc_ep_addr_t *rc_addr = (const uct_rc_ep_addr_t *)addr;
     const uint8_t *q = rc_addr->qp_num, *p = rc_addr->psn;
-    uint32_t qp_num  = (uint32_t)q[0] | ((uint32_t)q[1] << 8) |
-                       ((uint32_t)q[2] << 16);
+    uint32_t qp_num =
+        (uint32_t)q[0] | ((uint32_t)q[1] << 8) | ((uint32_t)q[2] << 16);
     uint16_t fc_wnd;
 
     memcpy(&fc_wnd, &rc_addr->fc_wnd, sizeof(fc_wnd));
@@ -131,22 +132,22 @@ static inline ucs_status_t uct_rc_ep_addr_unpack(const void *addr,
 /** Configuration (UCX_RC_VERBS_*, UCX_RC_*, UCX_IB_*). */
 typedef struct uct_rc_iface_config {
     uct_ib_iface_config_t super;
-    double                timeout;         /* TIMEOUT: seconds */
-    unsigned              retry_count;     /* RETRY_COUNT */
-    double                rnr_timeout;     /* RNR_TIMEOUT: seconds */
-    unsigned              rnr_retry_count; /* RNR_RETRY_COUNT (7: forever) */
-    unsigned              max_rd_atomic;   /* MAX_RD_ATOMIC */
-    unsigned              fc_wnd_size;     /* FC_WND_SIZE */
+    double timeout;           /* TIMEOUT: seconds */
+    unsigned retry_count;     /* RETRY_COUNT */
+    double rnr_timeout;       /* RNR_TIMEOUT: seconds */
+    unsigned rnr_retry_count; /* RNR_RETRY_COUNT (7: forever) */
+    unsigned max_rd_atomic;   /* MAX_RD_ATOMIC */
+    unsigned fc_wnd_size;     /* FC_WND_SIZE */
 } uct_rc_iface_config_t;
 
 typedef struct uct_rc_verbs_iface_config {
     uct_rc_iface_config_t super;
-    unsigned              tx_cq_moderation; /* TX_CQ_MODERATION */
+    unsigned tx_cq_moderation; /* TX_CQ_MODERATION */
 } uct_rc_verbs_iface_config_t;
 
 typedef struct uct_rc_iface uct_rc_iface_t;
-typedef struct uct_rc_ep    uct_rc_ep_t;
-typedef struct uct_rc_op    uct_rc_op_t;
+typedef struct uct_rc_ep uct_rc_ep_t;
+typedef struct uct_rc_op uct_rc_op_t;
 
 /** What to do when an outstanding operation's request is done. */
 typedef void (*uct_rc_op_handler_t)(uct_rc_op_t *op, ucs_status_t status);
@@ -154,25 +155,25 @@ typedef void (*uct_rc_op_handler_t)(uct_rc_op_t *op, ucs_status_t status);
 /** An iface flush that waits for several endpoints. */
 typedef struct uct_rc_iface_flush {
     uct_completion_t *comp;
-    unsigned         remaining;
-    ucs_status_t     status;
+    unsigned remaining;
+    ucs_status_t status;
 } uct_rc_iface_flush_t;
 
 /** Work to do when a request of an endpoint is done. */
 struct uct_rc_op {
-    ucs_queue_elem_t    queue;    /* in the ep's outstanding queue */
+    ucs_queue_elem_t queue; /* in the ep's outstanding queue */
     uct_rc_op_handler_t handler;
-    uct_completion_t    *comp;    /* may be NULL */
-    uint16_t            sn;       /* of the request */
-    uint32_t            lkey;     /* send descriptors: of the buffer */
+    uct_completion_t *comp; /* may be NULL */
+    uint16_t sn;            /* of the request */
+    uint32_t lkey;          /* send descriptors: of the buffer */
     union {
         struct {
             uct_unpack_callback_t cb;
-            void                  *arg;
-            size_t                length;
+            void *arg;
+            size_t length;
         } get;
         struct {
-            void     *result;     /* user's, filled from the buffer */
+            void *result; /* user's, filled from the buffer */
         } atomic;
         uct_rc_iface_flush_t *iface_flush;
     } u;
@@ -187,29 +188,29 @@ static inline void *uct_rc_desc_buf(uct_rc_op_t *desc)
 
 /** uct_rc_ep_t::flags */
 enum {
-    UCT_RC_EP_FLAG_CONNECTED  = UCS_BIT(0),
-    UCT_RC_EP_FLAG_FAILED     = UCS_BIT(1), /* status holds why */
-    UCT_RC_EP_FLAG_ERR_SENT   = UCS_BIT(2), /* handler called */
-    UCT_RC_EP_FLAG_FENCE      = UCS_BIT(3), /* fence the next request */
-    UCT_RC_EP_FLAG_GRANT_Q    = UCS_BIT(4), /* in iface->grants */
-    UCT_RC_EP_FLAG_ZOMBIE     = UCS_BIT(5)  /* destroyed, draining */
+    UCT_RC_EP_FLAG_CONNECTED = UCS_BIT(0),
+    UCT_RC_EP_FLAG_FAILED    = UCS_BIT(1), /* status holds why */
+    UCT_RC_EP_FLAG_ERR_SENT  = UCS_BIT(2), /* handler called */
+    UCT_RC_EP_FLAG_FENCE     = UCS_BIT(3), /* fence the next request */
+    UCT_RC_EP_FLAG_GRANT_Q   = UCS_BIT(4), /* in iface->grants */
+    UCT_RC_EP_FLAG_ZOMBIE    = UCS_BIT(5)  /* destroyed, draining */
 };
 
 /** An endpoint: one RC QP. */
 struct uct_rc_ep {
-    uct_base_ep_t       super;
-    struct ibv_qp       *qp;
-    ucs_queue_head_t    outstanding;  /* uct_rc_op_t, by sn */
+    uct_base_ep_t super;
+    struct ibv_qp *qp;
+    ucs_queue_head_t outstanding; /* uct_rc_op_t, by sn */
     uct_pending_group_t pending;
-    uint16_t            tx_sn;        /* sn of the next request */
-    uint16_t            acked_sn;     /* first request not yet done */
-    int16_t             tx_available; /* free slots, the grant's excluded */
-    uint16_t            unsignaled;   /* requests since the last signal */
-    int16_t             fc_credits;   /* AMs we may still send */
-    uint16_t            fc_grant;     /* AMs delivered, not yet granted */
-    uint16_t            grant_thresh; /* half the peer's window */
-    uint8_t             flags;        /* UCT_RC_EP_FLAG_* */
-    int8_t              status;       /* why it failed (ucs_status_t) */
+    uint16_t tx_sn;        /* sn of the next request */
+    uint16_t acked_sn;     /* first request not yet done */
+    int16_t tx_available;  /* free slots, the grant's excluded */
+    uint16_t unsignaled;   /* requests since the last signal */
+    int16_t fc_credits;    /* AMs we may still send */
+    uint16_t fc_grant;     /* AMs delivered, not yet granted */
+    uint16_t grant_thresh; /* half the peer's window */
+    uint8_t flags;         /* UCT_RC_EP_FLAG_* */
+    int8_t status;         /* why it failed (ucs_status_t) */
 };
 
 /**
@@ -221,55 +222,55 @@ struct uct_rc_ep {
  */
 typedef struct uct_rc_ep_table {
     uct_rc_ep_t **slots;
-    unsigned    mask;   /* slots - 1 */
-    unsigned    count;
+    unsigned mask; /* slots - 1 */
+    unsigned count;
 } uct_rc_ep_table_t;
 
 /** The interface. */
 struct uct_rc_iface {
-    uct_ib_iface_t        super;
-    struct ibv_srq        *srq;
-    uct_rx_desc_layout_t  rx_layout;
+    uct_ib_iface_t super;
+    struct ibv_srq *srq;
+    uct_rx_desc_layout_t rx_layout;
     uct_rx_desc_release_t rx_release;
-    ucs_mpool_t           rx_mp;       /* receive descriptors */
-    ucs_mpool_t           tx_mp;       /* send descriptors (registered) */
-    ucs_mpool_t           op_mp;       /* ops without a buffer */
-    ucs_arbiter_t         arbiter;     /* pending requests of the eps */
-    uct_rc_ep_table_t     eps;         /* every ep, by QP number */
+    ucs_mpool_t rx_mp;     /* receive descriptors */
+    ucs_mpool_t tx_mp;     /* send descriptors (registered) */
+    ucs_mpool_t op_mp;     /* ops without a buffer */
+    ucs_arbiter_t arbiter; /* pending requests of the eps */
+    uct_rc_ep_table_t eps; /* every ep, by QP number */
     struct {
-        uct_rc_ep_t       **eps;       /* owing an explicit grant, FIFO */
-        unsigned          count;
-        unsigned          max;
+        uct_rc_ep_t **eps; /* owing an explicit grant, FIFO */
+        unsigned count;
+        unsigned max;
     } grants;
-    uint64_t              psn_seed;    /* first PSNs derive from it */
-    int                   cq_available; /* send CQ entries left */
+    uint64_t psn_seed; /* first PSNs derive from it */
+    int cq_available;  /* send CQ entries left */
     struct {
-        unsigned          posted;      /* buffers in the SRQ */
-        unsigned          target;      /* fill level, grows to queue_len */
-        int               low;         /* SRQ limit event seen (async) */
+        unsigned posted; /* buffers in the SRQ */
+        unsigned target; /* fill level, grows to queue_len */
+        int low;         /* SRQ limit event seen (async) */
     } rx;
-    volatile int          async_qp_error; /* a QP event arrived (async) */
-    volatile int          fatal;          /* the device failed (async) */
-    ucs_log_limit_t       proto_log;   /* bad headers from peers */
+    volatile int async_qp_error; /* a QP event arrived (async) */
+    volatile int fatal;          /* the device failed (async) */
+    ucs_log_limit_t proto_log;   /* bad headers from peers */
     struct {
-        size_t            max_inline;
-        size_t            seg_size;
-        unsigned          tx_queue_len;  /* send queue slots per QP */
-        unsigned          tx_moderation;  /* now: see
-                                             uct_rc_iface_update_moderation */
-        unsigned          tx_moderation_max; /* TX_CQ_MODERATION, capped */
-        unsigned          max_iov;       /* SGEs of a zcopy */
-        unsigned          max_rd_atomic;
-        unsigned          fc_wnd;
-        uint8_t           timeout;       /* exponent */
-        uint8_t           retry_count;
-        uint8_t           rnr_timer;     /* code */
-        uint8_t           rnr_retry;
-        int               atomics;       /* 64-bit fetch-add and cswap */
+        size_t max_inline;
+        size_t seg_size;
+        unsigned tx_queue_len;      /* send queue slots per QP */
+        unsigned tx_moderation;     /* now: see
+                                       uct_rc_iface_update_moderation */
+        unsigned tx_moderation_max; /* TX_CQ_MODERATION, capped */
+        unsigned max_iov;           /* SGEs of a zcopy */
+        unsigned max_rd_atomic;
+        unsigned fc_wnd;
+        uint8_t timeout; /* exponent */
+        uint8_t retry_count;
+        uint8_t rnr_timer; /* code */
+        uint8_t rnr_retry;
+        int atomics; /* 64-bit fetch-add and cswap */
     } config;
 };
 
-extern uct_tl_t           uct_rc_verbs_tl;
+extern uct_tl_t uct_rc_verbs_tl;
 extern ucs_config_field_t uct_rc_verbs_iface_config_table[];
 
 static inline uct_rc_iface_t *uct_rc_iface(uct_iface_h iface)
@@ -311,8 +312,7 @@ ucs_status_t uct_rc_ep_tx_busy(uct_rc_iface_t *iface, uct_rc_ep_t *ep);
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_rc_ep_tx_check(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 {
-    if (ucs_unlikely((ep->tx_available <= 0) ||
-                     (iface->cq_available <= 0) ||
+    if (ucs_unlikely((ep->tx_available <= 0) || (iface->cq_available <= 0) ||
                      (ep->flags & UCT_RC_EP_FLAG_FAILED))) {
         return uct_rc_ep_tx_busy(iface, ep);
     }
@@ -323,8 +323,8 @@ uct_rc_ep_tx_check(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_rc_ep_am_check(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 {
-    if (ucs_unlikely((ep->tx_available <= 0) ||
-                     (iface->cq_available <= 0) || (ep->fc_credits <= 0) ||
+    if (ucs_unlikely((ep->tx_available <= 0) || (iface->cq_available <= 0) ||
+                     (ep->fc_credits <= 0) ||
                      (ep->flags & UCT_RC_EP_FLAG_FAILED))) {
         return uct_rc_ep_tx_busy(iface, ep);
     }
@@ -339,9 +339,11 @@ ucs_status_t uct_rc_ep_post_failed(uct_rc_ep_t *ep, int ret);
  * moderation (@a signal forces a signaled request), fence; @a op, when
  * not NULL, is queued to run when the request is done.
  */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_ep_post(uct_rc_iface_t *iface, uct_rc_ep_t *ep, struct ibv_send_wr *wr,
-               int signal, uct_rc_op_t *op)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_ep_post(uct_rc_iface_t *iface,
+                                                       uct_rc_ep_t *ep,
+                                                       struct ibv_send_wr *wr,
+                                                       int signal,
+                                                       uct_rc_op_t *op)
 {
     struct ibv_send_wr *bad_wr;
     int ret;
@@ -350,11 +352,11 @@ uct_rc_ep_post(uct_rc_iface_t *iface, uct_rc_ep_t *ep, struct ibv_send_wr *wr,
     wr->wr_id = ep->tx_sn;
     if (signal || (++ep->unsignaled >= iface->config.tx_moderation)) {
         wr->send_flags |= IBV_SEND_SIGNALED;
-        ep->unsignaled  = 0;
+        ep->unsignaled = 0;
     }
     if (ucs_unlikely(ep->flags & UCT_RC_EP_FLAG_FENCE)) {
         wr->send_flags |= IBV_SEND_FENCE;
-        ep->flags      &= (uint8_t)~UCT_RC_EP_FLAG_FENCE;
+        ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_FENCE;
     }
 
     ret = ibv_post_send(ep->qp, wr, &bad_wr);
@@ -444,10 +446,10 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                            uct_pack_callback_t pack_cb, void *arg,
                            unsigned flags);
-ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                const void *header, unsigned header_length,
-                                const uct_iov_t *iov, size_t iovcnt,
-                                unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                unsigned header_length, const uct_iov_t *iov,
+                                size_t iovcnt, unsigned flags,
+                                uct_completion_t *comp);
 ucs_status_t uct_rc_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                  unsigned length, uint64_t remote_addr,
                                  uct_rkey_t rkey);
@@ -530,7 +532,7 @@ uct_rc_ep_table_find(const uct_rc_ep_table_t *table, uint32_t qp_num)
 }
 
 /** Walk every ep of the table (the body must not add or remove eps). */
-#define uct_rc_ep_table_for_each(_ep, _i, _table) \
+#define uct_rc_ep_table_for_each(_ep, _i, _table)  \
     for ((_i) = 0; (_i) <= (_table)->mask; ++(_i)) \
         if (((_ep) = (_table)->slots[_i]) != NULL)
 
@@ -538,8 +540,7 @@ uct_rc_ep_table_find(const uct_rc_ep_table_t *table, uint32_t qp_num)
 static inline uint32_t uct_rc_ep_psn(const uct_rc_iface_t *iface,
                                      const uct_rc_ep_t *ep)
 {
-    return (uint32_t)ucs_hash_u64(iface->psn_seed ^ ep->qp->qp_num) &
-           0xffffff;
+    return (uint32_t)ucs_hash_u64(iface->psn_seed ^ ep->qp->qp_num) & 0xffffff;
 }
 
 unsigned uct_rc_iface_progress(uct_iface_h tl_iface);

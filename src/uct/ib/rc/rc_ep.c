@@ -3,7 +3,7 @@
  * completion of outstanding operations, flush, fence, check, pending.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "rc.h"
@@ -79,9 +79,9 @@ void uct_rc_ep_retire(uct_rc_iface_t *iface, uct_rc_ep_t *ep, uint16_t sn,
         return;
     }
 
-    ep->acked_sn          = (uint16_t)(sn + 1);
-    ep->tx_available      = (int16_t)(ep->tx_available + count);
-    iface->cq_available  += count;
+    ep->acked_sn     = (uint16_t)(sn + 1);
+    ep->tx_available = (int16_t)(ep->tx_available + count);
+    iface->cq_available += count;
     while (!ucs_queue_is_empty(&ep->outstanding)) {
         op = ucs_container_of(ep->outstanding.head, uct_rc_op_t, queue);
         if (!uct_rc_sn_le(op->sn, sn)) {
@@ -110,8 +110,8 @@ ucs_status_t uct_rc_ep_post_failed(uct_rc_ep_t *ep, int ret)
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
 
     ucs_error("rc_verbs ep %p (qp 0x%x): ibv_post_send failed: %s; the "
-              "endpoint is unusable, destroy it", (void*)ep, ep->qp->qp_num,
-              strerror(ret));
+              "endpoint is unusable, destroy it",
+              (void *)ep, ep->qp->qp_num, strerror(ret));
     uct_iface_stat_tx_error(&iface->super.super, UCS_ERR_IO_ERROR);
     uct_rc_ep_set_failed(ep, UCS_ERR_IO_ERROR);
     return UCS_ERR_IO_ERROR;
@@ -124,8 +124,7 @@ ucs_status_t uct_rc_ep_post_failed(uct_rc_ep_t *ep, int ret)
  * retires them all. Without a slot or a CQ entry, the signaled request
  * already in flight does that.
  */
-static void uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface,
-                                        uct_rc_ep_t *ep)
+static void uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 {
     struct ibv_send_wr wr, *bad_wr;
     int ret;
@@ -139,10 +138,11 @@ static void uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface,
     wr.wr_id      = ep->tx_sn;
     wr.opcode     = IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED;
-    ret = ibv_post_send(ep->qp, &wr, &bad_wr);
+    ret           = ibv_post_send(ep->qp, &wr, &bad_wr);
     if (ret != 0) {
         ucs_debug("rc_verbs ep %p: no flush marker on the failed qp 0x%x: "
-                  "%s", (void*)ep, ep->qp->qp_num, strerror(ret));
+                  "%s",
+                  (void *)ep, ep->qp->qp_num, strerror(ret));
         return;
     }
     ep->unsignaled = 0;
@@ -161,7 +161,7 @@ static ucs_status_t uct_rc_ep_qp_to_err(uct_rc_ep_t *ep)
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_ERR;
-    status = uct_ib_qp_modify(ep->qp, &attr, IBV_QP_STATE, "ERR");
+    status        = uct_ib_qp_modify(ep->qp, &attr, IBV_QP_STATE, "ERR");
     if (status == UCS_OK) {
         uct_rc_ep_post_flush_marker(uct_rc_ep_iface(ep), ep);
     }
@@ -173,8 +173,8 @@ void uct_rc_ep_set_failed(uct_rc_ep_t *ep, ucs_status_t status)
     if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
         return;
     }
-    ep->flags  |= UCT_RC_EP_FLAG_FAILED;
-    ep->status  = (int8_t)status;
+    ep->flags |= UCT_RC_EP_FLAG_FAILED;
+    ep->status = (int8_t)status;
     (void)uct_rc_ep_qp_to_err(ep);
 }
 
@@ -210,7 +210,7 @@ void uct_rc_ep_free(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
 
     ret = ibv_destroy_qp(ep->qp);
     if (ret != 0) {
-        ucs_warn("rc_verbs ep %p: ibv_destroy_qp failed: %s", (void*)ep,
+        ucs_warn("rc_verbs ep %p: ibv_destroy_qp failed: %s", (void *)ep,
                  strerror(ret));
     }
 
@@ -288,8 +288,8 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         return UCS_ERR_INVALID_PARAM;
     }
     iface = uct_rc_iface(params->iface);
-    if (params->field_mask & (UCT_EP_PARAM_FIELD_DEV_ADDR |
-                              UCT_EP_PARAM_FIELD_IFACE_ADDR)) {
+    if (params->field_mask &
+        (UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR)) {
         ucs_error("rc_verbs connects endpoint to endpoint: create the ep "
                   "with the iface only, then uct_ep_connect_to_ep()");
         return UCS_ERR_UNSUPPORTED;
@@ -312,11 +312,11 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         goto err_free;
     }
 
-    status = uct_ib_iface_qp_init(&iface->super, ep->qp,
-                                  IBV_ACCESS_REMOTE_WRITE |
-                                  IBV_ACCESS_REMOTE_READ |
-                                  (iface->config.atomics ?
-                                   IBV_ACCESS_REMOTE_ATOMIC : 0), 0);
+    status = uct_ib_iface_qp_init(
+        &iface->super, ep->qp,
+        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+            (iface->config.atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0),
+        0);
     if (status != UCS_OK) {
         goto err_destroy_qp;
     }
@@ -378,11 +378,11 @@ void uct_rc_ep_destroy(uct_ep_h tl_ep)
 
 ucs_status_t uct_rc_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
 {
-    uct_rc_ep_t *ep         = uct_rc_ep(tl_ep);
-    uct_rc_iface_t *iface   = uct_rc_ep_iface(ep);
-    uct_rc_ep_addr_t *rc_addr = (uct_rc_ep_addr_t*)addr;
-    uint32_t qpn            = ep->qp->qp_num;
-    uint32_t psn            = uct_rc_ep_psn(iface, ep);
+    uct_rc_ep_t *ep           = uct_rc_ep(tl_ep);
+    uct_rc_iface_t *iface     = uct_rc_ep_iface(ep);
+    uct_rc_ep_addr_t *rc_addr = (uct_rc_ep_addr_t *)addr;
+    uint32_t qpn              = ep->qp->qp_num;
+    uint32_t psn              = uct_rc_ep_psn(iface, ep);
 
     rc_addr->qp_num[0] = (uint8_t)qpn;
     rc_addr->qp_num[1] = (uint8_t)(qpn >> 8);
@@ -400,9 +400,9 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
 {
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
-    const uct_ib_device_addr_t *ib_addr = (const uct_ib_device_addr_t*)
-                                          dev_addr;
-    const uct_rc_ep_addr_t *rc_addr     = (const uct_rc_ep_addr_t*)ep_addr;
+    const uct_ib_device_addr_t *ib_addr =
+        (const uct_ib_device_addr_t *)dev_addr;
+    const uct_rc_ep_addr_t *rc_addr = (const uct_rc_ep_addr_t *)ep_addr;
     struct ibv_qp_attr attr;
     ucs_status_t status;
     uint32_t dest_qpn, rq_psn;
@@ -411,12 +411,14 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
 
     if ((dev_addr == NULL) || (ep_addr == NULL)) {
         ucs_error("rc_verbs ep %p: connect_to_ep needs a device and an "
-                  "endpoint address", (void*)ep);
+                  "endpoint address",
+                  (void *)ep);
         return UCS_ERR_INVALID_PARAM;
     }
     if (ep->flags & (UCT_RC_EP_FLAG_CONNECTED | UCT_RC_EP_FLAG_FAILED)) {
         ucs_error("rc_verbs ep %p: already connected (or failed); create a "
-                  "new endpoint", (void*)ep);
+                  "new endpoint",
+                  (void *)ep);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -424,13 +426,13 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         ucs_error("rc_verbs ep %p: invalid endpoint address; pass what "
                   "uct_ep_get_address() of an rc_verbs ep returned",
-                  (void*)ep);
+                  (void *)ep);
         return status;
     }
     if (!uct_ib_iface_is_reachable_addr(&iface->super, ib_addr)) {
         ucs_error("rc_verbs ep %p: %s is not reachable from %s (another "
-                  "fabric, link layer or subnet)", (void*)ep,
-                  uct_ib_device_addr_str(ib_addr, buf, sizeof(buf)),
+                  "fabric, link layer or subnet)",
+                  (void *)ep, uct_ib_device_addr_str(ib_addr, buf, sizeof(buf)),
                   iface->super.super.dev_name);
         return UCS_ERR_UNREACHABLE;
     }
@@ -443,11 +445,11 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
     attr.max_dest_rd_atomic = (uint8_t)iface->config.max_rd_atomic;
     attr.min_rnr_timer      = iface->config.rnr_timer;
     uct_ib_iface_fill_ah_attr(&iface->super, ib_addr, &attr.ah_attr);
-    status = uct_ib_qp_modify(ep->qp, &attr,
-                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                              IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                              IBV_QP_MAX_DEST_RD_ATOMIC |
-                              IBV_QP_MIN_RNR_TIMER, "RTR");
+    status = uct_ib_qp_modify(
+        ep->qp, &attr,
+        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+            IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+        "RTR");
     if (status != UCS_OK) {
         return status;
     }
@@ -459,10 +461,11 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
     attr.retry_cnt     = iface->config.retry_count;
     attr.rnr_retry     = iface->config.rnr_retry;
     attr.max_rd_atomic = (uint8_t)iface->config.max_rd_atomic;
-    status = uct_ib_qp_modify(ep->qp, &attr,
-                              IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-                              IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                              IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
+    status             = uct_ib_qp_modify(ep->qp, &attr,
+                                          IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+                                              IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                              IBV_QP_MAX_QP_RD_ATOMIC,
+                                          "RTS");
     if (status != UCS_OK) {
         return status;
     }
@@ -470,8 +473,8 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
     ep->tx_available = (int16_t)(iface->config.tx_queue_len - 1);
     ep->fc_credits   = (int16_t)iface->config.fc_wnd;
     ep->grant_thresh = (uint16_t)ucs_max(peer_wnd / 2, 1);
-    ep->flags       |= UCT_RC_EP_FLAG_CONNECTED;
-    ucs_debug("rc_verbs ep %p: qp 0x%x connected to qp 0x%x at %s", (void*)ep,
+    ep->flags |= UCT_RC_EP_FLAG_CONNECTED;
+    ucs_debug("rc_verbs ep %p: qp 0x%x connected to qp 0x%x at %s", (void *)ep,
               ep->qp->qp_num, dest_qpn,
               uct_ib_device_addr_str(ib_addr, buf, sizeof(buf)));
     return UCS_OK;
@@ -632,16 +635,16 @@ static void uct_rc_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
     }
 }
 
-static void uct_rc_ep_vfs_show_last_error(void *obj,
-                                          ucs_string_buffer_t *strb,
+static void uct_rc_ep_vfs_show_last_error(void *obj, ucs_string_buffer_t *strb,
                                           void *arg_ptr, uint64_t arg_u64)
 {
     uct_rc_ep_t *ep = obj;
 
     (void)arg_ptr;
     (void)arg_u64;
-    uct_vfs_append_status(strb, (ep->flags & UCT_RC_EP_FLAG_FAILED) ?
-                                (ucs_status_t)ep->status : UCS_OK);
+    uct_vfs_append_status(strb, (ep->flags & UCT_RC_EP_FLAG_FAILED)
+                                    ? (ucs_status_t)ep->status
+                                    : UCS_OK);
 }
 
 /* The peer as the QP knows it (read from the device: nothing is kept in
@@ -657,14 +660,14 @@ static void uct_rc_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
     (void)arg_ptr;
     (void)arg_u64;
     if (!(ep->flags & UCT_RC_EP_FLAG_CONNECTED) ||
-        (ibv_query_qp(ep->qp, &attr, IBV_QP_DEST_QPN | IBV_QP_AV,
-                      &init_attr) != 0)) {
+        (ibv_query_qp(ep->qp, &attr, IBV_QP_DEST_QPN | IBV_QP_AV, &init_attr) !=
+         0)) {
         ucs_string_buffer_appendf(strb, "none\n");
         return;
     }
-    ucs_string_buffer_appendf(strb, "qp 0x%x gid %s\n", attr.dest_qp_num,
-                              uct_ib_gid_str(&attr.ah_attr.grh.dgid, gid,
-                                             sizeof(gid)));
+    ucs_string_buffer_appendf(
+        strb, "qp 0x%x gid %s\n", attr.dest_qp_num,
+        uct_ib_gid_str(&attr.ah_attr.grh.dgid, gid, sizeof(gid)));
 }
 
 static void uct_rc_ep_vfs_show_tx_queue(void *obj, ucs_string_buffer_t *strb,
@@ -688,8 +691,6 @@ void uct_rc_ep_vfs_init(uct_ep_h tl_ep)
     uct_vfs_add_file(ep, uct_rc_ep_vfs_show_tx_queue, NULL, 0, "tx_queue");
     uct_vfs_add_uint(ep, &ep->pending.count, sizeof(ep->pending.count),
                      "pending");
-    uct_vfs_add_file(ep, uct_rc_ep_vfs_show_last_error, NULL, 0,
-                     "last_error");
-    uct_vfs_add_uint(ep, &ep->fc_credits, sizeof(ep->fc_credits),
-                     "fc_credits");
+    uct_vfs_add_file(ep, uct_rc_ep_vfs_show_last_error, NULL, 0, "last_error");
+    uct_vfs_add_uint(ep, &ep->fc_credits, sizeof(ep->fc_credits), "fc_credits");
 }

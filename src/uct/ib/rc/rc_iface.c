@@ -3,7 +3,7 @@
  * (receive and send completions, grants, pending), events, flush, query.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "rc.h"
@@ -55,8 +55,7 @@ static ucs_config_field_t uct_rc_iface_config_table[] = {
      "(1-32767); the peer grants at half of it",
      ucs_offsetof(uct_rc_iface_config_t, fc_wnd_size), UCS_CONFIG_TYPE_UINT},
 
-    {NULL}
-};
+    {NULL}};
 
 ucs_config_field_t uct_rc_verbs_iface_config_table[] = {
     {"RC_", "", NULL, ucs_offsetof(uct_rc_verbs_iface_config_t, super),
@@ -68,8 +67,7 @@ ucs_config_field_t uct_rc_verbs_iface_config_table[] = {
      ucs_offsetof(uct_rc_verbs_iface_config_t, tx_cq_moderation),
      UCS_CONFIG_TYPE_UINT},
 
-    {NULL}
-};
+    {NULL}};
 
 /* ------------------------------------------------------------------------
  * Receive
@@ -81,23 +79,21 @@ typedef struct uct_rc_rx_desc {
     uint32_t reserved;
 } uct_rc_rx_desc_t;
 
-static void uct_rc_rx_obj_init(uct_iface_h tl_iface, void *obj,
-                               uct_mem_h memh)
+static void uct_rc_rx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
 {
-    ((uct_rc_rx_desc_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+    ((uct_rc_rx_desc_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
 }
 
-static void uct_rc_tx_obj_init(uct_iface_h tl_iface, void *obj,
-                               uct_mem_h memh)
+static void uct_rc_tx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
 {
-    ((uct_rc_op_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+    ((uct_rc_op_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
 }
 
 /* Posts receive buffers up to the fill target, in batches */
 static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
 {
-    unsigned batch = ucs_max(1, ucs_min(iface->super.config.rx_max_batch,
-                                        UCT_RC_RX_BATCH_MAX));
+    unsigned batch = ucs_max(
+        1, ucs_min(iface->super.config.rx_max_batch, UCT_RC_RX_BATCH_MAX));
     struct ibv_recv_wr wr[UCT_RC_RX_BATCH_MAX], *bad_wr;
     struct ibv_sge sge[UCT_RC_RX_BATCH_MAX];
     unsigned count, total = 0;
@@ -112,11 +108,11 @@ static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
             if (obj == NULL) {
                 break;
             }
-            sge[count].addr   = (uintptr_t)uct_rx_desc_recv_buf(
-                                        &iface->rx_layout, obj);
+            sge[count].addr =
+                (uintptr_t)uct_rx_desc_recv_buf(&iface->rx_layout, obj);
             sge[count].length = (uint32_t)(iface->rx_layout.hdr_len +
                                            iface->rx_layout.seg_size);
-            sge[count].lkey   = ((uct_rc_rx_desc_t*)obj)->lkey;
+            sge[count].lkey   = ((uct_rc_rx_desc_t *)obj)->lkey;
             wr[count].wr_id   = (uintptr_t)obj;
             wr[count].sg_list = &sge[count];
             wr[count].num_sge = 1;
@@ -127,21 +123,21 @@ static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
             break;
         }
         wr[count - 1].next = NULL;
-        ret = ibv_post_srq_recv(iface->srq, wr, &bad_wr);
+        ret                = ibv_post_srq_recv(iface->srq, wr, &bad_wr);
         if (ret != 0) {
             ucs_error("rc_verbs iface %s: ibv_post_srq_recv failed: %s",
                       iface->super.super.dev_name, strerror(ret));
             /* the ones from bad_wr on were not posted */
             for (; bad_wr != NULL; bad_wr = bad_wr->next) {
-                ucs_mpool_put((void*)(uintptr_t)bad_wr->wr_id);
+                ucs_mpool_put((void *)(uintptr_t)bad_wr->wr_id);
                 --count;
             }
             iface->rx.posted += count;
-            total            += count;
+            total += count;
             break;
         }
         iface->rx.posted += count;
-        total            += count;
+        total += count;
         if (count < batch) {
             break;
         }
@@ -154,9 +150,8 @@ void uct_rc_iface_update_moderation(uct_rc_iface_t *iface)
     unsigned budget = iface->super.cq_len[UCT_IB_DIR_TX] / 2;
     unsigned per_ep = budget / ucs_max(1, iface->eps.count);
 
-    iface->config.tx_moderation = ucs_max(1, ucs_min(
-                                          iface->config.tx_moderation_max,
-                                          per_ep));
+    iface->config.tx_moderation =
+        ucs_max(1, ucs_min(iface->config.tx_moderation_max, per_ep));
 }
 
 /* The SRQ ran low: grow the fill target and arm the limit again */
@@ -165,14 +160,14 @@ static void uct_rc_iface_rx_grow(uct_rc_iface_t *iface)
     struct ibv_srq_attr attr;
     int ret;
 
-    iface->rx.low    = 0;
-    iface->rx.target = ucs_min(iface->rx.target * 2,
-                               iface->super.config.rx_queue_len);
+    iface->rx.low = 0;
+    iface->rx.target =
+        ucs_min(iface->rx.target * 2, iface->super.config.rx_queue_len);
     uct_rc_iface_post_recv(iface);
 
     memset(&attr, 0, sizeof(attr));
     attr.srq_limit = iface->rx.target / 4;
-    ret = ibv_modify_srq(iface->srq, &attr, IBV_SRQ_LIMIT);
+    ret            = ibv_modify_srq(iface->srq, &attr, IBV_SRQ_LIMIT);
     if (ret != 0) {
         ucs_debug("rc_verbs iface %s: ibv_modify_srq(limit %u) failed: %s",
                   iface->super.super.dev_name, attr.srq_limit, strerror(ret));
@@ -186,7 +181,8 @@ static void uct_rc_ep_add_credits(uct_rc_iface_t *iface, uct_rc_ep_t *ep,
     int total = ep->fc_credits + (int)credits;
 
     if (ucs_unlikely(total > (int)iface->config.fc_wnd)) {
-        ucs_warn_limited(&iface->proto_log, "rc_verbs qp 0x%x: peer granted "
+        ucs_warn_limited(&iface->proto_log,
+                         "rc_verbs qp 0x%x: peer granted "
                          "%u credits, more than the window %u; capped",
                          ep->qp->qp_num, credits, iface->config.fc_wnd);
         total = (int)iface->config.fc_wnd;
@@ -211,7 +207,8 @@ void uct_rc_iface_queue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
         eps = realloc(iface->grants.eps, max * sizeof(*iface->grants.eps));
         if (eps == NULL) {
             /* the next delivery on this ep tries again */
-            ucs_error_limited(&iface->proto_log, "rc_verbs iface %s: no "
+            ucs_error_limited(&iface->proto_log,
+                              "rc_verbs iface %s: no "
                               "memory for the grant queue (%u eps)",
                               iface->super.super.dev_name, max);
             return;
@@ -233,8 +230,7 @@ void uct_rc_iface_unqueue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
     for (i = 0; i < iface->grants.count; ++i) {
         if (iface->grants.eps[i] == ep) {
             memmove(&iface->grants.eps[i], &iface->grants.eps[i + 1],
-                    (iface->grants.count - i - 1) *
-                    sizeof(*iface->grants.eps));
+                    (iface->grants.count - i - 1) * sizeof(*iface->grants.eps));
             --iface->grants.count;
             break;
         }
@@ -275,8 +271,7 @@ ucs_status_t uct_rc_ep_table_add(uct_rc_ep_table_t *table, uct_rc_ep_t *ep)
     unsigned i;
 
     if ((table->count + 1) * 4 > (table->mask + 1) * 3) {
-        if (uct_rc_ep_table_init(&bigger, (table->mask + 1) * 2) !=
-            UCS_OK) {
+        if (uct_rc_ep_table_init(&bigger, (table->mask + 1) * 2) != UCS_OK) {
             return UCS_ERR_NO_MEMORY;
         }
         for (i = 0; i <= table->mask; ++i) {
@@ -321,7 +316,7 @@ void uct_rc_ep_table_remove(uct_rc_ep_table_t *table, uct_rc_ep_t *ep)
 /* One received message */
 static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
 {
-    void *obj = (void*)(uintptr_t)wc->wr_id;
+    void *obj = (void *)(uintptr_t)wc->wr_id;
     uct_rc_hdr_t *hdr;
     uct_rc_ep_t *ep;
     ucs_status_t status;
@@ -350,7 +345,8 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
     if (ucs_unlikely((status != UCS_OK) || (ep == NULL) ||
                      (ep->flags & UCT_RC_EP_FLAG_ZOMBIE))) {
         if (status != UCS_OK) {
-            ucs_warn_limited(&iface->proto_log, "rc_verbs iface %s: dropped "
+            ucs_warn_limited(&iface->proto_log,
+                             "rc_verbs iface %s: dropped "
                              "a %u-byte message from qp 0x%x: %s",
                              iface->super.super.dev_name, wc->byte_len,
                              wc->qp_num, ucs_status_string(status));
@@ -403,8 +399,8 @@ static void uct_rc_iface_tx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
 
     if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
         uct_rc_ep_retire(iface, ep, sn, UCS_OK);
-        if (ucs_unlikely(ep->flags & (UCT_RC_EP_FLAG_FAILED |
-                                      UCT_RC_EP_FLAG_ZOMBIE))) {
+        if (ucs_unlikely(ep->flags &
+                         (UCT_RC_EP_FLAG_FAILED | UCT_RC_EP_FLAG_ZOMBIE))) {
             /* its last request may have completed before the QP failed
              * or was flushed */
             uct_rc_ep_check_state(iface, ep);
@@ -415,8 +411,8 @@ static void uct_rc_iface_tx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
     }
 
     if (wc->status == IBV_WC_WR_FLUSH_ERR) {
-        status = (ep->flags & UCT_RC_EP_FLAG_FAILED) ?
-                 (ucs_status_t)ep->status : UCS_ERR_CANCELED;
+        status = (ep->flags & UCT_RC_EP_FLAG_FAILED) ? (ucs_status_t)ep->status
+                                                     : UCS_ERR_CANCELED;
     } else {
         status = uct_ib_wc_status(wc->status);
         if (!(ep->flags & (UCT_RC_EP_FLAG_FAILED | UCT_RC_EP_FLAG_ZOMBIE))) {
@@ -461,7 +457,7 @@ uct_rc_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                         ucs_arbiter_elem_t *elem, void *arg)
 {
     uct_rc_iface_t *iface = arg;
-    uct_rc_ep_t *ep = ucs_container_of(group, uct_rc_ep_t, pending.group);
+    uct_rc_ep_t *ep       = ucs_container_of(group, uct_rc_ep_t, pending.group);
     ucs_arbiter_cb_result_t result;
 
     if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
@@ -509,8 +505,7 @@ unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
     int i, n;
 
     n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_RX, wc,
-                             (int)ucs_min(iface->super.config.rx_max_poll,
-                                          32));
+                             (int)ucs_min(iface->super.config.rx_max_poll, 32));
     for (i = 0; i < n; ++i) {
         uct_rc_iface_rx_one(iface, &wc[i]);
     }
@@ -524,8 +519,7 @@ unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
     }
 
     n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_TX, wc,
-                             (int)ucs_min(iface->super.config.tx_max_poll,
-                                          32));
+                             (int)ucs_min(iface->super.config.tx_max_poll, 32));
     for (i = 0; i < n; ++i) {
         uct_rc_iface_tx_one(iface, &wc[i]);
     }
@@ -596,7 +590,8 @@ static ucs_status_t uct_rc_iface_flush(uct_iface_h tl_iface, unsigned flags,
 
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
         ucs_error("rc_verbs iface %s: UCT_FLUSH_FLAG_CANCEL is supported on "
-                  "endpoints only", iface->super.super.dev_name);
+                  "endpoints only",
+                  iface->super.super.dev_name);
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -607,11 +602,9 @@ static ucs_status_t uct_rc_iface_flush(uct_iface_h tl_iface, unsigned flags,
             continue;
         }
         ++busy;
-        if ((ep->unsignaled != 0) &&
-            !(ep->flags & UCT_RC_EP_FLAG_FAILED) &&
+        if ((ep->unsignaled != 0) && !(ep->flags & UCT_RC_EP_FLAG_FAILED) &&
             ((ep->tx_available <= 0) || (iface->cq_available <= (int)busy))) {
-            uct_iface_stat_tx_error(&iface->super.super,
-                                    UCS_ERR_NO_RESOURCE);
+            uct_iface_stat_tx_error(&iface->super.super, UCS_ERR_NO_RESOURCE);
             return UCS_ERR_NO_RESOURCE;
         }
     }
@@ -687,8 +680,7 @@ static ucs_status_t uct_rc_iface_event_arm(uct_iface_h tl_iface,
 
     /* work of our own waiting (grants, pending requests that can run)
      * counts as an event: the caller must progress before sleeping */
-    return uct_ib_iface_arm(&iface->super, events,
-                            iface->grants.count != 0);
+    return uct_ib_iface_arm(&iface->super, events, iface->grants.count != 0);
 }
 
 static ucs_status_t uct_rc_iface_get_address(uct_iface_h tl_iface,
@@ -704,9 +696,8 @@ static int uct_rc_iface_is_reachable(const uct_iface_h tl_iface,
                                      const uct_iface_addr_t *iface_addr)
 {
     (void)iface_addr;
-    return uct_ib_iface_is_reachable_addr(&uct_rc_iface(tl_iface)->super,
-                                          (const uct_ib_device_addr_t*)
-                                          dev_addr);
+    return uct_ib_iface_is_reachable_addr(
+        &uct_rc_iface(tl_iface)->super, (const uct_ib_device_addr_t *)dev_addr);
 }
 
 static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
@@ -716,10 +707,10 @@ static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
     size_t max_inline     = iface->config.max_inline;
     size_t seg_size       = iface->config.seg_size;
     size_t mtu            = uct_ib_mtu_bytes(iface->super.path_mtu);
-    size_t max_msg        = uct_ib_device_port_attr(
-                                    uct_ib_iface_device(&iface->super),
-                                    iface->super.port_num)->max_msg_sz;
-    size_t hdr            = sizeof(uct_rc_hdr_t);
+    size_t max_msg = uct_ib_device_port_attr(uct_ib_iface_device(&iface->super),
+                                             iface->super.port_num)
+                         ->max_msg_sz;
+    size_t hdr = sizeof(uct_rc_hdr_t);
 
     uct_ib_iface_query(&iface->super, 75e-9, attr);
 
@@ -727,8 +718,7 @@ static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
                        UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
                        UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
                        UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
-                       UCT_IFACE_FLAG_PENDING |
-                       UCT_IFACE_FLAG_CONNECT_TO_EP |
+                       UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CONNECT_TO_EP |
                        UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_EP_CHECK |
                        UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
                        UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM |
@@ -760,10 +750,10 @@ static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
     attr->cap.get.align_mtu       = mtu;
 
     if (iface->config.atomics) {
-        attr->cap.flags              |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
-        attr->cap.atomic64.op_flags   = UCS_BIT(UCT_ATOMIC_OP_ADD);
-        attr->cap.atomic64.fop_flags  = UCS_BIT(UCT_ATOMIC_OP_ADD) |
-                                        UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+        attr->cap.flags |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
+        attr->cap.atomic64.op_flags = UCS_BIT(UCT_ATOMIC_OP_ADD);
+        attr->cap.atomic64.fop_flags =
+            UCS_BIT(UCT_ATOMIC_OP_ADD) | UCS_BIT(UCT_ATOMIC_OP_CSWAP);
     }
 
     attr->iface_addr_len = 0;
@@ -787,14 +777,14 @@ static void uct_rc_iface_close(uct_iface_h tl_iface)
     uct_rc_iface_t *iface = uct_rc_iface(tl_iface);
     uct_rc_ep_t *ep;
 
-    uct_base_iface_progress_disable(tl_iface, UCT_PROGRESS_SEND |
-                                              UCT_PROGRESS_RECV);
+    uct_base_iface_progress_disable(tl_iface,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     /* freeing an ep moves others in the table: take the first left */
     while (iface->eps.count != 0) {
         ep = uct_rc_iface_first_ep(iface);
         if (!(ep->flags & UCT_RC_EP_FLAG_ZOMBIE)) {
             ucs_debug("rc_verbs iface %s: destroying ep %p left open",
-                      iface->super.super.dev_name, (void*)ep);
+                      iface->super.super.dev_name, (void *)ep);
             uct_base_ep_cleanup(&ep->super);
         }
         uct_rc_ep_free(iface, ep);
@@ -816,40 +806,39 @@ static void uct_rc_iface_close(uct_iface_h tl_iface)
 }
 
 static const uct_iface_ops_t uct_rc_iface_ops = {
-    .ep_put_short           = uct_rc_ep_put_short,
-    .ep_put_bcopy           = uct_rc_ep_put_bcopy,
-    .ep_put_zcopy           = uct_rc_ep_put_zcopy,
-    .ep_get_bcopy           = uct_rc_ep_get_bcopy,
-    .ep_get_zcopy           = uct_rc_ep_get_zcopy,
-    .ep_am_short            = uct_rc_ep_am_short,
-    .ep_am_short_iov        = uct_rc_ep_am_short_iov,
-    .ep_am_bcopy            = uct_rc_ep_am_bcopy,
-    .ep_am_zcopy            = uct_rc_ep_am_zcopy,
-    .ep_atomic_cswap64      = uct_rc_ep_atomic_cswap64,
-    .ep_atomic64_post       = uct_rc_ep_atomic64_post,
-    .ep_atomic64_fetch      = uct_rc_ep_atomic64_fetch,
-    .ep_pending_add         = uct_rc_ep_pending_add,
-    .ep_pending_purge       = uct_rc_ep_pending_purge,
-    .ep_flush               = uct_rc_ep_flush,
-    .ep_fence               = uct_rc_ep_fence,
-    .ep_check               = uct_rc_ep_check,
-    .ep_create              = uct_rc_ep_create,
-    .ep_destroy             = uct_rc_ep_destroy,
-    .ep_get_address         = uct_rc_ep_get_address,
-    .ep_connect_to_ep       = uct_rc_ep_connect_to_ep,
-    .iface_flush            = uct_rc_iface_flush,
-    .iface_fence            = uct_rc_iface_fence,
-    .iface_progress_enable  = uct_base_iface_progress_enable,
-    .iface_progress_disable = uct_base_iface_progress_disable,
-    .iface_progress         = uct_rc_iface_progress,
-    .iface_event_fd_get     = uct_ib_iface_event_fd_get,
-    .iface_event_arm        = uct_rc_iface_event_arm,
-    .iface_close            = uct_rc_iface_close,
-    .iface_query            = uct_rc_iface_query,
+    .ep_put_short             = uct_rc_ep_put_short,
+    .ep_put_bcopy             = uct_rc_ep_put_bcopy,
+    .ep_put_zcopy             = uct_rc_ep_put_zcopy,
+    .ep_get_bcopy             = uct_rc_ep_get_bcopy,
+    .ep_get_zcopy             = uct_rc_ep_get_zcopy,
+    .ep_am_short              = uct_rc_ep_am_short,
+    .ep_am_short_iov          = uct_rc_ep_am_short_iov,
+    .ep_am_bcopy              = uct_rc_ep_am_bcopy,
+    .ep_am_zcopy              = uct_rc_ep_am_zcopy,
+    .ep_atomic_cswap64        = uct_rc_ep_atomic_cswap64,
+    .ep_atomic64_post         = uct_rc_ep_atomic64_post,
+    .ep_atomic64_fetch        = uct_rc_ep_atomic64_fetch,
+    .ep_pending_add           = uct_rc_ep_pending_add,
+    .ep_pending_purge         = uct_rc_ep_pending_purge,
+    .ep_flush                 = uct_rc_ep_flush,
+    .ep_fence                 = uct_rc_ep_fence,
+    .ep_check                 = uct_rc_ep_check,
+    .ep_create                = uct_rc_ep_create,
+    .ep_destroy               = uct_rc_ep_destroy,
+    .ep_get_address           = uct_rc_ep_get_address,
+    .ep_connect_to_ep         = uct_rc_ep_connect_to_ep,
+    .iface_flush              = uct_rc_iface_flush,
+    .iface_fence              = uct_rc_iface_fence,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_rc_iface_progress,
+    .iface_event_fd_get       = uct_ib_iface_event_fd_get,
+    .iface_event_arm          = uct_rc_iface_event_arm,
+    .iface_close              = uct_rc_iface_close,
+    .iface_query              = uct_rc_iface_query,
     .iface_get_device_address = uct_ib_iface_get_device_address,
-    .iface_get_address      = uct_rc_iface_get_address,
-    .iface_is_reachable     = uct_rc_iface_is_reachable
-};
+    .iface_get_address        = uct_rc_iface_get_address,
+    .iface_is_reachable       = uct_rc_iface_is_reachable};
 
 /* Checks the configuration against the device; fills iface->config */
 static ucs_status_t
@@ -858,8 +847,8 @@ uct_rc_iface_config_init(uct_rc_iface_t *iface,
 {
     const uct_rc_iface_config_t *rc = &config->super;
     const struct ibv_device_attr *dev_attr =
-            &uct_ib_iface_device(&iface->super)->dev_attr;
-    const char *dev = iface->super.super.dev_name;
+        &uct_ib_iface_device(&iface->super)->dev_attr;
+    const char *dev    = iface->super.super.dev_name;
     unsigned queue_len = iface->super.config.tx_queue_len;
 
     if ((rc->fc_wnd_size == 0) || (rc->fc_wnd_size > UCT_RC_FC_WND_MAX)) {
@@ -874,35 +863,33 @@ uct_rc_iface_config_init(uct_rc_iface_t *iface,
     }
     if (rc->rnr_retry_count > 7) {
         ucs_error("UCX_RC_RNR_RETRY_COUNT=%u is out of range; use 0-7 (7: "
-                  "for ever)", rc->rnr_retry_count);
+                  "for ever)",
+                  rc->rnr_retry_count);
         return UCS_ERR_INVALID_PARAM;
     }
     if ((queue_len < 4) || (queue_len > 32767) ||
         (queue_len > (unsigned)dev_attr->max_qp_wr)) {
         ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use "
-                  "4-%d (2^k-1 sizes use the least memory)", queue_len, dev,
-                  ucs_min(32767, dev_attr->max_qp_wr));
+                  "4-%d (2^k-1 sizes use the least memory)",
+                  queue_len, dev, ucs_min(32767, dev_attr->max_qp_wr));
         return UCS_ERR_INVALID_PARAM;
     }
-    if (iface->super.max_inline <
-        sizeof(uct_rc_hdr_t) + sizeof(uint64_t)) {
+    if (iface->super.max_inline < sizeof(uct_rc_hdr_t) + sizeof(uint64_t)) {
         ucs_error("rc_verbs %s: inline data of %zu bytes is too small for "
-                  "short messages; raise UCX_IB_TX_MIN_INLINE", dev,
-                  iface->super.max_inline);
+                  "short messages; raise UCX_IB_TX_MIN_INLINE",
+                  dev, iface->super.max_inline);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    iface->config.max_inline    = iface->super.max_inline;
-    iface->config.seg_size      = iface->super.config.seg_size;
-    iface->config.tx_queue_len  = queue_len;
-    iface->config.tx_moderation_max = ucs_max(1, ucs_min(
-                                              config->tx_cq_moderation,
-                                              queue_len / 4));
-    iface->config.tx_moderation     = iface->config.tx_moderation_max;
-    iface->config.max_iov       = ucs_min(ucs_max(
-                                          iface->super.config.tx_min_sge, 2),
-                                          ucs_min((unsigned)dev_attr->max_sge,
-                                                  UCT_RC_MAX_IOV));
+    iface->config.max_inline   = iface->super.max_inline;
+    iface->config.seg_size     = iface->super.config.seg_size;
+    iface->config.tx_queue_len = queue_len;
+    iface->config.tx_moderation_max =
+        ucs_max(1, ucs_min(config->tx_cq_moderation, queue_len / 4));
+    iface->config.tx_moderation = iface->config.tx_moderation_max;
+    iface->config.max_iov =
+        ucs_min(ucs_max(iface->super.config.tx_min_sge, 2),
+                ucs_min((unsigned)dev_attr->max_sge, UCT_RC_MAX_IOV));
     iface->config.max_rd_atomic = ucs_min(ucs_max(rc->max_rd_atomic, 1),
                                           (unsigned)dev_attr->max_qp_rd_atom);
     iface->config.fc_wnd        = rc->fc_wnd_size;
@@ -911,7 +898,7 @@ uct_rc_iface_config_init(uct_rc_iface_t *iface,
     iface->config.rnr_timer     = uct_ib_rnr_timer_code(rc->rnr_timeout);
     iface->config.rnr_retry     = (uint8_t)rc->rnr_retry_count;
     iface->config.atomics       = (dev_attr->atomic_cap != IBV_ATOMIC_NONE) &&
-                                  (dev_attr->max_qp_rd_atom > 0);
+                            (dev_attr->max_qp_rd_atom > 0);
     return UCS_OK;
 }
 
@@ -921,7 +908,7 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
                                       uct_iface_h *iface_p)
 {
     const uct_rc_verbs_iface_config_t *config =
-            (const uct_rc_verbs_iface_config_t*)tl_config;
+        (const uct_rc_verbs_iface_config_t *)tl_config;
     const uct_ib_iface_config_t *ib_config = &config->super.super;
     uct_iface_mpool_params_t mp_params;
     uct_ib_iface_init_attr_t init_attr;
@@ -969,24 +956,24 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     mp_params.max_elems       = 2 * iface->super.config.rx_queue_len;
     mp_params.obj_init        = uct_rc_rx_obj_init;
     mp_params.name            = "rc_recv_desc";
-    status = uct_iface_mpool_init(&iface->super.super, &iface->rx_mp,
-                                  &mp_params);
+    status =
+        uct_iface_mpool_init(&iface->super.super, &iface->rx_mp, &mp_params);
     if (status != UCS_OK) {
         goto err_ib_cleanup;
     }
 
     /* send descriptors: [op][rc header][data] */
     memset(&mp_params, 0, sizeof(mp_params));
-    mp_params.elem_size       = sizeof(uct_rc_op_t) + sizeof(uct_rc_hdr_t) +
-                                iface->config.seg_size;
+    mp_params.elem_size =
+        sizeof(uct_rc_op_t) + sizeof(uct_rc_hdr_t) + iface->config.seg_size;
     mp_params.alignment       = 64;
     mp_params.align_offset    = sizeof(uct_rc_op_t);
     mp_params.elems_per_chunk = 64;
     mp_params.max_elems       = iface->super.cq_len[UCT_IB_DIR_TX];
     mp_params.obj_init        = uct_rc_tx_obj_init;
     mp_params.name            = "rc_send_desc";
-    status = uct_iface_mpool_init(&iface->super.super, &iface->tx_mp,
-                                  &mp_params);
+    status =
+        uct_iface_mpool_init(&iface->super.super, &iface->tx_mp, &mp_params);
     if (status != UCS_OK) {
         goto err_rx_mp;
     }
@@ -996,7 +983,7 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     op_params.elems_per_chunk = 128;
     op_params.max_elems       = 4 * iface->super.cq_len[UCT_IB_DIR_TX];
     op_params.name            = "rc_op";
-    status = ucs_mpool_init(&iface->op_mp, &op_params);
+    status                    = ucs_mpool_init(&iface->op_mp, &op_params);
     if (status != UCS_OK) {
         goto err_tx_mp;
     }
@@ -1015,19 +1002,19 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     memset(&srq_attr, 0, sizeof(srq_attr));
     srq_attr.attr.max_wr  = iface->super.config.rx_queue_len;
     srq_attr.attr.max_sge = 1;
-    iface->srq = ibv_create_srq(uct_ib_iface_md(&iface->super)->pd,
-                                &srq_attr);
+    iface->srq = ibv_create_srq(uct_ib_iface_md(&iface->super)->pd, &srq_attr);
     if (iface->srq == NULL) {
         ucs_error("rc_verbs %s: ibv_create_srq(%u entries) failed: %m%s",
                   iface->super.super.dev_name, srq_attr.attr.max_wr,
                   (errno == ENOMEM) ? "; raise ulimit -l or lower "
-                  "UCX_IB_RX_QUEUE_LEN" : "");
+                                      "UCX_IB_RX_QUEUE_LEN"
+                                    : "");
         status = UCS_ERR_NO_RESOURCE;
         goto err_hash;
     }
 
-    iface->rx.target = ucs_min(UCT_RC_RX_INIT_FILL,
-                               iface->super.config.rx_queue_len);
+    iface->rx.target =
+        ucs_min(UCT_RC_RX_INIT_FILL, iface->super.config.rx_queue_len);
     if (uct_rc_iface_post_recv(iface) == 0) {
         ucs_error("rc_verbs %s: could not post any receive buffer",
                   iface->super.super.dev_name);
@@ -1038,8 +1025,8 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     ret = ibv_modify_srq(iface->srq, &srq_attr.attr, IBV_SRQ_LIMIT);
     if (ret != 0) {
         ucs_debug("rc_verbs %s: no SRQ limit event (%s); the receive queue "
-                  "stays at %u buffers", iface->super.super.dev_name,
-                  strerror(ret), iface->rx.target);
+                  "stays at %u buffers",
+                  iface->super.super.dev_name, strerror(ret), iface->rx.target);
     }
 
     *iface_p = &iface->super.super.super;
@@ -1080,8 +1067,8 @@ static void uct_rc_iface_vfs_init(uct_iface_h tl_iface)
                      "rx_posted");
     uct_vfs_add_uint(iface, &iface->rx.target, sizeof(iface->rx.target),
                      "rx_target");
-    uct_vfs_add_uint(iface, &iface->cq_available,
-                     sizeof(iface->cq_available), "tx_cq_available");
+    uct_vfs_add_uint(iface, &iface->cq_available, sizeof(iface->cq_available),
+                     "tx_cq_available");
     uct_vfs_add_value(iface, iface->config.max_inline, "max_inline");
     uct_vfs_add_value(iface, iface->config.tx_queue_len, "tx_queue_len");
     uct_vfs_add_value(iface, iface->config.fc_wnd, "fc_wnd");
@@ -1093,12 +1080,9 @@ uct_tl_t uct_rc_verbs_tl = {
     .name           = UCT_RC_VERBS_NAME,
     .query_devices  = uct_rc_query_devices,
     .iface_open     = uct_rc_iface_open,
-    .config         = {
-        .name   = "RC verbs transport",
-        .prefix = "RC_VERBS_",
-        .table  = uct_rc_verbs_iface_config_table,
-        .size   = sizeof(uct_rc_verbs_iface_config_t)
-    },
+    .config         = {.name   = "RC verbs transport",
+                       .prefix = "RC_VERBS_",
+                       .table  = uct_rc_verbs_iface_config_table,
+                       .size   = sizeof(uct_rc_verbs_iface_config_t)},
     .iface_vfs_init = uct_rc_iface_vfs_init,
-    .ep_vfs_init    = uct_rc_ep_vfs_init
-};
+    .ep_vfs_init    = uct_rc_ep_vfs_init};

@@ -4,7 +4,7 @@
  * posts it (see rc.h for sequence numbers, moderation and credits).
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "rc.h"
@@ -40,9 +40,10 @@ uct_rc_iface_get_op(uct_rc_iface_t *iface)
  * lkey) and sets the total length. An entry of count > 1 takes one SGE per
  * element, @a stride apart. Entries of length 0 are skipped. Returns the
  * SGE count, or -1 when @a max SGEs do not suffice. */
-static UCS_F_ALWAYS_INLINE int
-uct_rc_iov_to_sge(const uct_iov_t *iov, size_t iovcnt, struct ibv_sge *sge,
-                  size_t max, size_t *length_p)
+static UCS_F_ALWAYS_INLINE int uct_rc_iov_to_sge(const uct_iov_t *iov,
+                                                 size_t iovcnt,
+                                                 struct ibv_sge *sge,
+                                                 size_t max, size_t *length_p)
 {
     size_t i, c, n = 0, total = 0;
     const uct_ib_mem_t *memh;
@@ -56,11 +57,11 @@ uct_rc_iov_to_sge(const uct_iov_t *iov, size_t iovcnt, struct ibv_sge *sge,
             if (n == max) {
                 return -1;
             }
-            sge[n].addr   = (uintptr_t)iov[i].buffer +
-                            (c * ((iov[i].count > 1) ? iov[i].stride : 0));
+            sge[n].addr = (uintptr_t)iov[i].buffer +
+                          (c * ((iov[i].count > 1) ? iov[i].stride : 0));
             sge[n].length = (uint32_t)iov[i].length;
             sge[n].lkey   = (memh != NULL) ? memh->lkey : 0;
-            total        += iov[i].length;
+            total += iov[i].length;
             ++n;
         }
     }
@@ -79,9 +80,10 @@ static ucs_status_t uct_rc_iov_too_many_sges(uct_rc_iface_t *iface,
     return UCS_ERR_UNSUPPORTED;
 }
 
-static UCS_F_ALWAYS_INLINE void
-uct_rc_ep_am_sent(uct_rc_iface_t *iface, uct_rc_ep_t *ep, uint8_t id,
-                  const void *data, size_t length)
+static UCS_F_ALWAYS_INLINE void uct_rc_ep_am_sent(uct_rc_iface_t *iface,
+                                                  uct_rc_ep_t *ep, uint8_t id,
+                                                  const void *data,
+                                                  size_t length)
 {
     --ep->fc_credits;
     uct_iface_stat_am_tx(&iface->super.super, id, length);
@@ -102,7 +104,7 @@ ucs_status_t uct_rc_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
     struct {
         uct_rc_hdr_t rc;
-        uint64_t     am;
+        uint64_t am;
     } UCS_S_PACKED hdr;
     struct ibv_send_wr wr;
     struct ibv_sge sge[2];
@@ -112,9 +114,8 @@ ucs_status_t uct_rc_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_iface_check_length(&iface->super.super, "am_short",
-                                    length, iface->config.max_inline -
-                                            sizeof(hdr));
+    status = uct_iface_check_length(&iface->super.super, "am_short", length,
+                                    iface->config.max_inline - sizeof(hdr));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -124,17 +125,17 @@ ucs_status_t uct_rc_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     }
 
     uct_rc_ep_fill_hdr(ep, &hdr.rc, id);
-    hdr.am         = header;
-    sge[0].addr    = (uintptr_t)&hdr;
-    sge[0].length  = sizeof(hdr);
-    sge[0].lkey    = 0;
-    sge[1].addr    = (uintptr_t)payload;
-    sge[1].length  = length;
-    sge[1].lkey    = 0;
-    wr.sg_list     = sge;
-    wr.num_sge     = (length == 0) ? 1 : 2;
-    wr.opcode      = IBV_WR_SEND;
-    wr.send_flags  = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
+    hdr.am        = header;
+    sge[0].addr   = (uintptr_t)&hdr;
+    sge[0].length = sizeof(hdr);
+    sge[0].lkey   = 0;
+    sge[1].addr   = (uintptr_t)payload;
+    sge[1].length = length;
+    sge[1].lkey   = 0;
+    wr.sg_list    = sge;
+    wr.num_sge    = (length == 0) ? 1 : 2;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
 
     status = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
     if (ucs_likely(status == UCS_OK)) {
@@ -158,8 +159,8 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_iface_check_iovcnt(&iface->super.super, "am_short_iov",
-                                    iovcnt, UCT_RC_MAX_IOV);
+    status = uct_iface_check_iovcnt(&iface->super.super, "am_short_iov", iovcnt,
+                                    UCT_RC_MAX_IOV);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -182,12 +183,12 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
         sge[n].addr   = (uintptr_t)iov[i].buffer;
         sge[n].length = (uint32_t)len;
         sge[n].lkey   = 0;
-        total        += len;
+        total += len;
         ++n;
     }
-    status = uct_iface_check_length(&iface->super.super, "am_short_iov",
-                                    total, iface->config.max_inline -
-                                           sizeof(hdr) - sizeof(uint64_t));
+    status = uct_iface_check_length(&iface->super.super, "am_short_iov", total,
+                                    iface->config.max_inline - sizeof(hdr) -
+                                        sizeof(uint64_t));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -203,7 +204,7 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
     status        = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
     if (ucs_likely(status == UCS_OK)) {
-        uct_rc_ep_am_sent(iface, ep, id, (n > 1) ? (void*)sge[1].addr : NULL,
+        uct_rc_ep_am_sent(iface, ep, id, (n > 1) ? (void *)sge[1].addr : NULL,
                           total);
     }
     return status;
@@ -240,8 +241,8 @@ ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     length = pack_cb(hdr + 1, arg);
     if (ucs_unlikely(length > iface->config.seg_size)) {
         ucs_mpool_put(desc);
-        return uct_iface_invalid_length(&iface->super.super, "am_bcopy",
-                                        length, iface->config.seg_size);
+        return uct_iface_invalid_length(&iface->super.super, "am_bcopy", length,
+                                        iface->config.seg_size);
     }
 
     uct_rc_ep_fill_hdr(ep, hdr, id);
@@ -263,10 +264,10 @@ ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     return (ssize_t)length;
 }
 
-ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                const void *header, unsigned header_length,
-                                const uct_iov_t *iov, size_t iovcnt,
-                                unsigned flags, uct_completion_t *comp)
+ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                unsigned header_length, const uct_iov_t *iov,
+                                size_t iovcnt, unsigned flags,
+                                uct_completion_t *comp)
 {
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
@@ -298,9 +299,9 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely(n < 0)) {
         return uct_rc_iov_too_many_sges(iface, "am_zcopy");
     }
-    status = uct_iface_check_length(&iface->super.super, "am_zcopy",
-                                    header_length + length,
-                                    iface->config.seg_size);
+    status =
+        uct_iface_check_length(&iface->super.super, "am_zcopy",
+                               header_length + length, iface->config.seg_size);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -367,7 +368,7 @@ ucs_status_t uct_rc_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     wr.send_flags          = IBV_SEND_INLINE;
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
+    status                 = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
     if (ucs_likely(status == UCS_OK)) {
         uct_iface_stat_put(&iface->super.super, length);
     }
@@ -412,7 +413,7 @@ ssize_t uct_rc_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     wr.send_flags          = 0;
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status = uct_rc_ep_post(iface, ep, &wr, 0, desc);
+    status                 = uct_rc_ep_post(iface, ep, &wr, 0, desc);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put(desc);
         return status;
@@ -422,11 +423,10 @@ ssize_t uct_rc_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
 }
 
 /* An RDMA write or read of a zcopy iov */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_ep_rdma_zcopy(uct_ep_h tl_ep, const char *what,
-                     enum ibv_wr_opcode opcode, const uct_iov_t *iov,
-                     size_t iovcnt, uint64_t remote_addr, uct_rkey_t rkey,
-                     uct_completion_t *comp)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_ep_rdma_zcopy(
+    uct_ep_h tl_ep, const char *what, enum ibv_wr_opcode opcode,
+    const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr, uct_rkey_t rkey,
+    uct_completion_t *comp)
 {
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
@@ -463,7 +463,7 @@ uct_rc_ep_rdma_zcopy(uct_ep_h tl_ep, const char *what,
     wr.send_flags          = 0;
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status = uct_rc_ep_post(iface, ep, &wr, 1, op);
+    status                 = uct_rc_ep_post(iface, ep, &wr, 1, op);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put(op);
         return status;
@@ -528,7 +528,7 @@ ucs_status_t uct_rc_ep_get_bcopy(uct_ep_h tl_ep,
     wr.send_flags          = 0;
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status = uct_rc_ep_post(iface, ep, &wr, 1, desc);
+    status                 = uct_rc_ep_post(iface, ep, &wr, 1, desc);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put(desc);
         return status;
@@ -551,10 +551,10 @@ ucs_status_t uct_rc_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
  * the user's result when the request is done.
  */
 
-static ucs_status_t
-uct_rc_ep_atomic(uct_rc_ep_t *ep, enum ibv_wr_opcode opcode,
-                 uint64_t compare_add, uint64_t swap, uint64_t remote_addr,
-                 uct_rkey_t rkey, void *result, uct_completion_t *comp)
+static ucs_status_t uct_rc_ep_atomic(uct_rc_ep_t *ep, enum ibv_wr_opcode opcode,
+                                     uint64_t compare_add, uint64_t swap,
+                                     uint64_t remote_addr, uct_rkey_t rkey,
+                                     void *result, uct_completion_t *comp)
 {
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
     struct ibv_send_wr wr;
@@ -563,9 +563,10 @@ uct_rc_ep_atomic(uct_rc_ep_t *ep, enum ibv_wr_opcode opcode,
     ucs_status_t status;
 
     if (ucs_unlikely((remote_addr % sizeof(uint64_t)) != 0)) {
-        ucs_error("rc_verbs ep %p: atomic on unaligned remote address 0x%"
-                  PRIx64 "; it must be a multiple of 8", (void*)ep,
-                  remote_addr);
+        ucs_error(
+            "rc_verbs ep %p: atomic on unaligned remote address 0x%" PRIx64
+            "; it must be a multiple of 8",
+            (void *)ep, remote_addr);
         return UCS_ERR_INVALID_PARAM;
     }
     status = uct_rc_ep_tx_check(iface, ep);
@@ -577,21 +578,21 @@ uct_rc_ep_atomic(uct_rc_ep_t *ep, enum ibv_wr_opcode opcode,
         return UCS_ERR_NO_RESOURCE;
     }
 
-    desc->handler               = (result != NULL) ? uct_rc_op_atomic_done :
-                                                     uct_rc_op_release;
-    desc->comp                  = comp;
-    desc->u.atomic.result       = result;
-    sge.addr                    = (uintptr_t)uct_rc_desc_buf(desc);
-    sge.length                  = sizeof(uint64_t);
-    sge.lkey                    = desc->lkey;
-    wr.sg_list                  = &sge;
-    wr.num_sge                  = 1;
-    wr.opcode                   = opcode;
-    wr.send_flags               = 0;
-    wr.wr.atomic.remote_addr    = remote_addr;
-    wr.wr.atomic.rkey           = uct_ib_md_direct_rkey(rkey);
-    wr.wr.atomic.compare_add    = compare_add;
-    wr.wr.atomic.swap           = swap;
+    desc->handler =
+        (result != NULL) ? uct_rc_op_atomic_done : uct_rc_op_release;
+    desc->comp               = comp;
+    desc->u.atomic.result    = result;
+    sge.addr                 = (uintptr_t)uct_rc_desc_buf(desc);
+    sge.length               = sizeof(uint64_t);
+    sge.lkey                 = desc->lkey;
+    wr.sg_list               = &sge;
+    wr.num_sge               = 1;
+    wr.opcode                = opcode;
+    wr.send_flags            = 0;
+    wr.wr.atomic.remote_addr = remote_addr;
+    wr.wr.atomic.rkey        = uct_ib_md_direct_rkey(rkey);
+    wr.wr.atomic.compare_add = compare_add;
+    wr.wr.atomic.swap        = swap;
     status = uct_rc_ep_post(iface, ep, &wr, result != NULL, desc);
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_mpool_put(desc);
@@ -606,7 +607,8 @@ ucs_status_t uct_rc_ep_atomic64_post(uct_ep_h tl_ep, uct_atomic_op_t opcode,
 {
     if (opcode != UCT_ATOMIC_OP_ADD) {
         ucs_error("rc_verbs: atomic64_post supports UCT_ATOMIC_OP_ADD only "
-                  "(got %d); see the iface's cap.atomic64.op_flags", opcode);
+                  "(got %d); see the iface's cap.atomic64.op_flags",
+                  opcode);
         return UCS_ERR_UNSUPPORTED;
     }
     return uct_rc_ep_atomic(uct_rc_ep(tl_ep), IBV_WR_ATOMIC_FETCH_AND_ADD,
@@ -620,7 +622,8 @@ ucs_status_t uct_rc_ep_atomic64_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
 {
     if (opcode != UCT_ATOMIC_OP_ADD) {
         ucs_error("rc_verbs: atomic64_fetch supports UCT_ATOMIC_OP_ADD only "
-                  "(got %d); see the iface's cap.atomic64.fop_flags", opcode);
+                  "(got %d); see the iface's cap.atomic64.fop_flags",
+                  opcode);
         return UCS_ERR_UNSUPPORTED;
     }
     return uct_rc_ep_atomic(uct_rc_ep(tl_ep), IBV_WR_ATOMIC_FETCH_AND_ADD,

@@ -71,51 +71,51 @@
 
 BEGIN_C_DECLS
 
-#define UCT_UD_VERBS_NAME      "ud_verbs"
+#define UCT_UD_VERBS_NAME "ud_verbs"
 
 /** The Q_Key of every ud_verbs QP. */
-#define UCT_UD_QKEY            0x1ee7a330u
+#define UCT_UD_QKEY 0x1ee7a330u
 
 /** Bytes in front of every UD receive: the GRH, or on RoCE v2 with IPv4
  *  20 undefined bytes and the IPv4 header. */
-#define UCT_UD_GRH_LEN         40
+#define UCT_UD_GRH_LEN 40
 
 /** Endpoint ids are 24 bits; this one means "none" (a CREQ's target). */
-#define UCT_UD_EP_ID_NONE      0xffffffu
-#define UCT_UD_EP_ID_MAX       0xfffffeu
+#define UCT_UD_EP_ID_NONE 0xffffffu
+#define UCT_UD_EP_ID_MAX  0xfffffeu
 
 /** Largest TX_WINDOW: sequence comparisons need it below 2^15. */
-#define UCT_UD_TX_WINDOW_MAX   16384
+#define UCT_UD_TX_WINDOW_MAX 16384
 
 /** User buffers of an AM zcopy (the header is one more SGE). */
-#define UCT_UD_MAX_ZCOPY_IOV   3
+#define UCT_UD_MAX_ZCOPY_IOV 3
 
 /** Largest user header of an AM zcopy. */
-#define UCT_UD_MAX_AM_HDR      128
+#define UCT_UD_MAX_AM_HDR 128
 
 /** Packet types (uct_ud_hdr_t::type, low 6 bits); AM ids are 0..31. */
 enum {
-    UCT_UD_PKT_PUT   = 32, /* uct_ud_put_hdr_t, data */
-    UCT_UD_PKT_CREQ  = 33, /* uct_ud_creq_t, to UCT_UD_EP_ID_NONE */
-    UCT_UD_PKT_CREP  = 34, /* uct_ud_crep_t */
-    UCT_UD_PKT_ACK   = 35, /* nothing: the header's ack_psn */
-    UCT_UD_PKT_NAK   = 36, /* an ACK from a receiver with a gap: then a
-                              64-bit map of the packets after the first
-                              missing one that it holds */
-    UCT_UD_PKT_DISC  = 37, /* uct_ud_disc_t: the sender's ep is gone */
-    UCT_UD_PKT_DISC_REP = 38, /* uct_ud_disc_t: the DISC arrived */
-    UCT_UD_PKT_LAST  = 39,
-    UCT_UD_PKT_TYPE_MASK      = 0x3f,
-    UCT_UD_PKT_FLAG_DENIED    = 0x40, /* a PUT of the peer's was refused */
-    UCT_UD_PKT_FLAG_ACK_REQ   = 0x80  /* answer with an ACK now */
+    UCT_UD_PKT_PUT  = 32,         /* uct_ud_put_hdr_t, data */
+    UCT_UD_PKT_CREQ = 33,         /* uct_ud_creq_t, to UCT_UD_EP_ID_NONE */
+    UCT_UD_PKT_CREP = 34,         /* uct_ud_crep_t */
+    UCT_UD_PKT_ACK  = 35,         /* nothing: the header's ack_psn */
+    UCT_UD_PKT_NAK  = 36,         /* an ACK from a receiver with a gap: then a
+                                     64-bit map of the packets after the first
+                                     missing one that it holds */
+    UCT_UD_PKT_DISC         = 37, /* uct_ud_disc_t: the sender's ep is gone */
+    UCT_UD_PKT_DISC_REP     = 38, /* uct_ud_disc_t: the DISC arrived */
+    UCT_UD_PKT_LAST         = 39,
+    UCT_UD_PKT_TYPE_MASK    = 0x3f,
+    UCT_UD_PKT_FLAG_DENIED  = 0x40, /* a PUT of the peer's was refused */
+    UCT_UD_PKT_FLAG_ACK_REQ = 0x80  /* answer with an ACK now */
 };
 
 /** The header of every packet (little endian, unaligned). */
 typedef struct uct_ud_hdr {
-    uint8_t  dest_id[3]; /* receiver's ep id, UCT_UD_EP_ID_NONE for CREQ */
-    uint8_t  type;       /* UCT_UD_PKT_* | UCT_UD_PKT_FLAG_* */
-    uint16_t psn;        /* of this packet (data only) */
-    uint16_t ack_psn;    /* every data packet up to it arrived */
+    uint8_t dest_id[3]; /* receiver's ep id, UCT_UD_EP_ID_NONE for CREQ */
+    uint8_t type;       /* UCT_UD_PKT_* | UCT_UD_PKT_FLAG_* */
+    uint16_t psn;       /* of this packet (data only) */
+    uint16_t ack_psn;   /* every data packet up to it arrived */
 } UCS_S_PACKED uct_ud_hdr_t;
 
 /** After the header of a PUT: where the data goes. */
@@ -126,39 +126,39 @@ typedef struct uct_ud_put_hdr {
 
 /** An interface address: the QP and the secret a CREQ must present. */
 typedef struct uct_ud_iface_addr {
-    uint8_t  qp_num[3];
+    uint8_t qp_num[3];
     uint64_t secret;
 } UCS_S_PACKED uct_ud_iface_addr_t;
 
 /** An endpoint address: the interface's and the endpoint id. */
 typedef struct uct_ud_ep_addr {
     uct_ud_iface_addr_t iface;
-    uint8_t             ep_id[3];
+    uint8_t ep_id[3];
 } UCS_S_PACKED uct_ud_ep_addr_t;
 
 /** A connection request (after the header). */
 typedef struct uct_ud_creq {
-    uint64_t             secret;    /* the target iface's */
-    uint8_t              src_id[3]; /* the requesting ep */
-    uint8_t              reserved;
-    uint32_t             conn_sn;
-    uct_ib_device_addr_t dev_addr;  /* the requester's */
+    uint64_t secret;   /* the target iface's */
+    uint8_t src_id[3]; /* the requesting ep */
+    uint8_t reserved;
+    uint32_t conn_sn;
+    uct_ib_device_addr_t dev_addr; /* the requester's */
 } UCS_S_PACKED uct_ud_creq_t;
 
 /** A connection reply (after the header, whose dest_id is the
  *  requester's ep). */
 typedef struct uct_ud_crep {
-    uint8_t  src_id[3];  /* the replying ep */
-    uint8_t  reserved;
-    uint32_t conn_sn;    /* of the request */
+    uint8_t src_id[3]; /* the replying ep */
+    uint8_t reserved;
+    uint32_t conn_sn; /* of the request */
 } UCS_S_PACKED uct_ud_crep_t;
 
 /** A disconnect or its reply (after the header, whose dest_id is the
  *  receiver's ep): the sender's ep id, which the receiver must be
  *  connected to. */
 typedef struct uct_ud_disc {
-    uint8_t  src_id[3];
-    uint8_t  reserved;
+    uint8_t src_id[3];
+    uint8_t reserved;
 } UCS_S_PACKED uct_ud_disc_t;
 
 static inline uint32_t uct_ud_u24_get(const uint8_t *p)
@@ -190,11 +190,11 @@ static inline int uct_ud_psn_le(uint16_t a, uint16_t b)
  */
 typedef struct uct_ud_pkt_info {
     uint32_t dest_id;
-    uint8_t  type;      /* without flags */
-    uint8_t  flags;     /* UCT_UD_PKT_FLAG_* */
+    uint8_t type;  /* without flags */
+    uint8_t flags; /* UCT_UD_PKT_FLAG_* */
     uint16_t psn;
     uint16_t ack_psn;
-    uint32_t hdr_len;   /* header and the type's fixed part */
+    uint32_t hdr_len; /* header and the type's fixed part */
 } uct_ud_pkt_info_t;
 
 /**
@@ -205,7 +205,7 @@ typedef struct uct_ud_pkt_info {
 static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
                                             uct_ud_pkt_info_t *info)
 {
-    const uct_ud_hdr_t *hdr = (const uct_ud_hdr_t*)buf;
+    const uct_ud_hdr_t *hdr = (const uct_ud_hdr_t *)buf;
     uint8_t type;
     size_t fixed;
 
@@ -264,8 +264,8 @@ static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
 static inline ucs_status_t uct_ud_grh_gids(const uint8_t *grh, int ipv4,
                                            uint8_t *sgid, uint8_t *dgid)
 {
-    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                          0xff, 0xff};
+    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0,    0,
+                                          0, 0, 0, 0, 0xff, 0xff};
 
     if (ipv4) {
         if ((grh[20] >> 4) != 4) {
@@ -288,11 +288,11 @@ static inline ucs_status_t uct_ud_grh_gids(const uint8_t *grh, int ipv4,
 /** Configuration (UCX_UD_VERBS_*, UCX_UD_*, UCX_IB_*). */
 typedef struct uct_ud_iface_config {
     uct_ib_iface_config_t super;
-    double                timeout;       /* TIMEOUT: peer silence, s */
-    double                resend_timeout;/* RESEND_TIMEOUT: first wait */
-    double                timer_tick;    /* TIMER_TICK: sweep period */
-    unsigned              tx_window;     /* TX_WINDOW */
-    unsigned              max_peer_eps;  /* MAX_PEER_EPS */
+    double timeout;        /* TIMEOUT: peer silence, s */
+    double resend_timeout; /* RESEND_TIMEOUT: first wait */
+    double timer_tick;     /* TIMER_TICK: sweep period */
+    unsigned tx_window;    /* TX_WINDOW */
+    unsigned max_peer_eps; /* MAX_PEER_EPS */
 } uct_ud_iface_config_t;
 
 typedef struct uct_ud_verbs_iface_config {
@@ -300,7 +300,7 @@ typedef struct uct_ud_verbs_iface_config {
 } uct_ud_verbs_iface_config_t;
 
 typedef struct uct_ud_iface uct_ud_iface_t;
-typedef struct uct_ud_ep    uct_ud_ep_t;
+typedef struct uct_ud_ep uct_ud_ep_t;
 
 /** uct_ud_send_desc_t::flags */
 enum {
@@ -323,38 +323,38 @@ typedef struct uct_ud_zcopy_iov {
  * header and data, registered (lkey).
  */
 typedef struct uct_ud_send_desc {
-    ucs_queue_elem_t   queue;     /* ep's unacked, or iface's deferred */
-    uct_completion_t   *comp;     /* may be NULL */
-    uint32_t           wqe_sn;    /* iface send sn of the last post */
-    uint32_t           lkey;
-    uint16_t           psn;       /* markers: the last packet's before */
-    uint16_t           length;    /* bytes of the packet in the buffer */
-    uint8_t            flags;     /* UCT_UD_DESC_FLAG_* */
-    uint8_t            iovcnt;    /* zcopy */
-    int8_t             status;    /* async_comps: of the completion */
+    ucs_queue_elem_t queue; /* ep's unacked, or iface's deferred */
+    uct_completion_t *comp; /* may be NULL */
+    uint32_t wqe_sn;        /* iface send sn of the last post */
+    uint32_t lkey;
+    uint16_t psn;    /* markers: the last packet's before */
+    uint16_t length; /* bytes of the packet in the buffer */
+    uint8_t flags;   /* UCT_UD_DESC_FLAG_* */
+    uint8_t iovcnt;  /* zcopy */
+    int8_t status;   /* async_comps: of the completion */
     uct_ud_zcopy_iov_t iov[UCT_UD_MAX_ZCOPY_IOV];
 } uct_ud_send_desc_t;
 
 static inline uct_ud_hdr_t *uct_ud_desc_hdr(uct_ud_send_desc_t *desc)
 {
-    return (uct_ud_hdr_t*)(desc + 1);
+    return (uct_ud_hdr_t *)(desc + 1);
 }
 
 /** An address handle shared by every ep to one remote port. */
 typedef struct uct_ud_ah {
-    struct uct_ud_ah *next;      /* in its hash bucket */
-    struct ibv_ah    *ah;
-    uint8_t          gid[16];
-    uint16_t         lid;
-    uint8_t          path_mtu;   /* enum ibv_mtu of the pair */
+    struct uct_ud_ah *next; /* in its hash bucket */
+    struct ibv_ah *ah;
+    uint8_t gid[16];
+    uint16_t lid;
+    uint8_t path_mtu; /* enum ibv_mtu of the pair */
     /* connection numbers given out per remote QP (CONNECT_TO_IFACE) */
-    unsigned         num_peers;
+    unsigned num_peers;
     struct {
-        uint32_t     qp_num;
-        uint32_t     next_conn_sn;
-    }                *peers;
-    unsigned         num_secrets;
-    uint64_t         *secrets;   /* of peers[i]'s iface, for CREQs */
+        uint32_t qp_num;
+        uint32_t next_conn_sn;
+    } * peers;
+    unsigned num_secrets;
+    uint64_t *secrets; /* of peers[i]'s iface, for CREQs */
 } uct_ud_ah_t;
 
 /** uct_ud_ep_t::flags */
@@ -373,13 +373,13 @@ enum {
 
 /** uct_ud_ep_t::rx_flags */
 enum {
-    UCT_UD_EP_RX_ACK_NOW  = UCS_BIT(0), /* the peer asked for an ACK */
-    UCT_UD_EP_RX_NAK      = UCS_BIT(1), /* packets held after a gap: the
-                                           timer sends a NAK */
-    UCT_UD_EP_RX_DENIED   = UCS_BIT(3), /* tell the peer: PUT refused */
-    UCT_UD_EP_TX_DENIED   = UCS_BIT(4), /* the peer refused our PUT */
-    UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6) /* since the last
-                                             acknowledgement */
+    UCT_UD_EP_RX_ACK_NOW = UCS_BIT(0),      /* the peer asked for an ACK */
+    UCT_UD_EP_RX_NAK     = UCS_BIT(1),      /* packets held after a gap: the
+                                               timer sends a NAK */
+    UCT_UD_EP_RX_DENIED       = UCS_BIT(3), /* tell the peer: PUT refused */
+    UCT_UD_EP_TX_DENIED       = UCS_BIT(4), /* the peer refused our PUT */
+    UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6)  /* since the last
+                                              acknowledgement */
 };
 
 /**
@@ -389,145 +389,145 @@ enum {
  * system call where the clock has no vDSO, as in many VMs), and the waits
  * come out up to one TIMER_TICK longer, never shorter.
  */
-#define UCT_UD_TIME_AT_SWEEP   0
+#define UCT_UD_TIME_AT_SWEEP 0
 
 /** An endpoint. */
 struct uct_ud_ep {
-    uct_base_ep_t       super;
-    uct_ud_ah_t         *ah;          /* NULL until connected */
-    ucs_queue_head_t    unacked;      /* uct_ud_send_desc_t, by psn */
+    uct_base_ep_t super;
+    uct_ud_ah_t *ah;          /* NULL until connected */
+    ucs_queue_head_t unacked; /* uct_ud_send_desc_t, by psn */
     uct_pending_group_t pending;
-    ucs_list_link_t     active;       /* in iface->active */
-    uct_ud_ep_t         *conn_next;   /* in the connection table */
-    ucs_time_t          ack_time;     /* last progress of our window, or
-                                         UCT_UD_TIME_AT_SWEEP */
-    ucs_time_t          resend_time;  /* next resend of everything */
-    uint32_t            id;
-    uint32_t            dest_id;
-    uint32_t            dest_qpn;
-    uint32_t            conn_sn;
+    ucs_list_link_t active; /* in iface->active */
+    uct_ud_ep_t *conn_next; /* in the connection table */
+    ucs_time_t ack_time;    /* last progress of our window, or
+                               UCT_UD_TIME_AT_SWEEP */
+    ucs_time_t resend_time; /* next resend of everything */
+    uint32_t id;
+    uint32_t dest_id;
+    uint32_t dest_qpn;
+    uint32_t conn_sn;
     struct {
-        uint16_t        psn;          /* of the next packet */
-        uint16_t        acked;        /* every packet up to it acked */
-        uint16_t        resend;       /* next to resend (== psn: none) */
-        uint8_t         backoff;      /* resends without an answer */
+        uint16_t psn;    /* of the next packet */
+        uint16_t acked;  /* every packet up to it acked */
+        uint16_t resend; /* next to resend (== psn: none) */
+        uint8_t backoff; /* resends without an answer */
     } tx;
     struct {
-        uint16_t        expected;     /* next psn to accept */
-        uint16_t        acked;        /* last ack_psn we sent */
-        uint16_t        ooo;          /* packets held after a gap */
+        uint16_t expected; /* next psn to accept */
+        uint16_t acked;    /* last ack_psn we sent */
+        uint16_t ooo;      /* packets held after a gap */
     } rx;
-    uint16_t            flags;        /* UCT_UD_EP_FLAG_* */
-    uint8_t             rx_flags;     /* UCT_UD_EP_RX_* */
-    int8_t              status;       /* why it failed */
+    uint16_t flags;   /* UCT_UD_EP_FLAG_* */
+    uint8_t rx_flags; /* UCT_UD_EP_RX_* */
+    int8_t status;    /* why it failed */
 };
 
 /** Receive descriptor fields before the GRH area. */
 typedef struct uct_ud_rx_desc {
-    ucs_queue_elem_t queue;   /* iface->async_rx */
-    uint32_t         lkey;
-    uint32_t         length;  /* async_rx: payload bytes */
-    uint32_t         ep_id;   /* async_rx, ooo: of the ep */
-    uint16_t         psn;     /* ooo: of the packet */
-    uint8_t          type;    /* async_rx, ooo: AM id or PUT */
-    uint8_t          hdr_len; /* async_rx, ooo: header and fixed part */
+    ucs_queue_elem_t queue; /* iface->async_rx */
+    uint32_t lkey;
+    uint32_t length; /* async_rx: payload bytes */
+    uint32_t ep_id;  /* async_rx, ooo: of the ep */
+    uint16_t psn;    /* ooo: of the packet */
+    uint8_t type;    /* async_rx, ooo: AM id or PUT */
+    uint8_t hdr_len; /* async_rx, ooo: header and fixed part */
 } uct_ud_rx_desc_t;
 
 /** The interface. */
 struct uct_ud_iface {
-    uct_ib_iface_t        super;
-    struct ibv_qp         *qp;
-    uint64_t              secret;
-    ucs_async_context_t   *async;       /* the worker's, or own_async */
-    ucs_async_context_t   *own_async;
-    int                   timer_id;     /* -1: none */
-    int                   channel_handler; /* the channel fd is watched */
-    uct_rx_desc_layout_t  rx_layout;
+    uct_ib_iface_t super;
+    struct ibv_qp *qp;
+    uint64_t secret;
+    ucs_async_context_t *async; /* the worker's, or own_async */
+    ucs_async_context_t *own_async;
+    int timer_id;        /* -1: none */
+    int channel_handler; /* the channel fd is watched */
+    uct_rx_desc_layout_t rx_layout;
     uct_rx_desc_release_t rx_release;
-    ucs_mpool_t           rx_mp;
-    ucs_mpool_t           tx_mp;        /* packets (registered) */
-    ucs_mpool_t           marker_mp;    /* flush markers */
-    ucs_arbiter_t         arbiter;
+    ucs_mpool_t rx_mp;
+    ucs_mpool_t tx_mp;     /* packets (registered) */
+    ucs_mpool_t marker_mp; /* flush markers */
+    ucs_arbiter_t arbiter;
     struct {
-        unsigned          posted;
-        unsigned          target;
+        unsigned posted;
+        unsigned target;
     } rx;
     struct {
-        int               available;    /* send queue slots */
-        uint32_t          sn;           /* of the next work request */
-        uint32_t          completed;    /* every request before it done */
-        unsigned          unsignaled;
-        ucs_queue_head_t  deferred;     /* acked, last WQE not done */
+        int available;      /* send queue slots */
+        uint32_t sn;        /* of the next work request */
+        uint32_t completed; /* every request before it done */
+        unsigned unsignaled;
+        ucs_queue_head_t deferred; /* acked, last WQE not done */
     } tx;
     struct {
-        uct_ud_ep_t       **slots;      /* by ep id, NULL when free */
-        unsigned          size;
-        unsigned          count;
-        unsigned          next;         /* where the id search starts */
-        unsigned          used;         /* ids below were given out */
-        unsigned          num_private;  /* with UCT_UD_EP_FLAG_PRIVATE */
-        unsigned          num_zombies;  /* with UCT_UD_EP_FLAG_ZOMBIE */
+        uct_ud_ep_t **slots; /* by ep id, NULL when free */
+        unsigned size;
+        unsigned count;
+        unsigned next;        /* where the id search starts */
+        unsigned used;        /* ids below were given out */
+        unsigned num_private; /* with UCT_UD_EP_FLAG_PRIVATE */
+        unsigned num_zombies; /* with UCT_UD_EP_FLAG_ZOMBIE */
     } eps;
     struct {
-        uct_ud_ah_t       **buckets;
-        unsigned          mask;
-        unsigned          count;
+        uct_ud_ah_t **buckets;
+        unsigned mask;
+        unsigned count;
     } ahs;
     struct {
-        uct_ud_ep_t       **buckets;    /* chained by ep->conn_next */
-        unsigned          mask;
-        unsigned          count;
+        uct_ud_ep_t **buckets; /* chained by ep->conn_next */
+        unsigned mask;
+        unsigned count;
     } conns;
-    ucs_list_link_t       active;       /* eps the timer looks at */
+    ucs_list_link_t active; /* eps the timer looks at */
     struct {
-        uct_ud_ep_t       **eps;        /* owing an ACK */
-        unsigned          count;
-        unsigned          max;
+        uct_ud_ep_t **eps; /* owing an ACK */
+        unsigned count;
+        unsigned max;
     } acks;
-    ucs_queue_head_t      async_rx;     /* taken by the async handler */
+    ucs_queue_head_t async_rx; /* taken by the async handler */
     struct {
-        uct_ud_rx_desc_t  **slots;      /* (ep id, psn) -> packet held */
-        unsigned          mask;         /*   after a gap; open addressing */
-        unsigned          count;
-        unsigned          max;          /* held at most (rx buffers) */
+        uct_ud_rx_desc_t **slots; /* (ep id, psn) -> packet held */
+        unsigned mask;            /*   after a gap; open addressing */
+        unsigned count;
+        unsigned max; /* held at most (rx buffers) */
     } ooo;
-    ucs_queue_head_t      async_comps;  /* acked there, comp to call */
-    volatile int          async_fatal;  /* device failed (async) */
-    int                   timeouts_due; /* the timer saw a dead peer */
-    int                   progressed;   /* progress ran since the last
-                                           timer tick */
-    int                   resend_blocked; /* a resend ran out of slots */
-    int                   event_fd;     /* the user's (eventfd), or -1 */
-    unsigned              armed;        /* UCT_EVENT_* the user waits for */
-    ucs_log_limit_t       proto_log;    /* bad packets from peers */
+    ucs_queue_head_t async_comps; /* acked there, comp to call */
+    volatile int async_fatal;     /* device failed (async) */
+    int timeouts_due;             /* the timer saw a dead peer */
+    int progressed;               /* progress ran since the last
+                                     timer tick */
+    int resend_blocked;           /* a resend ran out of slots */
+    int event_fd;                 /* the user's (eventfd), or -1 */
+    unsigned armed;               /* UCT_EVENT_* the user waits for */
+    ucs_log_limit_t proto_log;    /* bad packets from peers */
     struct {
-        uint64_t          rx_dropped;   /* not accepted, any reason */
-        uint64_t          rx_dup;       /* duplicates */
-        uint64_t          rx_stale;     /* for eps destroyed here */
-        uint64_t          rx_ooo;       /* after a gap */
-        uint64_t          tx_resent;    /* packets sent again */
-        uint64_t          put_denied;   /* PUTs refused by the key check */
-        uint64_t          creq_denied;  /* CREQs without the secret */
-        uint64_t          creq_refused; /* over MAX_PEER_EPS */
-        uint64_t          disc_rx;      /* peers' eps gone */
+        uint64_t rx_dropped;   /* not accepted, any reason */
+        uint64_t rx_dup;       /* duplicates */
+        uint64_t rx_stale;     /* for eps destroyed here */
+        uint64_t rx_ooo;       /* after a gap */
+        uint64_t tx_resent;    /* packets sent again */
+        uint64_t put_denied;   /* PUTs refused by the key check */
+        uint64_t creq_denied;  /* CREQs without the secret */
+        uint64_t creq_refused; /* over MAX_PEER_EPS */
+        uint64_t disc_rx;      /* peers' eps gone */
     } stats;
     struct {
-        size_t            max_inline;
-        size_t            seg_size;     /* largest packet payload */
-        unsigned          tx_queue_len;
-        unsigned          tx_moderation;
-        unsigned          tx_window;
-        unsigned          max_peer_eps;
-        unsigned          ack_thresh;   /* a pure ACK after this many */
-        ucs_time_t        timeout;
-        ucs_time_t        resend_timeout;
-        ucs_time_t        timer_tick;
-        unsigned          max_iov;      /* SGEs of a send */
-        int               ipv4;         /* our GID is IPv4-mapped */
+        size_t max_inline;
+        size_t seg_size; /* largest packet payload */
+        unsigned tx_queue_len;
+        unsigned tx_moderation;
+        unsigned tx_window;
+        unsigned max_peer_eps;
+        unsigned ack_thresh; /* a pure ACK after this many */
+        ucs_time_t timeout;
+        ucs_time_t resend_timeout;
+        ucs_time_t timer_tick;
+        unsigned max_iov; /* SGEs of a send */
+        int ipv4;         /* our GID is IPv4-mapped */
     } config;
 };
 
-extern uct_tl_t           uct_ud_verbs_tl;
+extern uct_tl_t uct_ud_verbs_tl;
 extern ucs_config_field_t uct_ud_verbs_iface_config_table[];
 
 static inline uct_ud_iface_t *uct_ud_iface(uct_iface_h iface)
@@ -585,9 +585,8 @@ ucs_status_t uct_ud_iface_flush_after_async(uct_ud_iface_t *iface,
 /** Post one packet: @a sge[0..num_sge-1] to @a ep's peer (or @a ah and
  *  @a qpn when ep is NULL). @a inl: send inline. Returns the status. */
 ucs_status_t uct_ud_iface_post(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
-                               uint32_t qpn, struct ibv_sge *sge,
-                               int num_sge, int inl, int solicited,
-                               int signal);
+                               uint32_t qpn, struct ibv_sge *sge, int num_sge,
+                               int inl, int solicited, int signal);
 
 /** Free a descriptor whose packet is acknowledged (or abandoned), now or
  *  once its last work request completed. */
@@ -636,8 +635,8 @@ ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
                                   uct_ud_rx_desc_t *rdesc);
 
 /** Take the held packet of (@a ep_id, @a psn) out, or NULL. */
-uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
-                                        uint32_t ep_id, uint16_t psn);
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uint32_t ep_id,
+                                        uint16_t psn);
 
 /** Whether the packet of (@a ep_id, @a psn) is held. */
 int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
@@ -731,15 +730,16 @@ static inline void uct_ud_ep_schedule(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 }
 
 /** Fill the header of a packet of @a ep, piggybacking our ACK. */
-static UCS_F_ALWAYS_INLINE void
-uct_ud_ep_fill_hdr(uct_ud_iface_t *iface, uct_ud_ep_t *ep, uct_ud_hdr_t *hdr,
-                   uint8_t type, uint16_t psn)
+static UCS_F_ALWAYS_INLINE void uct_ud_ep_fill_hdr(uct_ud_iface_t *iface,
+                                                   uct_ud_ep_t *ep,
+                                                   uct_ud_hdr_t *hdr,
+                                                   uint8_t type, uint16_t psn)
 {
     uint16_t ack_psn = (uint16_t)(ep->rx.expected - 1);
 
     uct_ud_u24_set(hdr->dest_id, ep->dest_id);
     if (ucs_unlikely(ep->rx_flags & UCT_UD_EP_RX_DENIED)) {
-        type         |= UCT_UD_PKT_FLAG_DENIED;
+        type |= UCT_UD_PKT_FLAG_DENIED;
         ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_DENIED;
     }
     hdr->type = type;
@@ -761,10 +761,10 @@ ucs_status_t uct_ud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 ssize_t uct_ud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                            uct_pack_callback_t pack_cb, void *arg,
                            unsigned flags);
-ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                const void *header, unsigned header_length,
-                                const uct_iov_t *iov, size_t iovcnt,
-                                unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                unsigned header_length, const uct_iov_t *iov,
+                                size_t iovcnt, unsigned flags,
+                                uct_completion_t *comp);
 ucs_status_t uct_ud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                  unsigned length, uint64_t remote_addr,
                                  uct_rkey_t rkey);

@@ -3,7 +3,7 @@
  * acknowledgements, resends, failure, flush and pending.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ud.h"
@@ -39,7 +39,7 @@ ucs_status_t uct_ud_ep_alloc(uct_ud_iface_t *iface, uct_ud_ep_t **ep_p)
     ep->tx.resend   = 1;
     ep->rx.expected = 1;
     ep->rx.acked    = 0;
-    status = uct_ud_iface_add_ep(iface, ep);
+    status          = uct_ud_iface_add_ep(iface, ep);
     if (status != UCS_OK) {
         free(ep);
         return status;
@@ -83,8 +83,8 @@ void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     uct_ud_iface_ooo_drop_ep(iface, ep);
     uct_ud_iface_remove_ep(iface, ep);
     while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
-                                             uct_ud_send_desc_t, queue);
+        desc = ucs_queue_pull_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
+                                             queue);
         uct_ud_iface_desc_done(iface, desc);
     }
     uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
@@ -125,8 +125,8 @@ static ucs_status_t uct_ud_iface_send_ctl(uct_ud_iface_t *iface,
         sge.lkey     = desc->lkey;
     }
     sge.length = (uint32_t)length;
-    status = uct_ud_iface_post(iface, ah, qpn, &sge, 1, desc == NULL,
-                               solicited, desc != NULL);
+    status = uct_ud_iface_post(iface, ah, qpn, &sge, 1, desc == NULL, solicited,
+                               desc != NULL);
     if (desc != NULL) {
         if (status == UCS_OK) {
             uct_ud_iface_desc_done(iface, desc);
@@ -144,11 +144,11 @@ static uint64_t *uct_ud_ah_peer_secret(uct_ud_ah_t *ah, uint32_t qpn);
 ucs_status_t uct_ud_ep_send_creq(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     struct {
-        uct_ud_hdr_t  hdr;
+        uct_ud_hdr_t hdr;
         uct_ud_creq_t creq;
     } UCS_S_PACKED pkt;
     uint64_t *secret = uct_ud_ah_peer_secret(ep->ah, ep->dest_qpn);
-    uint16_t zero = 0;
+    uint16_t zero    = 0;
 
     memset(&pkt, 0, sizeof(pkt));
     uct_ud_u24_set(pkt.hdr.dest_id, UCT_UD_EP_ID_NONE);
@@ -160,18 +160,16 @@ ucs_status_t uct_ud_ep_send_creq(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     }
     uct_ud_u24_set(pkt.creq.src_id, ep->id);
     memcpy(&pkt.creq.conn_sn, &ep->conn_sn, sizeof(ep->conn_sn));
-    (void)uct_ib_iface_get_device_address(&iface->super.super.super,
-                                          (uct_device_addr_t*)
-                                          &pkt.creq.dev_addr);
-    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
-                                 sizeof(pkt), 1);
+    (void)uct_ib_iface_get_device_address(
+        &iface->super.super.super, (uct_device_addr_t *)&pkt.creq.dev_addr);
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt, sizeof(pkt),
+                                 1);
 }
 
-static ucs_status_t uct_ud_ep_send_crep(uct_ud_iface_t *iface,
-                                        uct_ud_ep_t *ep)
+static ucs_status_t uct_ud_ep_send_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     struct {
-        uct_ud_hdr_t  hdr;
+        uct_ud_hdr_t hdr;
         uct_ud_crep_t crep;
     } UCS_S_PACKED pkt;
     uint16_t ack_psn = (uint16_t)(ep->rx.expected - 1), zero = 0;
@@ -183,8 +181,8 @@ static ucs_status_t uct_ud_ep_send_crep(uct_ud_iface_t *iface,
     memcpy(&pkt.hdr.ack_psn, &ack_psn, sizeof(ack_psn));
     uct_ud_u24_set(pkt.crep.src_id, ep->id);
     memcpy(&pkt.crep.conn_sn, &ep->conn_sn, sizeof(ep->conn_sn));
-    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
-                                 sizeof(pkt), 1);
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt, sizeof(pkt),
+                                 1);
 }
 
 /* Which of the 64 packets after the first missing one are held */
@@ -207,7 +205,7 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     int nak = (ep->rx_flags & UCT_UD_EP_RX_NAK) && (ep->rx.ooo != 0);
     struct {
         uct_ud_hdr_t hdr;
-        uint64_t     map;
+        uint64_t map;
     } UCS_S_PACKED pkt;
     ucs_status_t status;
 
@@ -226,25 +224,25 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     status = uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
                                    nak ? sizeof(pkt) : sizeof(pkt.hdr), 0);
     if (status == UCS_OK) {
-        ep->rx_flags &= (uint8_t)~(UCT_UD_EP_RX_ACK_NOW | UCT_UD_EP_RX_NAK);
+        ep->rx_flags &= (uint8_t) ~(UCT_UD_EP_RX_ACK_NOW | UCT_UD_EP_RX_NAK);
     }
     return status;
 }
 
 /* A DISC (our ep is gone) or its reply, to @a ep's peer ep */
-static ucs_status_t uct_ud_ep_send_disc(uct_ud_iface_t *iface,
-                                        uct_ud_ep_t *ep, uint8_t type)
+static ucs_status_t uct_ud_ep_send_disc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                        uint8_t type)
 {
     struct {
-        uct_ud_hdr_t  hdr;
+        uct_ud_hdr_t hdr;
         uct_ud_disc_t disc;
     } UCS_S_PACKED pkt;
 
     memset(&pkt.disc, 0, sizeof(pkt.disc));
     uct_ud_ep_fill_hdr(iface, ep, &pkt.hdr, type, 0);
     uct_ud_u24_set(pkt.disc.src_id, ep->id);
-    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
-                                 sizeof(pkt), 0);
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt, sizeof(pkt),
+                                 0);
 }
 
 /* A pure ACK that asks the peer for its own ACK (flush) */
@@ -252,14 +250,13 @@ static void uct_ud_ep_send_ack_req(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_hdr_t hdr;
 
-    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
-        (iface->tx.available <= 1)) {
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) || (iface->tx.available <= 1)) {
         return;
     }
     uct_ud_ep_fill_hdr(iface, ep, &hdr,
                        UCT_UD_PKT_ACK | UCT_UD_PKT_FLAG_ACK_REQ, 0);
-    (void)uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr,
-                                sizeof(hdr), 1);
+    (void)uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr, sizeof(hdr),
+                                1);
 }
 
 /* ------------------------------------------------------------------------
@@ -310,9 +307,9 @@ static ucs_status_t uct_ud_ah_set_secret(uct_ud_ah_t *ah, uint32_t qpn,
 static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                     uint32_t dest_id)
 {
-    ep->dest_id  = dest_id;
-    ep->flags   |= UCT_UD_EP_FLAG_CONNECTED;
-    ep->flags   &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
+    ep->dest_id = dest_id;
+    ep->flags |= UCT_UD_EP_FLAG_CONNECTED;
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
     if (ep->tx.resend != ep->tx.psn) {
         /* what was sent while connecting goes out now */
         uct_ud_ep_resend(iface, ep);
@@ -348,16 +345,15 @@ ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         status = UCS_ERR_INVALID_PARAM;
         goto out;
     }
-    if (!uct_ib_iface_is_reachable_addr(&iface->super,
-                                        (const uct_ib_device_addr_t*)
-                                        params->dev_addr)) {
+    if (!uct_ib_iface_is_reachable_addr(
+            &iface->super, (const uct_ib_device_addr_t *)params->dev_addr)) {
         ucs_error("ud_verbs iface %s: the peer's device address is not "
                   "reachable from here (another fabric or subnet)",
                   iface->super.super.dev_name);
         status = UCS_ERR_UNREACHABLE;
         goto out;
     }
-    iface_addr = (const uct_ud_iface_addr_t*)params->iface_addr;
+    iface_addr = (const uct_ud_iface_addr_t *)params->iface_addr;
     qpn        = uct_ud_u24_get(iface_addr->qp_num);
     memcpy(&secret, &iface_addr->secret, sizeof(secret));
     if (qpn <= 1) {
@@ -368,8 +364,8 @@ ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         goto out;
     }
 
-    status = uct_ud_iface_get_ah(iface, (const uct_ib_device_addr_t*)
-                                 params->dev_addr, &ah);
+    status = uct_ud_iface_get_ah(
+        iface, (const uct_ib_device_addr_t *)params->dev_addr, &ah);
     if (status != UCS_OK) {
         goto out;
     }
@@ -400,9 +396,9 @@ ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     ep->dest_qpn = qpn;
     ep->conn_sn  = conn_sn;
     uct_ud_iface_conn_add(iface, ep);
-    ep->flags       |= UCT_UD_EP_FLAG_CREQ;
-    ep->ack_time     = ucs_get_time();
-    ep->resend_time  = ep->ack_time + iface->config.resend_timeout;
+    ep->flags |= UCT_UD_EP_FLAG_CREQ;
+    ep->ack_time    = ucs_get_time();
+    ep->resend_time = ep->ack_time + iface->config.resend_timeout;
     uct_ud_ep_activate(iface, ep);
     (void)uct_ud_ep_send_creq(iface, ep); /* the timer repeats it */
     *ep_p = &ep->super.super;
@@ -425,7 +421,8 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
     memcpy(&conn_sn, &creq->conn_sn, sizeof(conn_sn));
     if ((src_id > UCT_UD_EP_ID_MAX) ||
         !uct_ib_iface_is_reachable_addr(&iface->super, &creq->dev_addr)) {
-        ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+        ucs_warn_limited(&iface->proto_log,
+                         "ud_verbs iface %s: dropped a "
                          "malformed connection request from qp 0x%x",
                          iface->super.super.dev_name, wc->src_qp);
         ++iface->stats.rx_dropped;
@@ -440,7 +437,8 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
     if (ep == NULL) {
         if (iface->eps.num_private >= iface->config.max_peer_eps) {
             ++iface->stats.creq_refused;
-            ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: "
+            ucs_warn_limited(&iface->proto_log,
+                             "ud_verbs iface %s: "
                              "refused a connection from qp 0x%x: %u "
                              "peers' endpoints exist already; raise "
                              "UCX_UD_MAX_PEER_EPS",
@@ -453,19 +451,21 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
             return;
         }
         ++iface->eps.num_private;
-        ep->flags    |= UCT_UD_EP_FLAG_PRIVATE;
-        ep->ah        = ah;
-        ep->dest_qpn  = wc->src_qp;
-        ep->conn_sn   = conn_sn;
+        ep->flags |= UCT_UD_EP_FLAG_PRIVATE;
+        ep->ah       = ah;
+        ep->dest_qpn = wc->src_qp;
+        ep->conn_sn  = conn_sn;
         uct_ud_iface_conn_add(iface, ep);
     }
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
         uct_ud_ep_set_connected(iface, ep, src_id);
     } else if (ep->dest_id != src_id) {
-        ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+        ucs_warn_limited(&iface->proto_log,
+                         "ud_verbs iface %s: dropped a "
                          "connection request from qp 0x%x for ep %u, which "
-                         "is connected to ep %u", iface->super.super.dev_name,
-                         wc->src_qp, src_id, ep->dest_id);
+                         "is connected to ep %u",
+                         iface->super.super.dev_name, wc->src_qp, src_id,
+                         ep->dest_id);
         ++iface->stats.rx_dropped;
         return;
     }
@@ -475,8 +475,8 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
 static void uct_ud_ep_rx_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                               const void *packet)
 {
-    const uct_ud_crep_t *crep = (const uct_ud_crep_t*)
-                                ((const uct_ud_hdr_t*)packet + 1);
+    const uct_ud_crep_t *crep =
+        (const uct_ud_crep_t *)((const uct_ud_hdr_t *)packet + 1);
     uint32_t src_id = uct_ud_u24_get(crep->src_id);
     uint32_t conn_sn;
 
@@ -504,16 +504,17 @@ static void uct_ud_ep_rx_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 static void uct_ud_ep_rx_disc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                               uint8_t type, const void *packet)
 {
-    const uct_ud_disc_t *disc = (const uct_ud_disc_t*)
-                                ((const uct_ud_hdr_t*)packet + 1);
+    const uct_ud_disc_t *disc =
+        (const uct_ud_disc_t *)((const uct_ud_hdr_t *)packet + 1);
 
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
         (uct_ud_u24_get(disc->src_id) != ep->dest_id)) {
         ++iface->stats.rx_dropped;
-        ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+        ucs_warn_limited(&iface->proto_log,
+                         "ud_verbs iface %s: dropped a "
                          "disconnect for ep %u from qp 0x%x ep %u, which "
-                         "is not its peer", iface->super.super.dev_name,
-                         ep->id, ep->dest_qpn,
+                         "is not its peer",
+                         iface->super.super.dev_name, ep->id, ep->dest_qpn,
                          uct_ud_u24_get(disc->src_id));
         return;
     }
@@ -534,9 +535,9 @@ static void uct_ud_ep_rx_disc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 
 ucs_status_t uct_ud_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
 {
-    uct_ud_ep_t *ep        = uct_ud_ep(tl_ep);
-    uct_ud_iface_t *iface  = uct_ud_ep_iface(ep);
-    uct_ud_ep_addr_t *ud   = (uct_ud_ep_addr_t*)addr;
+    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    uct_ud_ep_addr_t *ud  = (uct_ud_ep_addr_t *)addr;
 
     uct_ud_u24_set(ud->iface.qp_num, iface->qp->qp_num);
     memcpy(&ud->iface.secret, &iface->secret, sizeof(iface->secret));
@@ -548,9 +549,9 @@ ucs_status_t uct_ud_ep_connect_to_ep(uct_ep_h tl_ep,
                                      const uct_device_addr_t *dev_addr,
                                      const uct_ep_addr_t *ep_addr)
 {
-    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
-    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
-    const uct_ud_ep_addr_t *ud = (const uct_ud_ep_addr_t*)ep_addr;
+    uct_ud_ep_t *ep            = uct_ud_ep(tl_ep);
+    uct_ud_iface_t *iface      = uct_ud_ep_iface(ep);
+    const uct_ud_ep_addr_t *ud = (const uct_ud_ep_addr_t *)ep_addr;
     uint32_t qpn, dest_id;
     ucs_status_t status;
     uct_ud_ah_t *ah;
@@ -562,12 +563,12 @@ ucs_status_t uct_ud_ep_connect_to_ep(uct_ep_h tl_ep,
     dest_id = uct_ud_u24_get(ud->ep_id);
     if ((qpn <= 1) || (dest_id > UCT_UD_EP_ID_MAX)) {
         ucs_error("ud_verbs iface %s: invalid endpoint address (QP %u, "
-                  "ep %u)", iface->super.super.dev_name, qpn, dest_id);
+                  "ep %u)",
+                  iface->super.super.dev_name, qpn, dest_id);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (!uct_ib_iface_is_reachable_addr(&iface->super,
-                                        (const uct_ib_device_addr_t*)
-                                        dev_addr)) {
+    if (!uct_ib_iface_is_reachable_addr(
+            &iface->super, (const uct_ib_device_addr_t *)dev_addr)) {
         ucs_error("ud_verbs iface %s: the peer's device address is not "
                   "reachable from here (another fabric or subnet)",
                   iface->super.super.dev_name);
@@ -581,8 +582,8 @@ ucs_status_t uct_ud_ep_connect_to_ep(uct_ep_h tl_ep,
         status = UCS_ERR_ALREADY_EXISTS;
         goto out;
     }
-    status = uct_ud_iface_get_ah(iface, (const uct_ib_device_addr_t*)
-                                 dev_addr, &ah);
+    status =
+        uct_ud_iface_get_ah(iface, (const uct_ib_device_addr_t *)dev_addr, &ah);
     if (status != UCS_OK) {
         goto out;
     }
@@ -614,13 +615,13 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     if (uct_ud_psn_lt(ep->tx.resend, (uint16_t)(ack_psn + 1))) {
         ep->tx.resend = (uint16_t)(ack_psn + 1);
     }
-    ep->rx_flags   &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
-    ep->tx.backoff  = 0;
-    ep->ack_time    = UCT_UD_TIME_AT_SWEEP;
+    ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
+    ep->tx.backoff = 0;
+    ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
 
     while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_head_elem_non_empty(&ep->unacked,
-                                             uct_ud_send_desc_t, queue);
+        desc = ucs_queue_head_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
+                                             queue);
         if (!uct_ud_psn_le(desc->psn, ack_psn)) {
             break;
         }
@@ -633,7 +634,7 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         if ((desc->flags & UCT_UD_DESC_FLAG_MARKER) &&
             (ep->rx_flags & UCT_UD_EP_TX_DENIED)) {
             ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;
-            status        = UCS_ERR_INVALID_ADDR;
+            status = UCS_ERR_INVALID_ADDR;
         }
         if (async || !ucs_queue_is_empty(&iface->async_comps)) {
             /* completions run from progress, in order after those the
@@ -661,7 +662,7 @@ ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_u24_set(hdr->dest_id, ep->dest_id); /* unknown before a CREP */
     if (resend) {
         /* fresh acknowledgement, and ask for one back */
-        ack_psn      = (uint16_t)(ep->rx.expected - 1);
+        ack_psn = (uint16_t)(ep->rx.expected - 1);
         memcpy(&hdr->ack_psn, &ack_psn, sizeof(ack_psn));
         ep->rx.acked = ack_psn;
         type         = hdr->type | UCT_UD_PKT_FLAG_ACK_REQ;
@@ -681,8 +682,8 @@ ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     if (inl) {
         desc->flags |= UCT_UD_DESC_FLAG_INLINE;
     } else {
-        desc->flags  &= (uint8_t)~UCT_UD_DESC_FLAG_INLINE;
-        desc->wqe_sn  = iface->tx.sn;
+        desc->flags &= (uint8_t)~UCT_UD_DESC_FLAG_INLINE;
+        desc->wqe_sn = iface->tx.sn;
     }
     return uct_ud_iface_post(iface, ep->ah, ep->dest_qpn, sge, n, inl,
                              hdr->type & UCT_UD_PKT_FLAG_ACK_REQ, !inl);
@@ -729,7 +730,7 @@ static void uct_ud_ep_resend_missing(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         (ep->tx.resend != ep->tx.psn)) {
         return; /* a full resend is going on */
     }
-    memcpy(&map, (const uct_ud_hdr_t*)packet + 1, sizeof(map));
+    memcpy(&map, (const uct_ud_hdr_t *)packet + 1, sizeof(map));
     ucs_queue_for_each(desc, &ep->unacked, queue) {
         if (desc->flags & UCT_UD_DESC_FLAG_MARKER) {
             continue;
@@ -831,8 +832,8 @@ int uct_ud_ep_deliver(uct_ud_iface_t *iface, uct_ud_ep_t *ep, uint8_t type,
                       void *obj, void *packet, unsigned hdr_len,
                       unsigned length)
 {
-    void *payload        = (uint8_t*)packet + hdr_len;
-    unsigned data_len    = length - hdr_len;
+    void *payload     = (uint8_t *)packet + hdr_len;
+    unsigned data_len = length - hdr_len;
     uct_ud_put_hdr_t put;
     ucs_status_t status;
     uct_ib_md_t *md;
@@ -850,20 +851,22 @@ int uct_ud_ep_deliver(uct_ud_iface_t *iface, uct_ud_ep_t *ep, uint8_t type,
     }
 
     /* a PUT: only into a live region of our md that grants remote writes */
-    memcpy(&put, (uct_ud_hdr_t*)packet + 1, sizeof(put));
+    memcpy(&put, (uct_ud_hdr_t *)packet + 1, sizeof(put));
     md = uct_ib_iface_md(&iface->super);
     if (uct_ib_md_access_begin(md, put.rkey, put.address, data_len,
                                IBV_ACCESS_REMOTE_WRITE) == UCS_OK) {
-        memcpy((void*)(uintptr_t)put.address, payload, data_len);
+        memcpy((void *)(uintptr_t)put.address, payload, data_len);
         uct_ib_md_access_end(md);
         return 0;
     }
     ++iface->stats.put_denied;
-    ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: refused a "
+    ucs_warn_limited(&iface->proto_log,
+                     "ud_verbs iface %s: refused a "
                      "%u-byte PUT to 0x%" PRIx64 " with key 0x%x from qp "
                      "0x%x: no such registered region with remote write "
-                     "access", iface->super.super.dev_name, data_len,
-                     put.address, put.rkey, ep->dest_qpn);
+                     "access",
+                     iface->super.super.dev_name, data_len, put.address,
+                     put.rkey, ep->dest_qpn);
     ep->rx_flags |= UCT_UD_EP_RX_DENIED | UCT_UD_EP_RX_ACK_NOW;
     uct_ud_iface_queue_ack(iface, ep);
     return 0;
@@ -876,8 +879,8 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_rx_desc_t *rdesc;
     uint32_t ep_id;
 
-    if (ucs_unlikely(ep->flags & (UCT_UD_EP_FLAG_FAILED |
-                                  UCT_UD_EP_FLAG_ZOMBIE))) {
+    if (ucs_unlikely(ep->flags &
+                     (UCT_UD_EP_FLAG_FAILED | UCT_UD_EP_FLAG_ZOMBIE))) {
         if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
             ucs_mpool_put(obj);
             return;
@@ -966,10 +969,10 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
              * before the acknowledgement that covers it says it landed */
             ucs_queue_push(&iface->async_rx, &rdesc->queue);
         } else if (!uct_ud_ep_deliver(iface, ep, rdesc->type, rdesc,
-                                      (uint8_t*)uct_rx_desc_recv_buf(
-                                              &iface->rx_layout, rdesc) +
-                                      UCT_UD_GRH_LEN, rdesc->hdr_len,
-                                      rdesc->length)) {
+                                      (uint8_t *)uct_rx_desc_recv_buf(
+                                          &iface->rx_layout, rdesc) +
+                                          UCT_UD_GRH_LEN,
+                                      rdesc->hdr_len, rdesc->length)) {
             ucs_mpool_put(rdesc);
         }
         /* the handler may have destroyed the ep: look it up again */
@@ -1010,15 +1013,15 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         uct_ud_ep_free(iface, ep); /* nobody waits for it */
         return;
     }
-    ep->flags  |= UCT_UD_EP_FLAG_FAILED;
-    ep->flags  &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
-    ep->status  = (int8_t)status;
+    ep->flags |= UCT_UD_EP_FLAG_FAILED;
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
+    ep->status = (int8_t)status;
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
     uct_ud_iface_ooo_drop_ep(iface, ep);
     while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
-                                             uct_ud_send_desc_t, queue);
+        desc = ucs_queue_pull_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
+                                             queue);
         if (desc->comp != NULL) {
             uct_invoke_completion(desc->comp, status);
         }
@@ -1055,11 +1058,11 @@ static int uct_ud_ep_make_zombie(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         uct_ud_iface_conn_remove(iface, ep);
     }
     while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_pull_elem_non_empty(&ep->unacked,
-                                             uct_ud_send_desc_t, queue);
+        desc = ucs_queue_pull_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
+                                             queue);
         uct_ud_iface_desc_done(iface, desc);
     }
-    ep->flags      |= UCT_UD_EP_FLAG_ZOMBIE; /* a user's: not private */
+    ep->flags |= UCT_UD_EP_FLAG_ZOMBIE; /* a user's: not private */
     ++iface->eps.num_zombies;
     ep->tx.resend   = ep->tx.psn;
     ep->tx.backoff  = 0;
@@ -1149,7 +1152,7 @@ ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
         status = UCS_OK;
         if (ep->rx_flags & UCT_UD_EP_TX_DENIED) {
             ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_DENIED;
-            status        = UCS_ERR_INVALID_ADDR;
+            status = UCS_ERR_INVALID_ADDR;
         }
         goto out;
     }
@@ -1235,16 +1238,16 @@ static void uct_ud_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
     }
 }
 
-static void uct_ud_ep_vfs_show_last_error(void *obj,
-                                          ucs_string_buffer_t *strb,
+static void uct_ud_ep_vfs_show_last_error(void *obj, ucs_string_buffer_t *strb,
                                           void *arg_ptr, uint64_t arg_u64)
 {
     uct_ud_ep_t *ep = obj;
 
     (void)arg_ptr;
     (void)arg_u64;
-    uct_vfs_append_status(strb, (ep->flags & UCT_UD_EP_FLAG_FAILED) ?
-                                (ucs_status_t)ep->status : UCS_OK);
+    uct_vfs_append_status(strb, (ep->flags & UCT_UD_EP_FLAG_FAILED)
+                                    ? (ucs_status_t)ep->status
+                                    : UCS_OK);
 }
 
 static void uct_ud_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
@@ -1262,8 +1265,8 @@ static void uct_ud_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
     }
     memcpy(gid.raw, ep->ah->gid, sizeof(gid.raw));
     ucs_string_buffer_appendf(strb, "qp 0x%x ep %u gid %s\n", ep->dest_qpn,
-                              ep->dest_id, uct_ib_gid_str(&gid, str,
-                                                          sizeof(str)));
+                              ep->dest_id,
+                              uct_ib_gid_str(&gid, str, sizeof(str)));
 }
 
 static void uct_ud_ep_vfs_show_tx_queue(void *obj, ucs_string_buffer_t *strb,
@@ -1288,6 +1291,5 @@ void uct_ud_ep_vfs_init(uct_ep_h tl_ep)
     uct_vfs_add_file(ep, uct_ud_ep_vfs_show_tx_queue, NULL, 0, "tx_queue");
     uct_vfs_add_uint(ep, &ep->pending.count, sizeof(ep->pending.count),
                      "pending");
-    uct_vfs_add_file(ep, uct_ud_ep_vfs_show_last_error, NULL, 0,
-                     "last_error");
+    uct_vfs_add_file(ep, uct_ud_ep_vfs_show_last_error, NULL, 0, "last_error");
 }

@@ -5,7 +5,7 @@
  * held after a gap) are in ud_tables.c.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ud.h"
@@ -38,8 +38,7 @@ static ucs_config_field_t uct_ud_iface_config_table[] = {
     {"RESEND_TIMEOUT", "20ms",
      "Wait for an acknowledgement before unacknowledged packets are sent "
      "again; it doubles with each resend that gets no answer (up to 1 s)",
-     ucs_offsetof(uct_ud_iface_config_t, resend_timeout),
-     UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_ud_iface_config_t, resend_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"TIMER_TICK", "10ms",
      "Period of the interface timer that resends, acknowledges and finds "
@@ -50,37 +49,32 @@ static ucs_config_field_t uct_ud_iface_config_table[] = {
      "Endpoints that peers' connection requests may create on an interface "
      "(each costs about 150 bytes until the peer disconnects); requests "
      "beyond are refused",
-     ucs_offsetof(uct_ud_iface_config_t, max_peer_eps),
-     UCS_CONFIG_TYPE_UINT},
+     ucs_offsetof(uct_ud_iface_config_t, max_peer_eps), UCS_CONFIG_TYPE_UINT},
 
     {"TX_WINDOW", "256",
      "Packets an endpoint may have unacknowledged (1-16384)",
      ucs_offsetof(uct_ud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
 
-    {NULL}
-};
+    {NULL}};
 
 ucs_config_field_t uct_ud_verbs_iface_config_table[] = {
     {"UD_", "", NULL, ucs_offsetof(uct_ud_verbs_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_ud_iface_config_table)},
 
-    {NULL}
-};
+    {NULL}};
 
 /* ------------------------------------------------------------------------
  * Pools and the receive queue
  */
 
-static void uct_ud_rx_obj_init(uct_iface_h tl_iface, void *obj,
-                               uct_mem_h memh)
+static void uct_ud_rx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
 {
-    ((uct_ud_rx_desc_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+    ((uct_ud_rx_desc_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
 }
 
-static void uct_ud_tx_obj_init(uct_iface_h tl_iface, void *obj,
-                               uct_mem_h memh)
+static void uct_ud_tx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
 {
-    ((uct_ud_send_desc_t*)obj)->lkey = ((uct_ib_mem_t*)memh)->lkey;
+    ((uct_ud_send_desc_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
 }
 
 #define UCT_UD_RX_BATCH_MAX 64
@@ -88,8 +82,8 @@ static void uct_ud_tx_obj_init(uct_iface_h tl_iface, void *obj,
 /* Posts receive buffers up to the fill target */
 static unsigned uct_ud_iface_post_recv(uct_ud_iface_t *iface)
 {
-    unsigned batch = ucs_max(1, ucs_min(iface->super.config.rx_max_batch,
-                                        UCT_UD_RX_BATCH_MAX));
+    unsigned batch = ucs_max(
+        1, ucs_min(iface->super.config.rx_max_batch, UCT_UD_RX_BATCH_MAX));
     struct ibv_recv_wr wr[UCT_UD_RX_BATCH_MAX], *bad_wr;
     struct ibv_sge sge[UCT_UD_RX_BATCH_MAX];
     unsigned count, total = 0;
@@ -104,11 +98,11 @@ static unsigned uct_ud_iface_post_recv(uct_ud_iface_t *iface)
             if (obj == NULL) {
                 break;
             }
-            sge[count].addr   = (uintptr_t)uct_rx_desc_recv_buf(
-                                        &iface->rx_layout, obj);
+            sge[count].addr =
+                (uintptr_t)uct_rx_desc_recv_buf(&iface->rx_layout, obj);
             sge[count].length = (uint32_t)(iface->rx_layout.hdr_len +
                                            iface->rx_layout.seg_size);
-            sge[count].lkey   = ((uct_ud_rx_desc_t*)obj)->lkey;
+            sge[count].lkey   = ((uct_ud_rx_desc_t *)obj)->lkey;
             wr[count].wr_id   = (uintptr_t)obj;
             wr[count].sg_list = &sge[count];
             wr[count].num_sge = 1;
@@ -119,20 +113,20 @@ static unsigned uct_ud_iface_post_recv(uct_ud_iface_t *iface)
             break;
         }
         wr[count - 1].next = NULL;
-        ret = ibv_post_recv(iface->qp, wr, &bad_wr);
+        ret                = ibv_post_recv(iface->qp, wr, &bad_wr);
         if (ret != 0) {
             ucs_error("ud_verbs iface %s: ibv_post_recv failed: %s",
                       iface->super.super.dev_name, strerror(ret));
             for (; bad_wr != NULL; bad_wr = bad_wr->next) {
-                ucs_mpool_put((void*)(uintptr_t)bad_wr->wr_id);
+                ucs_mpool_put((void *)(uintptr_t)bad_wr->wr_id);
                 --count;
             }
             iface->rx.posted += count;
-            total            += count;
+            total += count;
             break;
         }
         iface->rx.posted += count;
-        total            += count;
+        total += count;
         if (count < batch) {
             break;
         }
@@ -213,27 +207,26 @@ static void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all)
  */
 
 ucs_status_t uct_ud_iface_post(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
-                               uint32_t qpn, struct ibv_sge *sge,
-                               int num_sge, int inl, int solicited,
-                               int signal)
+                               uint32_t qpn, struct ibv_sge *sge, int num_sge,
+                               int inl, int solicited, int signal)
 {
     struct ibv_send_wr wr, *bad_wr;
     int ret;
 
-    wr.next              = NULL;
-    wr.wr_id             = iface->tx.sn;
-    wr.sg_list           = sge;
-    wr.num_sge           = num_sge;
-    wr.opcode            = IBV_WR_SEND;
-    wr.send_flags        = (inl ? IBV_SEND_INLINE : 0) |
-                           (solicited ? IBV_SEND_SOLICITED : 0);
+    wr.next    = NULL;
+    wr.wr_id   = iface->tx.sn;
+    wr.sg_list = sge;
+    wr.num_sge = num_sge;
+    wr.opcode  = IBV_WR_SEND;
+    wr.send_flags =
+        (inl ? IBV_SEND_INLINE : 0) | (solicited ? IBV_SEND_SOLICITED : 0);
     wr.wr.ud.ah          = ah->ah;
     wr.wr.ud.remote_qpn  = qpn;
     wr.wr.ud.remote_qkey = UCT_UD_QKEY;
     if (signal || (++iface->tx.unsignaled >= iface->config.tx_moderation) ||
         (iface->tx.available <= (int)iface->config.tx_moderation)) {
-        wr.send_flags        |= IBV_SEND_SIGNALED;
-        iface->tx.unsignaled  = 0;
+        wr.send_flags |= IBV_SEND_SIGNALED;
+        iface->tx.unsignaled = 0;
     }
 
     ret = ibv_post_send(iface->qp, &wr, &bad_wr);
@@ -281,7 +274,8 @@ static void uct_ud_iface_drop(uct_ud_iface_t *iface, const struct ibv_wc *wc,
                               const char *why)
 {
     ++iface->stats.rx_dropped;
-    ucs_warn_limited(&iface->proto_log, "ud_verbs iface %s: dropped a "
+    ucs_warn_limited(&iface->proto_log,
+                     "ud_verbs iface %s: dropped a "
                      "%u-byte packet from qp 0x%x: %s",
                      iface->super.super.dev_name, wc->byte_len, wc->src_qp,
                      why);
@@ -290,22 +284,23 @@ static void uct_ud_iface_drop(uct_ud_iface_t *iface, const struct ibv_wc *wc,
 /* A CREQ: check the secret, then connect */
 static void uct_ud_iface_rx_creq_check(uct_ud_iface_t *iface,
                                        const struct ibv_wc *wc,
-                                       const void *packet,
-                                       const uint8_t *sgid)
+                                       const void *packet, const uint8_t *sgid)
 {
-    const uct_ud_creq_t *creq = (const uct_ud_creq_t*)
-                                ((const uct_ud_hdr_t*)packet + 1);
+    const uct_ud_creq_t *creq =
+        (const uct_ud_creq_t *)((const uct_ud_hdr_t *)packet + 1);
     uint64_t secret;
 
     memcpy(&secret, &creq->secret, sizeof(secret));
     if (secret != iface->secret) {
         ++iface->stats.creq_denied;
-        uct_ud_iface_drop(iface, wc, "a connection request without this "
+        uct_ud_iface_drop(iface, wc,
+                          "a connection request without this "
                           "interface's secret");
         return;
     }
     if ((sgid != NULL) && memcmp(sgid, creq->dev_addr.gid, 16)) {
-        uct_ud_iface_drop(iface, wc, "a connection request whose address "
+        uct_ud_iface_drop(iface, wc,
+                          "a connection request whose address "
                           "is not its source");
         return;
     }
@@ -316,7 +311,7 @@ static void uct_ud_iface_rx_creq_check(uct_ud_iface_t *iface,
 static void uct_ud_iface_rx_one(uct_ud_iface_t *iface, struct ibv_wc *wc,
                                 int async)
 {
-    void *obj = (void*)(uintptr_t)wc->wr_id;
+    void *obj = (void *)(uintptr_t)wc->wr_id;
     uint8_t sgid[16], dgid[16];
     const uint8_t *src_gid = NULL;
     uct_ud_pkt_info_t info;
@@ -344,8 +339,7 @@ static void uct_ud_iface_rx_one(uct_ud_iface_t *iface, struct ibv_wc *wc,
     length = wc->byte_len - UCT_UD_GRH_LEN;
 
     if (wc->wc_flags & IBV_WC_GRH) {
-        if ((uct_ud_grh_gids(grh, iface->config.ipv4, sgid, dgid) !=
-             UCS_OK) ||
+        if ((uct_ud_grh_gids(grh, iface->config.ipv4, sgid, dgid) != UCS_OK) ||
             memcmp(dgid, iface->super.gid_info.gid.raw, 16)) {
             uct_ud_iface_drop(iface, wc, "not addressed to this GID");
             goto out_put;
@@ -378,9 +372,9 @@ static void uct_ud_iface_rx_one(uct_ud_iface_t *iface, struct ibv_wc *wc,
     }
     /* only the peer the ep is connected to may talk to it */
     if (ucs_unlikely((ep->ah == NULL) || (wc->src_qp != ep->dest_qpn) ||
-                     ((src_gid != NULL) ?
-                      (memcmp(src_gid, ep->ah->gid, 16) != 0) :
-                      (wc->slid != ep->ah->lid)))) {
+                     ((src_gid != NULL)
+                          ? (memcmp(src_gid, ep->ah->gid, 16) != 0)
+                          : (wc->slid != ep->ah->lid)))) {
         uct_ud_iface_drop(iface, wc, "not from the endpoint's peer");
         goto out_put;
     }
@@ -404,7 +398,7 @@ static unsigned uct_ud_iface_dispatch_async_rx(uct_ud_iface_t *iface)
         rdesc  = ucs_queue_pull_elem_non_empty(&iface->async_rx,
                                                uct_ud_rx_desc_t, queue);
         ep     = uct_ud_iface_ep(iface, rdesc->ep_id);
-        packet = (uint8_t*)uct_rx_desc_recv_buf(&iface->rx_layout, rdesc) +
+        packet = (uint8_t *)uct_rx_desc_recv_buf(&iface->rx_layout, rdesc) +
                  UCT_UD_GRH_LEN;
         /* an AM taken before its ep went is still delivered (only AMs
          * wait here, and they do not need the ep) */
@@ -425,15 +419,14 @@ static unsigned uct_ud_iface_poll_tx(uct_ud_iface_t *iface)
     int i, n;
 
     n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_TX, wc,
-                             (int)ucs_min(iface->super.config.tx_max_poll,
-                                          16));
+                             (int)ucs_min(iface->super.config.tx_max_poll, 16));
     for (i = 0; i < n; ++i) {
         if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
             uct_ib_iface_log_wc_error(&iface->super, &wc[i], "send");
         }
-        iface->tx.available += (int)((uint32_t)wc[i].wr_id + 1 -
-                                     iface->tx.completed);
-        iface->tx.completed  = (uint32_t)wc[i].wr_id + 1;
+        iface->tx.available +=
+            (int)((uint32_t)wc[i].wr_id + 1 - iface->tx.completed);
+        iface->tx.completed = (uint32_t)wc[i].wr_id + 1;
     }
     if (n > 0) {
         if (!ucs_queue_is_empty(&iface->tx.deferred)) {
@@ -450,8 +443,7 @@ static unsigned uct_ud_iface_poll_rx(uct_ud_iface_t *iface, int async)
     int i, n;
 
     n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_RX, wc,
-                             (int)ucs_min(iface->super.config.rx_max_poll,
-                                          32));
+                             (int)ucs_min(iface->super.config.rx_max_poll, 32));
     for (i = 0; i < n; ++i) {
         uct_ud_iface_rx_one(iface, &wc[i], async);
     }
@@ -467,7 +459,7 @@ uct_ud_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                         ucs_arbiter_elem_t *elem, void *arg)
 {
     uct_ud_iface_t *iface = arg;
-    uct_ud_ep_t *ep = ucs_container_of(group, uct_ud_ep_t, pending.group);
+    uct_ud_ep_t *ep       = ucs_container_of(group, uct_ud_ep_t, pending.group);
     ucs_arbiter_cb_result_t result;
 
     if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
@@ -569,7 +561,7 @@ static void uct_ud_iface_progress_slow(uct_ud_iface_t *iface)
 unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
 {
     uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
-    unsigned count = 0;
+    unsigned count        = 0;
 
     uct_ud_enter(iface);
     iface->progressed = 1;
@@ -654,8 +646,8 @@ static void uct_ud_iface_check_user_event(uct_ud_iface_t *iface)
  * solicited ones (packets that ask for an acknowledgement) */
 static void uct_ud_iface_arm_rx_cq(uct_ud_iface_t *iface)
 {
-    int ret = ibv_req_notify_cq(iface->super.cq[UCT_IB_DIR_RX],
-                                iface->armed == 0);
+    int ret =
+        ibv_req_notify_cq(iface->super.cq[UCT_IB_DIR_RX], iface->armed == 0);
 
     if (ret != 0) {
         ucs_debug("ud_verbs iface %s: ibv_req_notify_cq failed: %s",
@@ -698,8 +690,7 @@ static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
     struct ibv_cq *cq;
     void *cq_context;
 
-    while (ibv_get_cq_event(iface->super.comp_channel, &cq,
-                            &cq_context) == 0) {
+    while (ibv_get_cq_event(iface->super.comp_channel, &cq, &cq_context) == 0) {
         ibv_ack_cq_events(cq, 1);
     }
     if (uct_ud_iface_async_polls(iface, 0)) {
@@ -709,8 +700,7 @@ static void uct_ud_iface_channel_cb(int fd, ucs_event_set_types_t events,
     uct_ud_iface_arm_rx_cq(iface);
 }
 
-static ucs_status_t uct_ud_iface_event_fd_get(uct_iface_h tl_iface,
-                                              int *fd_p)
+static ucs_status_t uct_ud_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
 {
     *fd_p = uct_ud_iface(tl_iface)->event_fd;
     return UCS_OK;
@@ -737,8 +727,8 @@ static ucs_status_t uct_ud_iface_event_arm(uct_iface_h tl_iface,
         uct_ud_iface_send_acks(iface, 1); /* nobody may wait for them */
     }
     if (!ucs_queue_is_empty(&iface->async_rx) ||
-        !ucs_queue_is_empty(&iface->async_comps) ||
-        (iface->acks.count != 0) || iface->timeouts_due) {
+        !ucs_queue_is_empty(&iface->async_comps) || (iface->acks.count != 0) ||
+        iface->timeouts_due) {
         status = UCS_ERR_BUSY;
     } else {
         iface->armed = events & (UCT_EVENT_SEND_COMP | UCT_EVENT_RECV |
@@ -791,9 +781,8 @@ typedef struct uct_ud_iface_flush {
 
 static void uct_ud_iface_flush_done(uct_completion_t *self)
 {
-    uct_ud_iface_flush_t *flush = ucs_container_of(self,
-                                                   uct_ud_iface_flush_t,
-                                                   super);
+    uct_ud_iface_flush_t *flush =
+        ucs_container_of(self, uct_ud_iface_flush_t, super);
 
     uct_invoke_completion(flush->user, self->status);
     free(flush);
@@ -845,9 +834,8 @@ static ucs_status_t uct_ud_iface_flush(uct_iface_h tl_iface, unsigned flags,
         if (flush != NULL) {
             ++flush->super.count;
         }
-        ret = uct_ud_iface_flush_after_async(iface,
-                                             (flush != NULL) ?
-                                             &flush->super : NULL, UCS_OK);
+        ret = uct_ud_iface_flush_after_async(
+            iface, (flush != NULL) ? &flush->super : NULL, UCS_OK);
         if ((ret != UCS_INPROGRESS) && (flush != NULL)) {
             --flush->super.count;
         }
@@ -876,7 +864,7 @@ static ucs_status_t uct_ud_iface_get_address(uct_iface_h tl_iface,
                                              uct_iface_addr_t *addr)
 {
     uct_ud_iface_t *iface        = uct_ud_iface(tl_iface);
-    uct_ud_iface_addr_t *ud_addr = (uct_ud_iface_addr_t*)addr;
+    uct_ud_iface_addr_t *ud_addr = (uct_ud_iface_addr_t *)addr;
 
     uct_ud_u24_set(ud_addr->qp_num, iface->qp->qp_num);
     memcpy(&ud_addr->secret, &iface->secret, sizeof(iface->secret));
@@ -888,9 +876,8 @@ static int uct_ud_iface_is_reachable(const uct_iface_h tl_iface,
                                      const uct_iface_addr_t *iface_addr)
 {
     (void)iface_addr;
-    return uct_ib_iface_is_reachable_addr(&uct_ud_iface(tl_iface)->super,
-                                          (const uct_ib_device_addr_t*)
-                                          dev_addr);
+    return uct_ib_iface_is_reachable_addr(
+        &uct_ud_iface(tl_iface)->super, (const uct_ib_device_addr_t *)dev_addr);
 }
 
 static ucs_status_t uct_ud_iface_query(uct_iface_h tl_iface,
@@ -903,17 +890,16 @@ static ucs_status_t uct_ud_iface_query(uct_iface_h tl_iface,
 
     uct_ib_iface_query(&iface->super, 200e-9, attr);
 
-    attr->cap.flags |= UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                       UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
-                       UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PENDING |
-                       UCT_IFACE_FLAG_CONNECT_TO_EP |
-                       UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                       UCT_IFACE_FLAG_CB_SYNC |
-                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
-                       UCT_IFACE_FLAG_INTER_NODE;
+    attr->cap.flags |=
+        UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+        UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+        UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PENDING |
+        UCT_IFACE_FLAG_CONNECT_TO_EP | UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+        UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+        UCT_IFACE_FLAG_INTER_NODE;
 
-    attr->cap.am.max_short       = ucs_min(iface->config.max_inline, seg) -
-                                   hdr - sizeof(uint64_t);
+    attr->cap.am.max_short =
+        ucs_min(iface->config.max_inline, seg) - hdr - sizeof(uint64_t);
     attr->cap.am.max_bcopy       = seg - hdr;
     attr->cap.am.min_zcopy       = 0;
     attr->cap.am.max_zcopy       = seg - hdr;
@@ -922,9 +908,9 @@ static ucs_status_t uct_ud_iface_query(uct_iface_h tl_iface,
     attr->cap.am.opt_zcopy_align = 64;
     attr->cap.am.align_mtu       = mtu;
 
-    attr->cap.put.max_short      = seg - hdr - sizeof(uct_ud_put_hdr_t);
-    attr->cap.put.max_bcopy      = seg - hdr - sizeof(uct_ud_put_hdr_t);
-    attr->cap.put.align_mtu      = mtu;
+    attr->cap.put.max_short = seg - hdr - sizeof(uct_ud_put_hdr_t);
+    attr->cap.put.max_bcopy = seg - hdr - sizeof(uct_ud_put_hdr_t);
+    attr->cap.put.align_mtu = mtu;
 
     attr->iface_addr_len = sizeof(uct_ud_iface_addr_t);
     attr->ep_addr_len    = sizeof(uct_ud_ep_addr_t);
@@ -938,8 +924,8 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
     uct_ud_ep_t *ep;
     unsigned i;
 
-    uct_base_iface_progress_disable(tl_iface, UCT_PROGRESS_SEND |
-                                              UCT_PROGRESS_RECV);
+    uct_base_iface_progress_disable(tl_iface,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     if (iface->timer_id >= 0) {
         ucs_async_remove_handler(iface->timer_id, 1);
     }
@@ -953,17 +939,15 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
         if (ep == NULL) {
             continue;
         }
-        if (!(ep->flags &
-              (UCT_UD_EP_FLAG_PRIVATE | UCT_UD_EP_FLAG_ZOMBIE))) {
+        if (!(ep->flags & (UCT_UD_EP_FLAG_PRIVATE | UCT_UD_EP_FLAG_ZOMBIE))) {
             ucs_debug("ud_verbs iface %s: destroying ep %p left open",
-                      iface->super.super.dev_name, (void*)ep);
+                      iface->super.super.dev_name, (void *)ep);
         }
         uct_ud_ep_free(iface, ep);
     }
     while (!ucs_queue_is_empty(&iface->async_rx)) {
         ucs_mpool_put(ucs_queue_pull_elem_non_empty(&iface->async_rx,
-                                                    uct_ud_rx_desc_t,
-                                                    queue));
+                                                    uct_ud_rx_desc_t, queue));
     }
     uct_ud_leave(iface);
 
@@ -997,33 +981,32 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
 }
 
 static const uct_iface_ops_t uct_ud_iface_ops = {
-    .ep_put_short           = uct_ud_ep_put_short,
-    .ep_put_bcopy           = uct_ud_ep_put_bcopy,
-    .ep_am_short            = uct_ud_ep_am_short,
-    .ep_am_short_iov        = uct_ud_ep_am_short_iov,
-    .ep_am_bcopy            = uct_ud_ep_am_bcopy,
-    .ep_am_zcopy            = uct_ud_ep_am_zcopy,
-    .ep_pending_add         = uct_ud_ep_pending_add,
-    .ep_pending_purge       = uct_ud_ep_pending_purge,
-    .ep_flush               = uct_ud_ep_flush,
-    .ep_fence               = uct_ud_ep_fence,
-    .ep_create              = uct_ud_ep_create,
-    .ep_destroy             = uct_ud_ep_destroy,
-    .ep_get_address         = uct_ud_ep_get_address,
-    .ep_connect_to_ep       = uct_ud_ep_connect_to_ep,
-    .iface_flush            = uct_ud_iface_flush,
-    .iface_fence            = uct_ud_iface_fence,
-    .iface_progress_enable  = uct_base_iface_progress_enable,
-    .iface_progress_disable = uct_base_iface_progress_disable,
-    .iface_progress         = uct_ud_iface_progress,
-    .iface_event_fd_get     = uct_ud_iface_event_fd_get,
-    .iface_event_arm        = uct_ud_iface_event_arm,
-    .iface_close            = uct_ud_iface_close,
-    .iface_query            = uct_ud_iface_query,
+    .ep_put_short             = uct_ud_ep_put_short,
+    .ep_put_bcopy             = uct_ud_ep_put_bcopy,
+    .ep_am_short              = uct_ud_ep_am_short,
+    .ep_am_short_iov          = uct_ud_ep_am_short_iov,
+    .ep_am_bcopy              = uct_ud_ep_am_bcopy,
+    .ep_am_zcopy              = uct_ud_ep_am_zcopy,
+    .ep_pending_add           = uct_ud_ep_pending_add,
+    .ep_pending_purge         = uct_ud_ep_pending_purge,
+    .ep_flush                 = uct_ud_ep_flush,
+    .ep_fence                 = uct_ud_ep_fence,
+    .ep_create                = uct_ud_ep_create,
+    .ep_destroy               = uct_ud_ep_destroy,
+    .ep_get_address           = uct_ud_ep_get_address,
+    .ep_connect_to_ep         = uct_ud_ep_connect_to_ep,
+    .iface_flush              = uct_ud_iface_flush,
+    .iface_fence              = uct_ud_iface_fence,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_ud_iface_progress,
+    .iface_event_fd_get       = uct_ud_iface_event_fd_get,
+    .iface_event_arm          = uct_ud_iface_event_arm,
+    .iface_close              = uct_ud_iface_close,
+    .iface_query              = uct_ud_iface_query,
     .iface_get_device_address = uct_ib_iface_get_device_address,
-    .iface_get_address      = uct_ud_iface_get_address,
-    .iface_is_reachable     = uct_ud_iface_is_reachable
-};
+    .iface_get_address        = uct_ud_iface_get_address,
+    .iface_is_reachable       = uct_ud_iface_is_reachable};
 
 /* Checks the configuration against the device; fills iface->config */
 static ucs_status_t
@@ -1031,10 +1014,10 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
                          const uct_ud_iface_config_t *config)
 {
     const struct ibv_device_attr *dev_attr =
-            &uct_ib_iface_device(&iface->super)->dev_attr;
-    const char *dev = iface->super.super.dev_name;
+        &uct_ib_iface_device(&iface->super)->dev_attr;
+    const char *dev    = iface->super.super.dev_name;
     unsigned queue_len = iface->super.config.tx_queue_len;
-    size_t mtu = uct_ib_mtu_bytes(iface->super.path_mtu);
+    size_t mtu         = uct_ib_mtu_bytes(iface->super.path_mtu);
 
     if ((config->tx_window == 0) ||
         (config->tx_window > UCT_UD_TX_WINDOW_MAX)) {
@@ -1045,27 +1028,26 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
     if ((queue_len < 16) || (queue_len > 32767) ||
         (queue_len > (unsigned)dev_attr->max_qp_wr)) {
         ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use "
-                  "16-%d", queue_len, dev,
-                  ucs_min(32767, dev_attr->max_qp_wr));
+                  "16-%d",
+                  queue_len, dev, ucs_min(32767, dev_attr->max_qp_wr));
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->timeout > 0) || !(config->resend_timeout > 0) ||
         !(config->timer_tick > 0)) {
         ucs_error("ud_verbs %s: UCX_UD_TIMEOUT, RESEND_TIMEOUT and "
-                  "TIMER_TICK must be positive times", dev);
+                  "TIMER_TICK must be positive times",
+                  dev);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (iface->super.max_inline <
-        sizeof(uct_ud_hdr_t) + sizeof(uint64_t)) {
+    if (iface->super.max_inline < sizeof(uct_ud_hdr_t) + sizeof(uint64_t)) {
         ucs_error("ud_verbs %s: inline data of %zu bytes is too small for "
-                  "short messages; raise UCX_IB_TX_MIN_INLINE", dev,
-                  iface->super.max_inline);
+                  "short messages; raise UCX_IB_TX_MIN_INLINE",
+                  dev, iface->super.max_inline);
         return UCS_ERR_INVALID_PARAM;
     }
 
     /* a datagram carries at most one MTU */
-    iface->config.seg_size       = ucs_min(iface->super.config.seg_size,
-                                           mtu);
+    iface->config.seg_size       = ucs_min(iface->super.config.seg_size, mtu);
     iface->config.max_inline     = iface->super.max_inline;
     iface->config.tx_queue_len   = queue_len;
     iface->config.tx_moderation  = ucs_max(1, ucs_min(64, queue_len / 4));
@@ -1075,11 +1057,11 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
     iface->config.timeout        = ucs_time_from_sec(config->timeout);
     iface->config.resend_timeout = ucs_time_from_sec(config->resend_timeout);
     iface->config.timer_tick     = ucs_time_from_sec(config->timer_tick);
-    iface->config.max_iov        = ucs_min(UCT_UD_MAX_ZCOPY_IOV + 1,
-                                           (unsigned)dev_attr->max_sge);
-    iface->config.ipv4           = (iface->super.gid_info.roce_version ==
-                                    UCT_IB_ROCE_V2) &&
-                                   (iface->super.gid_info.af == AF_INET);
+    iface->config.max_iov =
+        ucs_min(UCT_UD_MAX_ZCOPY_IOV + 1, (unsigned)dev_attr->max_sge);
+    iface->config.ipv4 =
+        (iface->super.gid_info.roce_version == UCT_IB_ROCE_V2) &&
+        (iface->super.gid_info.af == AF_INET);
     return UCS_OK;
 }
 
@@ -1110,14 +1092,14 @@ static ucs_status_t uct_ud_iface_create_qp(uct_ud_iface_t *iface)
     }
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_RTR;
-    status = uct_ib_qp_modify(iface->qp, &attr, IBV_QP_STATE, "RTR");
+    status        = uct_ib_qp_modify(iface->qp, &attr, IBV_QP_STATE, "RTR");
     if (status != UCS_OK) {
         goto err;
     }
     attr.qp_state = IBV_QPS_RTS;
     attr.sq_psn   = 0;
-    status = uct_ib_qp_modify(iface->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN,
-                              "RTS");
+    status =
+        uct_ib_qp_modify(iface->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
     if (status != UCS_OK) {
         goto err;
     }
@@ -1130,7 +1112,7 @@ err:
 
 /* The timer and the channel handler on the worker's async context */
 static ucs_status_t uct_ud_iface_async_init(uct_ud_iface_t *iface,
-                                           uct_worker_h worker)
+                                            uct_worker_h worker)
 {
     ucs_async_context_t *async = uct_worker_priv(worker)->async;
     ucs_status_t status;
@@ -1162,15 +1144,13 @@ static ucs_status_t uct_ud_iface_async_init(uct_ud_iface_t *iface,
                   iface->super.super.dev_name, strerror(ret));
         return UCS_ERR_IO_ERROR;
     }
-    status = ucs_async_set_event_handler(async->mode,
-                                         iface->super.comp_channel->fd,
-                                         UCS_EVENT_SET_EVREAD,
-                                         uct_ud_iface_channel_cb, iface,
-                                         async);
+    status = ucs_async_set_event_handler(
+        async->mode, iface->super.comp_channel->fd, UCS_EVENT_SET_EVREAD,
+        uct_ud_iface_channel_cb, iface, async);
     if (status != UCS_OK) {
         ucs_error("ud_verbs %s: could not watch the completion channel: "
-                  "%s", iface->super.super.dev_name,
-                  ucs_status_string(status));
+                  "%s",
+                  iface->super.super.dev_name, ucs_status_string(status));
         return status;
     }
     iface->channel_handler = 1;
@@ -1183,7 +1163,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
                                       uct_iface_h *iface_p)
 {
     const uct_ud_verbs_iface_config_t *config =
-            (const uct_ud_verbs_iface_config_t*)tl_config;
+        (const uct_ud_verbs_iface_config_t *)tl_config;
     const uct_ib_iface_config_t *ib_config = &config->super.super;
     uct_iface_mpool_params_t mp_params;
     uct_ib_iface_init_attr_t init_attr;
@@ -1234,24 +1214,23 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     mp_params.max_elems       = 2 * iface->super.config.rx_queue_len;
     mp_params.obj_init        = uct_ud_rx_obj_init;
     mp_params.name            = "ud_recv_desc";
-    status = uct_iface_mpool_init(&iface->super.super, &iface->rx_mp,
-                                  &mp_params);
+    status =
+        uct_iface_mpool_init(&iface->super.super, &iface->rx_mp, &mp_params);
     if (status != UCS_OK) {
         goto err_ib_cleanup;
     }
 
     /* send: [desc][ud header][data] */
     memset(&mp_params, 0, sizeof(mp_params));
-    mp_params.elem_size       = sizeof(uct_ud_send_desc_t) +
-                                iface->config.seg_size;
-    mp_params.alignment       = 64;
+    mp_params.elem_size = sizeof(uct_ud_send_desc_t) + iface->config.seg_size;
+    mp_params.alignment = 64;
     mp_params.align_offset    = sizeof(uct_ud_send_desc_t);
     mp_params.elems_per_chunk = 128;
     mp_params.max_elems       = UINT_MAX;
     mp_params.obj_init        = uct_ud_tx_obj_init;
     mp_params.name            = "ud_send_desc";
-    status = uct_iface_mpool_init(&iface->super.super, &iface->tx_mp,
-                                  &mp_params);
+    status =
+        uct_iface_mpool_init(&iface->super.super, &iface->tx_mp, &mp_params);
     if (status != UCS_OK) {
         goto err_rx_mp;
     }
@@ -1265,7 +1244,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_tx_mp;
     }
 
-    iface->ahs.buckets = calloc(16, sizeof(*iface->ahs.buckets));
+    iface->ahs.buckets   = calloc(16, sizeof(*iface->ahs.buckets));
     iface->conns.buckets = calloc(64, sizeof(*iface->conns.buckets));
     if ((iface->ahs.buckets == NULL) || (iface->conns.buckets == NULL)) {
         ucs_error("ud_verbs %s: no memory for the interface tables",
@@ -1280,8 +1259,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     while (iface->ooo.mask < 2 * iface->ooo.max + 1) {
         iface->ooo.mask = (iface->ooo.mask << 1) | 1; /* at most half full */
     }
-    iface->ooo.slots  = calloc(iface->ooo.mask + 1,
-                               sizeof(*iface->ooo.slots));
+    iface->ooo.slots = calloc(iface->ooo.mask + 1, sizeof(*iface->ooo.slots));
     if (iface->ooo.slots == NULL) {
         ucs_error("ud_verbs %s: no memory for the reorder table",
                   iface->super.super.dev_name);
@@ -1294,8 +1272,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     ucs_queue_head_init(&iface->tx.deferred);
     ucs_arbiter_init(&iface->arbiter);
     ucs_log_limit_init(&iface->proto_log);
-    if (ucs_sys_random_bytes(&iface->secret, sizeof(iface->secret)) !=
-        UCS_OK) {
+    if (ucs_sys_random_bytes(&iface->secret, sizeof(iface->secret)) != UCS_OK) {
         ucs_error("ud_verbs %s: no random bytes for the interface secret",
                   iface->super.super.dev_name);
         status = UCS_ERR_IO_ERROR;
@@ -1376,18 +1353,18 @@ static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)
                      sizeof(iface->eps.num_private), "peer_endpoints");
     uct_vfs_add_uint(iface, &iface->eps.num_zombies,
                      sizeof(iface->eps.num_zombies), "closing_endpoints");
-    uct_vfs_add_uint(iface, &iface->stats.disc_rx,
-                     sizeof(iface->stats.disc_rx), "peer_disconnects");
+    uct_vfs_add_uint(iface, &iface->stats.disc_rx, sizeof(iface->stats.disc_rx),
+                     "peer_disconnects");
     uct_vfs_add_uint(iface, &iface->stats.creq_refused,
                      sizeof(iface->stats.creq_refused), "creq_refused");
     uct_vfs_add_uint(iface, &iface->stats.rx_dropped,
                      sizeof(iface->stats.rx_dropped), "rx_dropped");
     uct_vfs_add_uint(iface, &iface->stats.rx_stale,
                      sizeof(iface->stats.rx_stale), "rx_stale");
-    uct_vfs_add_uint(iface, &iface->stats.rx_dup,
-                     sizeof(iface->stats.rx_dup), "rx_duplicates");
-    uct_vfs_add_uint(iface, &iface->stats.rx_ooo,
-                     sizeof(iface->stats.rx_ooo), "rx_out_of_order");
+    uct_vfs_add_uint(iface, &iface->stats.rx_dup, sizeof(iface->stats.rx_dup),
+                     "rx_duplicates");
+    uct_vfs_add_uint(iface, &iface->stats.rx_ooo, sizeof(iface->stats.rx_ooo),
+                     "rx_out_of_order");
     uct_vfs_add_uint(iface, &iface->ooo.count, sizeof(iface->ooo.count),
                      "rx_held_after_gap");
     uct_vfs_add_uint(iface, &iface->stats.tx_resent,
@@ -1404,12 +1381,9 @@ uct_tl_t uct_ud_verbs_tl = {
     .name           = UCT_UD_VERBS_NAME,
     .query_devices  = uct_ud_query_devices,
     .iface_open     = uct_ud_iface_open,
-    .config         = {
-        .name   = "UD verbs transport",
-        .prefix = "UD_VERBS_",
-        .table  = uct_ud_verbs_iface_config_table,
-        .size   = sizeof(uct_ud_verbs_iface_config_t)
-    },
+    .config         = {.name   = "UD verbs transport",
+                       .prefix = "UD_VERBS_",
+                       .table  = uct_ud_verbs_iface_config_table,
+                       .size   = sizeof(uct_ud_verbs_iface_config_t)},
     .iface_vfs_init = uct_ud_iface_vfs_init,
-    .ep_vfs_init    = uct_ud_ep_vfs_init
-};
+    .ep_vfs_init    = uct_ud_ep_vfs_init};

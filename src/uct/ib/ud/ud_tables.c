@@ -4,7 +4,7 @@
  * -> ep) and the packets held after a gap until the missing ones arrive.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ud.h"
@@ -39,7 +39,8 @@ ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             slots = realloc(iface->eps.slots, size * sizeof(*slots));
             if (slots == NULL) {
                 ucs_error("ud_verbs iface %s: no memory for %u endpoint "
-                          "ids", iface->super.super.dev_name, size);
+                          "ids",
+                          iface->super.super.dev_name, size);
                 return UCS_ERR_NO_MEMORY;
             }
             memset(slots + iface->eps.size, 0,
@@ -58,7 +59,7 @@ ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             iface->eps.next      = (id + 1) % iface->eps.size;
             ++iface->eps.count;
             iface->eps.used = ucs_max(iface->eps.used, id + 1);
-            ep->id = id;
+            ep->id          = id;
             return UCS_OK;
         }
     }
@@ -97,10 +98,10 @@ static ucs_status_t uct_ud_iface_ah_grow(uct_ud_iface_t *iface)
     }
     for (i = 0; i <= iface->ahs.mask; ++i) {
         for (ah = iface->ahs.buckets[i]; ah != NULL; ah = next) {
-            next        = ah->next;
-            b           = uct_ud_ah_hash(ah->gid, ah->lid) & (size - 1);
-            ah->next    = buckets[b];
-            buckets[b]  = ah;
+            next       = ah->next;
+            b          = uct_ud_ah_hash(ah->gid, ah->lid) & (size - 1);
+            ah->next   = buckets[b];
+            buckets[b] = ah;
         }
     }
     free(iface->ahs.buckets);
@@ -148,9 +149,9 @@ ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
         return UCS_ERR_NO_RESOURCE;
     }
     memcpy(ah->gid, addr->gid, 16);
-    ah->lid      = lid;
-    ah->path_mtu = (uint8_t)uct_ib_iface_peer_mtu(&iface->super, addr);
-    ah->next     = iface->ahs.buckets[b];
+    ah->lid               = lid;
+    ah->path_mtu          = (uint8_t)uct_ib_iface_peer_mtu(&iface->super, addr);
+    ah->next              = iface->ahs.buckets[b];
     iface->ahs.buckets[b] = ah;
     ++iface->ahs.count;
     *ah_p = ah;
@@ -173,7 +174,7 @@ ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
     if (peers == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    ah->peers = peers;
+    ah->peers                             = peers;
     ah->peers[ah->num_peers].qp_num       = qp_num;
     ah->peers[ah->num_peers].next_conn_sn = 1;
     ++ah->num_peers;
@@ -208,9 +209,8 @@ void uct_ud_iface_ahs_cleanup(uct_ud_iface_t *iface)
 static unsigned uct_ud_conn_hash(const uct_ud_ah_t *ah, uint32_t qp_num,
                                  uint32_t conn_sn)
 {
-    return (unsigned)ucs_hash_u64((uintptr_t)ah ^
-                                  ucs_hash_u64(((uint64_t)qp_num << 32) |
-                                               conn_sn));
+    return (unsigned)ucs_hash_u64(
+        (uintptr_t)ah ^ ucs_hash_u64(((uint64_t)qp_num << 32) | conn_sn));
 }
 
 uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
@@ -219,8 +219,9 @@ uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
 {
     uct_ud_ep_t *ep;
 
-    ep = iface->conns.buckets[uct_ud_conn_hash(ah, qp_num, conn_sn) &
-                              iface->conns.mask];
+    ep =
+        iface->conns
+            .buckets[uct_ud_conn_hash(ah, qp_num, conn_sn) & iface->conns.mask];
     for (; ep != NULL; ep = ep->conn_next) {
         if ((ep->ah == ah) && (ep->dest_qpn == qp_num) &&
             (ep->conn_sn == conn_sn)) {
@@ -241,9 +242,9 @@ ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         if (buckets != NULL) {
             for (i = 0; i <= iface->conns.mask; ++i) {
                 for (e = iface->conns.buckets[i]; e != NULL; e = next) {
-                    next         = e->conn_next;
-                    b            = uct_ud_conn_hash(e->ah, e->dest_qpn,
-                                                    e->conn_sn) & (size - 1);
+                    next = e->conn_next;
+                    b    = uct_ud_conn_hash(e->ah, e->dest_qpn, e->conn_sn) &
+                        (size - 1);
                     e->conn_next = buckets[b];
                     buckets[b]   = e;
                 }
@@ -253,10 +254,9 @@ ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             iface->conns.mask    = size - 1;
         }
     }
-    b = uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) &
-        iface->conns.mask;
-    ep->conn_next            = iface->conns.buckets[b];
-    iface->conns.buckets[b]  = ep;
+    b = uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) & iface->conns.mask;
+    ep->conn_next           = iface->conns.buckets[b];
+    iface->conns.buckets[b] = ep;
     ++iface->conns.count;
     ep->flags |= UCT_UD_EP_FLAG_IN_CONN;
     return UCS_OK;
@@ -269,9 +269,9 @@ void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     if (!(ep->flags & UCT_UD_EP_FLAG_IN_CONN)) {
         return;
     }
-    pp = &iface->conns.buckets[uct_ud_conn_hash(ep->ah, ep->dest_qpn,
-                                                ep->conn_sn) &
-                               iface->conns.mask];
+    pp = &iface->conns
+              .buckets[uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) &
+                       iface->conns.mask];
     for (; *pp != NULL; pp = &(*pp)->conn_next) {
         if (*pp == ep) {
             *pp = ep->conn_next;
@@ -294,8 +294,8 @@ uct_ud_ooo_home(const uct_ud_iface_t *iface, uint32_t ep_id, uint16_t psn)
            iface->ooo.mask;
 }
 
-static UCS_F_ALWAYS_INLINE int
-uct_ud_ooo_find(const uct_ud_iface_t *iface, uint32_t ep_id, uint16_t psn)
+static UCS_F_ALWAYS_INLINE int uct_ud_ooo_find(const uct_ud_iface_t *iface,
+                                               uint32_t ep_id, uint16_t psn)
 {
     unsigned i = uct_ud_ooo_home(iface, ep_id, psn);
     uct_ud_rx_desc_t *r;
@@ -354,8 +354,8 @@ static void uct_ud_ooo_remove_at(uct_ud_iface_t *iface, unsigned i)
     --iface->ooo.count;
 }
 
-uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface,
-                                        uint32_t ep_id, uint16_t psn)
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uint32_t ep_id,
+                                        uint16_t psn)
 {
     uct_ud_rx_desc_t *rdesc;
     int i;

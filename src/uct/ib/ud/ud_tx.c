@@ -4,7 +4,7 @@
  * descriptor stays on the endpoint until the peer acknowledges it.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "ud.h"
@@ -61,7 +61,7 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     /* half the window used: ask for an acknowledgement, once */
     if (((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2) &&
         !(ep->rx_flags & UCT_UD_EP_TX_ACK_REQ_SENT)) {
-        type         |= UCT_UD_PKT_FLAG_ACK_REQ;
+        type |= UCT_UD_PKT_FLAG_ACK_REQ;
         ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
     }
     uct_ud_ep_fill_hdr(iface, ep, uct_ud_desc_hdr(desc), type, psn);
@@ -90,9 +90,9 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     return UCS_OK;
 }
 
-static UCS_F_ALWAYS_INLINE void
-uct_ud_ep_am_sent(uct_ud_iface_t *iface, uint8_t id, const void *data,
-                  size_t length)
+static UCS_F_ALWAYS_INLINE void uct_ud_ep_am_sent(uct_ud_iface_t *iface,
+                                                  uint8_t id, const void *data,
+                                                  size_t length)
 {
     uct_iface_stat_am_tx(&iface->super.super, id, length);
     if (ucs_unlikely(iface->super.super.am_tracer != NULL)) {
@@ -118,11 +118,10 @@ ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_iface_check_length(&iface->super.super, "am_short",
-                                    length,
-                                    ucs_min(iface->config.max_inline,
-                                            iface->config.seg_size) -
-                                    sizeof(uct_ud_hdr_t) - sizeof(header));
+    status = uct_iface_check_length(
+        &iface->super.super, "am_short", length,
+        ucs_min(iface->config.max_inline, iface->config.seg_size) -
+            sizeof(uct_ud_hdr_t) - sizeof(header));
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -130,14 +129,14 @@ ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     uct_ud_enter(iface);
     desc = uct_ud_ep_tx_desc(iface, ep, &status);
     if (ucs_likely(desc != NULL)) {
-        data = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
+        data = (uint8_t *)(uct_ud_desc_hdr(desc) + 1);
         memcpy(data, &header, sizeof(header));
         if (length > 0) { /* a header-only message may pass NULL */
             memcpy(data + sizeof(header), payload, length);
         }
-        status = uct_ud_ep_send_new(iface, ep, desc, id,
-                                    sizeof(uct_ud_hdr_t) + sizeof(header) +
-                                    length);
+        status =
+            uct_ud_ep_send_new(iface, ep, desc, id,
+                               sizeof(uct_ud_hdr_t) + sizeof(header) + length);
         if (status == UCS_OK) {
             uct_ud_ep_am_sent(iface, id, data, sizeof(header) + length);
         }
@@ -163,8 +162,8 @@ ucs_status_t uct_ud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
     length = uct_iov_total_length(iov, iovcnt);
-    status = uct_iface_check_length(&iface->super.super, "am_short_iov",
-                                    length, max);
+    status = uct_iface_check_length(&iface->super.super, "am_short_iov", length,
+                                    max);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -172,7 +171,7 @@ ucs_status_t uct_ud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     uct_ud_enter(iface);
     desc = uct_ud_ep_tx_desc(iface, ep, &status);
     if (ucs_likely(desc != NULL)) {
-        data = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
+        data = (uint8_t *)(uct_ud_desc_hdr(desc) + 1);
         uct_iov_to_buffer(iov, iovcnt, data);
         status = uct_ud_ep_send_new(iface, ep, desc, id,
                                     sizeof(uct_ud_hdr_t) + length);
@@ -208,16 +207,16 @@ ssize_t uct_ud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         uct_ud_leave(iface);
         return status;
     }
-    data   = (uint8_t*)(uct_ud_desc_hdr(desc) + 1);
+    data   = (uint8_t *)(uct_ud_desc_hdr(desc) + 1);
     length = pack_cb(data, arg);
     if (ucs_unlikely(length > max)) {
         ucs_mpool_put(desc);
         uct_ud_leave(iface);
-        return uct_iface_invalid_length(&iface->super.super, "am_bcopy",
-                                        length, max);
+        return uct_iface_invalid_length(&iface->super.super, "am_bcopy", length,
+                                        max);
     }
-    status = uct_ud_ep_send_new(iface, ep, desc, id,
-                                sizeof(uct_ud_hdr_t) + length);
+    status =
+        uct_ud_ep_send_new(iface, ep, desc, id, sizeof(uct_ud_hdr_t) + length);
     if (status == UCS_OK) {
         uct_ud_ep_am_sent(iface, id, data, length);
     }
@@ -225,10 +224,10 @@ ssize_t uct_ud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
-ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                const void *header, unsigned header_length,
-                                const uct_iov_t *iov, size_t iovcnt,
-                                unsigned flags, uct_completion_t *comp)
+ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                unsigned header_length, const uct_iov_t *iov,
+                                size_t iovcnt, unsigned flags,
+                                uct_completion_t *comp)
 {
     uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
     uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
@@ -254,9 +253,9 @@ ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    total  = header_length + uct_iov_total_length(iov, iovcnt);
-    status = uct_iface_check_length(&iface->super.super, "am_zcopy", total,
-                                    max);
+    total = header_length + uct_iov_total_length(iov, iovcnt);
+    status =
+        uct_iface_check_length(&iface->super.super, "am_zcopy", total, max);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -284,9 +283,8 @@ ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
                 status = UCS_ERR_UNSUPPORTED;
                 goto out;
             }
-            desc->iov[n].addr   = (uintptr_t)iov[i].buffer +
-                                  (c * ((iov[i].count > 1) ?
-                                        iov[i].stride : 0));
+            desc->iov[n].addr = (uintptr_t)iov[i].buffer +
+                                (c * ((iov[i].count > 1) ? iov[i].stride : 0));
             desc->iov[n].length = (uint32_t)iov[i].length;
             desc->iov[n].lkey   = (memh != NULL) ? memh->lkey : 0;
             ++n;
@@ -312,15 +310,14 @@ out:
  */
 
 static UCS_F_ALWAYS_INLINE uint8_t *
-uct_ud_put_fill(uct_ud_send_desc_t *desc, uint64_t remote_addr,
-                uct_rkey_t rkey)
+uct_ud_put_fill(uct_ud_send_desc_t *desc, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_ud_put_hdr_t put;
 
     put.address = remote_addr;
     put.rkey    = uct_ib_md_direct_rkey(rkey);
     memcpy(uct_ud_desc_hdr(desc) + 1, &put, sizeof(put));
-    return (uint8_t*)(uct_ud_desc_hdr(desc) + 1) + sizeof(put);
+    return (uint8_t *)(uct_ud_desc_hdr(desc) + 1) + sizeof(put);
 }
 
 ucs_status_t uct_ud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
@@ -329,12 +326,12 @@ ucs_status_t uct_ud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 {
     uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
     uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
-    size_t hdrs = sizeof(uct_ud_hdr_t) + sizeof(uct_ud_put_hdr_t);
+    size_t hdrs           = sizeof(uct_ud_hdr_t) + sizeof(uct_ud_put_hdr_t);
     uct_ud_send_desc_t *desc;
     ucs_status_t status;
 
-    status = uct_iface_check_length(&iface->super.super, "put_short",
-                                    length, iface->config.seg_size - hdrs);
+    status = uct_iface_check_length(&iface->super.super, "put_short", length,
+                                    iface->config.seg_size - hdrs);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -343,8 +340,8 @@ ucs_status_t uct_ud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     desc = uct_ud_ep_tx_desc(iface, ep, &status);
     if (ucs_likely(desc != NULL)) {
         memcpy(uct_ud_put_fill(desc, remote_addr, rkey), buffer, length);
-        status = uct_ud_ep_send_new(iface, ep, desc, UCT_UD_PKT_PUT,
-                                    hdrs + length);
+        status =
+            uct_ud_ep_send_new(iface, ep, desc, UCT_UD_PKT_PUT, hdrs + length);
         if (status == UCS_OK) {
             uct_iface_stat_put(&iface->super.super, length);
         }
@@ -358,8 +355,8 @@ ssize_t uct_ud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
 {
     uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
     uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
-    size_t hdrs = sizeof(uct_ud_hdr_t) + sizeof(uct_ud_put_hdr_t);
-    size_t max  = iface->config.seg_size - hdrs;
+    size_t hdrs           = sizeof(uct_ud_hdr_t) + sizeof(uct_ud_put_hdr_t);
+    size_t max            = iface->config.seg_size - hdrs;
     uct_ud_send_desc_t *desc;
     ucs_status_t status;
     size_t length;
@@ -377,8 +374,7 @@ ssize_t uct_ud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
         return uct_iface_invalid_length(&iface->super.super, "put_bcopy",
                                         length, max);
     }
-    status = uct_ud_ep_send_new(iface, ep, desc, UCT_UD_PKT_PUT,
-                                hdrs + length);
+    status = uct_ud_ep_send_new(iface, ep, desc, UCT_UD_PKT_PUT, hdrs + length);
     if (status == UCS_OK) {
         uct_iface_stat_put(&iface->super.super, length);
     }

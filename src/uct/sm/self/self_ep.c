@@ -4,7 +4,7 @@
  * call; RMA and atomics act on the (local) remote address directly.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "self.h"
@@ -19,10 +19,10 @@
 static ucs_status_t uct_self_ep_unreachable(uct_self_ep_t *ep)
 {
     ucs_error("self ep %p: the receiving interface was closed; destroy "
-              "the endpoint", (void*)ep);
+              "the endpoint",
+              (void *)ep);
     ep->last_error = UCS_ERR_UNREACHABLE;
-    uct_iface_stat_tx_error(&uct_self_ep_iface(ep)->super,
-                            UCS_ERR_UNREACHABLE);
+    uct_iface_stat_tx_error(&uct_self_ep_iface(ep)->super, UCS_ERR_UNREACHABLE);
     return UCS_ERR_UNREACHABLE;
 }
 
@@ -55,7 +55,6 @@ static inline void uct_self_deliver_desc(uct_self_iface_t *peer, uint8_t id,
     }
 }
 
-
 /* ------------------------------------------------------------------------
  * Active messages
  */
@@ -69,8 +68,7 @@ static inline void uct_self_deliver_desc(uct_self_iface_t *peer, uint8_t id,
 #define UCT_SELF_FAST_ALIGN 16
 
 static UCS_F_NOINLINE void uct_self_am_short_large(uct_self_iface_t *peer,
-                                                   uint8_t id,
-                                                   uint64_t header,
+                                                   uint8_t id, uint64_t header,
                                                    const void *payload,
                                                    unsigned length)
 {
@@ -78,9 +76,9 @@ static UCS_F_NOINLINE void uct_self_am_short_large(uct_self_iface_t *peer,
     char buffer[total + peer->super.am_alignment];
     char *data;
 
-    data = (char*)ucs_align_up_pow2((uintptr_t)buffer +
-                                    peer->super.am_align_offset,
-                                    peer->super.am_alignment) -
+    data = (char *)ucs_align_up_pow2((uintptr_t)buffer +
+                                         peer->super.am_align_offset,
+                                     peer->super.am_alignment) -
            peer->super.am_align_offset;
     memcpy(data, &header, sizeof(header));
     if (length > 0) {
@@ -120,8 +118,7 @@ uct_self_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                      (peer->super.am_align_offset != 0) ||
                      (peer->super.am_alignment > UCS_CACHE_LINE_SIZE))) {
         if (count) {
-            uct_iface_stat_am_tx(&iface->super, id,
-                                 sizeof(header) + length);
+            uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
         }
         uct_self_am_short_large(peer, id, header, payload, length);
         return UCS_OK;
@@ -133,8 +130,8 @@ uct_self_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     }
     if (count) {
         uct_iface_stat_am_tx(&iface->super, id, sizeof(header) + length);
-        uct_iface_invoke_am(&peer->super, id, buffer,
-                            sizeof(header) + length, 0);
+        uct_iface_invoke_am(&peer->super, id, buffer, sizeof(header) + length,
+                            0);
     } else {
         uct_iface_invoke_am_uncounted(&peer->super, id, buffer,
                                       sizeof(header) + length, 0);
@@ -147,35 +144,31 @@ static UCS_F_NOINLINE ucs_status_t
 uct_self_ep_am_short_checked(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                              const void *payload, unsigned length)
 {
-    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
-                                       1);
+    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length, 1);
 }
 
-static UCS_F_NOINLINE ucs_status_t
-uct_self_ep_am_short_checked_uncounted(uct_ep_h tl_ep, uint8_t id,
-                                       uint64_t header, const void *payload,
-                                       unsigned length)
+static UCS_F_NOINLINE ucs_status_t uct_self_ep_am_short_checked_uncounted(
+    uct_ep_h tl_ep, uint8_t id, uint64_t header, const void *payload,
+    unsigned length)
 {
-    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length,
-                                       0);
+    return uct_self_ep_am_short_common(tl_ep, id, header, payload, length, 0);
 }
 
 /* The fast path of a message with a payload: copied behind the header
  * here, so that a header-only message needs no buffer and no register
  * across a call */
 static UCS_F_NOINLINE void
-uct_self_am_short_payload(uct_self_iface_t *peer, uint8_t id,
-                          uint64_t header, const void *payload,
-                          unsigned length, int count)
+uct_self_am_short_payload(uct_self_iface_t *peer, uint8_t id, uint64_t header,
+                          const void *payload, unsigned length, int count)
 {
-    uint64_t buffer[UCT_SELF_SMALL_MSG / sizeof(uint64_t)]
-            UCS_V_ALIGNED(UCT_SELF_FAST_ALIGN);
+    uint64_t buffer[UCT_SELF_SMALL_MSG / sizeof(uint64_t)] UCS_V_ALIGNED(
+        UCT_SELF_FAST_ALIGN);
 
     buffer[0] = header;
     memcpy(&buffer[1], payload, length);
     if (count) {
-        uct_iface_invoke_am(&peer->super, id, buffer,
-                            sizeof(header) + length, 0);
+        uct_iface_invoke_am(&peer->super, id, buffer, sizeof(header) + length,
+                            0);
     } else {
         uct_iface_invoke_am_uncounted(&peer->super, id, buffer,
                                       sizeof(header) + length, 0);
@@ -200,12 +193,10 @@ uct_self_ep_am_short_fast(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     if (ucs_unlikely((id >= UCT_AM_ID_MAX) ||
                      ((int64_t)length > ep->short_max) ||
                      (peer->super.am_tracer != NULL) || peer->armed)) {
-        return count ? uct_self_ep_am_short_checked(tl_ep, id, header,
-                                                    payload, length) :
-                       uct_self_ep_am_short_checked_uncounted(tl_ep, id,
-                                                              header,
-                                                              payload,
-                                                              length);
+        return count ? uct_self_ep_am_short_checked(tl_ep, id, header, payload,
+                                                    length)
+                     : uct_self_ep_am_short_checked_uncounted(tl_ep, id, header,
+                                                              payload, length);
     }
 
     if (count) {
@@ -219,8 +210,8 @@ uct_self_ep_am_short_fast(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         uct_iface_invoke_am(&peer->super, id, &buffer, sizeof(header), 0);
     } else {
         buffer = header;
-        uct_iface_invoke_am_uncounted(&peer->super, id, &buffer,
-                                      sizeof(header), 0);
+        uct_iface_invoke_am_uncounted(&peer->super, id, &buffer, sizeof(header),
+                                      0);
     }
     return UCS_OK;
 }
@@ -240,12 +231,11 @@ ucs_status_t uct_self_ep_am_short_uncounted(uct_ep_h tl_ep, uint8_t id,
 }
 
 ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
-                                             const uct_iov_t *iov,
-                                             size_t iovcnt)
+                                      const uct_iov_t *iov, size_t iovcnt)
 {
-    uct_self_ep_t *ep        = uct_self_ep(tl_ep);
-    uct_self_iface_t *iface  = uct_self_ep_iface(ep);
-    uct_self_iface_t *peer   = ep->peer;
+    uct_self_ep_t *ep       = uct_self_ep(tl_ep);
+    uct_self_iface_t *iface = uct_self_ep_iface(ep);
+    uct_self_iface_t *peer  = ep->peer;
     size_t total;
     ucs_status_t status;
     char *data;
@@ -273,9 +263,9 @@ ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     {
         char buffer[total + peer->super.am_alignment];
 
-        data = (char*)ucs_align_up_pow2((uintptr_t)buffer +
-                                        peer->super.am_align_offset,
-                                        peer->super.am_alignment) -
+        data = (char *)ucs_align_up_pow2((uintptr_t)buffer +
+                                             peer->super.am_align_offset,
+                                         peer->super.am_alignment) -
                peer->super.am_align_offset;
         uct_iov_to_buffer(iov, iovcnt, data);
         uct_iface_invoke_am(&peer->super, id, data, total, 0);
@@ -285,8 +275,8 @@ ucs_status_t uct_self_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 }
 
 ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
-                                    uct_pack_callback_t pack_cb, void *arg,
-                                    unsigned flags)
+                             uct_pack_callback_t pack_cb, void *arg,
+                             unsigned flags)
 {
     uct_self_ep_t *ep       = uct_self_ep(tl_ep);
     uct_self_iface_t *iface = uct_self_ep_iface(ep);
@@ -311,9 +301,8 @@ ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     length = pack_cb(uct_self_desc_data(peer, obj), arg);
     if (ucs_unlikely(length > iface->seg_size)) {
         ucs_mpool_put(obj);
-        return uct_iface_invalid_length(&iface->super,
-                                        "am_bcopy packed", length,
-                                        iface->seg_size);
+        return uct_iface_invalid_length(&iface->super, "am_bcopy packed",
+                                        length, iface->seg_size);
     }
 
     uct_iface_stat_am_tx(&iface->super, id, length);
@@ -322,11 +311,9 @@ ssize_t uct_self_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
 }
 
 ucs_status_t uct_self_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                         const void *header,
-                                         unsigned header_length,
-                                         const uct_iov_t *iov, size_t iovcnt,
-                                         unsigned flags,
-                                         uct_completion_t *comp)
+                                  const void *header, unsigned header_length,
+                                  const uct_iov_t *iov, size_t iovcnt,
+                                  unsigned flags, uct_completion_t *comp)
 {
     uct_self_ep_t *ep       = uct_self_ep(tl_ep);
     uct_self_iface_t *iface = uct_self_ep_iface(ep);
@@ -380,9 +367,8 @@ ucs_status_t uct_self_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
  */
 
 ucs_status_t uct_self_ep_put_short(uct_ep_h tl_ep, const void *buffer,
-                                          unsigned length,
-                                          uint64_t remote_addr,
-                                          uct_rkey_t rkey)
+                                   unsigned length, uint64_t remote_addr,
+                                   uct_rkey_t rkey)
 {
     uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
     ucs_status_t status;
@@ -393,28 +379,25 @@ ucs_status_t uct_self_ep_put_short(uct_ep_h tl_ep, const void *buffer,
         return status;
     }
     uct_iface_stat_put(&iface->super, length);
-    memcpy((void*)(uintptr_t)remote_addr, buffer, length);
+    memcpy((void *)(uintptr_t)remote_addr, buffer, length);
     return UCS_OK;
 }
 
-ssize_t uct_self_ep_put_bcopy(uct_ep_h tl_ep,
-                                     uct_pack_callback_t pack_cb, void *arg,
-                                     uint64_t remote_addr, uct_rkey_t rkey)
+ssize_t uct_self_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                              void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
     size_t length;
 
     /* Pack straight into the target: it is local memory */
-    length = pack_cb((void*)(uintptr_t)remote_addr, arg);
+    length = pack_cb((void *)(uintptr_t)remote_addr, arg);
     uct_iface_stat_put(&iface->super, length);
     return length;
 }
 
-ucs_status_t uct_self_ep_put_zcopy(uct_ep_h tl_ep,
-                                          const uct_iov_t *iov, size_t iovcnt,
-                                          uint64_t remote_addr,
-                                          uct_rkey_t rkey,
-                                          uct_completion_t *comp)
+ucs_status_t uct_self_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                   size_t iovcnt, uint64_t remote_addr,
+                                   uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
     ucs_status_t status;
@@ -424,16 +407,15 @@ ucs_status_t uct_self_ep_put_zcopy(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    uct_iface_stat_put(&iface->super,
-                       uct_iov_to_buffer(iov, iovcnt,
-                                         (void*)(uintptr_t)remote_addr));
+    uct_iface_stat_put(
+        &iface->super,
+        uct_iov_to_buffer(iov, iovcnt, (void *)(uintptr_t)remote_addr));
     return UCS_OK;
 }
 
 ucs_status_t uct_self_ep_get_short(uct_ep_h tl_ep, void *buffer,
-                                          unsigned length,
-                                          uint64_t remote_addr,
-                                          uct_rkey_t rkey)
+                                   unsigned length, uint64_t remote_addr,
+                                   uct_rkey_t rkey)
 {
     uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
     ucs_status_t status;
@@ -444,16 +426,14 @@ ucs_status_t uct_self_ep_get_short(uct_ep_h tl_ep, void *buffer,
         return status;
     }
     uct_iface_stat_get(&iface->super, length);
-    memcpy(buffer, (const void*)(uintptr_t)remote_addr, length);
+    memcpy(buffer, (const void *)(uintptr_t)remote_addr, length);
     return UCS_OK;
 }
 
 ucs_status_t uct_self_ep_get_bcopy(uct_ep_h tl_ep,
-                                          uct_unpack_callback_t unpack_cb,
-                                          void *arg, size_t length,
-                                          uint64_t remote_addr,
-                                          uct_rkey_t rkey,
-                                          uct_completion_t *comp)
+                                   uct_unpack_callback_t unpack_cb, void *arg,
+                                   size_t length, uint64_t remote_addr,
+                                   uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
     ucs_status_t status;
@@ -464,15 +444,13 @@ ucs_status_t uct_self_ep_get_bcopy(uct_ep_h tl_ep,
         return status;
     }
     uct_iface_stat_get(&iface->super, length);
-    unpack_cb(arg, (const void*)(uintptr_t)remote_addr, length);
+    unpack_cb(arg, (const void *)(uintptr_t)remote_addr, length);
     return UCS_OK;
 }
 
-ucs_status_t uct_self_ep_get_zcopy(uct_ep_h tl_ep,
-                                          const uct_iov_t *iov, size_t iovcnt,
-                                          uint64_t remote_addr,
-                                          uct_rkey_t rkey,
-                                          uct_completion_t *comp)
+ucs_status_t uct_self_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                   size_t iovcnt, uint64_t remote_addr,
+                                   uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_self_iface_t *iface = uct_self_ep_iface(uct_self_ep(tl_ep));
     ucs_status_t status;
@@ -482,10 +460,9 @@ ucs_status_t uct_self_ep_get_zcopy(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    uct_iface_stat_get(&iface->super,
-                       uct_iov_from_buffer(iov, iovcnt,
-                                           (const void*)(uintptr_t)
-                                           remote_addr));
+    uct_iface_stat_get(
+        &iface->super,
+        uct_iov_from_buffer(iov, iovcnt, (const void *)(uintptr_t)remote_addr));
     return UCS_OK;
 }
 
@@ -496,7 +473,8 @@ ucs_status_t uct_self_ep_get_zcopy(uct_ep_h tl_ep,
 static ucs_status_t uct_self_invalid_atomic(uct_atomic_op_t opcode)
 {
     ucs_error("self: atomic opcode %d is not supported by this call; "
-              "check cap.atomic32/64 op_flags and fop_flags", (int)opcode);
+              "check cap.atomic32/64 op_flags and fop_flags",
+              (int)opcode);
     return UCS_ERR_UNSUPPORTED;
 }
 
@@ -570,81 +548,67 @@ static inline ucs_status_t uct_self_atomic32(uct_atomic_op_t opcode,
     return UCS_OK;
 }
 
-ucs_status_t uct_self_ep_atomic64_post(uct_ep_h ep,
-                                              uct_atomic_op_t opcode,
-                                              uint64_t value,
-                                              uint64_t remote_addr,
-                                              uct_rkey_t rkey)
+ucs_status_t uct_self_ep_atomic64_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                       uint64_t value, uint64_t remote_addr,
+                                       uct_rkey_t rkey)
 {
-    return uct_self_atomic64(opcode, (uint64_t*)(uintptr_t)remote_addr,
-                             value, NULL);
+    return uct_self_atomic64(opcode, (uint64_t *)(uintptr_t)remote_addr, value,
+                             NULL);
 }
 
-ucs_status_t uct_self_ep_atomic32_post(uct_ep_h ep,
-                                              uct_atomic_op_t opcode,
-                                              uint32_t value,
-                                              uint64_t remote_addr,
-                                              uct_rkey_t rkey)
+ucs_status_t uct_self_ep_atomic32_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                       uint32_t value, uint64_t remote_addr,
+                                       uct_rkey_t rkey)
 {
-    return uct_self_atomic32(opcode, (uint32_t*)(uintptr_t)remote_addr,
-                             value, NULL);
+    return uct_self_atomic32(opcode, (uint32_t *)(uintptr_t)remote_addr, value,
+                             NULL);
 }
 
-ucs_status_t uct_self_ep_atomic64_fetch(uct_ep_h ep,
-                                               uct_atomic_op_t opcode,
-                                               uint64_t value,
-                                               uint64_t *result,
-                                               uint64_t remote_addr,
-                                               uct_rkey_t rkey,
-                                               uct_completion_t *comp)
+ucs_status_t uct_self_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                        uint64_t value, uint64_t *result,
+                                        uint64_t remote_addr, uct_rkey_t rkey,
+                                        uct_completion_t *comp)
 {
     if (opcode == UCT_ATOMIC_OP_CSWAP) {
         return uct_self_invalid_atomic(opcode);
     }
-    return uct_self_atomic64(opcode, (uint64_t*)(uintptr_t)remote_addr,
-                             value, result);
+    return uct_self_atomic64(opcode, (uint64_t *)(uintptr_t)remote_addr, value,
+                             result);
 }
 
-ucs_status_t uct_self_ep_atomic32_fetch(uct_ep_h ep,
-                                               uct_atomic_op_t opcode,
-                                               uint32_t value,
-                                               uint32_t *result,
-                                               uint64_t remote_addr,
-                                               uct_rkey_t rkey,
-                                               uct_completion_t *comp)
+ucs_status_t uct_self_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                        uint32_t value, uint32_t *result,
+                                        uint64_t remote_addr, uct_rkey_t rkey,
+                                        uct_completion_t *comp)
 {
     if (opcode == UCT_ATOMIC_OP_CSWAP) {
         return uct_self_invalid_atomic(opcode);
     }
-    return uct_self_atomic32(opcode, (uint32_t*)(uintptr_t)remote_addr,
-                             value, result);
+    return uct_self_atomic32(opcode, (uint32_t *)(uintptr_t)remote_addr, value,
+                             result);
 }
 
 ucs_status_t uct_self_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare,
-                                               uint64_t swap,
-                                               uint64_t remote_addr,
-                                               uct_rkey_t rkey,
-                                               uint64_t *result,
-                                               uct_completion_t *comp)
+                                        uint64_t swap, uint64_t remote_addr,
+                                        uct_rkey_t rkey, uint64_t *result,
+                                        uct_completion_t *comp)
 {
     uint64_t expected = compare;
 
-    __atomic_compare_exchange_n((uint64_t*)(uintptr_t)remote_addr, &expected,
+    __atomic_compare_exchange_n((uint64_t *)(uintptr_t)remote_addr, &expected,
                                 swap, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     *result = expected;
     return UCS_OK;
 }
 
 ucs_status_t uct_self_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare,
-                                               uint32_t swap,
-                                               uint64_t remote_addr,
-                                               uct_rkey_t rkey,
-                                               uint32_t *result,
-                                               uct_completion_t *comp)
+                                        uint32_t swap, uint64_t remote_addr,
+                                        uct_rkey_t rkey, uint32_t *result,
+                                        uct_completion_t *comp)
 {
     uint32_t expected = compare;
 
-    __atomic_compare_exchange_n((uint32_t*)(uintptr_t)remote_addr, &expected,
+    __atomic_compare_exchange_n((uint32_t *)(uintptr_t)remote_addr, &expected,
                                 swap, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     *result = expected;
     return UCS_OK;
@@ -655,18 +619,15 @@ ucs_status_t uct_self_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare,
  * anything to queue.
  */
 
-ucs_status_t uct_self_ep_pending_add(uct_ep_h ep,
-                                            uct_pending_req_t *req,
-                                            unsigned flags)
+ucs_status_t uct_self_ep_pending_add(uct_ep_h ep, uct_pending_req_t *req,
+                                     unsigned flags)
 {
     return UCS_ERR_BUSY;
 }
 
-void uct_self_ep_pending_purge(uct_ep_h ep,
-                                      uct_pending_purge_callback_t cb,
-                                      void *arg)
-{
-}
+void uct_self_ep_pending_purge(uct_ep_h ep, uct_pending_purge_callback_t cb,
+                               void *arg)
+{}
 
 /* ------------------------------------------------------------------------
  * Endpoints
@@ -683,8 +644,7 @@ static int64_t uct_self_ep_short_max(const uct_self_iface_t *iface,
     return ucs_min(iface->seg_size, UCT_SELF_SMALL_MSG) - sizeof(uint64_t);
 }
 
-ucs_status_t uct_self_ep_create(const uct_ep_params_t *params,
-                                       uct_ep_h *ep_p)
+ucs_status_t uct_self_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
 {
     uct_self_iface_t *iface = uct_self_iface(params->iface);
     uct_self_iface_addr_t id;
@@ -722,8 +682,8 @@ ucs_status_t uct_self_ep_create(const uct_ep_params_t *params,
         free(ep);
         ucs_error("self: the target interface takes messages up to %zu "
                   "bytes, smaller than this interface's %zu; use the same "
-                  "UCX_SELF_SEG_SIZE for both", peer->seg_size,
-                  iface->seg_size);
+                  "UCX_SELF_SEG_SIZE for both",
+                  peer->seg_size, iface->seg_size);
         return UCS_ERR_UNREACHABLE;
     }
     ep->peer      = peer;
@@ -772,8 +732,9 @@ static void uct_self_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
     /* the pointer is only compared, never followed: the peer may be
      * closing on another thread */
     ucs_string_buffer_appendf(strb, "%s\n",
-                              (ep->peer != NULL) ? "connected" :
-                              "unreachable (peer interface closed)");
+                              (ep->peer != NULL)
+                                  ? "connected"
+                                  : "unreachable (peer interface closed)");
 }
 
 static void uct_self_ep_vfs_show_last_error(void *obj,

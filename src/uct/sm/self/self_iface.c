@@ -2,7 +2,7 @@
  * self interfaces: configuration, addresses, events, descriptors.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "self.h"
@@ -25,15 +25,13 @@ ucs_config_field_t uct_self_iface_config_table[] = {
     {"SEG_SIZE", "8k",
      "Largest message of the bcopy and zcopy active message modes; short "
      "messages take up to SEG_SIZE minus the 8-byte header.",
-     ucs_offsetof(uct_self_iface_config_t, seg_size),
-     UCS_CONFIG_TYPE_MEMUNITS},
+     ucs_offsetof(uct_self_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
 
-    {NULL}
-};
+    {NULL}};
 
 /* Process-wide list of self interfaces, for address lookup at connect. */
 UCS_LIST_HEAD(uct_self_ifaces);
-pthread_mutex_t uct_self_lock   = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t uct_self_lock    = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t uct_self_next_id = 1;
 
 uct_self_iface_t *uct_self_iface_find(uct_self_iface_addr_t id)
@@ -55,7 +53,7 @@ void uct_self_iface_signal(uct_self_iface_t *iface)
     iface->armed = 0;
     if (write(iface->event_fd, &one, sizeof(one)) != sizeof(one)) {
         ucs_warn("self iface %p: failed to signal the event fd: %m",
-                 (void*)iface);
+                 (void *)iface);
     }
 }
 
@@ -82,13 +80,11 @@ static ucs_status_t uct_self_iface_query(uct_iface_h tl_iface,
                       UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
                       UCT_IFACE_FLAG_GET_SHORT | UCT_IFACE_FLAG_GET_BCOPY |
                       UCT_IFACE_FLAG_GET_ZCOPY | UCT_IFACE_FLAG_ATOMIC_CPU |
-                      UCT_IFACE_FLAG_PENDING |
-                      UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                      UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                       UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_CB_ASYNC |
                       UCT_IFACE_FLAG_ERRHANDLE_AM_ID |
                       UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF;
-    attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_RECV |
-                            UCT_IFACE_FLAG_EVENT_FD;
+    attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_RECV | UCT_IFACE_FLAG_EVENT_FD;
 
     attr->cap.am.max_short       = iface->seg_size - sizeof(uint64_t);
     attr->cap.am.max_bcopy       = iface->seg_size;
@@ -135,8 +131,7 @@ static ucs_status_t uct_self_iface_query(uct_iface_h tl_iface,
 static ucs_status_t uct_self_iface_get_address(uct_iface_h tl_iface,
                                                uct_iface_addr_t *addr)
 {
-    memcpy(addr, &uct_self_iface(tl_iface)->id,
-           sizeof(uct_self_iface_addr_t));
+    memcpy(addr, &uct_self_iface(tl_iface)->id, sizeof(uct_self_iface_addr_t));
     return UCS_OK;
 }
 
@@ -171,18 +166,14 @@ static unsigned uct_self_iface_progress(uct_iface_h tl_iface)
 
 /* Every operation completes inside the call, so there is nothing for the
  * worker to progress: enabling progress registers no callback. */
-static void uct_self_iface_progress_enable(uct_iface_h tl_iface,
-                                           unsigned flags)
-{
-}
+static void uct_self_iface_progress_enable(uct_iface_h tl_iface, unsigned flags)
+{}
 
 static void uct_self_iface_progress_disable(uct_iface_h tl_iface,
                                             unsigned flags)
-{
-}
+{}
 
-static ucs_status_t uct_self_iface_event_fd_get(uct_iface_h tl_iface,
-                                                int *fd_p)
+static ucs_status_t uct_self_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
 {
     uct_self_iface_t *iface = uct_self_iface(tl_iface);
 
@@ -190,7 +181,8 @@ static ucs_status_t uct_self_iface_event_fd_get(uct_iface_h tl_iface,
         iface->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (iface->event_fd < 0) {
             ucs_error("self iface %p: eventfd() failed: %m; check the open "
-                      "files limit (ulimit -n)", (void*)iface);
+                      "files limit (ulimit -n)",
+                      (void *)iface);
             return UCS_ERR_IO_ERROR;
         }
     }
@@ -208,7 +200,8 @@ static ucs_status_t uct_self_iface_event_arm(uct_iface_h tl_iface,
 
     if (iface->event_fd < 0) {
         ucs_error("self iface %p: call uct_iface_event_fd_get() before "
-                  "uct_iface_event_arm()", (void*)iface);
+                  "uct_iface_event_arm()",
+                  (void *)iface);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -222,7 +215,7 @@ static ucs_status_t uct_self_iface_event_arm(uct_iface_h tl_iface,
     if (ret == sizeof(count)) {
         return UCS_ERR_BUSY;
     } else if ((ret < 0) && (errno != EAGAIN)) {
-        ucs_error("self iface %p: read(event fd) failed: %m", (void*)iface);
+        ucs_error("self iface %p: read(event fd) failed: %m", (void *)iface);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -312,8 +305,7 @@ static const uct_iface_ops_t uct_self_iface_ops = {
     .iface_query              = uct_self_iface_query,
     .iface_get_device_address = uct_self_iface_get_device_address,
     .iface_get_address        = uct_self_iface_get_address,
-    .iface_is_reachable       = uct_self_iface_is_reachable
-};
+    .iface_is_reachable       = uct_self_iface_is_reachable};
 
 ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
                                  const uct_iface_params_t *params,
@@ -321,14 +313,15 @@ ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
                                  uct_iface_h *iface_p)
 {
     const uct_self_iface_config_t *config =
-            (const uct_self_iface_config_t*)tl_config;
+        (const uct_self_iface_config_t *)tl_config;
     uct_iface_mpool_params_t mp_params;
     uct_self_iface_t *iface;
     ucs_status_t status;
 
     if (config->seg_size < sizeof(uint64_t)) {
         ucs_error("UCX_SELF_SEG_SIZE=%zu is too small; it must be at least "
-                  "%zu bytes", config->seg_size, sizeof(uint64_t));
+                  "%zu bytes",
+                  config->seg_size, sizeof(uint64_t));
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -338,8 +331,8 @@ ucs_status_t uct_self_iface_open(uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_base_iface_init(&iface->super, &uct_self_iface_ops, md,
-                                 worker, params, tl_config);
+    status = uct_base_iface_init(&iface->super, &uct_self_iface_ops, md, worker,
+                                 params, tl_config);
     if (status != UCS_OK) {
         goto err_free;
     }

@@ -5,7 +5,7 @@
  * self_ep.c.
  */
 #ifdef HAVE_CONFIG_H
-#  include "config.h"
+#include "config.h"
 #endif
 
 #include "self.h"
@@ -19,33 +19,28 @@ ucs_status_t uct_self_query_devices(uct_md_h md,
                                     uct_tl_device_resource_t **devs_p,
                                     unsigned *num_devices_p)
 {
-    return uct_single_device_resource(md, UCT_SELF_DEV_NAME,
-                                      UCT_DEVICE_TYPE_SELF,
-                                      UCS_SYS_DEVICE_ID_UNKNOWN, devs_p,
-                                      num_devices_p);
+    return uct_single_device_resource(
+        md, UCT_SELF_DEV_NAME, UCT_DEVICE_TYPE_SELF, UCS_SYS_DEVICE_ID_UNKNOWN,
+        devs_p, num_devices_p);
 }
 
 static ucs_status_t uct_self_rkey_ptr(uct_component_t *component,
                                       uct_rkey_t rkey, void *handle,
                                       uint64_t remote_addr, void **addr_p)
 {
-    *addr_p = (void*)(uintptr_t)remote_addr;
+    *addr_p = (void *)(uintptr_t)remote_addr;
     return UCS_OK;
 }
 
-uct_tl_t uct_self_tl = {
-    .name           = UCT_SELF_NAME,
-    .query_devices  = uct_self_query_devices,
-    .iface_open     = uct_self_iface_open,
-    .config         = {
-        .name   = "Self memory transport",
-        .prefix = "SELF_",
-        .table  = uct_self_iface_config_table,
-        .size   = sizeof(uct_self_iface_config_t)
-    },
-    .iface_vfs_init = uct_self_iface_vfs_init,
-    .ep_vfs_init    = uct_self_ep_vfs_init
-};
+uct_tl_t uct_self_tl = {.name           = UCT_SELF_NAME,
+                        .query_devices  = uct_self_query_devices,
+                        .iface_open     = uct_self_iface_open,
+                        .config         = {.name   = "Self memory transport",
+                                           .prefix = "SELF_",
+                                           .table  = uct_self_iface_config_table,
+                                           .size   = sizeof(uct_self_iface_config_t)},
+                        .iface_vfs_init = uct_self_iface_vfs_init,
+                        .ep_vfs_init    = uct_self_ep_vfs_init};
 
 static uct_component_t uct_self_component = {
     .name               = UCT_SELF_NAME,
@@ -54,14 +49,11 @@ static uct_component_t uct_self_component = {
     .rkey_unpack        = uct_md_stub_rkey_unpack,
     .rkey_ptr           = uct_self_rkey_ptr,
     .rkey_release       = uct_md_stub_rkey_release,
-    .md_config          = {
-        .name   = "Self memory domain",
-        .prefix = "SELF_",
-        .table  = uct_md_config_table,
-        .size   = sizeof(uct_md_config_t)
-    },
-    .flags              = UCT_COMPONENT_FLAG_RKEY_PTR
-};
+    .md_config          = {.name   = "Self memory domain",
+                           .prefix = "SELF_",
+                           .table  = uct_md_config_table,
+                           .size   = sizeof(uct_md_config_t)},
+    .flags              = UCT_COMPONENT_FLAG_RKEY_PTR};
 
 static ucs_status_t uct_self_init(void)
 {

@@ -60,7 +60,7 @@ bool fd_write_blob(int fd, const void *data, uint32_t length)
 
 bool fd_read_exact(int fd, void *data, size_t length, int timeout_ms)
 {
-    char *p = static_cast<char*>(data);
+    char *p = static_cast<char *>(data);
 
     for (size_t done = 0; done < length;) {
         struct pollfd pfd = {fd, POLLIN, 0};
@@ -126,8 +126,7 @@ bool start(const char *fd_env_name, const std::vector<std::string> &extra_env,
     int sv[2];
 
     if (!is_registered(fd_env_name)) {
-        error = std::string("no peer main is registered under ") +
-                fd_env_name;
+        error = std::string("no peer main is registered under ") + fd_env_name;
         return false;
     }
     ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -149,7 +148,7 @@ bool start(const char *fd_env_name, const std::vector<std::string> &extra_env,
     env_strings.push_back(std::string(fd_env_name) + "=" +
                           std::to_string(sv[1]));
     env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-    std::vector<char*> envp;
+    std::vector<char *> envp;
     for (std::string &s : env_strings) {
         envp.push_back(&s[0]);
     }

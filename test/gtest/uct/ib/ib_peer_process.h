@@ -77,8 +77,8 @@ uct_component_h find_component(const char *name);
 
 /* A started peer process and the test's end of its socket */
 struct process {
-    pid_t pid  = -1;
-    int   sock = -1;
+    pid_t pid = -1;
+    int sock  = -1;
 };
 
 /* Starts this binary again with the environment of this process, then

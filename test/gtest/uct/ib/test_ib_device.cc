@@ -89,8 +89,7 @@ std::vector<std::string> md_names(uct_component_h component)
 } // namespace
 
 /* Discovery through the component: runs everywhere, devices or not */
-class uct_ib_component : public ucs::test {
-};
+class uct_ib_component : public ucs::test {};
 
 TEST_F(uct_ib_component, one_md_per_verbs_device)
 {
@@ -107,8 +106,7 @@ TEST_F(uct_ib_component, one_md_per_verbs_device)
         ucs::scoped_log_capture capture;
         uct_md_config_t *config;
         uct_md_h md;
-        ASSERT_EQ(UCS_OK, uct_md_config_read(component, NULL, NULL,
-                                             &config));
+        ASSERT_EQ(UCS_OK, uct_md_config_read(component, NULL, NULL, &config));
         EXPECT_EQ(UCS_ERR_NO_DEVICE,
                   uct_md_open(component, "rxe_lo", config, &md));
         uct_config_release(config);
@@ -179,14 +177,15 @@ protected:
         return uct_ib_gid_str(&gid.gid, buf, sizeof(buf));
     }
 
-    std::vector<uct_ib_device_t*> m_devs;
+    std::vector<uct_ib_device_t *> m_devs;
 };
 
-#define OPEN_OR_SKIP(_dev, _name, ...) \
+#define OPEN_OR_SKIP(_dev, _name, ...)                      \
     uct_ib_device_t *_dev = open_dev(_name, ##__VA_ARGS__); \
-    if (_dev == NULL) { \
-        GTEST_SKIP() << "no device " << _name << " (test/rxe/run.sh sets " \
-                        "up rxe_lo, rxe_v0 and rxe_v1)"; \
+    if (_dev == NULL) {                                     \
+        GTEST_SKIP() << "no device " << _name               \
+                     << " (test/rxe/run.sh sets "           \
+                        "up rxe_lo, rxe_v0 and rxe_v1)";    \
     }
 
 TEST_F(uct_ib_device_test, rxe_lo_port_is_active_roce)
@@ -234,20 +233,20 @@ TEST_F(uct_ib_device_test, gid_auto_prefers_roce_v2_ipv4)
     OPEN_OR_SKIP(v1, "rxe_v1");
     uct_ib_gid_info_t gid;
 
-    ASSERT_EQ(UCS_OK, uct_ib_device_select_gid(lo, 1, UCT_IB_GID_INDEX_AUTO,
-                                               &gid));
+    ASSERT_EQ(UCS_OK,
+              uct_ib_device_select_gid(lo, 1, UCT_IB_GID_INDEX_AUTO, &gid));
     EXPECT_EQ(1u, gid.gid_index);
     EXPECT_EQ(UCT_IB_ROCE_V2, gid.roce_version);
     EXPECT_EQ(AF_INET, gid.af);
     EXPECT_EQ("::ffff:127.0.0.1", gid_str(gid));
 
-    ASSERT_EQ(UCS_OK, uct_ib_device_select_gid(v0, 1, UCT_IB_GID_INDEX_AUTO,
-                                               &gid));
+    ASSERT_EQ(UCS_OK,
+              uct_ib_device_select_gid(v0, 1, UCT_IB_GID_INDEX_AUTO, &gid));
     EXPECT_EQ("::ffff:10.78.0.1", gid_str(gid));
     EXPECT_EQ(AF_INET, gid.af);
 
-    ASSERT_EQ(UCS_OK, uct_ib_device_select_gid(v1, 1, UCT_IB_GID_INDEX_AUTO,
-                                               &gid));
+    ASSERT_EQ(UCS_OK,
+              uct_ib_device_select_gid(v1, 1, UCT_IB_GID_INDEX_AUTO, &gid));
     EXPECT_EQ("::ffff:10.78.0.2", gid_str(gid));
 }
 
@@ -274,8 +273,8 @@ TEST_F(uct_ib_device_test, estimates)
     OPEN_OR_SKIP(lo, "rxe_lo");
     double latency, bandwidth;
 
-    ucs_status_t status = uct_ib_device_port_estimate(lo, 1, &latency,
-                                                      &bandwidth);
+    ucs_status_t status =
+        uct_ib_device_port_estimate(lo, 1, &latency, &bandwidth);
     EXPECT_GT(latency, 0);
     if (status == UCS_OK) {
         EXPECT_GT(bandwidth, 100e6); /* at least SDR x1 */
@@ -294,8 +293,7 @@ TEST_F(uct_ib_device_test, locality)
 
     /* the same answer as the topology layer gives for the sysfs path */
     ASSERT_EQ(UCS_OK, ucs_topo_find_device_by_sysfs(
-                              "/sys/class/infiniband/rxe_lo/device",
-                              &sys_dev));
+                          "/sys/class/infiniband/rxe_lo/device", &sys_dev));
     EXPECT_EQ(sys_dev, lo->sys_device);
     if (lo->sys_device == UCS_SYS_DEVICE_ID_UNKNOWN) {
         /* Soft-RoCE has no PCI function of its own */
@@ -321,22 +319,23 @@ TEST_F(uct_ib_device_test, print_info)
     EXPECT_NE(std::string::npos, out.find("Ethernet")) << out;
     EXPECT_NE(std::string::npos, out.find("mtu: 4096")) << out;
     EXPECT_NE(std::string::npos,
-              out.find("gid: ::ffff:127.0.0.1 (index 1, auto)")) << out;
+              out.find("gid: ::ffff:127.0.0.1 (index 1, auto)"))
+        << out;
     EXPECT_NE(std::string::npos, out.find("locality:")) << out;
 }
 
 namespace {
 
 struct hook_record {
-    std::atomic<unsigned>  count{0};
-    std::atomic<int>       last_type{-1};
-    std::atomic<int>       last_status{0};
-    std::atomic<unsigned>  last_port{0};
+    std::atomic<unsigned> count{0};
+    std::atomic<int> last_type{-1};
+    std::atomic<int> last_status{0};
+    std::atomic<unsigned> last_port{0};
 };
 
 void record_event(void *arg, const uct_ib_async_event_t *event)
 {
-    hook_record *rec = static_cast<hook_record*>(arg);
+    hook_record *rec = static_cast<hook_record *>(arg);
     rec->last_type   = event->type;
     rec->last_status = event->status;
     rec->last_port   = event->port_num;
@@ -463,8 +462,7 @@ protected:
         uct_md_config_t *config;
         uct_md_h md = NULL;
 
-        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL,
-                                             &config));
+        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
         EXPECT_EQ(UCS_OK, uct_md_open(m_component, name, config, &md));
         uct_config_release(config);
         return md;
@@ -497,13 +495,11 @@ protected:
     }
 
     static ucs_config_field_t m_tl_config_table[];
-    uct_component_h           m_component = NULL;
-    uct_tl_t                  m_tl;
+    uct_component_h m_component = NULL;
+    uct_tl_t m_tl;
 };
 
-ucs_config_field_t uct_ib_md_devices::m_tl_config_table[] = {
-    {NULL}
-};
+ucs_config_field_t uct_ib_md_devices::m_tl_config_table[] = {{NULL}};
 
 TEST_F(uct_ib_md_devices, net_devices_filter)
 {
@@ -555,8 +551,8 @@ TEST_F(uct_ib_md_devices, gid_index_config)
     EXPECT_EQ(0ul, ib_md->gid_index);
 
     uct_ib_gid_info_t gid;
-    ASSERT_EQ(UCS_OK, uct_ib_device_select_gid(&ib_md->dev, 1,
-                                               ib_md->gid_index, &gid));
+    ASSERT_EQ(UCS_OK,
+              uct_ib_device_select_gid(&ib_md->dev, 1, ib_md->gid_index, &gid));
     EXPECT_EQ(0u, gid.gid_index);
 
     /* uct_info -d shows the chosen GID through the md */
@@ -569,7 +565,6 @@ TEST_F(uct_ib_md_devices, gid_index_config)
     std::string out(buf, size);
     free(buf);
     EXPECT_NE(std::string::npos, out.find("(index 0, UCX_IB_GID_INDEX)"))
-            << out;
+        << out;
     uct_md_close(md);
 }
-

@@ -29,8 +29,7 @@ extern "C" {
  * Encodings and statuses: run everywhere
  */
 
-class uct_ib_iface_encoding : public ucs::test {
-};
+class uct_ib_iface_encoding : public ucs::test {};
 
 TEST_F(uct_ib_iface_encoding, timeout_exp_covers_the_time)
 {
@@ -38,7 +37,7 @@ TEST_F(uct_ib_iface_encoding, timeout_exp_covers_the_time)
     EXPECT_EQ(1u, uct_ib_timeout_exp(8.192e-6));
     EXPECT_EQ(2u, uct_ib_timeout_exp(8.2e-6));
     EXPECT_EQ(14u, uct_ib_timeout_exp(ldexp(4.096e-6, 14)));
-    EXPECT_EQ(18u, uct_ib_timeout_exp(1.0));   /* 1.07 s */
+    EXPECT_EQ(18u, uct_ib_timeout_exp(1.0)); /* 1.07 s */
     EXPECT_EQ(31u, uct_ib_timeout_exp(1e6));
     for (unsigned exp = 1; exp <= 31; ++exp) {
         double seconds = ldexp(4.096e-6, (int)exp);
@@ -53,17 +52,16 @@ TEST_F(uct_ib_iface_encoding, rnr_timer_code_is_the_smallest_delay_covering)
 {
     /* the IB specification's table, milliseconds by code */
     static const double ms[32] = {
-        655.36, 0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.12, 0.16, 0.24, 0.32,
-        0.48, 0.64, 0.96, 1.28, 1.92, 2.56, 3.84, 5.12, 7.68, 10.24, 15.36,
-        20.48, 30.72, 40.96, 61.44, 81.92, 122.88, 163.84, 245.76, 327.68,
-        491.52
-    };
+        655.36, 0.01,  0.02,  0.03,   0.04,   0.06,   0.08,   0.12,
+        0.16,   0.24,  0.32,  0.48,   0.64,   0.96,   1.28,   1.92,
+        2.56,   3.84,  5.12,  7.68,   10.24,  15.36,  20.48,  30.72,
+        40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
 
     EXPECT_EQ(1u, uct_ib_rnr_timer_code(0));
     EXPECT_EQ(2u, uct_ib_rnr_timer_code(0.011e-3));
-    EXPECT_EQ(14u, uct_ib_rnr_timer_code(1e-3));      /* 1.28 ms */
-    EXPECT_EQ(0u, uct_ib_rnr_timer_code(0.5));        /* 655.36 ms */
-    EXPECT_EQ(0u, uct_ib_rnr_timer_code(10.0));       /* the longest */
+    EXPECT_EQ(14u, uct_ib_rnr_timer_code(1e-3)); /* 1.28 ms */
+    EXPECT_EQ(0u, uct_ib_rnr_timer_code(0.5));   /* 655.36 ms */
+    EXPECT_EQ(0u, uct_ib_rnr_timer_code(10.0));  /* the longest */
     for (unsigned code = 1; code < 32; ++code) {
         EXPECT_EQ(code, uct_ib_rnr_timer_code(ms[code] / 1e3)) << ms[code];
     }
@@ -113,12 +111,12 @@ namespace {
  * (prefix RC_VERBS_) embeds rc in "RC_", which embeds ib in "IB_" */
 struct test_rc_config {
     uct_ib_iface_config_t super;
-    unsigned              rc_only;
+    unsigned rc_only;
 };
 
 struct test_rc_verbs_config {
     test_rc_config super;
-    unsigned       verbs_only;
+    unsigned verbs_only;
 };
 
 ucs_config_field_t test_rc_config_table[] = {
@@ -126,16 +124,14 @@ ucs_config_field_t test_rc_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_ib_iface_config_table)},
     {"RC_ONLY", "1", "test", ucs_offsetof(test_rc_config, rc_only),
      UCS_CONFIG_TYPE_UINT},
-    {NULL}
-};
+    {NULL}};
 
 ucs_config_field_t test_rc_verbs_config_table[] = {
     {"RC_", "", NULL, ucs_offsetof(test_rc_verbs_config, super),
      UCS_CONFIG_TYPE_TABLE(test_rc_config_table)},
     {"VERBS_ONLY", "2", "test", ucs_offsetof(test_rc_verbs_config, verbs_only),
      UCS_CONFIG_TYPE_UINT},
-    {NULL}
-};
+    {NULL}};
 
 } // namespace
 
@@ -148,8 +144,8 @@ protected:
         unsigned value;
 
         EXPECT_EQ(UCS_OK, ucs_config_parser_fill_opts(
-                                  &config, test_rc_verbs_config_table, NULL,
-                                  "RC_VERBS_", 0));
+                              &config, test_rc_verbs_config_table, NULL,
+                              "RC_VERBS_", 0));
         value = config.super.super.tx.queue_len;
         ucs_config_parser_release_opts(&config, test_rc_verbs_config_table);
         return value;
@@ -160,9 +156,9 @@ TEST_F(uct_ib_iface_conf, defaults)
 {
     uct_ib_iface_config_t config;
 
-    ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(
-                              &config, uct_ib_iface_config_table, NULL,
-                              UCT_IB_CONFIG_PREFIX, 0));
+    ASSERT_EQ(UCS_OK,
+              ucs_config_parser_fill_opts(&config, uct_ib_iface_config_table,
+                                          NULL, UCT_IB_CONFIG_PREFIX, 0));
     EXPECT_EQ(8192u, config.seg_size);
     EXPECT_EQ(255u, config.tx.queue_len);
     EXPECT_EQ(64u, config.tx.min_inline);
@@ -186,28 +182,28 @@ TEST_F(uct_ib_iface_conf, path_mtu_values)
     uct_ib_iface_config_t config;
     char value[32];
 
-    ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(
-                              &config, uct_ib_iface_config_table, NULL,
-                              UCT_IB_CONFIG_PREFIX, 0));
-    EXPECT_EQ(UCS_OK, ucs_config_parser_get_value(
-                              &config, uct_ib_iface_config_table, "PATH_MTU",
-                              value, sizeof(value)));
+    ASSERT_EQ(UCS_OK,
+              ucs_config_parser_fill_opts(&config, uct_ib_iface_config_table,
+                                          NULL, UCT_IB_CONFIG_PREFIX, 0));
+    EXPECT_EQ(UCS_OK,
+              ucs_config_parser_get_value(&config, uct_ib_iface_config_table,
+                                          "PATH_MTU", value, sizeof(value)));
     EXPECT_STREQ("default", value);
 
-    EXPECT_EQ(UCS_OK, ucs_config_parser_set_value(
-                              &config, uct_ib_iface_config_table, "PATH_MTU",
-                              "2048"));
+    EXPECT_EQ(UCS_OK,
+              ucs_config_parser_set_value(&config, uct_ib_iface_config_table,
+                                          "PATH_MTU", "2048"));
     EXPECT_EQ(2048u, config.path_mtu);
-    EXPECT_EQ(UCS_OK, ucs_config_parser_set_value(
-                              &config, uct_ib_iface_config_table, "PATH_MTU",
-                              "DEFAULT"));
+    EXPECT_EQ(UCS_OK,
+              ucs_config_parser_set_value(&config, uct_ib_iface_config_table,
+                                          "PATH_MTU", "DEFAULT"));
     EXPECT_EQ((unsigned)UCT_IB_PATH_MTU_DEFAULT, config.path_mtu);
 
     {
         ucs::scoped_log_capture capture;
-        EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_config_parser_set_value(
-                          &config, uct_ib_iface_config_table, "PATH_MTU",
-                          "600"));
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  ucs_config_parser_set_value(
+                      &config, uct_ib_iface_config_table, "PATH_MTU", "600"));
         EXPECT_TRUE(capture.contains("4096")) << "names the valid values";
     }
     EXPECT_EQ((unsigned)UCT_IB_PATH_MTU_DEFAULT, config.path_mtu);
@@ -220,9 +216,9 @@ TEST_F(uct_ib_iface_conf, bad_path_mtu_from_environment)
     ucs::scoped_log_capture capture;
     uct_ib_iface_config_t config;
 
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ucs_config_parser_fill_opts(
-                      &config, uct_ib_iface_config_table, NULL,
-                      UCT_IB_CONFIG_PREFIX, 0));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              ucs_config_parser_fill_opts(&config, uct_ib_iface_config_table,
+                                          NULL, UCT_IB_CONFIG_PREFIX, 0));
     EXPECT_TRUE(capture.contains("PATH_MTU"));
 }
 
@@ -266,12 +262,12 @@ protected:
     void set_roce(const char *ip)
     {
         m_md.dev.port_attr[0].link_layer = IBV_LINK_LAYER_ETHERNET;
-        m_iface.gid_info.gid          = ipv4_gid(ip);
-        m_iface.gid_info.gid_index    = 1;
-        m_iface.gid_info.roce_version = UCT_IB_ROCE_V2;
-        m_iface.gid_info.af           = AF_INET;
-        m_iface.path_mtu              = IBV_MTU_4096;
-        m_iface.lid                   = 0;
+        m_iface.gid_info.gid             = ipv4_gid(ip);
+        m_iface.gid_info.gid_index       = 1;
+        m_iface.gid_info.roce_version    = UCT_IB_ROCE_V2;
+        m_iface.gid_info.af              = AF_INET;
+        m_iface.path_mtu                 = IBV_MTU_4096;
+        m_iface.lid                      = 0;
     }
 
     /* Our port on InfiniBand with @a gid and @a lid */
@@ -295,10 +291,10 @@ protected:
         return gid;
     }
 
-    static uct_ib_device_addr_t roce_addr(const char *ip, uint8_t flags =
-                                          UCT_IB_ADDR_FLAG_ROCE |
-                                          UCT_IB_ADDR_FLAG_ROCEV2 |
-                                          UCT_IB_ADDR_FLAG_IPV4)
+    static uct_ib_device_addr_t
+    roce_addr(const char *ip, uint8_t flags = UCT_IB_ADDR_FLAG_ROCE |
+                                              UCT_IB_ADDR_FLAG_ROCEV2 |
+                                              UCT_IB_ADDR_FLAG_IPV4)
     {
         uct_ib_device_addr_t addr;
         union ibv_gid gid = ipv4_gid(ip);
@@ -325,13 +321,13 @@ protected:
     {
         uct_ib_device_addr_t addr;
 
-        EXPECT_EQ(UCS_OK, uct_ib_iface_get_device_address(
-                                  &m_iface.super.super,
-                                  (uct_device_addr_t*)&addr));
+        EXPECT_EQ(UCS_OK,
+                  uct_ib_iface_get_device_address(&m_iface.super.super,
+                                                  (uct_device_addr_t *)&addr));
         return addr;
     }
 
-    uct_ib_md_t    m_md;
+    uct_ib_md_t m_md;
     uct_ib_iface_t m_iface;
 };
 
@@ -342,7 +338,8 @@ TEST_F(uct_ib_iface_addr, roce_address_packs_flags_gid_and_mtu)
     char buf[128];
 
     EXPECT_EQ(UCT_IB_ADDR_FLAG_ROCE | UCT_IB_ADDR_FLAG_ROCEV2 |
-              UCT_IB_ADDR_FLAG_IPV4, addr.flags);
+                  UCT_IB_ADDR_FLAG_IPV4,
+              addr.flags);
     EXPECT_EQ(IBV_MTU_4096, addr.path_mtu);
     EXPECT_EQ(0u, addr.lid);
     EXPECT_EQ(0, memcmp(addr.gid, m_iface.gid_info.gid.raw, 16));
@@ -362,11 +359,11 @@ TEST_F(uct_ib_iface_addr, roce_reachability)
     /* another link layer, RoCE version or address family */
     uct_ib_device_addr_t ib = ib_addr("fe80::1", 5);
     EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &ib));
-    uct_ib_device_addr_t v1 = roce_addr("10.78.0.2", UCT_IB_ADDR_FLAG_ROCE |
-                                                     UCT_IB_ADDR_FLAG_IPV4);
+    uct_ib_device_addr_t v1 =
+        roce_addr("10.78.0.2", UCT_IB_ADDR_FLAG_ROCE | UCT_IB_ADDR_FLAG_IPV4);
     EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &v1));
-    uct_ib_device_addr_t v6 = roce_addr("10.78.0.2", UCT_IB_ADDR_FLAG_ROCE |
-                                                     UCT_IB_ADDR_FLAG_ROCEV2);
+    uct_ib_device_addr_t v6 =
+        roce_addr("10.78.0.2", UCT_IB_ADDR_FLAG_ROCE | UCT_IB_ADDR_FLAG_ROCEV2);
     EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &v6));
 }
 
@@ -375,8 +372,8 @@ TEST_F(uct_ib_iface_addr, roce_local_subnet)
     set_roce("10.78.0.1");
     m_iface.config.roce_local_subnet = 1;
 
-    uct_ib_device_addr_t same   = roce_addr("10.78.0.2");
-    uct_ib_device_addr_t next   = roce_addr("10.78.1.2");
+    uct_ib_device_addr_t same    = roce_addr("10.78.0.2");
+    uct_ib_device_addr_t next    = roce_addr("10.78.1.2");
     uct_ib_device_addr_t faraway = roce_addr("192.168.0.1");
 
     /* prefix 0: the whole address is not checked */
@@ -504,7 +501,7 @@ uct_component_h find_ib_component()
 
 struct async_record {
     std::vector<uct_ib_async_event_t> events;
-    uct_ib_iface_t                    *iface;
+    uct_ib_iface_t *iface;
 };
 
 } // namespace
@@ -527,11 +524,11 @@ protected:
         memset(&m_init_attr, 0, sizeof(m_init_attr));
         m_init_attr.qp_type        = IBV_QPT_RC;
         m_init_attr.async_event_cb = async_cb;
-        ASSERT_EQ(UCS_OK, uct_worker_create(NULL, UCS_THREAD_MODE_SINGLE,
-                                            &m_worker));
+        ASSERT_EQ(UCS_OK,
+                  uct_worker_create(NULL, UCS_THREAD_MODE_SINGLE, &m_worker));
         ASSERT_EQ(UCS_OK, ucs_config_parser_fill_opts(
-                                  &m_config, uct_ib_iface_config_table, NULL,
-                                  UCT_IB_CONFIG_PREFIX, 0));
+                              &m_config, uct_ib_iface_config_table, NULL,
+                              UCT_IB_CONFIG_PREFIX, 0));
         m_filled = true;
     }
 
@@ -581,8 +578,8 @@ protected:
         params.mode.device.tl_name  = "ib_test";
         params.mode.device.dev_name = name.c_str();
         m_async.iface               = &m_iface;
-        status = uct_ib_iface_init(&m_iface, &m_ops, m_md, m_worker, &params,
-                                   &m_config, &m_init_attr);
+        status   = uct_ib_iface_init(&m_iface, &m_ops, m_md, m_worker, &params,
+                                     &m_config, &m_init_attr);
         m_opened = (status == UCS_OK);
         return status;
     }
@@ -605,21 +602,21 @@ protected:
 
     static void async_cb(void *arg, const uct_ib_async_event_t *event)
     {
-        EXPECT_EQ(s_async->iface, (uct_ib_iface_t*)arg);
+        EXPECT_EQ(s_async->iface, (uct_ib_iface_t *)arg);
         s_async->events.push_back(*event);
     }
 
-    static async_record      *s_async;
+    static async_record *s_async;
 
-    uct_md_h                 m_md;
-    uct_worker_h             m_worker;
-    uct_ib_iface_config_t    m_config;
-    uct_iface_ops_t          m_ops;
+    uct_md_h m_md;
+    uct_worker_h m_worker;
+    uct_ib_iface_config_t m_config;
+    uct_iface_ops_t m_ops;
     uct_ib_iface_init_attr_t m_init_attr;
-    uct_ib_iface_t           m_iface;
-    bool                     m_opened;
-    bool                     m_filled;
-    async_record             m_async;
+    uct_ib_iface_t m_iface;
+    bool m_opened;
+    bool m_filled;
+    async_record m_async;
 };
 
 async_record *uct_ib_iface_dev::s_async = NULL;
@@ -627,12 +624,11 @@ async_record *uct_ib_iface_dev::s_async = NULL;
 TEST_F(uct_ib_iface_dev, open_on_each_rxe_port)
 {
     static const struct {
-        const char   *dev;
+        const char *dev;
         enum ibv_mtu mtu;
-    } ports[] = {
-        {"rxe_lo", IBV_MTU_4096}, {"rxe_v0", IBV_MTU_1024},
-        {"rxe_v1", IBV_MTU_1024}
-    };
+    } ports[] = {{"rxe_lo", IBV_MTU_4096},
+                 {"rxe_v0", IBV_MTU_1024},
+                 {"rxe_v1", IBV_MTU_1024}};
 
     for (const auto &port : ports) {
         if (!have_verbs_device(port.dev)) {
@@ -656,12 +652,13 @@ TEST_F(uct_ib_iface_dev, open_on_each_rxe_port)
 
         /* the address of the iface reaches itself */
         uct_ib_device_addr_t addr;
-        EXPECT_EQ(UCS_OK, uct_ib_iface_get_device_address(
-                                  &m_iface.super.super,
-                                  (uct_device_addr_t*)&addr));
+        EXPECT_EQ(UCS_OK,
+                  uct_ib_iface_get_device_address(&m_iface.super.super,
+                                                  (uct_device_addr_t *)&addr));
         EXPECT_TRUE(uct_ib_iface_is_reachable_addr(&m_iface, &addr));
         EXPECT_EQ(UCT_IB_ADDR_FLAG_ROCE | UCT_IB_ADDR_FLAG_ROCEV2 |
-                  UCT_IB_ADDR_FLAG_IPV4, addr.flags);
+                      UCT_IB_ADDR_FLAG_IPV4,
+                  addr.flags);
 
         uct_iface_attr_t attr;
         uct_ib_iface_query(&m_iface, 50e-9, &attr);
@@ -679,8 +676,8 @@ TEST_F(uct_ib_iface_dev, open_on_each_rxe_port)
 
 TEST_F(uct_ib_iface_dev, bad_port_names)
 {
-    static const char *names[] = {"rxe_lo:9", "nodev:1", "rxe_lo",
-                                  "rxe_lo:", "rxe_lo:1x", "rxe_lo:0",
+    static const char *names[] = {"rxe_lo:9",  "nodev:1",   "rxe_lo",
+                                  "rxe_lo:",   "rxe_lo:1x", "rxe_lo:0",
                                   "rxe_lo:257"};
 
     open_md("rxe_lo");
@@ -761,7 +758,7 @@ TEST_F(uct_ib_iface_dev, async_events_of_own_objects)
     event.cq     = m_iface.cq[UCT_IB_DIR_RX];
     event.status = UCS_ERR_IO_ERROR;
     uct_ib_device_handle_async_event(dev, &event);
-    event.cq = (struct ibv_cq*)&event; /* another iface's */
+    event.cq = (struct ibv_cq *)&event; /* another iface's */
     uct_ib_device_handle_async_event(dev, &event);
 
     memset(&event, 0, sizeof(event));
@@ -808,8 +805,8 @@ protected:
             attr.cap.max_recv_wr  = 4;
             attr.cap.max_send_sge = 1;
             attr.cap.max_recv_sge = 1;
-            ASSERT_EQ(UCS_OK, uct_ib_iface_create_qp(&m_iface, &attr,
-                                                     &m_qp[i]));
+            ASSERT_EQ(UCS_OK,
+                      uct_ib_iface_create_qp(&m_iface, &attr, &m_qp[i]));
             EXPECT_GE(attr.cap.max_inline_data, 64u);
         }
         connect(m_qp[0], m_qp[1]->qp_num);
@@ -846,9 +843,9 @@ protected:
 
         ASSERT_EQ(UCS_OK, uct_ib_iface_qp_init(&m_iface, qp,
                                                IBV_ACCESS_LOCAL_WRITE, 0));
-        ASSERT_EQ(UCS_OK, uct_ib_iface_get_device_address(
-                                  &m_iface.super.super,
-                                  (uct_device_addr_t*)&addr));
+        ASSERT_EQ(UCS_OK,
+                  uct_ib_iface_get_device_address(&m_iface.super.super,
+                                                  (uct_device_addr_t *)&addr));
 
         memset(&attr, 0, sizeof(attr));
         attr.qp_state           = IBV_QPS_RTR;
@@ -858,13 +855,13 @@ protected:
         attr.max_dest_rd_atomic = 1;
         attr.min_rnr_timer      = uct_ib_rnr_timer_code(1e-3);
         uct_ib_iface_fill_ah_attr(&m_iface, &addr, &attr.ah_attr);
-        ASSERT_EQ(UCS_OK, uct_ib_qp_modify(qp, &attr,
-                                           IBV_QP_STATE | IBV_QP_AV |
-                                           IBV_QP_PATH_MTU |
-                                           IBV_QP_DEST_QPN |
-                                           IBV_QP_RQ_PSN |
-                                           IBV_QP_MAX_DEST_RD_ATOMIC |
-                                           IBV_QP_MIN_RNR_TIMER, "test"));
+        ASSERT_EQ(UCS_OK,
+                  uct_ib_qp_modify(qp, &attr,
+                                   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                                       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                       IBV_QP_MAX_DEST_RD_ATOMIC |
+                                       IBV_QP_MIN_RNR_TIMER,
+                                   "test"));
 
         memset(&attr, 0, sizeof(attr));
         attr.qp_state      = IBV_QPS_RTS;
@@ -873,12 +870,12 @@ protected:
         attr.rnr_retry     = 7;
         attr.sq_psn        = 0;
         attr.max_rd_atomic = 1;
-        ASSERT_EQ(UCS_OK, uct_ib_qp_modify(qp, &attr,
-                                           IBV_QP_STATE | IBV_QP_TIMEOUT |
-                                           IBV_QP_RETRY_CNT |
-                                           IBV_QP_RNR_RETRY |
-                                           IBV_QP_SQ_PSN |
-                                           IBV_QP_MAX_QP_RD_ATOMIC, "test"));
+        ASSERT_EQ(UCS_OK,
+                  uct_ib_qp_modify(qp, &attr,
+                                   IBV_QP_STATE | IBV_QP_TIMEOUT |
+                                       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+                                   "test"));
     }
 
     void post_recv(struct ibv_qp *qp)
@@ -943,7 +940,7 @@ protected:
 
     struct ibv_qp *m_qp[2];
     struct ibv_mr *m_mr;
-    char          m_buf[64];
+    char m_buf[64];
 };
 
 TEST_F(uct_ib_iface_loopback, send_and_receive)
@@ -969,10 +966,10 @@ TEST_F(uct_ib_iface_loopback, arm_is_busy_while_a_completion_waits)
     int count;
 
     /* idle: nothing waits, nothing wakes us up */
-    EXPECT_EQ(UCS_OK, uct_ib_iface_arm(&m_iface, UCT_EVENT_SEND_COMP |
-                                                 UCT_EVENT_RECV, 0));
-    EXPECT_EQ(UCS_ERR_BUSY, uct_ib_iface_arm(&m_iface, UCT_EVENT_SEND_COMP,
-                                             1)) << "the transport is busy";
+    EXPECT_EQ(UCS_OK, uct_ib_iface_arm(
+                          &m_iface, UCT_EVENT_SEND_COMP | UCT_EVENT_RECV, 0));
+    EXPECT_EQ(UCS_ERR_BUSY, uct_ib_iface_arm(&m_iface, UCT_EVENT_SEND_COMP, 1))
+        << "the transport is busy";
     EXPECT_FALSE(wait_fd(0));
 
     /* a solicited send wakes up the fd and the next arm keeps both
@@ -982,9 +979,9 @@ TEST_F(uct_ib_iface_loopback, arm_is_busy_while_a_completion_waits)
     EXPECT_TRUE(wait_fd(30000));
     for (int i = 0; (i < 3000) && (m_iface.stash[UCT_IB_DIR_RX].count == 0);
          ++i) {
-        EXPECT_EQ(UCS_ERR_BUSY, uct_ib_iface_arm(&m_iface,
-                                                 UCT_EVENT_SEND_COMP |
-                                                 UCT_EVENT_RECV, 0));
+        EXPECT_EQ(UCS_ERR_BUSY,
+                  uct_ib_iface_arm(&m_iface,
+                                   UCT_EVENT_SEND_COMP | UCT_EVENT_RECV, 0));
         usleep(1000);
     }
     EXPECT_EQ(1u, m_iface.stash[UCT_IB_DIR_TX].count);
@@ -1002,8 +999,8 @@ TEST_F(uct_ib_iface_loopback, arm_is_busy_while_a_completion_waits)
     EXPECT_EQ(2u, wc[0].wr_id);
     EXPECT_EQ(0, uct_ib_iface_poll_cq(&m_iface, UCT_IB_DIR_TX, wc, 4));
 
-    EXPECT_EQ(UCS_OK, uct_ib_iface_arm(&m_iface, UCT_EVENT_SEND_COMP |
-                                                 UCT_EVENT_RECV, 0));
+    EXPECT_EQ(UCS_OK, uct_ib_iface_arm(
+                          &m_iface, UCT_EVENT_SEND_COMP | UCT_EVENT_RECV, 0));
 }
 
 TEST_F(uct_ib_iface_loopback, unsolicited_receive_does_not_wake)
@@ -1051,8 +1048,8 @@ TEST_F(uct_ib_iface_loopback, qp_modify_error_names_the_state)
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_RTR; /* RTS -> RTR is not a transition */
     ucs::scoped_log_capture capture;
-    EXPECT_NE(UCS_OK, uct_ib_qp_modify(m_qp[0], &attr, IBV_QP_STATE,
-                                       "test qp"));
+    EXPECT_NE(UCS_OK,
+              uct_ib_qp_modify(m_qp[0], &attr, IBV_QP_STATE, "test qp"));
     EXPECT_TRUE(capture.contains("RTR"));
     EXPECT_TRUE(capture.contains("test qp"));
 }

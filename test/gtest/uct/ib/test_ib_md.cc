@@ -30,7 +30,7 @@ extern "C" {
 namespace {
 
 const char *const TEST_DEVICE = "rxe_lo";
-const unsigned    GID_INDEX   = 1; /* ::ffff:127.0.0.1, RoCE v2 */
+const unsigned GID_INDEX      = 1; /* ::ffff:127.0.0.1, RoCE v2 */
 
 bool have_verbs_device(const char *name)
 {
@@ -90,8 +90,7 @@ public:
             return;
         }
 
-        m_ok = connect(m_req, m_rsp->qp_num) &&
-               connect(m_rsp, m_req->qp_num);
+        m_ok = connect(m_req, m_rsp->qp_num) && connect(m_rsp, m_req->qp_num);
     }
 
     ~rc_qp_pair()
@@ -154,8 +153,8 @@ public:
             return -1;
         }
 
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(60);
+        auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(60);
         while (std::chrono::steady_clock::now() < deadline) {
             ret = ibv_poll_cq(m_cq, 1, &wc);
             if (ret < 0) {
@@ -185,7 +184,7 @@ private:
         attr.cap.max_recv_wr  = 8;
         attr.cap.max_send_sge = 1;
         attr.cap.max_recv_sge = 1;
-        qp = ibv_create_qp(pd, &attr);
+        qp                    = ibv_create_qp(pd, &attr);
         if (qp == NULL) {
             ADD_FAILURE() << "ibv_create_qp: " << strerror(errno);
         }
@@ -211,30 +210,31 @@ private:
         attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
                                IBV_ACCESS_REMOTE_READ |
                                IBV_ACCESS_REMOTE_ATOMIC;
-        ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                                       IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        ret = ibv_modify_qp(qp, &attr,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                IBV_QP_ACCESS_FLAGS);
         if (ret != 0) {
             ADD_FAILURE() << "INIT: " << strerror(ret);
             return false;
         }
 
         memset(&attr, 0, sizeof(attr));
-        attr.qp_state              = IBV_QPS_RTR;
-        attr.path_mtu              = IBV_MTU_1024;
-        attr.dest_qp_num           = remote_qpn;
-        attr.rq_psn                = 0;
-        attr.max_dest_rd_atomic    = 1;
-        attr.min_rnr_timer         = 12;
-        attr.ah_attr.is_global     = 1;
-        attr.ah_attr.grh.dgid      = gid;
+        attr.qp_state               = IBV_QPS_RTR;
+        attr.path_mtu               = IBV_MTU_1024;
+        attr.dest_qp_num            = remote_qpn;
+        attr.rq_psn                 = 0;
+        attr.max_dest_rd_atomic     = 1;
+        attr.min_rnr_timer          = 12;
+        attr.ah_attr.is_global      = 1;
+        attr.ah_attr.grh.dgid       = gid;
         attr.ah_attr.grh.sgid_index = GID_INDEX;
-        attr.ah_attr.grh.hop_limit = 64;
-        attr.ah_attr.port_num      = 1;
-        ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-                                       IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                       IBV_QP_RQ_PSN |
-                                       IBV_QP_MAX_DEST_RD_ATOMIC |
-                                       IBV_QP_MIN_RNR_TIMER);
+        attr.ah_attr.grh.hop_limit  = 64;
+        attr.ah_attr.port_num       = 1;
+        ret =
+            ibv_modify_qp(qp, &attr,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                              IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
         if (ret != 0) {
             ADD_FAILURE() << "RTR: " << strerror(ret);
             return false;
@@ -247,10 +247,10 @@ private:
         attr.rnr_retry     = 7;
         attr.sq_psn        = 0;
         attr.max_rd_atomic = 1;
-        ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-                                       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                       IBV_QP_SQ_PSN |
-                                       IBV_QP_MAX_QP_RD_ATOMIC);
+        ret                = ibv_modify_qp(qp, &attr,
+                                           IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                               IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                                               IBV_QP_MAX_QP_RD_ATOMIC);
         if (ret != 0) {
             ADD_FAILURE() << "RTS: " << strerror(ret);
             return false;
@@ -258,13 +258,13 @@ private:
         return true;
     }
 
-    bool               m_ok;
+    bool m_ok;
     struct ibv_context *m_ctx;
-    struct ibv_pd      *m_pd  = NULL;
-    struct ibv_cq      *m_cq  = NULL;
-    struct ibv_cq      *m_rcq = NULL;
-    struct ibv_qp      *m_req = NULL;
-    struct ibv_qp      *m_rsp = NULL;
+    struct ibv_pd *m_pd  = NULL;
+    struct ibv_cq *m_cq  = NULL;
+    struct ibv_cq *m_rcq = NULL;
+    struct ibv_qp *m_req = NULL;
+    struct ibv_qp *m_rsp = NULL;
 };
 
 } // namespace
@@ -314,10 +314,9 @@ protected:
         uct_md_config_t *config;
         uct_md_h md = NULL;
 
-        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL,
-                                             &config));
-        ucs_status_t status = uct_md_open(m_component, TEST_DEVICE, config,
-                                          &md);
+        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
+        ucs_status_t status =
+            uct_md_open(m_component, TEST_DEVICE, config, &md);
         uct_config_release(config);
         if (expect_ok) {
             EXPECT_EQ(UCS_OK, status);
@@ -344,9 +343,8 @@ protected:
                   unsigned flags = UCT_MD_MEM_ACCESS_ALL)
     {
         uct_mem_h memh = UCT_MEM_HANDLE_NULL;
-        EXPECT_EQ(UCS_OK, uct_md_mem_reg(m_md, address, length, flags,
-                                         &memh))
-                << address << " length " << length;
+        EXPECT_EQ(UCS_OK, uct_md_mem_reg(m_md, address, length, flags, &memh))
+            << address << " length " << length;
         return memh;
     }
 
@@ -363,8 +361,7 @@ protected:
         EXPECT_EQ(UCS_OK, uct_md_query(m_md, &attr));
         std::vector<uint8_t> buffer(attr.rkey_packed_size);
         EXPECT_EQ(UCS_OK, uct_md_mkey_pack(m_md, memh, buffer.data()));
-        EXPECT_EQ(UCS_OK, uct_rkey_unpack(m_component, buffer.data(),
-                                          &rkey));
+        EXPECT_EQ(UCS_OK, uct_rkey_unpack(m_component, buffer.data(), &rkey));
         uint32_t value = uct_ib_md_direct_rkey(rkey.rkey);
         EXPECT_EQ(UCS_OK, uct_rkey_release(m_component, &rkey));
         return value;
@@ -393,7 +390,7 @@ protected:
     }
 
     uct_component_h m_component = NULL;
-    uct_md_h        m_md        = NULL;
+    uct_md_h m_md               = NULL;
 };
 
 TEST_P(ib_md, query)
@@ -413,22 +410,22 @@ TEST_P(ib_md, query)
 
     uct_md_mem_attr_t mem_attr;
     char buf[64];
-    mem_attr.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE |
-                          UCT_MD_MEM_ATTR_FIELD_SYS_DEV;
+    mem_attr.field_mask =
+        UCT_MD_MEM_ATTR_FIELD_MEM_TYPE | UCT_MD_MEM_ATTR_FIELD_SYS_DEV;
     ASSERT_EQ(UCS_OK, uct_md_mem_query(m_md, buf, sizeof(buf), &mem_attr));
     EXPECT_EQ(UCS_MEMORY_TYPE_HOST, mem_attr.mem_type);
 }
 
 TEST_P(ib_md, reg_dereg_sizes)
 {
-    for (size_t length : {(size_t)1, (size_t)7, (size_t)4096,
-                          (size_t)4097, (size_t)65536, (size_t)1 << 20,
-                          (size_t)16 << 20, (size_t)64 << 20}) {
+    for (size_t length :
+         {(size_t)1, (size_t)7, (size_t)4096, (size_t)4097, (size_t)65536,
+          (size_t)1 << 20, (size_t)16 << 20, (size_t)64 << 20}) {
         std::vector<char> buffer(length + 1);
         /* an odd start, so the range crosses page boundaries oddly */
         uct_mem_h memh = reg(buffer.data() + 1, length);
         ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
-        uct_ib_mem_t *ib_memh = (uct_ib_mem_t*)memh;
+        uct_ib_mem_t *ib_memh = (uct_ib_mem_t *)memh;
         EXPECT_LE((uintptr_t)ib_memh->mr->addr, (uintptr_t)buffer.data() + 1);
         EXPECT_GE((uintptr_t)ib_memh->mr->addr + ib_memh->mr->length,
                   (uintptr_t)buffer.data() + 1 + length);
@@ -440,21 +437,16 @@ TEST_P(ib_md, reg_dereg_sizes)
 TEST_P(ib_md, access_flags)
 {
     static const unsigned flag_sets[] = {
-        UCT_MD_MEM_ACCESS_LOCAL_READ,
-        UCT_MD_MEM_ACCESS_LOCAL_WRITE,
-        UCT_MD_MEM_ACCESS_REMOTE_PUT,
-        UCT_MD_MEM_ACCESS_REMOTE_GET,
-        UCT_MD_MEM_ACCESS_REMOTE_ATOMIC,
-        UCT_MD_MEM_ACCESS_RMA,
-        UCT_MD_MEM_ACCESS_ALL,
-        0
-    };
+        UCT_MD_MEM_ACCESS_LOCAL_READ,    UCT_MD_MEM_ACCESS_LOCAL_WRITE,
+        UCT_MD_MEM_ACCESS_REMOTE_PUT,    UCT_MD_MEM_ACCESS_REMOTE_GET,
+        UCT_MD_MEM_ACCESS_REMOTE_ATOMIC, UCT_MD_MEM_ACCESS_RMA,
+        UCT_MD_MEM_ACCESS_ALL,           0};
     std::vector<char> buffer(8192);
 
     for (unsigned flags : flag_sets) {
         uct_mem_h memh = reg(buffer.data(), buffer.size(), flags);
-        ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL) << "flags 0x" << std::hex
-                                             << flags;
+        ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL)
+            << "flags 0x" << std::hex << flags;
         dereg(memh);
     }
 }
@@ -464,13 +456,13 @@ TEST_P(ib_md, remote_write_with_packed_rkey)
     const size_t length = 64 * 1024;
     std::vector<char> target(length, 0);
 
-    uct_mem_h memh = reg(target.data(), length,
-                         UCT_MD_MEM_ACCESS_REMOTE_PUT |
-                         UCT_MD_MEM_ACCESS_LOCAL_WRITE);
+    uct_mem_h memh =
+        reg(target.data(), length,
+            UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_LOCAL_WRITE);
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
     EXPECT_EQ(IBV_WC_SUCCESS, remote_write(target.data(), length, memh, 'x'));
-    EXPECT_EQ(std::string(length, 'x'), std::string(target.begin(),
-                                                    target.end()));
+    EXPECT_EQ(std::string(length, 'x'),
+              std::string(target.begin(), target.end()));
     dereg(memh);
 }
 
@@ -484,10 +476,10 @@ TEST_P(ib_md, remote_write_into_allocated_memory)
     params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
                         UCT_MEM_ALLOC_PARAM_FIELD_MDS |
                         UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags      = UCT_MD_MEM_ACCESS_ALL;
-    params.mds.mds    = &m_md;
-    params.mds.count  = 1;
-    params.name       = "ib_md test";
+    params.flags     = UCT_MD_MEM_ACCESS_ALL;
+    params.mds.mds   = &m_md;
+    params.mds.count = 1;
+    params.name      = "ib_md test";
     ASSERT_EQ(UCS_OK, uct_mem_alloc(10000, &method, 1, &params, &mem));
     EXPECT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
     EXPECT_EQ(m_md, mem.md);
@@ -495,10 +487,8 @@ TEST_P(ib_md, remote_write_into_allocated_memory)
     EXPECT_EQ(0u, (uintptr_t)mem.address % ucs_get_page_size());
 
     memset(mem.address, 0, mem.length);
-    EXPECT_EQ(IBV_WC_SUCCESS, remote_write(mem.address, 10000, mem.memh,
-                                           'a'));
-    EXPECT_EQ(std::string(10000, 'a'),
-              std::string((char*)mem.address, 10000));
+    EXPECT_EQ(IBV_WC_SUCCESS, remote_write(mem.address, 10000, mem.memh, 'a'));
+    EXPECT_EQ(std::string(10000, 'a'), std::string((char *)mem.address, 10000));
 
     /* allocated memory is not deregistered, it is freed */
     {
@@ -515,8 +505,8 @@ TEST_P(ib_md, remote_write_into_allocated_memory)
 TEST_P(ib_md, remote_write_needs_put_access)
 {
     std::vector<char> target(4096, 0);
-    uct_mem_h memh = reg(target.data(), target.size(),
-                         UCT_MD_MEM_ACCESS_REMOTE_GET);
+    uct_mem_h memh =
+        reg(target.data(), target.size(), UCT_MD_MEM_ACCESS_REMOTE_GET);
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
               remote_write(target.data(), target.size(), memh, 'z'));
@@ -529,20 +519,20 @@ TEST_P(ib_md, remote_write_needs_put_access)
 TEST_P(ib_md, read_only_memory)
 {
     const size_t length = 4 * ucs_get_page_size();
-    void *area = mmap(NULL, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+    void *area =
+        mmap(NULL, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(MAP_FAILED, area);
 
     uct_mem_h memh = reg(area, length, UCT_MD_MEM_ACCESS_REMOTE_GET);
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
-    EXPECT_EQ(((uct_ib_mem_t*)memh)->rkey, pack_unpack(memh));
+    EXPECT_EQ(((uct_ib_mem_t *)memh)->rkey, pack_unpack(memh));
 
     {
         ucs::scoped_log_capture capture;
         uct_mem_h wmemh = UCT_MEM_HANDLE_NULL;
-        EXPECT_EQ(UCS_ERR_INVALID_ADDR,
-                  uct_md_mem_reg(m_md, area, length, UCT_MD_MEM_ACCESS_ALL,
-                                 &wmemh));
+        EXPECT_EQ(
+            UCS_ERR_INVALID_ADDR,
+            uct_md_mem_reg(m_md, area, length, UCT_MD_MEM_ACCESS_ALL, &wmemh));
         EXPECT_TRUE(wmemh == UCT_MEM_HANDLE_NULL);
         EXPECT_TRUE(capture.contains("read-only")) << "no hint";
     }
@@ -561,12 +551,12 @@ TEST_P(ib_md, rkey_pack_unpack_round_trip)
     ASSERT_EQ(UCS_OK, uct_md_mkey_pack(m_md, memh, packed));
     uint32_t rkey32;
     memcpy(&rkey32, packed, sizeof(rkey32));
-    EXPECT_EQ(((uct_ib_mem_t*)memh)->mr->rkey, rkey32);
+    EXPECT_EQ(((uct_ib_mem_t *)memh)->mr->rkey, rkey32);
 
     uct_rkey_bundle_t bundle;
     ASSERT_EQ(UCS_OK, uct_rkey_unpack(m_component, packed, &bundle));
     EXPECT_EQ(rkey32, uct_ib_md_direct_rkey(bundle.rkey));
-    EXPECT_EQ((void*)m_component, bundle.type);
+    EXPECT_EQ((void *)m_component, bundle.type);
     EXPECT_EQ(UCS_OK, uct_rkey_release(m_component, &bundle));
     dereg(memh);
 }
@@ -590,7 +580,7 @@ TEST_P(ib_md, register_again_and_subrange)
     } else {
         EXPECT_EQ(regs + 3, num_reg());
     }
-    EXPECT_EQ(((uct_ib_mem_t*)memh3)->rkey, pack_unpack(memh3));
+    EXPECT_EQ(((uct_ib_mem_t *)memh3)->rkey, pack_unpack(memh3));
 
     if (cached()) {
         ucs_rcache_stats_t stats;
@@ -601,8 +591,8 @@ TEST_P(ib_md, register_again_and_subrange)
     }
 
     /* the statistics as uct_info -d prints them */
-    char *text  = NULL;
-    size_t size = 0;
+    char *text   = NULL;
+    size_t size  = 0;
     FILE *stream = open_memstream(&text, &size);
     ASSERT_TRUE(stream != NULL);
     uct_md_print_info(m_md, stream);
@@ -616,12 +606,11 @@ TEST_P(ib_md, register_again_and_subrange)
     }
 
     /* and as the md's "rcache" file in the object tree shows them */
-    const std::string path = std::string("/uct/md/") + TEST_DEVICE +
-                             "/rcache";
+    const std::string path = std::string("/uct/md/") + TEST_DEVICE + "/rcache";
     ucs_string_buffer_t strb;
     ucs_string_buffer_init(&strb);
     ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
-    std::string file = ucs_string_buffer_cstr(&strb);
+    std::string file    = ucs_string_buffer_cstr(&strb);
     ucs_string_buffer_cleanup(&strb);
     if (cached()) {
         ASSERT_EQ(UCS_OK, status) << path;
@@ -665,9 +654,9 @@ TEST_P(ib_md, cache_eviction)
 
     const size_t page = ucs_get_page_size();
     /* separate pages with gaps, so no two requests merge */
-    char *area = (char*)mmap(NULL, 6 * page, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(MAP_FAILED, (void*)area);
+    char *area = (char *)mmap(NULL, 6 * page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void *)area);
     unsigned long regs = num_reg(), deregs = num_dereg();
 
     dereg(reg(area, page));
@@ -695,17 +684,17 @@ TEST_P(ib_md, cache_invalidation)
     }
 
     const size_t length = 1 << 20;
-    char *area = (char*)mmap(NULL, length, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(MAP_FAILED, (void*)area);
+    char *area          = (char *)mmap(NULL, length, PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void *)area);
     unsigned long regs = num_reg(), deregs = num_dereg();
 
     /* unmapping registered memory drops its region from the cache */
     dereg(reg(area, length));
     EXPECT_EQ(0, munmap(area, length));
-    area = (char*)mmap(NULL, length, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(MAP_FAILED, (void*)area);
+    area = (char *)mmap(NULL, length, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void *)area);
     uct_mem_h memh = reg(area, length);
     EXPECT_EQ(regs + 2, num_reg()) << "a stale region was returned";
     EXPECT_EQ(deregs + 1, num_dereg());
@@ -733,9 +722,9 @@ TEST_P(ib_md, bad_inputs)
               uct_md_mem_reg(m_md, NULL, 64, UCT_MD_MEM_ACCESS_ALL, &memh));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               uct_md_mem_reg(m_md, buf, 0, UCT_MD_MEM_ACCESS_ALL, &memh));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              uct_md_mem_reg(m_md, buf, sizeof(buf), UCT_MD_MEM_ACCESS_ALL,
-                             NULL));
+    EXPECT_EQ(
+        UCS_ERR_INVALID_PARAM,
+        uct_md_mem_reg(m_md, buf, sizeof(buf), UCT_MD_MEM_ACCESS_ALL, NULL));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               uct_md_mem_dereg(m_md, UCT_MEM_HANDLE_NULL));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
@@ -744,24 +733,25 @@ TEST_P(ib_md, bad_inputs)
 
     /* memory that is not mapped */
     const size_t page = ucs_get_page_size();
-    void *gone = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *gone        = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(MAP_FAILED, gone);
     munmap(gone, 4 * page);
-    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
-              uct_md_mem_reg(m_md, gone, 4 * page, UCT_MD_MEM_ACCESS_ALL,
-                             &memh));
+    EXPECT_EQ(
+        UCS_ERR_INVALID_ADDR,
+        uct_md_mem_reg(m_md, gone, 4 * page, UCT_MD_MEM_ACCESS_ALL, &memh));
     EXPECT_TRUE(memh == UCT_MEM_HANDLE_NULL);
     EXPECT_TRUE(capture.contains("ibv_reg_mr")) << "no error line";
-    EXPECT_TRUE(capture.contains("not mapped")) << "no hint: "
-            << (capture.messages().empty() ? "" : capture.messages().back());
+    EXPECT_TRUE(capture.contains("not mapped"))
+        << "no hint: "
+        << (capture.messages().empty() ? "" : capture.messages().back());
 
     /* the same, asked to stay quiet */
     size_t before = capture.messages().size();
     EXPECT_EQ(UCS_ERR_INVALID_ADDR,
-              uct_md_mem_reg(m_md, gone, 4 * page,
-                             UCT_MD_MEM_ACCESS_ALL |
-                             UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
+              uct_md_mem_reg(
+                  m_md, gone, 4 * page,
+                  UCT_MD_MEM_ACCESS_ALL | UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
     EXPECT_EQ(before, capture.messages().size());
 }
 

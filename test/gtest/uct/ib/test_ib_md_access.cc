@@ -87,14 +87,13 @@ protected:
         ASSERT_TRUE(m_component != NULL) << "the ib module was not loaded";
 
         uct_md_config_t *config;
-        ASSERT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL,
-                                             &config));
+        ASSERT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
         /* "try" for the cached variant, so a build without the cache
          * skips instead of failing */
-        EXPECT_EQ(UCS_OK, uct_config_modify(config, "RCACHE",
-                                            cached() ? "try" : "n"));
-        ucs_status_t status = uct_md_open(m_component, ACCESS_TEST_DEVICE,
-                                          config, &m_md);
+        EXPECT_EQ(UCS_OK,
+                  uct_config_modify(config, "RCACHE", cached() ? "try" : "n"));
+        ucs_status_t status =
+            uct_md_open(m_component, ACCESS_TEST_DEVICE, config, &m_md);
         uct_config_release(config);
         ASSERT_EQ(UCS_OK, status);
         if (cached() != (uct_ib_md_rcache(m_md) != NULL)) {
@@ -136,14 +135,13 @@ protected:
             return NULL;
         }
         m_areas.emplace_back(area, pages * m_page);
-        return (char*)area;
+        return (char *)area;
     }
 
     uct_mem_h reg(void *address, size_t length, unsigned flags)
     {
         uct_mem_h memh = UCT_MEM_HANDLE_NULL;
-        EXPECT_EQ(UCS_OK, uct_md_mem_reg(m_md, address, length, flags,
-                                         &memh));
+        EXPECT_EQ(UCS_OK, uct_md_mem_reg(m_md, address, length, flags, &memh));
         return memh;
     }
 
@@ -164,8 +162,8 @@ protected:
     bool granted(uint32_t key, uint64_t address, uint64_t length,
                  int ibv_access)
     {
-        ucs_status_t status = uct_ib_md_access_begin(md(), key, address,
-                                                     length, ibv_access);
+        ucs_status_t status =
+            uct_ib_md_access_begin(md(), key, address, length, ibv_access);
         if (status == UCS_OK) {
             uct_ib_md_access_end(md());
             return true;
@@ -195,10 +193,10 @@ protected:
         return __atomic_load_n(&md()->num_dereg, __ATOMIC_RELAXED);
     }
 
-    uct_component_h                      m_component = NULL;
-    uct_md_h                             m_md        = NULL;
-    size_t                               m_page      = 4096;
-    std::vector<std::pair<void*, size_t>> m_areas;
+    uct_component_h m_component = NULL;
+    uct_md_h m_md               = NULL;
+    size_t m_page               = 4096;
+    std::vector<std::pair<void *, size_t>> m_areas;
 };
 
 TEST_P(ib_md_access, put_granted_at_start_middle_and_end)
@@ -260,7 +258,7 @@ TEST_P(ib_md_access, refused_when_the_range_wraps)
     uint64_t address = (uintptr_t)buf + 8;
 
     EXPECT_FALSE(granted(key, address, UINT64_MAX - 7, PUT))
-            << "address + length wraps to the region start";
+        << "address + length wraps to the region start";
     EXPECT_FALSE(granted(key, address, UINT64_MAX, PUT));
     EXPECT_FALSE(granted(key, (uintptr_t)buf, UINT64_MAX, PUT));
     EXPECT_FALSE(granted(key, UINT64_MAX, 1, PUT));
@@ -279,14 +277,13 @@ TEST_P(ib_md_access, refused_with_an_unknown_rkey)
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
     uint32_t key = rkey(memh);
 
-    for (uint32_t other : {~key, key ^ 0x1u, key ^ 0x100u, key + 0x100u,
-                           0u, UINT32_MAX}) {
+    for (uint32_t other :
+         {~key, key ^ 0x1u, key ^ 0x100u, key + 0x100u, 0u, UINT32_MAX}) {
         if (other == key) {
             continue;
         }
         EXPECT_FALSE(granted(other, buf, 8, PUT))
-                << "rkey 0x" << std::hex << other << " (live 0x" << key
-                << ")";
+            << "rkey 0x" << std::hex << other << " (live 0x" << key << ")";
     }
     EXPECT_TRUE(granted(key, buf, 8, PUT));
     EXPECT_TRUE(lock_free());
@@ -373,12 +370,12 @@ TEST_P(ib_md_access, cached_region_refused_after_unmap)
     }
 
     const size_t length = 4 * m_page;
-    char *buf = (char*)mmap(NULL, length, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(MAP_FAILED, (void*)buf);
+    char *buf           = (char *)mmap(NULL, length, PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void *)buf);
     uct_mem_h memh = reg(buf, length, UCT_MD_MEM_ACCESS_ALL);
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
-    uint32_t key = rkey(memh);
+    uint32_t key         = rkey(memh);
     unsigned long deregs = num_dereg();
 
     EXPECT_EQ(UCS_OK, uct_md_mem_dereg(m_md, memh));
@@ -400,14 +397,14 @@ TEST_P(ib_md_access, allocated_memory_granted)
     params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
                         UCT_MEM_ALLOC_PARAM_FIELD_MDS |
                         UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags      = UCT_MD_MEM_ACCESS_ALL;
-    params.mds.mds    = &m_md;
-    params.mds.count  = 1;
-    params.name       = "ib_md_access test";
+    params.flags     = UCT_MD_MEM_ACCESS_ALL;
+    params.mds.mds   = &m_md;
+    params.mds.count = 1;
+    params.name      = "ib_md_access test";
     ASSERT_EQ(UCS_OK, uct_mem_alloc(10000, &method, 1, &params, &mem));
     ASSERT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
     uint32_t key = rkey(mem.memh);
-    char *buf    = (char*)mem.address;
+    char *buf    = (char *)mem.address;
 
     EXPECT_TRUE(granted(key, buf, mem.length, PUT));
     EXPECT_TRUE(granted(key, buf + 5000, 5000, GET));
@@ -431,8 +428,8 @@ TEST_P(ib_md_access, many_regions)
 
     /* every other page, so that cache regions do not merge */
     for (size_t i = 0; i < count; ++i) {
-        uct_mem_h memh = reg(area + 2 * i * m_page, m_page,
-                             UCT_MD_MEM_ACCESS_ALL);
+        uct_mem_h memh =
+            reg(area + 2 * i * m_page, m_page, UCT_MD_MEM_ACCESS_ALL);
         ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL) << i;
         memhs.push_back(memh);
         keys.push_back(rkey(memh));
@@ -471,17 +468,17 @@ TEST_P(ib_md_access, dereg_waits_for_access_end)
     ASSERT_TRUE(buf != NULL);
     uct_mem_h memh = reg(buf, m_page, UCT_MD_MEM_ACCESS_ALL);
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
-    uint32_t key = rkey(memh);
+    uint32_t key         = rkey(memh);
     unsigned long deregs = num_dereg();
 
-    ASSERT_EQ(UCS_OK, uct_ib_md_access_begin(md(), key, (uintptr_t)buf,
-                                             m_page, PUT));
+    ASSERT_EQ(UCS_OK,
+              uct_ib_md_access_begin(md(), key, (uintptr_t)buf, m_page, PUT));
     memset(buf, 'a', m_page); /* the copy of a PUT */
 
     std::atomic<bool> started(false), returned(false);
     ucs_status_t dereg_status = UCS_ERR_NO_PROGRESS;
     std::thread deregistrar([&]() {
-        started = true;
+        started      = true;
         dereg_status = uct_md_mem_dereg(m_md, memh);
         returned     = true;
     });
@@ -510,7 +507,7 @@ TEST_P(ib_md_access, registrations_race_with_accesses)
     const size_t per_thread = 150;
     char *area              = map(4 * per_thread + 2);
     ASSERT_TRUE(area != NULL);
-    char *fixed = area + 4 * per_thread * m_page;
+    char *fixed          = area + 4 * per_thread * m_page;
     uct_mem_h fixed_memh = reg(fixed, m_page, UCT_MD_MEM_ACCESS_ALL);
     ASSERT_TRUE(fixed_memh != UCT_MEM_HANDLE_NULL);
     uint32_t fixed_key = rkey(fixed_memh);
@@ -576,12 +573,10 @@ TEST_P(ib_md_access, accesses_are_shared)
     ASSERT_TRUE(memh != UCT_MEM_HANDLE_NULL);
     uint32_t key = rkey(memh);
 
-    ASSERT_EQ(UCS_OK, uct_ib_md_access_begin(md(), key, (uintptr_t)buf, 8,
-                                             PUT));
+    ASSERT_EQ(UCS_OK,
+              uct_ib_md_access_begin(md(), key, (uintptr_t)buf, 8, PUT));
     bool other = false;
-    std::thread reader([&]() {
-        other = granted(key, buf + 8, 8, GET);
-    });
+    std::thread reader([&]() { other = granted(key, buf + 8, 8, GET); });
     reader.join();
     EXPECT_TRUE(other);
     uct_ib_md_access_end(md());
@@ -591,6 +586,6 @@ TEST_P(ib_md_access, accesses_are_shared)
 
 INSTANTIATE_TEST_SUITE_P(, ib_md_access, testing::Values("n", "yes"),
                          [](const testing::TestParamInfo<std::string> &info) {
-                             return (info.param == "n") ? "rcache_off" :
-                                                          "rcache_on";
+                             return (info.param == "n") ? "rcache_off"
+                                                        : "rcache_on";
                          });

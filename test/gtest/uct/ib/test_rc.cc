@@ -36,8 +36,8 @@ const uint8_t AM_ID = 7;
 double now_sec()
 {
     return std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 uct_rc_iface_t *rc_iface_of(const uct_test::entity &e)
@@ -56,7 +56,7 @@ unsigned mpool_free_count(const ucs_mpool_t *mp)
     unsigned count = 0;
 
     for (ucs_mpool_elem_t *elem = mp->freelist; elem != NULL;
-         elem = elem->next) {
+         elem                   = elem->next) {
         ++count;
     }
     return count;
@@ -98,23 +98,22 @@ struct err_log {
 
 ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status)
 {
-    static_cast<err_log*>(arg)->calls.emplace_back(ep, status);
+    static_cast<err_log *>(arg)->calls.emplace_back(ep, status);
     return UCS_OK;
 }
 
 /* A pending request that sends an am_short carrying @a value */
 struct pending_send {
-    uct_pending_req_t     uct; /* keep first */
-    uct_ep_h              ep;
-    uint64_t              value;
+    uct_pending_req_t uct; /* keep first */
+    uct_ep_h ep;
+    uint64_t value;
     std::vector<uint64_t> *order;
 };
 
 ucs_status_t pending_send_cb(uct_pending_req_t *self)
 {
-    pending_send *req   = reinterpret_cast<pending_send*>(self);
-    ucs_status_t status = uct_ep_am_short(req->ep, AM_ID, req->value, NULL,
-                                          0);
+    pending_send *req   = reinterpret_cast<pending_send *>(self);
+    ucs_status_t status = uct_ep_am_short(req->ep, AM_ID, req->value, NULL, 0);
     if (status == UCS_OK) {
         req->order->push_back(req->value);
     }
@@ -123,10 +122,10 @@ ucs_status_t pending_send_cb(uct_pending_req_t *self)
 
 /* A completion that records the order completions ran in */
 struct order_comp {
-    uct_completion_t      uct; /* keep first */
-    unsigned              index;
-    unsigned              calls;
-    ucs_status_t          status;
+    uct_completion_t uct; /* keep first */
+    unsigned index;
+    unsigned calls;
+    ucs_status_t status;
     std::vector<unsigned> *order;
 
     void init(unsigned i, std::vector<unsigned> *o)
@@ -142,7 +141,7 @@ struct order_comp {
 
     static void cb(uct_completion_t *self)
     {
-        order_comp *comp = reinterpret_cast<order_comp*>(self);
+        order_comp *comp = reinterpret_cast<order_comp *>(self);
         ++comp->calls;
         comp->status = self->status;
         comp->order->push_back(comp->index);
@@ -153,7 +152,7 @@ struct order_comp {
 struct bcopy_msg {
     uint32_t sender;
     uint32_t seq;
-    char     fill[96];
+    char fill[96];
 };
 
 size_t pack_bcopy_msg(void *dest, void *arg)
@@ -164,12 +163,12 @@ size_t pack_bcopy_msg(void *dest, void *arg)
 
 struct pattern_arg {
     uint64_t seed;
-    size_t   length;
+    size_t length;
 };
 
 size_t pack_pattern(void *dest, void *arg)
 {
-    pattern_arg *p = static_cast<pattern_arg*>(arg);
+    pattern_arg *p = static_cast<pattern_arg *>(arg);
     uct_test::mapped_buffer::pattern_fill(dest, p->length, p->seed);
     return p->length;
 }
@@ -216,8 +215,7 @@ int peer_process_main(int fd)
         (uct_md_query(md, &md_attr) != UCS_OK) ||
         (ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) !=
          UCS_OK) ||
-        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) !=
-         UCS_OK) ||
+        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) != UCS_OK) ||
         (uct_md_iface_config_read(md, UCT_RC_VERBS_NAME, NULL, NULL,
                                   &iface_config) != UCS_OK)) {
         return 3;
@@ -230,10 +228,8 @@ int peer_process_main(int fd)
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = UCT_RC_VERBS_NAME;
     params.mode.device.dev_name = dev_name;
-    params.features             = UCT_IFACE_FEATURE_AM |
-                                  UCT_IFACE_FEATURE_PUT;
-    if ((uct_iface_open(md, worker, &params, iface_config, &iface) !=
-         UCS_OK) ||
+    params.features             = UCT_IFACE_FEATURE_AM | UCT_IFACE_FEATURE_PUT;
+    if ((uct_iface_open(md, worker, &params, iface_config, &iface) != UCS_OK) ||
         (uct_iface_query(iface, &attr) != UCS_OK)) {
         return 4;
     }
@@ -241,7 +237,7 @@ int peer_process_main(int fd)
 
     std::vector<char> dev_addr(attr.device_addr_len);
     std::vector<char> ep_addr[2];
-    uct_iface_get_device_address(iface, (uct_device_addr_t*)dev_addr.data());
+    uct_iface_get_device_address(iface, (uct_device_addr_t *)dev_addr.data());
     for (int i = 0; i < 2; ++i) {
         uct_ep_params_t ep_params;
         memset(&ep_params, 0, sizeof(ep_params));
@@ -249,7 +245,7 @@ int peer_process_main(int fd)
         ep_params.iface      = iface;
         ep_addr[i].resize(attr.ep_addr_len);
         if ((uct_ep_create(&ep_params, &eps[i]) != UCS_OK) ||
-            (uct_ep_get_address(eps[i], (uct_ep_addr_t*)ep_addr[i].data()) !=
+            (uct_ep_get_address(eps[i], (uct_ep_addr_t *)ep_addr[i].data()) !=
              UCS_OK)) {
             return 5;
         }
@@ -277,10 +273,9 @@ int peer_process_main(int fd)
         return 7;
     }
     for (int i = 0; i < 2; ++i) {
-        if (uct_ep_connect_to_ep(eps[i],
-                                 (const uct_device_addr_t*)peer_dev.data(),
-                                 (const uct_ep_addr_t*)peer_ep[i].data()) !=
-            UCS_OK) {
+        if (uct_ep_connect_to_ep(
+                eps[i], (const uct_device_addr_t *)peer_dev.data(),
+                (const uct_ep_addr_t *)peer_ep[i].data()) != UCS_OK) {
             return 8;
         }
     }
@@ -328,9 +323,9 @@ protected:
         uct_test::TearDown();
     }
 
-    entity_params params(
-            const std::vector<std::pair<std::string, std::string>> &config = {},
-            bool err_handler = false)
+    entity_params
+    params(const std::vector<std::pair<std::string, std::string>> &config = {},
+           bool err_handler = false)
     {
         entity_params p;
         p.config = config;
@@ -354,8 +349,8 @@ protected:
         uct_ep_h ep;
 
         memset(&p, 0, sizeof(p));
-        p.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-        p.iface      = e.iface();
+        p.field_mask        = UCT_EP_PARAM_FIELD_IFACE;
+        p.iface             = e.iface();
         ucs_status_t status = uct_ep_create(&p, &ep);
         if (status != UCS_OK) {
             throw std::runtime_error(std::string("uct_ep_create: ") +
@@ -376,15 +371,15 @@ protected:
     static std::vector<char> ep_address(uct_ep_h ep)
     {
         std::vector<char> addr(sizeof(uct_rc_ep_addr_t));
-        EXPECT_EQ(UCS_OK, uct_ep_get_address(ep, (uct_ep_addr_t*)addr.data()));
+        EXPECT_EQ(UCS_OK, uct_ep_get_address(ep, (uct_ep_addr_t *)addr.data()));
         return addr;
     }
 
     static ucs_status_t connect(uct_ep_h ep, const std::vector<char> &dev,
                                 const std::vector<char> &addr)
     {
-        return uct_ep_connect_to_ep(ep, (const uct_device_addr_t*)dev.data(),
-                                    (const uct_ep_addr_t*)addr.data());
+        return uct_ep_connect_to_ep(ep, (const uct_device_addr_t *)dev.data(),
+                                    (const uct_ep_addr_t *)addr.data());
     }
 
     /* Progress @a e alone for @a msec */
@@ -401,10 +396,8 @@ protected:
     bool send_short(uct_ep_h ep, uint64_t value)
     {
         ssize_t ret = retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL, 0);
-                },
-                "uct_ep_am_short");
+            [&] { return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL, 0); },
+            "uct_ep_am_short");
         EXPECT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
         return ret == UCS_OK;
     }
@@ -441,7 +434,7 @@ protected:
 
     void many_senders(unsigned rx_queue_len, bool stall_receiver);
 
-    err_log               m_errs;
+    err_log m_errs;
     std::vector<uct_ep_h> m_raw_eps;
 };
 
@@ -535,15 +528,15 @@ TEST_P(uct_rc, grants_ride_on_reverse_traffic)
     entity *b   = create_entity(p);
     uct_ep_h ab = a->connect_to(*b);
     ASSERT_TRUE(ab != NULL);
-    uct_ep_h ba      = newest_ep(*b);
-    am_recorder &ra  = install_recorder(*a, AM_ID);
-    am_recorder &rb  = install_recorder(*b, AM_ID);
+    uct_ep_h ba     = newest_ep(*b);
+    am_recorder &ra = install_recorder(*a, AM_ID);
+    am_recorder &rb = install_recorder(*b, AM_ID);
 
     /* one way */
     for (unsigned i = 0; i < N; ++i) {
         ASSERT_TRUE(send_short(ab, i));
-        ASSERT_TRUE(wait_for([&] { return rb.count() == i + 1; },
-                             "one-way message"));
+        ASSERT_TRUE(
+            wait_for([&] { return rb.count() == i + 1; }, "one-way message"));
     }
     wait_for([&] { return rc_ep_of(ab)->fc_credits == (int)WND; },
              "one-way credits");
@@ -555,15 +548,14 @@ TEST_P(uct_rc, grants_ride_on_reverse_traffic)
     for (unsigned i = 0; i < N; ++i) {
         ASSERT_TRUE(send_short(ab, N + i));
         ASSERT_TRUE(send_short(ba, i));
-        ASSERT_TRUE(wait_for([&] { return (rb.count() == N + i + 1) &&
-                                          (ra.count() == i + 1); },
-                             "two-way messages"));
+        ASSERT_TRUE(wait_for(
+            [&] { return (rb.count() == N + i + 1) && (ra.count() == i + 1); },
+            "two-way messages"));
     }
     unsigned grants_ab = (uint16_t)(rc_ep_of(ab)->tx_sn - base_ab) - N;
     unsigned grants_ba = (uint16_t)(rc_ep_of(ba)->tx_sn - base_ba) - N;
     std::cout << "[ INFO     ] explicit grants: one way " << one_way_grants
-              << ", two ways " << grants_ab << " + " << grants_ba
-              << std::endl;
+              << ", two ways " << grants_ab << " + " << grants_ba << std::endl;
     EXPECT_EQ(0u, grants_ab + grants_ba);
     EXPECT_EQ(iota(N), headers(ra));
     EXPECT_EQ(iota(2 * N), headers(rb));
@@ -598,18 +590,17 @@ TEST_P(uct_rc, srq_refilled_by_progress)
     EXPECT_EQ(iota(N), headers(rec));
     EXPECT_EQ(QUEUE_LEN, iface->rx.target);
     EXPECT_GE(iface->rx.posted, iface->rx.target - iface->rx.target / 4)
-            << "the receive queue was not refilled";
+        << "the receive queue was not refilled";
 }
 
 void uct_rc::many_senders(unsigned rx_queue_len, bool stall_receiver)
 {
     const unsigned NUM_SENDERS = 8, PER_SENDER = stall_receiver ? 64 : 96;
-    auto p           = params({{"IB_RX_QUEUE_LEN",
-                                std::to_string(rx_queue_len)}}, true);
-    entity *receiver = create_entity(p);
-    am_recorder &rec = install_recorder(*receiver, AM_ID);
+    auto p = params({{"IB_RX_QUEUE_LEN", std::to_string(rx_queue_len)}}, true);
+    entity *receiver      = create_entity(p);
+    am_recorder &rec      = install_recorder(*receiver, AM_ID);
     uct_rc_iface_t *iface = rc_iface_of(*receiver);
-    std::vector<entity*> senders;
+    std::vector<entity *> senders;
     std::vector<uct_ep_h> eps;
     std::vector<unsigned> seq(NUM_SENDERS, 0);
 
@@ -623,15 +614,15 @@ void uct_rc::many_senders(unsigned rx_queue_len, bool stall_receiver)
     auto try_send = [&](unsigned s) {
         bcopy_msg msg;
         memset(&msg, 0, sizeof(msg));
-        msg.sender = s;
-        msg.seq    = seq[s];
+        msg.sender  = s;
+        msg.seq     = seq[s];
         ssize_t ret = uct_ep_am_bcopy(eps[s], AM_ID, pack_bcopy_msg, &msg, 0);
         if (ret >= 0) {
             ++seq[s];
             return true;
         }
         EXPECT_EQ(UCS_ERR_NO_RESOURCE, ret)
-                << ucs_status_string((ucs_status_t)ret);
+            << ucs_status_string((ucs_status_t)ret);
         return false;
     };
 
@@ -651,14 +642,16 @@ void uct_rc::many_senders(unsigned rx_queue_len, bool stall_receiver)
         EXPECT_TRUE(iface->rx.low) << "no SRQ limit event";
     }
 
-    wait_for([&] {
-        for (unsigned s = 0; s < NUM_SENDERS; ++s) {
-            if (seq[s] < PER_SENDER) {
-                try_send(s);
+    wait_for(
+        [&] {
+            for (unsigned s = 0; s < NUM_SENDERS; ++s) {
+                if (seq[s] < PER_SENDER) {
+                    try_send(s);
+                }
             }
-        }
-        return rec.count() == NUM_SENDERS * PER_SENDER;
-    }, "every message", 60);
+            return rec.count() == NUM_SENDERS * PER_SENDER;
+        },
+        "every message", 60);
     progress_for(50);
 
     std::vector<uint32_t> next(NUM_SENDERS, 0);
@@ -673,12 +666,12 @@ void uct_rc::many_senders(unsigned rx_queue_len, bool stall_receiver)
         next[m.sender] = m.seq + 1;
     }
     EXPECT_TRUE(m_errs.calls.empty());
-    std::cout << "[ INFO     ] receive queue fill " << initial_target
-              << " -> " << iface->rx.target << " (RX_QUEUE_LEN "
-              << rx_queue_len << ")" << std::endl;
+    std::cout << "[ INFO     ] receive queue fill " << initial_target << " -> "
+              << iface->rx.target << " (RX_QUEUE_LEN " << rx_queue_len << ")"
+              << std::endl;
     if (stall_receiver) {
         EXPECT_GT(iface->rx.target, initial_target)
-                << "the fill level did not grow after the limit event";
+            << "the fill level did not grow after the limit event";
     }
 }
 
@@ -707,21 +700,20 @@ TEST_P(uct_rc, moderation_retires_everything)
     const unsigned MODERATION = 16, N = 300;
     entity *receiver = create_entity();
     entity *sender   = create_entity(
-            params({{"TX_CQ_MODERATION",
-                     std::to_string(MODERATION)}}));
+          params({{"TX_CQ_MODERATION", std::to_string(MODERATION)}}));
     uct_ep_h ep = sender->connect_to(*receiver);
     ASSERT_TRUE(ep != NULL);
     am_recorder &rec      = install_recorder(*receiver, AM_ID);
     uct_rc_iface_t *iface = rc_iface_of(*sender);
     uct_rc_ep_t *rep      = rc_ep_of(ep);
     std::unique_ptr<mapped_buffer> sbuf_p(new mapped_buffer(256, *sender));
-    std::unique_ptr<mapped_buffer> rbuf_p(new mapped_buffer(256 * N,
-                                                            *receiver));
+    std::unique_ptr<mapped_buffer> rbuf_p(
+        new mapped_buffer(256 * N, *receiver));
     mapped_buffer &sbuf = *sbuf_p, &rbuf = *rbuf_p;
 
     ASSERT_EQ(MODERATION, iface->config.tx_moderation);
-    int initial_cq       = iface->cq_available;
-    int initial_slots    = rep->tx_available;
+    int initial_cq    = iface->cq_available;
+    int initial_slots = rep->tx_available;
     EXPECT_EQ((int)iface->super.cq_len[UCT_IB_DIR_TX] - 1, initial_cq);
     EXPECT_EQ((int)iface->config.tx_queue_len - 1, initial_slots);
 
@@ -735,18 +727,22 @@ TEST_P(uct_rc, moderation_retires_everything)
             order_comp &c = comps[num_zcopy];
             c.init(num_zcopy, &order);
             uct_iov_t iov = sbuf.iov(0, sbuf.length());
-            ret = retry_no_resource([&] {
-                return (ssize_t)uct_ep_put_zcopy(
-                        ep, &iov, 1, rbuf.addr() + 256 * num_zcopy,
-                        rbuf.rkey(), &c.uct);
-            }, "put_zcopy");
+            ret           = retry_no_resource(
+                [&] {
+                    return (ssize_t)uct_ep_put_zcopy(
+                                  ep, &iov, 1, rbuf.addr() + 256 * num_zcopy, rbuf.rkey(),
+                                  &c.uct);
+                },
+                "put_zcopy");
             EXPECT_EQ(UCS_INPROGRESS, ret);
             ++num_zcopy;
         } else {
             pattern_arg arg = {num_am, 200};
-            ret = retry_no_resource([&] {
-                return uct_ep_am_bcopy(ep, AM_ID, pack_pattern, &arg, 0);
-            }, "am_bcopy");
+            ret             = retry_no_resource(
+                [&] {
+                    return uct_ep_am_bcopy(ep, AM_ID, pack_pattern, &arg, 0);
+                },
+                "am_bcopy");
             EXPECT_EQ(200, ret);
             ++num_am;
         }
@@ -771,13 +767,13 @@ TEST_P(uct_rc, moderation_retires_everything)
     wait_for([&] { return rec.count() == num_am; }, "every message");
     for (unsigned i = 0; i < num_am; ++i) {
         EXPECT_EQ(200u, rec.at(i).data.size());
-        EXPECT_EQ(200u, mapped_buffer::pattern_mismatch(
-                                rec.at(i).data.data(), 200, i))
-                << "message " << i;
+        EXPECT_EQ(200u, mapped_buffer::pattern_mismatch(rec.at(i).data.data(),
+                                                        200, i))
+            << "message " << i;
     }
     for (unsigned i = 0; i < num_zcopy; ++i) {
-        EXPECT_EQ(256u, mapped_buffer::pattern_mismatch(
-                                rbuf.cptr() + 256 * i, 256, 1));
+        EXPECT_EQ(256u, mapped_buffer::pattern_mismatch(rbuf.cptr() + 256 * i,
+                                                        256, 1));
     }
 
     /* the send descriptor pool is checked for leaks when the iface
@@ -797,8 +793,8 @@ TEST_P(uct_rc, moderation_retires_everything)
  * connects to a real peer afterwards */
 TEST_P(uct_rc, connect_bad_input)
 {
-    entity *a = create_entity();
-    entity *b = create_entity();
+    entity *a   = create_entity();
+    entity *b   = create_entity();
     uct_ep_h ea = raw_ep(*a), eb = raw_ep(*b);
     std::vector<char> addr_a = ep_address(ea), addr_b = ep_address(eb);
     const std::vector<char> &dev_b = b->dev_addr();
@@ -807,10 +803,10 @@ TEST_P(uct_rc, connect_bad_input)
 
     struct bad_case {
         const char *what;
-        uint32_t   qpn;
-        uint16_t   wnd;
+        uint32_t qpn;
+        uint16_t wnd;
     };
-    uint32_t good_qpn = rc_ep_of(eb)->qp->qp_num;
+    uint32_t good_qpn      = rc_ep_of(eb)->qp->qp_num;
     const bad_case cases[] = {
         {"qpn 0, window 0", 0, 0},
         {"qpn 0", 0, 64},
@@ -820,18 +816,18 @@ TEST_P(uct_rc, connect_bad_input)
     };
     for (const bad_case &c : cases) {
         uct_rc_ep_addr_t bad = good;
-        bad.qp_num[0] = (uint8_t)c.qpn;
-        bad.qp_num[1] = (uint8_t)(c.qpn >> 8);
-        bad.qp_num[2] = (uint8_t)(c.qpn >> 16);
+        bad.qp_num[0]        = (uint8_t)c.qpn;
+        bad.qp_num[1]        = (uint8_t)(c.qpn >> 8);
+        bad.qp_num[2]        = (uint8_t)(c.qpn >> 16);
         memcpy(&bad.fc_wnd, &c.wnd, sizeof(c.wnd));
 
         ucs::scoped_log_capture cap;
         size_t before = cap.messages().size();
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   uct_ep_connect_to_ep(ea,
-                                       (const uct_device_addr_t*)dev_b.data(),
-                                       (const uct_ep_addr_t*)&bad))
-                << c.what;
+                                       (const uct_device_addr_t *)dev_b.data(),
+                                       (const uct_ep_addr_t *)&bad))
+            << c.what;
         EXPECT_EQ(1u, cap.messages().size() - before) << c.what;
     }
 
@@ -844,16 +840,14 @@ TEST_P(uct_rc, connect_bad_input)
     ib_addr.gid[0]   = 0xfe;
     ib_addr.gid[1]   = 0x80;
     ib_addr.gid[15]  = 1;
-    EXPECT_FALSE(uct_iface_is_reachable(a->iface(),
-                                        (const uct_device_addr_t*)&ib_addr,
-                                        NULL));
+    EXPECT_FALSE(uct_iface_is_reachable(
+        a->iface(), (const uct_device_addr_t *)&ib_addr, NULL));
     {
         ucs::scoped_log_capture cap;
         size_t before = cap.messages().size();
         EXPECT_EQ(UCS_ERR_UNREACHABLE,
-                  uct_ep_connect_to_ep(ea,
-                                       (const uct_device_addr_t*)&ib_addr,
-                                       (const uct_ep_addr_t*)&good));
+                  uct_ep_connect_to_ep(ea, (const uct_device_addr_t *)&ib_addr,
+                                       (const uct_ep_addr_t *)&good));
         EXPECT_EQ(1u, cap.messages().size() - before);
     }
     EXPECT_FALSE(rc_ep_of(ea)->flags & UCT_RC_EP_FLAG_CONNECTED);
@@ -873,17 +867,16 @@ TEST_P(uct_rc, connect_bad_input)
  * Timeouts are short: 4.096 us * 2^16 (268 ms) and two retries. */
 TEST_P(uct_rc, connect_to_stale_qp)
 {
-    auto pa     = params({{"RC_TIMEOUT", "0.2s"}, {"RC_RETRY_COUNT", "2"}},
-                         true);
-    entity *a   = create_entity(pa);
-    entity *b   = create_entity();
-    entity *c   = create_entity();
+    auto pa   = params({{"RC_TIMEOUT", "0.2s"}, {"RC_RETRY_COUNT", "2"}}, true);
+    entity *a = create_entity(pa);
+    entity *b = create_entity();
+    entity *c = create_entity();
     uct_ep_h ac = a->connect_to(*c);
     ASSERT_TRUE(ac != NULL);
     am_recorder &rc_rec = install_recorder(*c, AM_ID);
     EXPECT_EQ(16, rc_iface_of(*a)->config.timeout);
 
-    uct_ep_h eb = raw_ep(*b);
+    uct_ep_h eb             = raw_ep(*b);
     std::vector<char> stale = ep_address(eb);
     destroy_raw_ep(eb);
 
@@ -910,7 +903,7 @@ TEST_P(uct_rc, connect_to_stale_qp)
     ucs_status_t status = m_errs.status(ea);
     EXPECT_TRUE((status == UCS_ERR_ENDPOINT_TIMEOUT) ||
                 (status == UCS_ERR_CONNECTION_RESET))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
     EXPECT_EQ(1u, comp.calls);
     EXPECT_NE(UCS_OK, comp.status);
 
@@ -955,7 +948,7 @@ TEST_P(uct_rc, device_fatal_event_fails_the_eps)
     {
         ucs::scoped_log_capture cap;
         uct_ib_device_handle_async_event(
-                uct_ib_iface_device(&rc_iface_of(*a)->super), &event);
+            uct_ib_iface_device(&rc_iface_of(*a)->super), &event);
         wait_for([&] { return m_errs.count(ac) > 0; }, "the error handler");
         progress_for(50);
     }
@@ -990,13 +983,13 @@ TEST_P(uct_rc, peer_process_killed)
     /* the peer process */
     ib_peer::process peer;
     std::string error;
-    ASSERT_TRUE(ib_peer::start(PEER_FD_ENV,
-                               {"OPENUCT_RC_PEER_COMPONENT=" +
-                                        res().component_name,
-                                "OPENUCT_RC_PEER_MD=" + res().md_name,
-                                "OPENUCT_RC_PEER_DEV=" + res().dev_name},
-                               peer, error))
-            << "cannot start the peer process: " << error;
+    ASSERT_TRUE(
+        ib_peer::start(PEER_FD_ENV,
+                       {"OPENUCT_RC_PEER_COMPONENT=" + res().component_name,
+                        "OPENUCT_RC_PEER_MD=" + res().md_name,
+                        "OPENUCT_RC_PEER_DEV=" + res().dev_name},
+                       peer, error))
+        << "cannot start the peer process: " << error;
     int sock = peer.sock;
 
     std::vector<char> peer_dev, peer_ep[2], peer_rkey, peer_addr, ready;
@@ -1013,8 +1006,8 @@ TEST_P(uct_rc, peer_process_killed)
     uct_ep_h ep_busy = raw_ep(*a), ep_idle = raw_ep(*a);
     std::vector<char> addr_busy = ep_address(ep_busy);
     std::vector<char> addr_idle = ep_address(ep_idle);
-    ok = fd_write_blob(sock, a->dev_addr().data(),
-                       (uint32_t)a->dev_addr().size()) &&
+    ok                          = fd_write_blob(sock, a->dev_addr().data(),
+                                                (uint32_t)a->dev_addr().size()) &&
          fd_write_blob(sock, addr_busy.data(), (uint32_t)addr_busy.size()) &&
          fd_write_blob(sock, addr_idle.data(), (uint32_t)addr_idle.size()) &&
          (connect(ep_busy, peer_dev, peer_ep[0]) == UCS_OK) &&
@@ -1028,8 +1021,7 @@ TEST_P(uct_rc, peer_process_killed)
     uct_rkey_bundle_t rkey;
     uint64_t remote_addr;
     memcpy(&remote_addr, peer_addr.data(), sizeof(remote_addr));
-    ASSERT_EQ(UCS_OK, uct_rkey_unpack(a->component(), peer_rkey.data(),
-                                      &rkey));
+    ASSERT_EQ(UCS_OK, uct_rkey_unpack(a->component(), peer_rkey.data(), &rkey));
     std::unique_ptr<mapped_buffer> sbuf(new mapped_buffer(1024, *a));
     sbuf->pattern_fill(3);
     uct_iov_t iov = sbuf->iov(0, sbuf->length());
@@ -1039,9 +1031,9 @@ TEST_P(uct_rc, peer_process_killed)
         std::vector<unsigned> order;
         order_comp c;
         c.init(0, &order);
-        EXPECT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(ep_busy, &iov, 1,
-                                                   remote_addr, rkey.rkey,
-                                                   &c.uct));
+        EXPECT_EQ(
+            UCS_INPROGRESS,
+            uct_ep_put_zcopy(ep_busy, &iov, 1, remote_addr, rkey.rkey, &c.uct));
         EXPECT_EQ(UCS_OK, uct_ep_am_short(ep_busy, AM_ID, 0, NULL, 0));
         wait_for([&] { return c.calls == 1; }, "a PUT to the live peer");
         EXPECT_EQ(UCS_OK, c.status);
@@ -1077,12 +1069,12 @@ TEST_P(uct_rc, peer_process_killed)
     for (unsigned i = 0; i <= NUM_PUTS; ++i) {
         EXPECT_EQ(1u, comps[i].calls) << i;
         EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comps[i].status)
-                << i << ": " << ucs_status_string(comps[i].status);
+            << i << ": " << ucs_status_string(comps[i].status);
     }
     EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order);
     EXPECT_EQ(1u, m_errs.count(ep_busy));
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_errs.status(ep_busy))
-            << ucs_status_string(m_errs.status(ep_busy));
+        << ucs_status_string(m_errs.status(ep_busy));
     EXPECT_EQ(0u, m_errs.count(ep_idle));
 
     /* the idle ep learns of it when checked */
@@ -1126,10 +1118,9 @@ TEST_P(uct_rc, peer_process_killed)
 TEST_P(uct_rc, thousand_endpoints)
 {
     const unsigned N = ucs::test_scale(1000);
-    auto p           = params({{"IB_TX_QUEUE_LEN", "31"},
-                               {"IB_TX_CQ_LEN", "511"}});
-    entity *a        = create_entity(p);
-    entity *b        = create_entity(p);
+    auto p    = params({{"IB_TX_QUEUE_LEN", "31"}, {"IB_TX_CQ_LEN", "511"}});
+    entity *a = create_entity(p);
+    entity *b = create_entity(p);
     am_recorder &rec = install_recorder(*b, AM_ID);
     std::vector<uct_ep_h> eps;
 
@@ -1166,7 +1157,7 @@ TEST_P(uct_rc, thousand_endpoints)
     /* removing every other ep keeps the rest findable (a removal moves
      * the entries after it back) */
     std::vector<uct_ep_h> a_eps = a->eps();
-    t0 = now_sec();
+    t0                          = now_sec();
     for (size_t k = 0; k < a_eps.size(); k += 2) {
         a->destroy_ep(a_eps[k]);
     }
@@ -1190,8 +1181,8 @@ TEST_P(uct_rc, thousand_endpoints)
     std::cout << "[ INFO     ] " << N << " ep pairs: connect " << t_connect
               << " s, send+flush " << t_send << " s, destroy " << t_destroy
               << " s, close " << t_close << " s; heap per ep pair "
-              << (ssize_t)(heap_after - heap_before) / (ssize_t)N
-              << " bytes" << std::endl;
+              << (ssize_t)(heap_after - heap_before) / (ssize_t)N << " bytes"
+              << std::endl;
 }
 
 /* ------------------------------------------------------------------------
@@ -1216,9 +1207,9 @@ bool fd_readable(int fd, int msec)
 TEST_P(uct_rc, solicited_event_rule)
 {
     const unsigned ITERS = 20;
-    entity *receiver = create_entity();
-    entity *sender   = create_entity();
-    uct_ep_h ep      = sender->connect_to(*receiver);
+    entity *receiver     = create_entity();
+    entity *sender       = create_entity();
+    uct_ep_h ep          = sender->connect_to(*receiver);
     ASSERT_TRUE(ep != NULL);
     am_recorder &rec = install_recorder(*receiver, AM_ID);
     mapped_buffer rbuf(sizeof(uint64_t), *receiver);
@@ -1259,7 +1250,7 @@ TEST_P(uct_rc, solicited_event_rule)
         ASSERT_EQ(UCS_OK, uct_ep_put_short(ep, &value, sizeof(value),
                                            rbuf.addr(), rbuf.rkey()));
         sender_flush();
-        EXPECT_EQ(value, *(volatile uint64_t*)rbuf.ptr());
+        EXPECT_EQ(value, *(volatile uint64_t *)rbuf.ptr());
         EXPECT_FALSE(fd_readable(rfd, 50)) << "a PUT woke the receiver, "
                                            << "iteration " << i;
 
@@ -1286,8 +1277,8 @@ TEST_P(uct_rc, solicited_event_rule)
     mapped_buffer sbuf(sizeof(uint64_t), *sender);
     uct_iov_t iov = sbuf.iov(0, sbuf.length());
     counted_completion comp;
-    ASSERT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(ep, &iov, 1, rbuf.addr(),
-                                               rbuf.rkey(), comp));
+    ASSERT_EQ(UCS_INPROGRESS,
+              uct_ep_put_zcopy(ep, &iov, 1, rbuf.addr(), rbuf.rkey(), comp));
     EXPECT_TRUE(fd_readable(sfd, 5000)) << "a signaled send did not wake "
                                         << "the sender";
     wait_for([&] { return comp.calls == 1; }, "the PUT");
@@ -1306,10 +1297,10 @@ TEST_P(uct_rc, solicited_event_rule)
 TEST_P(uct_rc, flush_cancel_outstanding_zcopy)
 {
     const unsigned RX = 16, NUM_AM = 24, NUM_PUT = 4, N = NUM_AM + NUM_PUT;
-    entity *receiver = create_entity(params({{"IB_RX_QUEUE_LEN",
-                                              std::to_string(RX)}}));
-    entity *sender   = create_entity(params({}, true));
-    uct_ep_h ep      = sender->connect_to(*receiver);
+    entity *receiver =
+        create_entity(params({{"IB_RX_QUEUE_LEN", std::to_string(RX)}}));
+    entity *sender = create_entity(params({}, true));
+    uct_ep_h ep    = sender->connect_to(*receiver);
     ASSERT_TRUE(ep != NULL);
     am_recorder &rec = install_recorder(*receiver, AM_ID);
     mapped_buffer sbuf(4096, *sender), rbuf(4096, *receiver);
@@ -1321,8 +1312,8 @@ TEST_P(uct_rc, flush_cancel_outstanding_zcopy)
         comps[i].init(i, &order);
         ucs_status_t status;
         if (i < NUM_AM) {
-            status = uct_ep_am_zcopy(ep, AM_ID, NULL, 0, &iov, 1, 0,
-                                     &comps[i].uct);
+            status =
+                uct_ep_am_zcopy(ep, AM_ID, NULL, 0, &iov, 1, 0, &comps[i].uct);
         } else {
             status = uct_ep_put_zcopy(ep, &iov, 1, rbuf.addr(), rbuf.rkey(),
                                       &comps[i].uct);
@@ -1402,25 +1393,28 @@ TEST_P(uct_rc, kept_descriptors_aligned_and_returned)
         size_t first = rec.count();
         for (unsigned i = 0; i < PER_ROUND; ++i) {
             pattern_arg arg = {seq++, LENGTH};
-            EXPECT_EQ((ssize_t)LENGTH, retry_no_resource([&] {
-                return uct_ep_am_bcopy(ep, AM_ID, pack_pattern, &arg, 0);
-            }, "am_bcopy"));
+            EXPECT_EQ((ssize_t)LENGTH,
+                      retry_no_resource(
+                          [&] {
+                              return uct_ep_am_bcopy(ep, AM_ID, pack_pattern,
+                                                     &arg, 0);
+                          },
+                          "am_bcopy"));
         }
-        ASSERT_TRUE(wait_for([&] {
-            return rec.count() == first + PER_ROUND;
-        }, "round " + std::to_string(r)));
+        ASSERT_TRUE(wait_for([&] { return rec.count() == first + PER_ROUND; },
+                             "round " + std::to_string(r)));
         progress_for(20);
 
-        std::vector<void*> kept = rec.kept();
+        std::vector<void *> kept = rec.kept();
         ASSERT_EQ(PER_ROUND, kept.size());
         EXPECT_EQ(total, mpool_free_count(&iface->rx_mp) + iface->rx.posted +
-                         PER_ROUND);
+                             PER_ROUND);
         for (unsigned i = 0; i < PER_ROUND; ++i) {
-            const char *data = static_cast<const char*>(kept[i]);
-            EXPECT_EQ(0u, (uintptr_t)data % ALIGN) << (void*)data;
-            EXPECT_EQ(LENGTH, mapped_buffer::pattern_mismatch(
-                                      data, LENGTH, first + i))
-                    << "kept message " << first + i << " changed";
+            const char *data = static_cast<const char *>(kept[i]);
+            EXPECT_EQ(0u, (uintptr_t)data % ALIGN) << (void *)data;
+            EXPECT_EQ(LENGTH,
+                      mapped_buffer::pattern_mismatch(data, LENGTH, first + i))
+                << "kept message " << first + i << " changed";
             for (size_t h = 1; h <= HEADROOM; ++h) {
                 ASSERT_EQ((char)0xcc, data[-(ssize_t)h]);
             }
@@ -1428,7 +1422,7 @@ TEST_P(uct_rc, kept_descriptors_aligned_and_returned)
         rec.release_kept();
         progress_for(20);
         EXPECT_EQ(total, mpool_free_count(&iface->rx_mp) + iface->rx.posted)
-                << "round " << r;
+            << "round " << r;
     }
     EXPECT_GT(ROUNDS * PER_ROUND, total);
 }

@@ -43,8 +43,8 @@ const uint8_t AM_ID = 5;
 double now_sec()
 {
     return std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 uint64_t am_header(const uct_test::am_recorder::message &msg)
@@ -88,13 +88,12 @@ std::string hex(uint32_t value)
 /* Error handler calls of an interface */
 struct err_log {
     std::vector<std::pair<uct_ep_h, ucs_status_t>> calls;
-    std::vector<double>                            times;
+    std::vector<double> times;
 
     size_t count(uct_ep_h ep) const
     {
         return std::count_if(calls.begin(), calls.end(),
-                             [ep](const std::pair<uct_ep_h,
-                                                  ucs_status_t> &c) {
+                             [ep](const std::pair<uct_ep_h, ucs_status_t> &c) {
                                  return c.first == ep;
                              });
     }
@@ -102,7 +101,7 @@ struct err_log {
 
 ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status)
 {
-    err_log *log = static_cast<err_log*>(arg);
+    err_log *log = static_cast<err_log *>(arg);
 
     log->calls.emplace_back(ep, status);
     log->times.push_back(now_sec());
@@ -111,10 +110,10 @@ ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status)
 
 /* A completion that records its calls, their status and their order */
 struct order_comp {
-    uct_completion_t      uct; /* keep first */
-    unsigned              index;
-    unsigned              calls;
-    ucs_status_t          status;
+    uct_completion_t uct; /* keep first */
+    unsigned index;
+    unsigned calls;
+    ucs_status_t status;
     std::vector<unsigned> *order;
 
     void init(unsigned i, std::vector<unsigned> *o)
@@ -130,7 +129,7 @@ struct order_comp {
 
     static void cb(uct_completion_t *self)
     {
-        order_comp *comp = reinterpret_cast<order_comp*>(self);
+        order_comp *comp = reinterpret_cast<order_comp *>(self);
 
         ++comp->calls;
         comp->status = self->status;
@@ -161,8 +160,7 @@ std::vector<uint8_t> ud_packet(uint32_t dest_id, uint8_t type, uint16_t psn,
 }
 
 /* An active message for ep @a dest_id with the 64-bit header @a value */
-std::vector<uint8_t> am_packet(uint32_t dest_id, uint16_t psn,
-                               uint64_t value)
+std::vector<uint8_t> am_packet(uint32_t dest_id, uint16_t psn, uint64_t value)
 {
     return ud_packet(dest_id, AM_ID, psn, 0, &value, sizeof(value));
 }
@@ -214,7 +212,7 @@ bool parse_crep(const std::vector<uint8_t> &pkt, crep_info *info)
  */
 class raw_ud_qp {
 public:
-    static constexpr size_t BUF_SIZE = UCT_UD_GRH_LEN + 4096;
+    static constexpr size_t BUF_SIZE   = UCT_UD_GRH_LEN + 4096;
     static constexpr unsigned NUM_RECV = 16;
 
     raw_ud_qp(const std::string &dev_name, uint8_t port, unsigned gid_index)
@@ -238,11 +236,10 @@ public:
             throw std::runtime_error("cannot open " + dev_name);
         }
         m_pd = ibv_alloc_pd(m_ctx);
-        m_cq = (m_pd != NULL) ? ibv_create_cq(m_ctx, 64, NULL, NULL, 0) :
-                                NULL;
-        m_mr = (m_cq != NULL) ?
-               ibv_reg_mr(m_pd, m_buf.data(), m_buf.size(),
-                          IBV_ACCESS_LOCAL_WRITE) : NULL;
+        m_cq = (m_pd != NULL) ? ibv_create_cq(m_ctx, 64, NULL, NULL, 0) : NULL;
+        m_mr = (m_cq != NULL) ? ibv_reg_mr(m_pd, m_buf.data(), m_buf.size(),
+                                           IBV_ACCESS_LOCAL_WRITE)
+                              : NULL;
         if (m_mr == NULL) {
             cleanup();
             throw std::runtime_error("raw QP resources on " + dev_name);
@@ -257,7 +254,7 @@ public:
         init.cap.max_recv_wr  = NUM_RECV;
         init.cap.max_send_sge = 1;
         init.cap.max_recv_sge = 1;
-        m_qp = ibv_create_qp(m_pd, &init);
+        m_qp                  = ibv_create_qp(m_pd, &init);
         if (m_qp == NULL) {
             cleanup();
             throw std::runtime_error("ibv_create_qp (UD) failed");
@@ -269,12 +266,12 @@ public:
         attr.pkey_index = 0;
         attr.port_num   = m_port;
         attr.qkey       = UCT_UD_QKEY;
-        int ret = ibv_modify_qp(m_qp, &attr, IBV_QP_STATE |
-                                IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                IBV_QP_QKEY);
+        int ret         = ibv_modify_qp(m_qp, &attr,
+                                        IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                            IBV_QP_QKEY);
         if (ret == 0) {
             attr.qp_state = IBV_QPS_RTR;
-            ret = ibv_modify_qp(m_qp, &attr, IBV_QP_STATE);
+            ret           = ibv_modify_qp(m_qp, &attr, IBV_QP_STATE);
         }
         if (ret == 0) {
             attr.qp_state = IBV_QPS_RTS;
@@ -295,7 +292,10 @@ public:
         cleanup();
     }
 
-    uint32_t qp_num() const { return m_qp->qp_num; }
+    uint32_t qp_num() const
+    {
+        return m_qp->qp_num;
+    }
 
     /* Sends @a pkt to QP @a qpn at @a dest, waits for its completion */
     void send(const uct_ib_device_addr_t &dest, uint32_t qpn,
@@ -313,12 +313,12 @@ public:
         sge.length = (uint32_t)pkt.size();
         sge.lkey   = m_mr->lkey;
         memset(&wr, 0, sizeof(wr));
-        wr.wr_id             = SEND_WR_ID;
-        wr.sg_list           = &sge;
-        wr.num_sge           = 1;
-        wr.opcode            = IBV_WR_SEND;
-        wr.send_flags        = IBV_SEND_SIGNALED |
-                               (solicited ? IBV_SEND_SOLICITED : 0);
+        wr.wr_id   = SEND_WR_ID;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode  = IBV_WR_SEND;
+        wr.send_flags =
+            IBV_SEND_SIGNALED | (solicited ? IBV_SEND_SOLICITED : 0);
         wr.wr.ud.ah          = ah(dest);
         wr.wr.ud.remote_qpn  = qpn;
         wr.wr.ud.remote_qkey = UCT_UD_QKEY;
@@ -389,8 +389,7 @@ private:
             if ((wc[i].status == IBV_WC_SUCCESS) &&
                 (wc[i].byte_len >= UCT_UD_GRH_LEN)) {
                 const uint8_t *p = m_buf.data() + idx * BUF_SIZE;
-                m_received.emplace_back(p + UCT_UD_GRH_LEN,
-                                        p + wc[i].byte_len);
+                m_received.emplace_back(p + UCT_UD_GRH_LEN, p + wc[i].byte_len);
             }
             post_recv(idx);
         }
@@ -409,11 +408,11 @@ private:
         uint16_t lid;
         memcpy(&lid, &dest.lid, sizeof(lid));
         memset(&attr, 0, sizeof(attr));
-        attr.dlid               = lid;
-        attr.port_num           = m_port;
-        attr.is_global          = 1;
-        attr.grh.sgid_index     = (uint8_t)m_gid_index;
-        attr.grh.hop_limit      = 64;
+        attr.dlid           = lid;
+        attr.port_num       = m_port;
+        attr.is_global      = 1;
+        attr.grh.sgid_index = (uint8_t)m_gid_index;
+        attr.grh.hop_limit  = 64;
         memcpy(attr.grh.dgid.raw, dest.gid, 16);
         m_ah = ibv_create_ah(m_pd, &attr);
         if (m_ah == NULL) {
@@ -451,18 +450,18 @@ private:
         m_ctx = NULL;
     }
 
-    struct ibv_context                *m_ctx;
-    struct ibv_pd                     *m_pd;
-    struct ibv_cq                     *m_cq;
-    struct ibv_qp                     *m_qp;
-    struct ibv_mr                     *m_mr;
-    struct ibv_ah                     *m_ah;
-    uint8_t                           m_ah_gid[16];
-    uint8_t                           m_port;
-    unsigned                          m_gid_index;
-    std::vector<uint8_t>              m_buf;
+    struct ibv_context *m_ctx;
+    struct ibv_pd *m_pd;
+    struct ibv_cq *m_cq;
+    struct ibv_qp *m_qp;
+    struct ibv_mr *m_mr;
+    struct ibv_ah *m_ah;
+    uint8_t m_ah_gid[16];
+    uint8_t m_port;
+    unsigned m_gid_index;
+    std::vector<uint8_t> m_buf;
     std::vector<std::vector<uint8_t>> m_received;
-    bool                              m_send_done = false;
+    bool m_send_done = false;
 };
 
 /* ------------------------------------------------------------------------
@@ -482,8 +481,7 @@ const char PEER_FD_ENV[] = "OPENUCT_UD_PEER_FD";
 
 std::vector<uint64_t> peer_received;
 
-ucs_status_t peer_am_cb(void *arg, void *data, size_t length,
-                        unsigned flags)
+ucs_status_t peer_am_cb(void *arg, void *data, size_t length, unsigned flags)
 {
     uint64_t value;
 
@@ -521,8 +519,7 @@ int peer_process_main(int fd)
         (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
         (ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) !=
          UCS_OK) ||
-        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) !=
-         UCS_OK) ||
+        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) != UCS_OK) ||
         (uct_md_iface_config_read(md, UCT_UD_VERBS_NAME, NULL, NULL,
                                   &iface_config) != UCS_OK)) {
         return 3;
@@ -536,8 +533,7 @@ int peer_process_main(int fd)
     params.mode.device.tl_name  = UCT_UD_VERBS_NAME;
     params.mode.device.dev_name = dev_name;
     params.features             = UCT_IFACE_FEATURE_AM;
-    if ((uct_iface_open(md, worker, &params, iface_config, &iface) !=
-         UCS_OK) ||
+    if ((uct_iface_open(md, worker, &params, iface_config, &iface) != UCS_OK) ||
         (uct_iface_query(iface, &attr) != UCS_OK) ||
         (uct_iface_set_am_handler(iface, AM_ID, peer_am_cb, NULL,
                                   UCT_CB_FLAG_SYNC) != UCS_OK)) {
@@ -548,10 +544,10 @@ int peer_process_main(int fd)
     std::vector<char> dev_addr(attr.device_addr_len);
     std::vector<char> iface_addr(attr.iface_addr_len);
     std::vector<char> parent_dev, parent_iface;
-    if ((uct_iface_get_device_address(iface, (uct_device_addr_t*)
-                                      dev_addr.data()) != UCS_OK) ||
-        (uct_iface_get_address(iface, (uct_iface_addr_t*)
-                               iface_addr.data()) != UCS_OK) ||
+    if ((uct_iface_get_device_address(
+             iface, (uct_device_addr_t *)dev_addr.data()) != UCS_OK) ||
+        (uct_iface_get_address(iface, (uct_iface_addr_t *)iface_addr.data()) !=
+         UCS_OK) ||
         !fd_write_blob(fd, dev_addr.data(), (uint32_t)dev_addr.size()) ||
         !fd_write_blob(fd, iface_addr.data(), (uint32_t)iface_addr.size()) ||
         !fd_read_blob(fd, parent_dev, 30000) ||
@@ -565,8 +561,8 @@ int peer_process_main(int fd)
                            UCT_EP_PARAM_FIELD_DEV_ADDR |
                            UCT_EP_PARAM_FIELD_IFACE_ADDR;
     ep_params.iface      = iface;
-    ep_params.dev_addr   = (const uct_device_addr_t*)parent_dev.data();
-    ep_params.iface_addr = (const uct_iface_addr_t*)parent_iface.data();
+    ep_params.dev_addr   = (const uct_device_addr_t *)parent_dev.data();
+    ep_params.iface_addr = (const uct_iface_addr_t *)parent_iface.data();
     if ((uct_ep_create(&ep_params, &ep) != UCS_OK) ||
         !fd_write_blob(fd, "R", 1)) {
         return 6;
@@ -610,8 +606,8 @@ class uct_ud : public uct_test {
 protected:
     /* The drop counters of an iface */
     struct ud_stats {
-        uint64_t rx_dropped, rx_stale, rx_dup, rx_ooo, tx_resent,
-                 put_denied, creq_denied;
+        uint64_t rx_dropped, rx_stale, rx_dup, rx_ooo, tx_resent, put_denied,
+            creq_denied;
     };
 
     /* A peer process (see peer_process_main) */
@@ -630,9 +626,9 @@ protected:
         uct_test::TearDown();
     }
 
-    entity_params params(
-            const std::vector<std::pair<std::string, std::string>> &config = {},
-            bool err_handler = false)
+    entity_params
+    params(const std::vector<std::pair<std::string, std::string>> &config = {},
+           bool err_handler = false)
     {
         entity_params p;
         p.config = config;
@@ -709,15 +705,15 @@ protected:
 
     static uint32_t iface_qpn(const entity &e)
     {
-        const uct_ud_iface_addr_t *addr = (const uct_ud_iface_addr_t*)
-                                          e.iface_addr().data();
+        const uct_ud_iface_addr_t *addr =
+            (const uct_ud_iface_addr_t *)e.iface_addr().data();
         return uct_ud_u24_get(addr->qp_num);
     }
 
     static uint64_t iface_secret(const entity &e)
     {
-        const uct_ud_iface_addr_t *addr = (const uct_ud_iface_addr_t*)
-                                          e.iface_addr().data();
+        const uct_ud_iface_addr_t *addr =
+            (const uct_ud_iface_addr_t *)e.iface_addr().data();
         uint64_t secret;
 
         memcpy(&secret, &addr->secret, sizeof(secret));
@@ -763,7 +759,7 @@ protected:
     static void expect_unchanged(const ud_stats &a, const ud_stats &b,
                                  std::vector<uint64_t ud_stats::*> changed)
     {
-        static const std::pair<uint64_t ud_stats::*, const char*> all[] = {
+        static const std::pair<uint64_t ud_stats::*, const char *> all[] = {
             {&ud_stats::rx_dropped, "rx_dropped"},
             {&ud_stats::rx_stale, "rx_stale"},
             {&ud_stats::rx_dup, "rx_dup"},
@@ -785,7 +781,7 @@ protected:
                              const std::string &text)
     {
         const std::vector<std::string> &msgs = cap.messages();
-        size_t count = 0;
+        size_t count                         = 0;
 
         for (size_t i = from; i < msgs.size(); ++i) {
             if (msgs[i].find(text) != std::string::npos) {
@@ -798,11 +794,8 @@ protected:
     bool send_short(uct_ep_h ep, uint64_t value)
     {
         ssize_t ret = retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL,
-                                                    0);
-                },
-                "uct_ep_am_short");
+            [&] { return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL, 0); },
+            "uct_ep_am_short");
         EXPECT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
         return ret == UCS_OK;
     }
@@ -816,12 +809,11 @@ protected:
         uct_ep_h ep;
 
         memset(&p, 0, sizeof(p));
-        p.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                       UCT_EP_PARAM_FIELD_DEV_ADDR |
+        p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        p.iface      = e.iface();
-        p.dev_addr   = (const uct_device_addr_t*)dev.data();
-        p.iface_addr = (const uct_iface_addr_t*)iface_addr.data();
+        p.iface             = e.iface();
+        p.dev_addr          = (const uct_device_addr_t *)dev.data();
+        p.iface_addr        = (const uct_iface_addr_t *)iface_addr.data();
         ucs_status_t status = uct_ep_create(&p, &ep);
         if (status != UCS_OK) {
             throw std::runtime_error(std::string("uct_ep_create: ") +
@@ -847,12 +839,12 @@ protected:
     {
         std::string error;
 
-        if (!ib_peer::start(PEER_FD_ENV,
-                            {"OPENUCT_UD_PEER_COMPONENT=" +
-                                     res().component_name,
-                             "OPENUCT_UD_PEER_MD=" + res().md_name,
-                             "OPENUCT_UD_PEER_DEV=" + res().dev_name},
-                            peer, error)) {
+        if (!ib_peer::start(
+                PEER_FD_ENV,
+                {"OPENUCT_UD_PEER_COMPONENT=" + res().component_name,
+                 "OPENUCT_UD_PEER_MD=" + res().md_name,
+                 "OPENUCT_UD_PEER_DEV=" + res().dev_name},
+                peer, error)) {
             ADD_FAILURE() << "cannot start the peer process: " << error;
             return false;
         }
@@ -876,16 +868,16 @@ protected:
     void hostile_check_alive(uint64_t value, size_t expected_count);
     void simultaneous_connect(bool hold_async);
 
-    err_log                    m_errs;
-    std::vector<uct_ep_h>      m_own_eps;
+    err_log m_errs;
+    std::vector<uct_ep_h> m_own_eps;
     std::unique_ptr<raw_ud_qp> m_raw;
-    peer_process               m_peer;
+    peer_process m_peer;
 
     /* hostile_setup(): a sends to b through m_ab; m_rec records b's AMs */
-    entity                     *m_a   = NULL;
-    entity                     *m_b   = NULL;
-    uct_ep_h                   m_ab   = NULL;
-    am_recorder                *m_rec = NULL;
+    entity *m_a        = NULL;
+    entity *m_b        = NULL;
+    uct_ep_h m_ab      = NULL;
+    am_recorder *m_rec = NULL;
 };
 
 /* ------------------------------------------------------------------------
@@ -894,9 +886,9 @@ protected:
 
 void uct_ud::hostile_setup()
 {
-    m_b   = create_entity(params({}, true));
-    m_a   = create_entity(params({}, true));
-    m_ab  = m_a->connect_to(*m_b);
+    m_b  = create_entity(params({}, true));
+    m_a  = create_entity(params({}, true));
+    m_ab = m_a->connect_to(*m_b);
     ASSERT_TRUE(m_ab != NULL);
     m_rec = &install_recorder(*m_b, AM_ID);
     ASSERT_TRUE(send_short(m_ab, 0));
@@ -937,8 +929,7 @@ TEST_P(uct_ud, stranger_garbage_dropped)
         expect_unchanged(before, after, {&ud_stats::rx_dropped});
         EXPECT_EQ(1u, lines_with(cap, first, from));
         EXPECT_EQ(1u, lines_with(cap, first,
-                                 ucs_status_string(
-                                         UCS_ERR_MESSAGE_TRUNCATED)));
+                                 ucs_status_string(UCS_ERR_MESSAGE_TRUNCATED)));
         hostile_check_alive(1, 2);
     }
 
@@ -966,7 +957,7 @@ TEST_P(uct_ud, stranger_flood_rate_limited)
     const unsigned N = 200;
     ASSERT_NO_FATAL_FAILURE(hostile_setup());
     std::string from = "from qp " + hex(m_raw->qp_num());
-    ud_stats before = stats(*m_b);
+    ud_stats before  = stats(*m_b);
 
     ucs::scoped_log_capture cap;
     size_t first = cap.messages().size();
@@ -987,7 +978,7 @@ TEST_P(uct_ud, stranger_flood_rate_limited)
     close_all();
     /* suppressed counts: "(N similar lines suppressed)" on a line that
      * passed, "N more lines like the last one" at close */
-    unsigned accounted = 0;
+    unsigned accounted                   = 0;
     const std::vector<std::string> &msgs = cap.messages();
     for (size_t i = first; i < msgs.size(); ++i) {
         unsigned n;
@@ -997,7 +988,7 @@ TEST_P(uct_ud, stranger_flood_rate_limited)
             accounted += n;
         } else if ((pos = msgs[i].find("suppressed")) != std::string::npos &&
                    (pos = msgs[i].find(": ", msgs[i].find("peers"))) !=
-                   std::string::npos &&
+                       std::string::npos &&
                    (sscanf(msgs[i].c_str() + pos + 2, "%u more lines", &n) ==
                     1)) {
             accounted += n;
@@ -1019,8 +1010,8 @@ TEST_P(uct_ud, stranger_unknown_and_stale_ep_id)
     {
         ucs::scoped_log_capture cap;
         size_t first = cap.messages().size();
-        send_dropped(*m_b, *m_raw, am_packet(UCT_UD_EP_ID_MAX, 1, 99),
-                     &before, &after);
+        send_dropped(*m_b, *m_raw, am_packet(UCT_UD_EP_ID_MAX, 1, 99), &before,
+                     &after);
         EXPECT_EQ(before.rx_dropped + 1, after.rx_dropped);
         expect_unchanged(before, after, {&ud_stats::rx_dropped});
         EXPECT_EQ(1u, lines_with(cap, first, "no such endpoint"));
@@ -1043,12 +1034,11 @@ TEST_P(uct_ud, stranger_unknown_and_stale_ep_id)
     {
         ucs::scoped_log_capture cap;
         size_t first = cap.messages().size();
-        send_dropped(*m_b, *m_raw, am_packet(gone_id, 1, 98), &before,
-                     &after);
+        send_dropped(*m_b, *m_raw, am_packet(gone_id, 1, 98), &before, &after);
         EXPECT_EQ(before.rx_dropped + 1, after.rx_dropped);
         EXPECT_EQ(before.rx_stale + 1, after.rx_stale);
-        expect_unchanged(before, after, {&ud_stats::rx_dropped,
-                                         &ud_stats::rx_stale});
+        expect_unchanged(before, after,
+                         {&ud_stats::rx_dropped, &ud_stats::rx_stale});
         EXPECT_EQ(first, cap.messages().size()) << cap.messages().back();
         hostile_check_alive(2, 3);
     }
@@ -1060,7 +1050,7 @@ TEST_P(uct_ud, stranger_creq_wrong_secret)
 {
     ASSERT_NO_FATAL_FAILURE(hostile_setup());
     std::string from = "from qp " + hex(m_raw->qp_num());
-    unsigned eps = ep_count(*m_b);
+    unsigned eps     = ep_count(*m_b);
     ud_stats before, after;
 
     ucs::scoped_log_capture cap;
@@ -1070,8 +1060,8 @@ TEST_P(uct_ud, stranger_creq_wrong_secret)
                  &before, &after);
     EXPECT_EQ(before.rx_dropped + 1, after.rx_dropped);
     EXPECT_EQ(before.creq_denied + 1, after.creq_denied);
-    expect_unchanged(before, after, {&ud_stats::rx_dropped,
-                                     &ud_stats::creq_denied});
+    expect_unchanged(before, after,
+                     {&ud_stats::rx_dropped, &ud_stats::creq_denied});
     EXPECT_EQ(1u, lines_with(cap, first, "secret"));
     EXPECT_EQ(1u, lines_with(cap, first, from));
     EXPECT_EQ(eps, ep_count(*m_b));
@@ -1096,8 +1086,8 @@ TEST_P(uct_ud, stranger_data_to_real_ep)
 
     ucs::scoped_log_capture cap;
     size_t first = cap.messages().size();
-    send_dropped(*m_b, *m_raw, am_packet(target, expected, 0xbad),
-                 &before, &after);
+    send_dropped(*m_b, *m_raw, am_packet(target, expected, 0xbad), &before,
+                 &after);
     EXPECT_EQ(before.rx_dropped + 1, after.rx_dropped);
     expect_unchanged(before, after, {&ud_stats::rx_dropped});
     EXPECT_EQ(1u, lines_with(cap, first, "not from the endpoint's peer"));
@@ -1127,17 +1117,17 @@ TEST_P(uct_ud, put_refused_flush_invalid_addr)
     other.pattern_fill(8);
 
     /* @a what: flush after a PUT of 8 bytes to @a addr with @a rkey */
-    auto put_and_flush = [&](uint64_t addr, uct_rkey_t rkey,
-                             const char *what) {
+    auto put_and_flush = [&](uint64_t addr, uct_rkey_t rkey, const char *what) {
         uint64_t value = 0x1122334455667788ull;
-        EXPECT_EQ(UCS_OK, retry_no_resource([&] {
-            return (ssize_t)uct_ep_put_short(ab, &value, sizeof(value), addr,
-                                             rkey);
-        }, what));
+        EXPECT_EQ(UCS_OK, retry_no_resource(
+                              [&] {
+                                  return (ssize_t)uct_ep_put_short(
+                                      ab, &value, sizeof(value), addr, rkey);
+                              },
+                              what));
         counted_completion comp;
-        ucs_status_t status = (ucs_status_t)retry_no_resource([&] {
-            return (ssize_t)uct_ep_flush(ab, 0, comp);
-        }, "uct_ep_flush");
+        ucs_status_t status = (ucs_status_t)retry_no_resource(
+            [&] { return (ssize_t)uct_ep_flush(ab, 0, comp); }, "uct_ep_flush");
         if (status == UCS_INPROGRESS) {
             wait_for([&] { return comp.calls > 0; }, what);
             EXPECT_EQ(1, comp.calls);
@@ -1149,7 +1139,7 @@ TEST_P(uct_ud, put_refused_flush_invalid_addr)
     ud_stats before = stats(*b);
     {
         ucs::scoped_log_capture cap;
-        size_t first = cap.messages().size();
+        size_t first        = cap.messages().size();
         ucs_status_t status = put_and_flush(rbuf.addr(), rbuf.rkey() ^ 0x7fff00,
                                             "a PUT with a wrong key");
         EXPECT_EQ(UCS_ERR_INVALID_ADDR, status) << ucs_status_string(status);
@@ -1169,8 +1159,7 @@ TEST_P(uct_ud, put_refused_flush_invalid_addr)
         EXPECT_EQ(1u, lines_with(cap, first, "refused a 8-byte PUT"));
     }
 
-    ucs_status_t status = put_and_flush(rbuf.addr(), rbuf.rkey(),
-                                        "a good PUT");
+    ucs_status_t status = put_and_flush(rbuf.addr(), rbuf.rkey(), "a good PUT");
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     uint64_t got;
     memcpy(&got, rbuf.ptr(), sizeof(got));
@@ -1186,10 +1175,10 @@ TEST_P(uct_ud, put_refused_flush_invalid_addr)
 void uct_ud::simultaneous_connect(bool hold_async)
 {
     const unsigned N = 100;
-    entity *a = create_entity(params({}, true));
-    entity *b = create_entity(params({}, true));
-    am_recorder &ra = install_recorder(*a, AM_ID);
-    am_recorder &rb = install_recorder(*b, AM_ID);
+    entity *a        = create_entity(params({}, true));
+    entity *b        = create_entity(params({}, true));
+    am_recorder &ra  = install_recorder(*a, AM_ID);
+    am_recorder &rb  = install_recorder(*b, AM_ID);
 
     /* with both async contexts held, neither side sees the other's request
      * before it sent its own */
@@ -1244,11 +1233,11 @@ TEST_P(uct_ud, simultaneous_connect_adopts_private_ep)
  * other */
 TEST_P(uct_ud, connect_numbers_pair_eps)
 {
-    entity *a = create_entity();
-    entity *b = create_entity();
+    entity *a       = create_entity();
+    entity *b       = create_entity();
     am_recorder &rb = install_recorder(*b, AM_ID);
-    uct_ep_h ab0 = a->connect_to(*b);
-    uct_ep_h ab1 = a->connect_to(*b);
+    uct_ep_h ab0    = a->connect_to(*b);
+    uct_ep_h ab1    = a->connect_to(*b);
     ASSERT_TRUE((ab0 != NULL) && (ab1 != NULL));
     ASSERT_TRUE(send_short(ab0, 0));
     ASSERT_TRUE(send_short(ab1, 1));
@@ -1273,9 +1262,9 @@ TEST_P(uct_ud, connect_numbers_pair_eps)
  * its ep are taken once, a duplicate is counted and dropped. */
 TEST_P(uct_ud, duplicate_creq_one_ep)
 {
-    entity *b        = create_entity();
-    am_recorder &rec = install_recorder(*b, AM_ID);
-    raw_ud_qp &raw   = raw_qp(*b);
+    entity *b                 = create_entity();
+    am_recorder &rec          = install_recorder(*b, AM_ID);
+    raw_ud_qp &raw            = raw_qp(*b);
     uct_ib_device_addr_t dest = dev_addr(*b);
     std::vector<uint8_t> creq = creq_packet(iface_secret(*b), 77, 0, dest);
     std::vector<uint8_t> reply;
@@ -1310,7 +1299,7 @@ TEST_P(uct_ud, duplicate_creq_one_ep)
     {
         ucs::scoped_log_capture cap;
         size_t first = cap.messages().size();
-        before = stats(*b);
+        before       = stats(*b);
         raw.send(dest, iface_qpn(*b),
                  creq_packet(iface_secret(*b), 78, 0, dest));
         wait_for([&] { return stats(*b).rx_dropped > before.rx_dropped; },
@@ -1337,8 +1326,8 @@ TEST_P(uct_ud, duplicate_creq_one_ep)
  * request made and is answered with a DISC_REP naming it */
 TEST_P(uct_ud, disconnect_from_wrong_sender_dropped)
 {
-    entity *b      = create_entity();
-    raw_ud_qp &raw = raw_qp(*b);
+    entity *b                 = create_entity();
+    raw_ud_qp &raw            = raw_qp(*b);
     uct_ib_device_addr_t dest = dev_addr(*b);
     std::vector<uint8_t> reply;
     crep_info crep;
@@ -1355,17 +1344,18 @@ TEST_P(uct_ud, disconnect_from_wrong_sender_dropped)
     {
         ucs::scoped_log_capture cap;
         ud_stats before, after;
-        send_dropped(*b, raw, ud_packet(crep.src_id, UCT_UD_PKT_DISC, 0, 0,
-                                        &disc, sizeof(disc)),
-                     &before, &after);
+        send_dropped(
+            *b, raw,
+            ud_packet(crep.src_id, UCT_UD_PKT_DISC, 0, 0, &disc, sizeof(disc)),
+            &before, &after);
         EXPECT_EQ(1u, lines_with(cap, 0, "which is not its peer"));
         EXPECT_EQ(1u, private_count(*b));
     }
 
     uct_ud_u24_set(disc.src_id, 77);
-    raw.send(dest, iface_qpn(*b),
-             ud_packet(crep.src_id, UCT_UD_PKT_DISC, 0, 0, &disc,
-                       sizeof(disc)));
+    raw.send(
+        dest, iface_qpn(*b),
+        ud_packet(crep.src_id, UCT_UD_PKT_DISC, 0, 0, &disc, sizeof(disc)));
     wait_for([&] { return ep_count(*b) == 0; }, "b's ep freed");
     bool got = false;
     while (!got && raw.recv(reply, 5)) {
@@ -1393,8 +1383,8 @@ TEST_P(uct_ud, disconnect_from_wrong_sender_dropped)
  * with one ep on each side. */
 TEST_P(uct_ud, lost_crep_connection_completes)
 {
-    entity *a = create_entity(params({{"IB_RX_QUEUE_LEN", "128"}}, true));
-    entity *b = create_entity();
+    entity *a       = create_entity(params({{"IB_RX_QUEUE_LEN", "128"}}, true));
+    entity *b       = create_entity();
     am_recorder &rb = install_recorder(*b, AM_ID);
     am_recorder &ra = install_recorder(*a, AM_ID);
     raw_ud_qp &raw  = raw_qp(*a);
@@ -1422,7 +1412,7 @@ TEST_P(uct_ud, lost_crep_connection_completes)
     wait_for([&] { return connected(*a, ab); }, "the connection");
     ud_stats after = stats(*a);
     EXPECT_EQ(before.rx_dropped + posted, after.rx_dropped)
-            << "the queue was not full of garbage when the reply came";
+        << "the queue was not full of garbage when the reply came";
     ASSERT_TRUE(send_short(ab, 1));
     uct_ep_h ba = b->connect_to(*a);
     ASSERT_TRUE(ba != NULL);
@@ -1450,10 +1440,10 @@ TEST_P(uct_ud, lost_crep_connection_completes)
  * arrives once */
 TEST_P(uct_ud, peer_disconnect_frees_its_ep)
 {
-    const unsigned N = 300;
-    entity *a        = create_entity();
-    entity *b        = create_entity();
-    am_recorder &rb  = install_recorder(*b, AM_ID);
+    const unsigned N     = 300;
+    entity *a            = create_entity();
+    entity *b            = create_entity();
+    am_recorder &rb      = install_recorder(*b, AM_ID);
     unsigned max_private = 0;
 
     for (unsigned i = 0; i < N; ++i) {
@@ -1480,10 +1470,10 @@ TEST_P(uct_ud, peer_disconnect_frees_its_ep)
 
     /* a user's ep stays when its peer's goes: d's ep takes c's
      * connection (both are the first towards the other) */
-    entity *c = create_entity();
-    entity *d = create_entity();
+    entity *c       = create_entity();
+    entity *d       = create_entity();
     am_recorder &rd = install_recorder(*d, AM_ID);
-    uct_ep_h cd = c->connect_to(*d);
+    uct_ep_h cd     = c->connect_to(*d);
     ASSERT_TRUE(cd != NULL);
     ASSERT_TRUE(send_short(cd, N));
     flush_ep(*c, cd);
@@ -1503,8 +1493,8 @@ TEST_P(uct_ud, peer_disconnect_frees_its_ep)
  * a peer's ep has gone */
 TEST_P(uct_ud, max_peer_eps_refuses_then_recovers)
 {
-    entity *a = create_entity();
-    entity *b = create_entity(params({{"UD_MAX_PEER_EPS", "4"}}));
+    entity *a       = create_entity();
+    entity *b       = create_entity(params({{"UD_MAX_PEER_EPS", "4"}}));
     am_recorder &rb = install_recorder(*b, AM_ID);
     std::vector<uct_ep_h> eps;
 
@@ -1543,10 +1533,10 @@ TEST_P(uct_ud, max_peer_eps_refuses_then_recovers)
  * longer has the ep and drops it, and a's zombie gives up after TIMEOUT */
 TEST_P(uct_ud, disconnect_reply_lost_zombie_bounded)
 {
-    entity *a = create_entity(params({{"IB_RX_QUEUE_LEN", "128"},
-                                      {"UD_TIMEOUT", "1s"}}));
-    entity *b = create_entity();
-    am_recorder &rb = install_recorder(*b, AM_ID);
+    entity *a = create_entity(
+        params({{"IB_RX_QUEUE_LEN", "128"}, {"UD_TIMEOUT", "1s"}}));
+    entity *b          = create_entity();
+    am_recorder &rb    = install_recorder(*b, AM_ID);
     uct_ud_iface_t *ia = ud(*a);
     raw_ud_qp &raw     = raw_qp(*a);
 
@@ -1591,8 +1581,8 @@ TEST_P(uct_ud, disconnect_reply_lost_zombie_bounded)
  * UCS_ERR_CANCELED; another ep of the iface carries on */
 TEST_P(uct_ud, flush_cancel_completes_everything)
 {
-    entity *a = create_entity(params({}, true));
-    entity *b = create_entity();
+    entity *a       = create_entity(params({}, true));
+    entity *b       = create_entity();
     am_recorder &rb = install_recorder(*b, AM_ID);
     uct_ep_h ab     = a->connect_to(*b);
     uct_ep_h ab2    = a->connect_to(*b);
@@ -1608,17 +1598,17 @@ TEST_P(uct_ud, flush_cancel_completes_everything)
     uct_ud_enter(ud(*b));
     for (unsigned i = 0; i < N; ++i) {
         comps[i].init(i, &order);
-        EXPECT_EQ(UCS_INPROGRESS,
-                  (ucs_status_t)retry_no_resource([&] {
-                      return (ssize_t)uct_ep_am_zcopy(ab, AM_ID, NULL, 0,
-                                                      &iov, 1, 0,
-                                                      &comps[i].uct);
-                  }, "am_zcopy"));
+        EXPECT_EQ(UCS_INPROGRESS, (ucs_status_t)retry_no_resource(
+                                      [&] {
+                                          return (ssize_t)uct_ep_am_zcopy(
+                                              ab, AM_ID, NULL, 0, &iov, 1, 0,
+                                              &comps[i].uct);
+                                      },
+                                      "am_zcopy"));
     }
     order_comp fcomp;
     fcomp.init(N, &order);
-    ucs_status_t status = uct_ep_flush(ab, UCT_FLUSH_FLAG_CANCEL,
-                                       &fcomp.uct);
+    ucs_status_t status = uct_ep_flush(ab, UCT_FLUSH_FLAG_CANCEL, &fcomp.uct);
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     uct_ud_leave(ud(*b));
 
@@ -1626,7 +1616,7 @@ TEST_P(uct_ud, flush_cancel_completes_everything)
     for (unsigned i = 0; i < N; ++i) {
         EXPECT_EQ(1u, comps[i].calls) << i;
         EXPECT_EQ(UCS_ERR_CANCELED, comps[i].status)
-                << i << ": " << ucs_status_string(comps[i].status);
+            << i << ": " << ucs_status_string(comps[i].status);
     }
     EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4, 5, 6, 7}), order);
     EXPECT_EQ(UCS_ERR_CANCELED, uct_ep_am_short(ab, AM_ID, 1, NULL, 0));
@@ -1662,12 +1652,13 @@ TEST_P(uct_ud, flush_after_async_acknowledgement)
         order_comp comps[N + 1];
         for (unsigned i = 0; i < N; ++i) {
             comps[i].init(i, &order);
-            ASSERT_EQ(UCS_INPROGRESS,
-                      (ucs_status_t)retry_no_resource([&] {
-                          return (ssize_t)uct_ep_am_zcopy(ab, AM_ID, NULL, 0,
-                                                          &iov, 1, 0,
-                                                          &comps[i].uct);
-                      }, "am_zcopy"));
+            ASSERT_EQ(UCS_INPROGRESS, (ucs_status_t)retry_no_resource(
+                                          [&] {
+                                              return (ssize_t)uct_ep_am_zcopy(
+                                                  ab, AM_ID, NULL, 0, &iov, 1,
+                                                  0, &comps[i].uct);
+                                          },
+                                          "am_zcopy"));
         }
         /* b takes them and acknowledges (its timer at the latest); a's
          * timer takes the acknowledgement */
@@ -1683,15 +1674,15 @@ TEST_P(uct_ud, flush_after_async_acknowledgement)
         EXPECT_TRUE(order.empty()) << "a completion ran without progress";
 
         comps[N].init(N, &order);
-        ucs_status_t status = iface_flush ?
-                uct_iface_flush(a->iface(), 0, &comps[N].uct) :
-                uct_ep_flush(ab, 0, &comps[N].uct);
+        ucs_status_t status =
+            iface_flush ? uct_iface_flush(a->iface(), 0, &comps[N].uct)
+                        : uct_ep_flush(ab, 0, &comps[N].uct);
         EXPECT_EQ(UCS_INPROGRESS, status)
-                << (iface_flush ? "iface" : "ep") << " flush: "
-                << ucs_status_string(status);
+            << (iface_flush ? "iface" : "ep")
+            << " flush: " << ucs_status_string(status);
         wait_for([&] { return order.size() == N + 1; }, "the completions");
         EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order)
-                << (iface_flush ? "iface" : "ep") << " flush";
+            << (iface_flush ? "iface" : "ep") << " flush";
     }
 }
 
@@ -1706,9 +1697,9 @@ TEST_P(uct_ud, peer_process_killed)
         GTEST_SKIP() << "starts this binary again";
     }
     const double TIMEOUT = 1.0;
-    entity *a   = create_entity(params({{"UD_TIMEOUT", "1s"}}, true));
-    entity *b   = create_entity();
-    uct_ep_h ab = a->connect_to(*b);
+    entity *a            = create_entity(params({{"UD_TIMEOUT", "1s"}}, true));
+    entity *b            = create_entity();
+    uct_ep_h ab          = a->connect_to(*b);
     ASSERT_TRUE(ab != NULL);
     am_recorder &rb   = install_recorder(*b, AM_ID);
     am_recorder &echo = install_recorder(*a, AM_ID);
@@ -1733,18 +1724,19 @@ TEST_P(uct_ud, peer_process_killed)
     ib_peer::kill_and_wait(m_peer);
 
     mapped_buffer sbuf(256, *a);
-    uct_iov_t iov = sbuf.iov(0, 256);
+    uct_iov_t iov            = sbuf.iov(0, 256);
     const unsigned NUM_ZCOPY = 4;
     std::vector<unsigned> order;
     order_comp comps[NUM_ZCOPY + 1];
     for (unsigned i = 0; i < NUM_ZCOPY; ++i) {
         comps[i].init(i, &order);
-        EXPECT_EQ(UCS_INPROGRESS,
-                  (ucs_status_t)retry_no_resource([&] {
-                      return (ssize_t)uct_ep_am_zcopy(ap, AM_ID, NULL, 0,
-                                                      &iov, 1, 0,
-                                                      &comps[i].uct);
-                  }, "am_zcopy"));
+        EXPECT_EQ(UCS_INPROGRESS, (ucs_status_t)retry_no_resource(
+                                      [&] {
+                                          return (ssize_t)uct_ep_am_zcopy(
+                                              ap, AM_ID, NULL, 0, &iov, 1, 0,
+                                              &comps[i].uct);
+                                      },
+                                      "am_zcopy"));
     }
     comps[NUM_ZCOPY].init(NUM_ZCOPY, &order);
     EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(ap, 0, &comps[NUM_ZCOPY].uct));
@@ -1761,17 +1753,16 @@ TEST_P(uct_ud, peer_process_killed)
     }
     ASSERT_FALSE(m_errs.calls.empty());
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_errs.calls[0].second)
-            << ucs_status_string(m_errs.calls[0].second);
+        << ucs_status_string(m_errs.calls[0].second);
     for (unsigned i = 0; i <= NUM_ZCOPY; ++i) {
         EXPECT_EQ(1u, comps[i].calls) << i;
         EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comps[i].status)
-                << i << ": " << ucs_status_string(comps[i].status);
+            << i << ": " << ucs_status_string(comps[i].status);
     }
     EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order);
-    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
-              uct_ep_am_short(ap, AM_ID, 0, NULL, 0));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ap, AM_ID, 0, NULL, 0));
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_flush(ap, 0, NULL))
-            << "flush of a failed ep";
+        << "flush of a failed ep";
 
     ASSERT_TRUE(send_short(ab, 1));
     wait_for([&] { return rb.count() == 2; }, "a message on another ep");
@@ -1791,17 +1782,17 @@ TEST_P(uct_ud, peer_process_stopped_and_continued)
         GTEST_SKIP() << "starts this binary again";
     }
     const double TIMEOUT = 4.0, STOP = TIMEOUT / 2;
-    const unsigned N = 600;
-    entity *a = create_entity(params({{"UD_TIMEOUT", "4s"}}, true));
+    const unsigned N  = 600;
+    entity *a         = create_entity(params({{"UD_TIMEOUT", "4s"}}, true));
     am_recorder &echo = install_recorder(*a, AM_ID);
 
     ASSERT_TRUE(start_peer(*a, m_peer));
-    uct_ep_h ap = connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr);
+    uct_ep_h ap     = connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr);
     ud_stats before = stats(*a);
 
     /* the peer is continued from a thread, on time even when a progress
      * call takes long */
-    unsigned sent = 0;
+    unsigned sent     = 0;
     double stopped_at = 0, continued_at = 0;
     pid_t pid = m_peer.pid;
     std::thread waker;
@@ -1834,10 +1825,10 @@ TEST_P(uct_ud, peer_process_stopped_and_continued)
     EXPECT_TRUE(m_errs.calls.empty());
     EXPECT_GE(stopped_for, STOP);
     EXPECT_GT(after.tx_resent, before.tx_resent) << "nothing was sent again";
-    std::cout << "[ INFO     ] peer stopped for " << stopped_for << " s: "
-              << after.tx_resent - before.tx_resent << " packets resent, "
-              << after.rx_dup - before.rx_dup << " duplicates here"
-              << std::endl;
+    std::cout << "[ INFO     ] peer stopped for " << stopped_for
+              << " s: " << after.tx_resent - before.tx_resent
+              << " packets resent, " << after.rx_dup - before.rx_dup
+              << " duplicates here" << std::endl;
 }
 
 /* Without an error handler a failed ep is one error line (per ep), not an
@@ -1846,16 +1837,18 @@ TEST_P(uct_ud, peer_process_stopped_and_continued)
  * UCS_ERR_ENDPOINT_TIMEOUT. */
 TEST_P(uct_ud, failure_without_handler_one_line)
 {
-    auto p      = params({{"UD_TIMEOUT", "1s"}, {"FAILURE", "error"}});
-    entity *a   = create_entity(p);
+    auto p    = params({{"UD_TIMEOUT", "1s"}, {"FAILURE", "error"}});
+    entity *a = create_entity(p);
     std::unique_ptr<entity> b(new entity(res(), entity_params()));
     std::unique_ptr<entity> c(new entity(res(), entity_params()));
     uct_ep_h ab = a->connect_to(*b);
     ASSERT_TRUE(ab != NULL);
-    ASSERT_TRUE(wait_for([&] {
-        b->progress();
-        return connected(*a, ab);
-    }, "the connection"));
+    ASSERT_TRUE(wait_for(
+        [&] {
+            b->progress();
+            return connected(*a, ab);
+        },
+        "the connection"));
     std::vector<char> c_dev = c->dev_addr(), c_iface = c->iface_addr();
     b.reset();
     c.reset();
@@ -1864,31 +1857,31 @@ TEST_P(uct_ud, failure_without_handler_one_line)
     size_t first = cap.messages().size();
     uct_ep_h ac  = connect_iface(*a, c_dev, c_iface);
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, AM_ID, 1, NULL, 0));
-    wait_for([&] {
-        return (ep_flags(*a, ab) & UCT_UD_EP_FLAG_FAILED) &&
-               (ep_flags(*a, ac) & UCT_UD_EP_FLAG_FAILED);
-    }, "both eps failed");
+    wait_for(
+        [&] {
+            return (ep_flags(*a, ab) & UCT_UD_EP_FLAG_FAILED) &&
+                   (ep_flags(*a, ac) & UCT_UD_EP_FLAG_FAILED);
+        },
+        "both eps failed");
     progress_for(1500);
 
     const std::vector<std::string> &msgs = cap.messages();
     std::string timeout = ucs_status_string(UCS_ERR_ENDPOINT_TIMEOUT);
     EXPECT_EQ(first + 2, msgs.size());
     char ptr[2][32];
-    snprintf(ptr[0], sizeof(ptr[0]), "%p", (void*)ab);
-    snprintf(ptr[1], sizeof(ptr[1]), "%p", (void*)ac);
+    snprintf(ptr[0], sizeof(ptr[0]), "%p", (void *)ab);
+    snprintf(ptr[1], sizeof(ptr[1]), "%p", (void *)ac);
     for (int i = 0; i < 2; ++i) {
-        EXPECT_EQ(1u, lines_with(cap, first, std::string("endpoint ") +
-                                             ptr[i] + " failed"))
-                << ptr[i];
+        EXPECT_EQ(1u, lines_with(cap, first,
+                                 std::string("endpoint ") + ptr[i] + " failed"))
+            << ptr[i];
     }
     EXPECT_EQ(2u, lines_with(cap, first, timeout));
     for (size_t i = first; i < msgs.size(); ++i) {
         EXPECT_EQ(0u, msgs[i].find("error ")) << msgs[i];
     }
-    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
-              uct_ep_am_short(ab, AM_ID, 2, NULL, 0));
-    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
-              uct_ep_am_short(ac, AM_ID, 2, NULL, 0));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ab, AM_ID, 2, NULL, 0));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ac, AM_ID, 2, NULL, 0));
 }
 
 /* ------------------------------------------------------------------------
@@ -1906,14 +1899,14 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     if (res().dev_name != ud_verbs_resources().front().dev_name) {
         GTEST_SKIP() << "runs on the first ud_verbs device only";
     }
-    unsigned N = ucs::test_scale(10000);
+    unsigned N      = ucs::test_scale(10000);
     const char *env = getenv("OPENUCT_TEST_UD_EPS");
     if (env != NULL) {
         N = (unsigned)atoi(env);
     }
-    entity *a = create_entity(params({}, true));
-    entity *b = create_entity(params({}, true));
-    am_recorder &rec = install_recorder(*b, AM_ID);
+    entity *a          = create_entity(params({}, true));
+    entity *b          = create_entity(params({}, true));
+    am_recorder &rec   = install_recorder(*b, AM_ID);
     uct_ud_iface_t *ia = ud(*a);
     std::vector<uct_ep_h> eps;
 
@@ -1924,14 +1917,16 @@ TEST_P(uct_ud, ten_thousand_endpoints)
         ASSERT_TRUE(eps.back() != NULL) << i;
     }
     double t_create = now_sec() - t0;
-    wait_for([&] {
-        uct_ud_enter(ia);
-        bool done = ucs_list_is_empty(&ia->active);
-        uct_ud_leave(ia);
-        return done;
-    }, "every connection", 100);
-    double t_connect   = now_sec() - t0;
-    size_t heap_after  = mallinfo2().uordblks;
+    wait_for(
+        [&] {
+            uct_ud_enter(ia);
+            bool done = ucs_list_is_empty(&ia->active);
+            uct_ud_leave(ia);
+            return done;
+        },
+        "every connection", 100);
+    double t_connect       = now_sec() - t0;
+    size_t heap_after      = mallinfo2().uordblks;
     unsigned connected_eps = 0;
     for (uct_ep_h ep : eps) {
         connected_eps += connected(*a, ep);
@@ -1946,7 +1941,7 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     }
     wait_for([&] { return rec.count() == N; }, "a message on every ep", 60);
     flush_iface(*a);
-    double t_send = now_sec() - t0;
+    double t_send             = now_sec() - t0;
     std::vector<uint64_t> got = headers(rec);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(iota(0, N), got);

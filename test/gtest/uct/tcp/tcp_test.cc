@@ -28,8 +28,8 @@ hdr make_hdr(uint8_t id, uint32_t length, uint8_t flags)
 double now_sec()
 {
     return std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 double time_scale()
@@ -43,12 +43,12 @@ std::string sockaddr_str(const struct sockaddr_storage &ss)
     unsigned port;
 
     if (ss.ss_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in*)&ss;
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
         inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
         port = ntohs(sin->sin_port);
         return std::string(ip) + ":" + std::to_string(port);
     }
-    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6*)&ss;
+    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
     inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
     port = ntohs(sin6->sin6_port);
     return "[" + std::string(ip) + "]:" + std::to_string(port);
@@ -56,20 +56,20 @@ std::string sockaddr_str(const struct sockaddr_storage &ss)
 
 uint16_t sockaddr_port(const struct sockaddr_storage &ss)
 {
-    return (ss.ss_family == AF_INET) ?
-                   ((const struct sockaddr_in*)&ss)->sin_port :
-                   ((const struct sockaddr_in6*)&ss)->sin6_port;
+    return (ss.ss_family == AF_INET)
+               ? ((const struct sockaddr_in *)&ss)->sin_port
+               : ((const struct sockaddr_in6 *)&ss)->sin6_port;
 }
 
 /* Address bytes (4 or 16) of an AF_INET/AF_INET6 socket address */
 std::string sockaddr_ip_bytes(const struct sockaddr_storage &ss)
 {
     if (ss.ss_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in*)&ss;
-        return std::string((const char*)&sin->sin_addr, 4);
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+        return std::string((const char *)&sin->sin_addr, 4);
     }
-    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6*)&ss;
-    return std::string((const char*)&sin6->sin6_addr, 16);
+    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+    return std::string((const char *)&sin6->sin6_addr, 16);
 }
 
 /* Entries of /proc/self/fd: every descriptor, or only sockets. */
@@ -94,7 +94,7 @@ std::vector<int> open_fds(bool sockets_only)
         if (sockets_only) {
             char link[256];
             std::string path = std::string("/proc/self/fd/") + entry->d_name;
-            ssize_t len = readlink(path.c_str(), link, sizeof(link) - 1);
+            ssize_t len      = readlink(path.c_str(), link, sizeof(link) - 1);
             if ((len <= 0) || (strncmp(link, "socket:", 7) != 0)) {
                 continue;
             }
@@ -120,8 +120,8 @@ uint16_t free_port()
     memset(&sin, 0, sizeof(sin));
     sin.sin_family      = AF_INET;
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if ((fd < 0) || (bind(fd, (struct sockaddr*)&sin, sizeof(sin)) != 0) ||
-        (getsockname(fd, (struct sockaddr*)&sin, &len) != 0)) {
+    if ((fd < 0) || (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) ||
+        (getsockname(fd, (struct sockaddr *)&sin, &len) != 0)) {
         ADD_FAILURE() << "could not find a free port: " << strerror(errno);
     }
     if (fd >= 0) {
@@ -132,14 +132,14 @@ uint16_t free_port()
 
 void unpack_to_string(void *arg, const void *data, size_t length)
 {
-    unpack_arg *ua = static_cast<unpack_arg*>(arg);
-    ua->data.assign((const char*)data, length);
+    unpack_arg *ua = static_cast<unpack_arg *>(arg);
+    ua->data.assign((const char *)data, length);
     ++ua->calls;
 }
 
 size_t pack_buffer(void *dest, void *arg)
 {
-    pack_arg *pa = static_cast<pack_arg*>(arg);
+    pack_arg *pa = static_cast<pack_arg *>(arg);
     memcpy(dest, pa->buffer, pa->length);
     return pa->length;
 }
@@ -155,18 +155,16 @@ uint64_t am_header_of(const std::string &data)
 
 } // namespace uct_tcp_test
 
-
 bool uct_tcp::raw_socket::connect_to(const struct sockaddr_storage &dest)
 {
-    socklen_t len = (dest.ss_family == AF_INET) ?
-                            sizeof(struct sockaddr_in) :
-                            sizeof(struct sockaddr_in6);
-    m_fd = socket(dest.ss_family, SOCK_STREAM, 0);
+    socklen_t len = (dest.ss_family == AF_INET) ? sizeof(struct sockaddr_in)
+                                                : sizeof(struct sockaddr_in6);
+    m_fd          = socket(dest.ss_family, SOCK_STREAM, 0);
     if (m_fd < 0) {
         ADD_FAILURE() << "socket: " << strerror(errno);
         return false;
     }
-    if (::connect(m_fd, (const struct sockaddr*)&dest, len) != 0) {
+    if (::connect(m_fd, (const struct sockaddr *)&dest, len) != 0) {
         ADD_FAILURE() << "connect to " << sockaddr_str(dest) << ": "
                       << strerror(errno);
         return false;
@@ -179,13 +177,13 @@ struct sockaddr_storage uct_tcp::raw_socket::local() const
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     memset(&ss, 0, sizeof(ss));
-    getsockname(m_fd, (struct sockaddr*)&ss, &len);
+    getsockname(m_fd, (struct sockaddr *)&ss, &len);
     return ss;
 }
 
 bool uct_tcp::raw_socket::send_all(const void *data, size_t length)
 {
-    const char *p = static_cast<const char*>(data);
+    const char *p = static_cast<const char *>(data);
     while (length > 0) {
         ssize_t ret = ::send(m_fd, p, length, MSG_NOSIGNAL);
         if (ret < 0) {
@@ -195,7 +193,7 @@ bool uct_tcp::raw_socket::send_all(const void *data, size_t length)
             ADD_FAILURE() << "send: " << strerror(errno);
             return false;
         }
-        p      += ret;
+        p += ret;
         length -= ret;
     }
     return true;
@@ -286,12 +284,12 @@ struct sockaddr_storage uct_tcp::iface_sockaddr(const entity &e)
 
     uint8_t family = (uint8_t)dev.at(0);
     if ((family == AF_INET) && (dev.size() >= 5)) {
-        struct sockaddr_in *sin = (struct sockaddr_in*)&ss;
+        struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
         sin->sin_family         = AF_INET;
         sin->sin_port           = port;
         memcpy(&sin->sin_addr, &dev[1], 4);
     } else if ((family == AF_INET6) && (dev.size() >= 17)) {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6*)&ss;
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
         sin6->sin6_family         = AF_INET6;
         sin6->sin6_port           = port;
         memcpy(&sin6->sin6_addr, &dev[1], 16);
@@ -328,14 +326,13 @@ wire::handshake uct_tcp::make_handshake(const raw_socket &sock,
     hs.family      = (uint8_t)local.ss_family;
     hs.listen_port = sockaddr_port(local);
     memcpy(hs.listen_addr, ip.data(), ip.size());
-    hs.secret      = iface_secret(to);
+    hs.secret = iface_secret(to);
     return hs;
 }
 
-bool uct_tcp::recv_exact(int fd, void *buffer, size_t length,
-                         double timeout)
+bool uct_tcp::recv_exact(int fd, void *buffer, size_t length, double timeout)
 {
-    char *p         = static_cast<char*>(buffer);
+    char *p         = static_cast<char *>(buffer);
     size_t got      = 0;
     double deadline = now_sec() + (timeout * time_scale());
 
@@ -345,8 +342,8 @@ bool uct_tcp::recv_exact(int fd, void *buffer, size_t length,
         if (ret > 0) {
             got += ret;
         } else if (ret == 0) {
-            ADD_FAILURE() << "connection closed after " << got
-                          << " of " << length << " bytes";
+            ADD_FAILURE() << "connection closed after " << got << " of "
+                          << length << " bytes";
             return false;
         } else if ((errno != EAGAIN) && (errno != EINTR)) {
             ADD_FAILURE() << "recv after " << got << " of " << length
@@ -410,10 +407,8 @@ bool uct_tcp::send_am_and_wait(uct_ep_h ep, uint8_t id, uint64_t value,
 {
     size_t before = rec.count();
     ssize_t ret   = retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_am_short(ep, id, value, NULL, 0);
-            },
-            "uct_ep_am_short");
+        [&] { return (ssize_t)uct_ep_am_short(ep, id, value, NULL, 0); },
+        "uct_ep_am_short");
     if (ret != UCS_OK) {
         ADD_FAILURE() << "uct_ep_am_short: "
                       << ucs_status_string((ucs_status_t)ret);
@@ -438,12 +433,11 @@ ucs_status_t uct_tcp::create_ep_to(entity &from,
     addr.port   = port;
     addr.secret = secret;
     memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                        UCT_EP_PARAM_FIELD_DEV_ADDR |
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    params.iface      = from.iface();
-    params.dev_addr   = (const uct_device_addr_t*)dev_addr.data();
-    params.iface_addr = (const uct_iface_addr_t*)&addr;
+    params.iface        = from.iface();
+    params.dev_addr     = (const uct_device_addr_t *)dev_addr.data();
+    params.iface_addr   = (const uct_iface_addr_t *)&addr;
     ucs_status_t status = uct_ep_create(&params, ep_p);
     if (status == UCS_OK) {
         m_own_eps.push_back(*ep_p);
@@ -465,8 +459,8 @@ uct_ep_h uct_tcp::create_unconnected_ep(entity &e)
     uct_ep_h ep = NULL;
 
     memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-    params.iface      = e.iface();
+    params.field_mask   = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface        = e.iface();
     ucs_status_t status = uct_ep_create(&params, &ep);
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     if (status != UCS_OK) {
@@ -493,7 +487,7 @@ void uct_tcp::destroy_own_eps()
 }
 
 std::vector<std::string> uct_tcp::log_lines(size_t mark,
-                                           const char *level) const
+                                            const char *level) const
 {
     std::vector<std::string> out;
     std::vector<std::string> all = captured();

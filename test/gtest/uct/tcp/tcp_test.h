@@ -60,8 +60,8 @@ enum {
 enum { FLAG_DENIED = 1 };
 
 struct hdr {
-    uint8_t  id;
-    uint8_t  flags;
+    uint8_t id;
+    uint8_t flags;
     uint16_t reserved;
     uint32_t length;
 };
@@ -74,15 +74,15 @@ struct put_hdr {
 struct handshake {
     uint64_t magic;
     uint16_t version;
-    uint8_t  conn_type;
-    uint8_t  family;
+    uint8_t conn_type;
+    uint8_t family;
     uint16_t listen_port;
     uint16_t reserved;
     uint32_t dst_ep_id;
     uint32_t dst_ep_cookie;
     uint32_t src_ep_id;
     uint32_t src_ep_cookie;
-    uint8_t  listen_addr[16];
+    uint8_t listen_addr[16];
     uint64_t secret;
 };
 
@@ -167,9 +167,15 @@ public:
         EXPECT_TRUE(m_saved) << "getrlimit: " << strerror(errno);
     }
 
-    ~nofile_limit() { restore(); }
+    ~nofile_limit()
+    {
+        restore();
+    }
 
-    const struct rlimit &orig() const { return m_orig; }
+    const struct rlimit &orig() const
+    {
+        return m_orig;
+    }
 
     bool set_soft(rlim_t soft)
     {
@@ -187,26 +193,25 @@ public:
     void restore()
     {
         if (m_changed) {
-            EXPECT_EQ(0, setrlimit(RLIMIT_NOFILE, &m_orig))
-                    << strerror(errno);
+            EXPECT_EQ(0, setrlimit(RLIMIT_NOFILE, &m_orig)) << strerror(errno);
             m_changed = false;
         }
     }
 
 private:
     struct rlimit m_orig;
-    bool          m_saved   = false;
-    bool          m_changed = false;
+    bool m_saved   = false;
+    bool m_changed = false;
 };
 
 /* Records the calls of an iface error handler. */
 struct err_recorder {
     struct call {
-        uct_ep_h     ep;
+        uct_ep_h ep;
         ucs_status_t status;
     };
 
-    std::mutex        lock;
+    std::mutex lock;
     std::vector<call> calls;
 
     size_t count()
@@ -223,7 +228,7 @@ struct err_recorder {
 
     static ucs_status_t cb(void *arg, uct_ep_h ep, ucs_status_t status)
     {
-        err_recorder *self = static_cast<err_recorder*>(arg);
+        err_recorder *self = static_cast<err_recorder *>(arg);
         std::lock_guard<std::mutex> guard(self->lock);
         self->calls.push_back({ep, status});
         return UCS_OK;
@@ -232,14 +237,14 @@ struct err_recorder {
 
 struct unpack_arg {
     std::string data;
-    unsigned    calls = 0;
+    unsigned calls = 0;
 };
 
 void unpack_to_string(void *arg, const void *data, size_t length);
 
 struct pack_arg {
     const void *buffer;
-    size_t     length;
+    size_t length;
 };
 
 size_t pack_buffer(void *dest, void *arg);
@@ -261,14 +266,22 @@ protected:
     /* A stream socket the test drives by hand. */
     class raw_socket {
     public:
-        raw_socket() : m_fd(-1) {}
-        explicit raw_socket(int fd) : m_fd(fd) {}
-        ~raw_socket() { close(); }
+        raw_socket() : m_fd(-1)
+        {}
+        explicit raw_socket(int fd) : m_fd(fd)
+        {}
+        ~raw_socket()
+        {
+            close();
+        }
 
-        raw_socket(const raw_socket &) = delete;
+        raw_socket(const raw_socket &)            = delete;
         raw_socket &operator=(const raw_socket &) = delete;
 
-        int fd() const { return m_fd; }
+        int fd() const
+        {
+            return m_fd;
+        }
 
         /* Blocking connect: the listening socket's backlog completes it
          * without the transport progressing. */
@@ -276,7 +289,10 @@ protected:
 
         struct sockaddr_storage local() const;
 
-        std::string local_str() const { return sockaddr_str(local()); }
+        std::string local_str() const
+        {
+            return sockaddr_str(local());
+        }
 
         bool send_all(const void *data, size_t length);
 
@@ -320,15 +336,13 @@ protected:
     /* A valid handshake from @a sock to the iface of @a to (its own
      * address as the listening address, for lack of one). */
     static wire::handshake make_handshake(const raw_socket &sock,
-                                          uint8_t conn_type,
-                                          const entity &to);
+                                          uint8_t conn_type, const entity &to);
 
     /* The secret in the iface address of @a e */
     static uint64_t iface_secret(const entity &e);
 
     /* Reads exactly @a length bytes from @a fd while progressing. */
-    bool recv_exact(int fd, void *buffer, size_t length,
-                    double timeout = 5.0);
+    bool recv_exact(int fd, void *buffer, size_t length, double timeout = 5.0);
 
     bool recv_hdr(int fd, wire::hdr *h);
 
@@ -359,19 +373,22 @@ protected:
     void destroy_own_eps();
 
     /* Position in the captured log lines, for log_lines(). */
-    size_t log_mark() const { return captured().size(); }
+    size_t log_mark() const
+    {
+        return captured().size();
+    }
 
     /* Captured lines since @a mark of @a level ("warn", "error"). */
     std::vector<std::string> log_lines(size_t mark, const char *level) const;
 
     static std::string join(const std::vector<std::string> &lines);
 
-    resource                      m_res;
-    bool                          m_found = false;
-    std::vector<uct_ep_h>         m_own_eps;
-    err_recorder                  m_errs;
+    resource m_res;
+    bool m_found = false;
+    std::vector<uct_ep_h> m_own_eps;
+    err_recorder m_errs;
     std::list<counted_completion> m_comps;
-    std::list<unpack_arg>         m_unpack_args;
+    std::list<unpack_arg> m_unpack_args;
 };
 
 #endif

@@ -30,7 +30,7 @@ TEST_F(uct_tcp_config, rows_exist)
           "PORT_RANGE", "BACKLOG", "AF_PRIO"}) {
         char value[256] = "";
         EXPECT_EQ(UCS_OK, uct_config_get(config, name, value, sizeof(value)))
-                << "UCX_TCP_" << name;
+            << "UCX_TCP_" << name;
         EXPECT_STRNE("", value) << "UCX_TCP_" << name << " has no value";
     }
     uct_config_release(config);
@@ -41,12 +41,12 @@ TEST_F(uct_tcp_config, bad_values_rejected)
     entity *e = add_entity();
 
     for (auto var_value : std::vector<std::pair<std::string, std::string>>{
-                 {"MAX_IOV", "abc"},
-                 {"NODELAY", "perhaps"},
-                 {"RX_SEG_SIZE", "big"},
-                 {"MAX_CONN_RETRIES", "many"},
-                 {"CONN_TIMEOUT", "soon"},
-                 {"KEEPIDLE", "1 fortnight"}}) {
+             {"MAX_IOV", "abc"},
+             {"NODELAY", "perhaps"},
+             {"RX_SEG_SIZE", "big"},
+             {"MAX_CONN_RETRIES", "many"},
+             {"CONN_TIMEOUT", "soon"},
+             {"KEEPIDLE", "1 fortnight"}}) {
         std::string var = "UCX_TCP_" + var_value.first;
         SCOPED_TRACE(var + "=" + var_value.second);
         ucs::scoped_setenv env(var.c_str(), var_value.second.c_str());
@@ -76,8 +76,8 @@ TEST_F(uct_tcp_config, values_from_environment)
     char value[64];
 
     ASSERT_EQ(UCS_OK, read_config(*e, &config));
-    ASSERT_EQ(UCS_OK, uct_config_get(config, "MAX_CONN_RETRIES", value,
-                                     sizeof(value)));
+    ASSERT_EQ(UCS_OK,
+              uct_config_get(config, "MAX_CONN_RETRIES", value, sizeof(value)));
     EXPECT_STREQ("7", value);
     ASSERT_EQ(UCS_OK, uct_config_get(config, "MAX_IOV", value, sizeof(value)));
     EXPECT_STREQ("3", value);

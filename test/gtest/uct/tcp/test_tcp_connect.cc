@@ -12,8 +12,7 @@
  * Connection establishment: retries
  */
 
-class uct_tcp_connect : public uct_tcp {
-};
+class uct_tcp_connect : public uct_tcp {};
 
 /* An ep to a port nobody listens on yet; a server starts listening
  * there a little later and gets the handshake, with the secret of the
@@ -33,23 +32,23 @@ TEST_F(uct_tcp_connect, retry_until_server_listens)
                                    &ep, secret));
     ucs_status_t status = uct_ep_am_short(ep, GOOD_AM_ID, 0xabcdef, NULL, 0);
     EXPECT_TRUE((status == UCS_OK) || (status == UCS_ERR_NO_RESOURCE))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
 
     progress_for(100); /* refused at least once */
 
     struct sockaddr_storage ss = iface_sockaddr(*client);
     socklen_t len;
     if (ss.ss_family == AF_INET) {
-        ((struct sockaddr_in*)&ss)->sin_port = htons(port);
-        len = sizeof(struct sockaddr_in);
+        ((struct sockaddr_in *)&ss)->sin_port = htons(port);
+        len                                   = sizeof(struct sockaddr_in);
     } else {
-        ((struct sockaddr_in6*)&ss)->sin6_port = htons(port);
-        len = sizeof(struct sockaddr_in6);
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+        len                                     = sizeof(struct sockaddr_in6);
     }
     /* non-blocking: the client connects only from its progress */
     raw_socket listener(socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0));
-    ASSERT_EQ(0, bind(listener.fd(), (struct sockaddr*)&ss, len))
-            << strerror(errno);
+    ASSERT_EQ(0, bind(listener.fd(), (struct sockaddr *)&ss, len))
+        << strerror(errno);
     ASSERT_EQ(0, listen(listener.fd(), 4));
 
     int fd;
@@ -74,11 +73,11 @@ TEST_F(uct_tcp_connect, retry_until_server_listens)
 
     if (status == UCS_ERR_NO_RESOURCE) {
         status = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, 0xabcdef,
-                                                    NULL, 0);
-                },
-                "uct_ep_am_short");
+            [&] {
+                return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, 0xabcdef, NULL,
+                                                0);
+            },
+            "uct_ep_am_short");
         EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     }
 
@@ -90,10 +89,10 @@ TEST_F(uct_tcp_connect, retry_until_server_listens)
     ASSERT_TRUE(recv_exact(fd, &header, sizeof(header)));
     EXPECT_EQ(0xabcdefull, le64toh(header));
     progress_for(20);
-    EXPECT_EQ(0u, m_errs.count()) << "error handler called: "
-                                << ucs_status_string(m_errs.at(0).status);
+    EXPECT_EQ(0u, m_errs.count())
+        << "error handler called: " << ucs_status_string(m_errs.at(0).status);
     EXPECT_TRUE(log_lines(mark, "error").empty())
-            << join(log_lines(mark, "error"));
+        << join(log_lines(mark, "error"));
 }
 
 /* Nobody ever listens: after UCX_TCP_MAX_CONN_RETRIES the error handler
@@ -111,11 +110,11 @@ TEST_F(uct_tcp_connect, retries_exhausted)
     ucs::scoped_log_capture capture;
     size_t mark = log_mark();
 
-    ASSERT_EQ(UCS_OK, create_ep_to(*client, client->dev_addr(), htons(port),
-                                   &ep));
+    ASSERT_EQ(UCS_OK,
+              create_ep_to(*client, client->dev_addr(), htons(port), &ep));
     ucs_status_t status = uct_ep_am_short(ep, GOOD_AM_ID, 1, NULL, 0);
     EXPECT_TRUE((status == UCS_OK) || (status == UCS_ERR_NO_RESOURCE))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
 
     double start = now_sec();
     wait_for([&] { return m_errs.count() > 0; },
@@ -126,22 +125,22 @@ TEST_F(uct_tcp_connect, retries_exhausted)
     ASSERT_EQ(1u, m_errs.count());
     EXPECT_EQ(ep, m_errs.at(0).ep);
     EXPECT_EQ(UCS_ERR_UNREACHABLE, m_errs.at(0).status)
-            << ucs_status_string(m_errs.at(0).status);
+        << ucs_status_string(m_errs.at(0).status);
     EXPECT_LT(elapsed, 5.0 * time_scale());
 
     status = uct_ep_am_short(ep, GOOD_AM_ID, 2, NULL, 0);
     EXPECT_LT(status, UCS_OK) << ucs_status_string(status);
     EXPECT_NE(UCS_ERR_NO_RESOURCE, status);
     uint64_t word = 0;
-    status = uct_ep_put_short(ep, &word, sizeof(word), 0x1000,
-                              UCT_INVALID_RKEY);
+    status =
+        uct_ep_put_short(ep, &word, sizeof(word), 0x1000, UCT_INVALID_RKEY);
     EXPECT_LT(status, UCS_OK) << ucs_status_string(status);
     EXPECT_NE(UCS_ERR_NO_RESOURCE, status);
 
     progress_for(50);
     EXPECT_EQ(1u, m_errs.count()) << "error handler called again";
     EXPECT_TRUE(log_lines(mark, "error").empty())
-            << join(log_lines(mark, "error"));
+        << join(log_lines(mark, "error"));
 }
 
 /* ------------------------------------------------------------------------
@@ -156,14 +155,14 @@ protected:
                       double progress_between)
     {
         std::vector<char> addr_a(
-                std::max<size_t>(a.iface_attr().ep_addr_len, 1));
+            std::max<size_t>(a.iface_attr().ep_addr_len, 1));
         std::vector<char> addr_b(
-                std::max<size_t>(b.iface_attr().ep_addr_len, 1));
+            std::max<size_t>(b.iface_attr().ep_addr_len, 1));
 
-        ASSERT_EQ(UCS_OK, uct_ep_get_address(ea, (uct_ep_addr_t*)
-                                                         addr_a.data()));
-        ASSERT_EQ(UCS_OK, uct_ep_get_address(eb, (uct_ep_addr_t*)
-                                                         addr_b.data()));
+        ASSERT_EQ(UCS_OK,
+                  uct_ep_get_address(ea, (uct_ep_addr_t *)addr_a.data()));
+        ASSERT_EQ(UCS_OK,
+                  uct_ep_get_address(eb, (uct_ep_addr_t *)addr_b.data()));
 
         /* The ep address carries the iface's port */
         wire::ep_addr wa;
@@ -172,9 +171,9 @@ protected:
         EXPECT_EQ(sockaddr_port(iface_sockaddr(a)), port);
 
         ASSERT_EQ(UCS_OK,
-                  uct_ep_connect_to_ep(ea, (const uct_device_addr_t*)
-                                                   b.dev_addr().data(),
-                                       (const uct_ep_addr_t*)addr_b.data()));
+                  uct_ep_connect_to_ep(
+                      ea, (const uct_device_addr_t *)b.dev_addr().data(),
+                      (const uct_ep_addr_t *)addr_b.data()));
         if (progress_between > 0) {
             double deadline = now_sec() + (progress_between / 1000.0);
             do {
@@ -183,9 +182,9 @@ protected:
             } while (now_sec() < deadline);
         }
         ASSERT_EQ(UCS_OK,
-                  uct_ep_connect_to_ep(eb, (const uct_device_addr_t*)
-                                                   a.dev_addr().data(),
-                                       (const uct_ep_addr_t*)addr_a.data()));
+                  uct_ep_connect_to_ep(
+                      eb, (const uct_device_addr_t *)a.dev_addr().data(),
+                      (const uct_ep_addr_t *)addr_a.data()));
     }
 
     /* Highest socket count seen: a second connection opened and closed
@@ -206,8 +205,8 @@ protected:
         ASSERT_GT(a->iface_attr().ep_addr_len, 0u);
 
         am_recorder &rec_a = install_recorder(*a, GOOD_AM_ID);
-        am_recorder &rec_b = one_iface ? rec_a :
-                                         install_recorder(*b, GOOD_AM_ID);
+        am_recorder &rec_b =
+            one_iface ? rec_a : install_recorder(*b, GOOD_AM_ID);
 
         size_t sockets = count_sockets();
         m_max_sockets  = sockets;
@@ -221,27 +220,27 @@ protected:
 
         const uint64_t num = 10;
         for (uint64_t i = 0; i < num; ++i) {
-            for (auto ep_value : {std::make_pair(ea, 1000 + i),
-                                  std::make_pair(eb, 2000 + i)}) {
+            for (auto ep_value :
+                 {std::make_pair(ea, 1000 + i), std::make_pair(eb, 2000 + i)}) {
                 ssize_t ret = retry_no_resource(
-                        [&] {
-                            return (ssize_t)uct_ep_am_short(
-                                    ep_value.first, GOOD_AM_ID,
-                                    ep_value.second, NULL, 0);
-                        },
-                        "uct_ep_am_short");
-                ASSERT_EQ(UCS_OK, ret)
-                        << ucs_status_string((ucs_status_t)ret);
+                    [&] {
+                        return (ssize_t)uct_ep_am_short(
+                            ep_value.first, GOOD_AM_ID, ep_value.second, NULL,
+                            0);
+                    },
+                    "uct_ep_am_short");
+                ASSERT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
             }
         }
 
-        wait_for([&] {
-                     sample_sockets();
-                     return one_iface ? (rec_a.count() == 2 * num) :
-                                        ((rec_a.count() == num) &&
-                                         (rec_b.count() == num));
-                 },
-                 "the AMs of both eps");
+        wait_for(
+            [&] {
+                sample_sockets();
+                return one_iface
+                           ? (rec_a.count() == 2 * num)
+                           : ((rec_a.count() == num) && (rec_b.count() == num));
+            },
+            "the AMs of both eps");
         /* A late second connection would show up now */
         double deadline = now_sec() + 0.1;
         do {
@@ -271,9 +270,9 @@ protected:
         }
 
         EXPECT_EQ(sockets + 2, count_sockets())
-                << "expected both ends of exactly one connection";
+            << "expected both ends of exactly one connection";
         EXPECT_EQ(sockets + 2, m_max_sockets)
-                << "more than one connection was opened for the pair";
+            << "more than one connection was opened for the pair";
 
         flush_ep(*a, ea);
         flush_ep(*b, eb);
@@ -314,8 +313,8 @@ protected:
     {
         std::vector<int> fds = open_fds(false);
         std::set<int> used(fds.begin(), fds.end());
-        unsigned unused  = 0;
-        rlim_t limit     = 0;
+        unsigned unused = 0;
+        rlim_t limit    = 0;
 
         while (unused < free) {
             if (!used.count((int)limit)) {
@@ -359,8 +358,7 @@ TEST_F(uct_tcp_fd_limit, ep_create_fails_cleanly)
             }
         }
 
-        EXPECT_EQ(UCS_ERR_NO_RESOURCE, failure)
-                << ucs_status_string(failure);
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE, failure) << ucs_status_string(failure);
         EXPECT_GE(eps.size(), 1u) << "no ep could be created under the limit";
         std::vector<std::string> errors = log_lines(mark, "error");
         EXPECT_TRUE(std::any_of(errors.begin(), errors.end(),
@@ -368,8 +366,8 @@ TEST_F(uct_tcp_fd_limit, ep_create_fails_cleanly)
                                     return line.find("ulimit -n") !=
                                            std::string::npos;
                                 }))
-                << "no error line says to raise ulimit -n:" << join(errors)
-                << join(log_lines(mark, "warn"));
+            << "no error line says to raise ulimit -n:" << join(errors)
+            << join(log_lines(mark, "warn"));
 
         /* The eps created before still work, under the limit */
         for (size_t i = 0; i < eps.size(); ++i) {
@@ -392,8 +390,7 @@ TEST_F(uct_tcp_fd_limit, ep_create_fails_cleanly)
  * Many endpoints
  */
 
-class uct_tcp_scale : public uct_tcp {
-};
+class uct_tcp_scale : public uct_tcp {};
 
 TEST_F(uct_tcp_scale, eps_2000)
 {
@@ -423,15 +420,14 @@ TEST_F(uct_tcp_scale, eps_2000)
     for (size_t i = 0; i < num_eps; ++i) {
         uct_ep_h ep;
         ucs_status_t status = create_ep_to(*client, *server, &ep);
-        ASSERT_EQ(UCS_OK, status) << "ep " << i << ": "
-                                  << ucs_status_string(status);
+        ASSERT_EQ(UCS_OK, status)
+            << "ep " << i << ": " << ucs_status_string(status);
         eps.push_back(ep);
         ssize_t ret = retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, i, NULL,
-                                                    0);
-                },
-                "uct_ep_am_short");
+            [&] {
+                return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, i, NULL, 0);
+            },
+            "uct_ep_am_short");
         ASSERT_EQ(UCS_OK, ret) << "ep " << i;
         progress(); /* the server accepts as we go: no backlog overflow */
     }
@@ -480,8 +476,8 @@ TEST_F(uct_tcp_fd_limit, accept_backs_off_when_out_of_fds)
 
         ASSERT_TRUE(limit.set_soft(limit_leaving(0)));
         progress_for(1500);
-        ucs_status_t status = uct_iface_event_arm(server->iface(),
-                                                  UCT_EVENT_RECV);
+        ucs_status_t status =
+            uct_iface_event_arm(server->iface(), UCT_EVENT_RECV);
         limit.restore();
 
         std::vector<std::string> warns = log_lines(mark, "warn");
@@ -491,15 +487,15 @@ TEST_F(uct_tcp_fd_limit, accept_backs_off_when_out_of_fds)
             EXPECT_NE(std::string::npos, w.find("ulimit -n")) << w;
         }
         EXPECT_TRUE(log_lines(mark, "error").empty())
-                << join(log_lines(mark, "error"));
+            << join(log_lines(mark, "error"));
         EXPECT_EQ(UCS_OK, status)
-                << "the listening socket is still polled while no "
-                << "descriptor is free: " << ucs_status_string(status);
+            << "the listening socket is still polled while no "
+            << "descriptor is free: " << ucs_status_string(status);
     }
 
     for (auto &sock : socks) {
-        ASSERT_TRUE(sock->send_obj(make_handshake(*sock, wire::CONN_TO_IFACE,
-                                                  *server)));
+        ASSERT_TRUE(sock->send_obj(
+            make_handshake(*sock, wire::CONN_TO_IFACE, *server)));
         wire::handshake_reply reply;
         ASSERT_TRUE(recv_reply(sock->fd(), &reply));
         EXPECT_EQ(wire::HS_ACCEPTED, reply.status);
@@ -512,5 +508,5 @@ TEST_F(uct_tcp_fd_limit, accept_backs_off_when_out_of_fds)
     remove_entity(server);
     std::string warns = join(log_lines(mark, "warn"));
     EXPECT_NE(std::string::npos, warns.find("more lines like the last one"))
-            << warns;
+        << warns;
 }

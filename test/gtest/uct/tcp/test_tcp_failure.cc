@@ -17,8 +17,7 @@ extern "C" {
  * Peer failure
  */
 
-class uct_tcp_peer_failure : public uct_tcp {
-};
+class uct_tcp_peer_failure : public uct_tcp {};
 
 /* The server iface closes while a GET to it is outstanding. */
 TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
@@ -37,15 +36,15 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
 
     std::unique_ptr<mapped_buffer> remote(new mapped_buffer(64, *server));
     remote->pattern_fill(21);
-    unpack_arg &ua = make_unpack_arg();
+    unpack_arg &ua           = make_unpack_arg();
     counted_completion &comp = make_comp();
-    ucs_status_t status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_bcopy(ep1, unpack_to_string, &ua,
-                                                 64, remote->addr(),
-                                                 remote->rkey(), comp);
-            },
-            "uct_ep_get_bcopy");
+    ucs_status_t status      = (ucs_status_t)retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_get_bcopy(ep1, unpack_to_string, &ua, 64,
+                                                  remote->addr(), remote->rkey(),
+                                                  comp);
+        },
+        "uct_ep_get_bcopy");
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
 
     ucs::scoped_log_capture capture;
@@ -62,10 +61,10 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
     ASSERT_EQ(1u, m_errs.count());
     EXPECT_EQ(ep1, m_errs.at(0).ep);
     EXPECT_EQ(UCS_ERR_CONNECTION_RESET, m_errs.at(0).status)
-            << ucs_status_string(m_errs.at(0).status);
+        << ucs_status_string(m_errs.at(0).status);
     EXPECT_EQ(1, comp.calls);
     EXPECT_LT(comp.status_at_call, UCS_OK)
-            << ucs_status_string(comp.status_at_call);
+        << ucs_status_string(comp.status_at_call);
     EXPECT_EQ(0u, ua.calls) << "the GET of a failed ep delivered data";
 
     status = uct_ep_am_short(ep1, GOOD_AM_ID, 3, NULL, 0);
@@ -76,15 +75,15 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
     EXPECT_TRUE(send_am_and_wait(ep2, GOOD_AM_ID, 4, rt));
     mapped_buffer third_buf(64, *third);
     third_buf.pattern_fill(22);
-    unpack_arg &ua2 = make_unpack_arg();
+    unpack_arg &ua2           = make_unpack_arg();
     counted_completion &comp2 = make_comp();
-    status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_bcopy(ep2, unpack_to_string, &ua2,
-                                                 64, third_buf.addr(),
-                                                 third_buf.rkey(), comp2);
-            },
-            "uct_ep_get_bcopy");
+    status                    = (ucs_status_t)retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_get_bcopy(ep2, unpack_to_string, &ua2, 64,
+                                                                third_buf.addr(), third_buf.rkey(),
+                                                                comp2);
+        },
+        "uct_ep_get_bcopy");
     wait_completion(status, comp2, "GET from the third iface");
     EXPECT_EQ(std::string(third_buf.cptr(), 64), ua2.data);
     EXPECT_EQ(1u, m_errs.count());
@@ -92,17 +91,18 @@ TEST_F(uct_tcp_peer_failure, server_closed_with_get_outstanding)
     /* the failed ep's side state (its GET's) goes at the idle deadline,
      * and so does the live one's */
     EXPECT_NE(nullptr, uct_tcp_ep(ep2)->ext);
-    wait_for([&] {
-                 return (uct_tcp_ep(ep1)->ext == nullptr) &&
-                        (uct_tcp_ep(ep2)->ext == nullptr);
-             },
-             "the side state freed at the idle deadline",
-             UCT_TCP_HOUSEKEEPING_SEC * 3);
+    wait_for(
+        [&] {
+            return (uct_tcp_ep(ep1)->ext == nullptr) &&
+                   (uct_tcp_ep(ep2)->ext == nullptr);
+        },
+        "the side state freed at the idle deadline",
+        UCT_TCP_HOUSEKEEPING_SEC * 3);
 
     EXPECT_TRUE(log_lines(mark, "error").empty())
-            << join(log_lines(mark, "error"));
+        << join(log_lines(mark, "error"));
     EXPECT_LE(log_lines(mark, "warn").size(), 1u)
-            << join(log_lines(mark, "warn"));
+        << join(log_lines(mark, "warn"));
 }
 
 /* An ep that fails with a GET and a flush outstanding (an
@@ -121,12 +121,12 @@ TEST_F(uct_tcp_peer_failure, failed_ep_frees_side_state)
     unpack_arg &ua           = make_unpack_arg();
     counted_completion &comp = make_comp();
     ucs_status_t status      = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua,
-                                                 64, remote->addr(),
-                                                 remote->rkey(), comp);
-            },
-            "uct_ep_get_bcopy");
+        [&] {
+            return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua, 64,
+                                                  remote->addr(), remote->rkey(),
+                                                  comp);
+        },
+        "uct_ep_get_bcopy");
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
     counted_completion &fcomp = make_comp();
     ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ep, 0, fcomp));
@@ -161,18 +161,17 @@ protected:
         /* Listen on the client's device address */
         struct sockaddr_storage ss = iface_sockaddr(*m_client);
         ASSERT_FALSE(HasFailure());
-        socklen_t len = (ss.ss_family == AF_INET) ?
-                                sizeof(struct sockaddr_in) :
-                                sizeof(struct sockaddr_in6);
+        socklen_t len = (ss.ss_family == AF_INET) ? sizeof(struct sockaddr_in)
+                                                  : sizeof(struct sockaddr_in6);
         if (ss.ss_family == AF_INET) {
-            ((struct sockaddr_in*)&ss)->sin_port = 0;
+            ((struct sockaddr_in *)&ss)->sin_port = 0;
         } else {
-            ((struct sockaddr_in6*)&ss)->sin6_port = 0;
+            ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
         }
         m_listen.reset(new raw_socket(socket(ss.ss_family, SOCK_STREAM, 0)));
         ASSERT_GE(m_listen->fd(), 0);
-        ASSERT_EQ(0, bind(m_listen->fd(), (struct sockaddr*)&ss, len))
-                << strerror(errno);
+        ASSERT_EQ(0, bind(m_listen->fd(), (struct sockaddr *)&ss, len))
+            << strerror(errno);
         ASSERT_EQ(0, listen(m_listen->fd(), 4));
 
         uint16_t port = sockaddr_port(m_listen->local());
@@ -187,10 +186,9 @@ protected:
         double deadline = now_sec() + (5.0 * time_scale());
         int fd;
 
-        while ((fd = accept4(m_listen->fd(), NULL, NULL, SOCK_NONBLOCK)) <
-               0) {
+        while ((fd = accept4(m_listen->fd(), NULL, NULL, SOCK_NONBLOCK)) < 0) {
             ASSERT_TRUE((errno == EAGAIN) || (errno == EWOULDBLOCK))
-                    << strerror(errno);
+                << strerror(errno);
             ASSERT_LT(now_sec(), deadline) << "the client did not connect";
             progress();
             usleep(100);
@@ -202,16 +200,16 @@ protected:
         wire::handshake hs;
         ASSERT_TRUE(recv_exact(fd, &hs, sizeof(hs)));
         struct sockaddr_storage client_addr = iface_sockaddr(*m_client);
-        std::string ip = sockaddr_ip_bytes(client_addr);
+        std::string ip                      = sockaddr_ip_bytes(client_addr);
         EXPECT_EQ(wire::MAGIC, le64toh(hs.magic));
         EXPECT_EQ(wire::VERSION, le16toh(hs.version));
         EXPECT_EQ(wire::CONN_TO_IFACE, hs.conn_type);
         EXPECT_EQ(client_addr.ss_family, hs.family);
         EXPECT_EQ(sockaddr_port(client_addr), hs.listen_port)
-                << "the handshake must carry the client's listening port";
-        EXPECT_EQ(ip, std::string((const char*)hs.listen_addr, ip.size()));
+            << "the handshake must carry the client's listening port";
+        EXPECT_EQ(ip, std::string((const char *)hs.listen_addr, ip.size()));
         EXPECT_EQ(SECRET, le64toh(hs.secret))
-                << "the handshake must present the secret of the address";
+            << "the handshake must present the secret of the address";
 
         wire::handshake_reply reply;
         memset(&reply, 0, sizeof(reply));
@@ -233,12 +231,12 @@ protected:
     }
 
     /* The secret of the address the client was given */
-    static constexpr uint64_t   SECRET = 0x5ec12e7a11ce0042ull;
+    static constexpr uint64_t SECRET = 0x5ec12e7a11ce0042ull;
 
-    entity                      *m_client = NULL;
+    entity *m_client = NULL;
     std::unique_ptr<raw_socket> m_listen;
     std::unique_ptr<raw_socket> m_conn;
-    uct_ep_h                    m_ep = NULL;
+    uct_ep_h m_ep = NULL;
 };
 
 /* The handshake fields, and an AM and a PUT as they appear on the wire. */
@@ -247,12 +245,12 @@ TEST_F(uct_tcp_raw_server, handshake_and_messages)
     ASSERT_NO_FATAL_FAILURE(accept_client());
 
     const char payload[] = "abcd";
-    ssize_t ret = retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_am_short(m_ep, 5, 0x1122334455667788ull,
-                                                payload, 4);
-            },
-            "uct_ep_am_short");
+    ssize_t ret          = retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_am_short(m_ep, 5, 0x1122334455667788ull,
+                                                     payload, 4);
+        },
+        "uct_ep_am_short");
     ASSERT_EQ(UCS_OK, ret);
 
     wire::hdr h;
@@ -264,13 +262,13 @@ TEST_F(uct_tcp_raw_server, handshake_and_messages)
     EXPECT_EQ("abcd", data.substr(8));
 
     uint64_t words[2] = {0x0102030405060708ull, 0x1112131415161718ull};
-    ret = retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_short(m_ep, words, sizeof(words),
-                                                 0xdead0000ull,
-                                                 0x0123456789abcdefull);
-            },
-            "uct_ep_put_short");
+    ret               = retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_put_short(m_ep, words, sizeof(words),
+                                                           0xdead0000ull,
+                                                           0x0123456789abcdefull);
+        },
+        "uct_ep_put_short");
     ASSERT_EQ(UCS_OK, ret);
 
     ASSERT_NO_FATAL_FAILURE(recv_msg(&h, &data));
@@ -281,8 +279,8 @@ TEST_F(uct_tcp_raw_server, handshake_and_messages)
     memcpy(&put, data.data(), sizeof(put));
     EXPECT_EQ(0xdead0000ull, le64toh(put.remote_addr));
     EXPECT_EQ(0x0123456789abcdefull, le64toh(put.rkey))
-            << "a PUT must carry the remote key";
-    EXPECT_EQ(std::string((const char*)words, sizeof(words)),
+        << "a PUT must carry the remote key";
+    EXPECT_EQ(std::string((const char *)words, sizeof(words)),
               data.substr(sizeof(put)));
     EXPECT_EQ(0u, m_errs.count());
 }
@@ -295,15 +293,15 @@ TEST_F(uct_tcp_raw_server, flush_completes_on_ack)
 
     uint64_t word = 42;
     ssize_t ret   = retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_short(m_ep, &word, sizeof(word),
-                                                 0x1000, UCT_INVALID_RKEY);
-            },
-            "uct_ep_put_short");
+        [&] {
+            return (ssize_t)uct_ep_put_short(m_ep, &word, sizeof(word), 0x1000,
+                                               UCT_INVALID_RKEY);
+        },
+        "uct_ep_put_short");
     ASSERT_EQ(UCS_OK, ret);
 
     counted_completion &comp = make_comp();
-    ucs_status_t status = uct_ep_flush(m_ep, 0, comp);
+    ucs_status_t status      = uct_ep_flush(m_ep, 0, comp);
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
 
     wire::hdr h;
@@ -331,14 +329,14 @@ TEST_F(uct_tcp_raw_server, reset_with_get_outstanding)
 {
     ASSERT_NO_FATAL_FAILURE(accept_client());
 
-    unpack_arg &ua = make_unpack_arg();
+    unpack_arg &ua           = make_unpack_arg();
     counted_completion &comp = make_comp();
-    ucs_status_t status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_bcopy(m_ep, unpack_to_string, &ua,
-                                                 16, 0x2000, 0x77ull, comp);
-            },
-            "uct_ep_get_bcopy");
+    ucs_status_t status      = (ucs_status_t)retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_get_bcopy(m_ep, unpack_to_string, &ua, 16,
+                                                  0x2000, 0x77ull, comp);
+        },
+        "uct_ep_get_bcopy");
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
 
     wire::hdr h;
@@ -361,12 +359,11 @@ TEST_F(uct_tcp_raw_server, reset_with_get_outstanding)
 
     comp.reset();
     status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_bcopy(m_ep, unpack_to_string, &ua,
-                                                 16, 0x3000, UCT_INVALID_RKEY,
-                                                 comp);
-            },
-            "uct_ep_get_bcopy");
+        [&] {
+            return (ssize_t)uct_ep_get_bcopy(m_ep, unpack_to_string, &ua, 16,
+                                             0x3000, UCT_INVALID_RKEY, comp);
+        },
+        "uct_ep_get_bcopy");
     ASSERT_EQ(UCS_INPROGRESS, status) << ucs_status_string(status);
     ASSERT_NO_FATAL_FAILURE(recv_msg(&h, &data));
     ASSERT_EQ(wire::OP_GET_REQ, h.id);
@@ -381,17 +378,17 @@ TEST_F(uct_tcp_raw_server, reset_with_get_outstanding)
     ASSERT_EQ(1u, m_errs.count());
     EXPECT_EQ(m_ep, m_errs.at(0).ep);
     EXPECT_EQ(UCS_ERR_CONNECTION_RESET, m_errs.at(0).status)
-            << ucs_status_string(m_errs.at(0).status);
+        << ucs_status_string(m_errs.at(0).status);
     EXPECT_EQ(1, comp.calls);
     EXPECT_LT(comp.status_at_call, UCS_OK)
-            << ucs_status_string(comp.status_at_call);
+        << ucs_status_string(comp.status_at_call);
     EXPECT_EQ(1u, ua.calls);
 
     status = uct_ep_am_short(m_ep, GOOD_AM_ID, 0, NULL, 0);
     EXPECT_LT(status, UCS_OK) << ucs_status_string(status);
     EXPECT_NE(UCS_ERR_NO_RESOURCE, status);
     EXPECT_TRUE(log_lines(mark, "error").empty())
-            << join(log_lines(mark, "error"));
+        << join(log_lines(mark, "error"));
     EXPECT_LE(log_lines(mark, "warn").size(), 1u)
-            << join(log_lines(mark, "warn"));
+        << join(log_lines(mark, "warn"));
 }

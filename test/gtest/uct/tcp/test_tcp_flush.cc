@@ -32,10 +32,10 @@ protected:
         ASSERT_TRUE(send_am_and_wait(m_ep, GOOD_AM_ID, 1, *m_rec, 5.0));
     }
 
-    entity *m_server     = NULL;
-    entity *m_client     = NULL;
-    am_recorder *m_rec   = NULL;
-    uct_ep_h m_ep        = NULL;
+    entity *m_server   = NULL;
+    entity *m_client   = NULL;
+    am_recorder *m_rec = NULL;
+    uct_ep_h m_ep      = NULL;
 };
 
 TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
@@ -56,10 +56,10 @@ TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
     EXPECT_EQ(2u, am_header_of(rec.at(1).data));
 
     /* arming the event fd writes what is held, the window notwithstanding */
-    ucs_status_t status = uct_iface_event_arm(client->iface(),
-                                              UCT_EVENT_SEND_COMP);
+    ucs_status_t status =
+        uct_iface_event_arm(client->iface(), UCT_EVENT_SEND_COMP);
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_ERR_BUSY))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
     progress_only(*server, 50);
     ASSERT_EQ(3u, rec.count()) << "event arm did not write the held message";
     EXPECT_EQ(3u, am_header_of(rec.at(2).data));
@@ -97,10 +97,9 @@ TEST_F(uct_tcp_coalesce, nothing_held_between_arm_and_progress)
     progress_only(*server, 50);
     ASSERT_EQ(2u, rec.count());
 
-    ucs_status_t status = uct_iface_event_arm(client->iface(),
-                                              UCT_EVENT_RECV);
+    ucs_status_t status = uct_iface_event_arm(client->iface(), UCT_EVENT_RECV);
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_ERR_BUSY))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 3, NULL, 0));
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 4, NULL, 0));
     progress_only(*server, 50);
@@ -133,16 +132,14 @@ TEST_F(uct_tcp_coalesce, answer_not_held)
 
     std::vector<char> addr_a(a->iface_attr().ep_addr_len);
     std::vector<char> addr_b(b->iface_attr().ep_addr_len);
-    ASSERT_EQ(UCS_OK, uct_ep_get_address(ea, (uct_ep_addr_t*)addr_a.data()));
-    ASSERT_EQ(UCS_OK, uct_ep_get_address(eb, (uct_ep_addr_t*)addr_b.data()));
+    ASSERT_EQ(UCS_OK, uct_ep_get_address(ea, (uct_ep_addr_t *)addr_a.data()));
+    ASSERT_EQ(UCS_OK, uct_ep_get_address(eb, (uct_ep_addr_t *)addr_b.data()));
     ASSERT_EQ(UCS_OK, uct_ep_connect_to_ep(
-                              ea, (const uct_device_addr_t*)
-                                          b->dev_addr().data(),
-                              (const uct_ep_addr_t*)addr_b.data()));
+                          ea, (const uct_device_addr_t *)b->dev_addr().data(),
+                          (const uct_ep_addr_t *)addr_b.data()));
     ASSERT_EQ(UCS_OK, uct_ep_connect_to_ep(
-                              eb, (const uct_device_addr_t*)
-                                          a->dev_addr().data(),
-                              (const uct_ep_addr_t*)addr_a.data()));
+                          eb, (const uct_device_addr_t *)a->dev_addr().data(),
+                          (const uct_ep_addr_t *)addr_a.data()));
     ASSERT_TRUE(send_am_and_wait(ea, GOOD_AM_ID, 1, rec_b));
     ASSERT_TRUE(send_am_and_wait(eb, GOOD_AM_ID, 2, rec_a));
     progress_for(400); /* both windows closed */
@@ -151,24 +148,23 @@ TEST_F(uct_tcp_coalesce, answer_not_held)
      * only after the peer's message came */
     for (uint64_t i = 0; i < 4; ++i) {
         ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 10 + i, NULL, 0));
-        ASSERT_TRUE(wait_for([&] { return rec_b.count() == 2 + i; },
-                             "the ping", 0.1))
-                << "ping " << i << " was held";
+        ASSERT_TRUE(
+            wait_for([&] { return rec_b.count() == 2 + i; }, "the ping", 0.1))
+            << "ping " << i << " was held";
         ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 20 + i, NULL, 0));
-        ASSERT_TRUE(wait_for([&] { return rec_a.count() == 2 + i; },
-                             "the pong", 0.1))
-                << "pong " << i << " was held";
+        ASSERT_TRUE(
+            wait_for([&] { return rec_a.count() == 2 + i; }, "the pong", 0.1))
+            << "pong " << i << " was held";
     }
 
     /* a message held before the peer's came leaves with the answer */
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 30, NULL, 0));
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 31, NULL, 0));
-    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 6; }, "the ping",
-                         0.1));
+    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 6; }, "the ping", 0.1));
     ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 40, NULL, 0));
-    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 7; },
-                         "the held message", 0.1))
-            << "the held message waited for the window";
+    ASSERT_TRUE(
+        wait_for([&] { return rec_b.count() == 7; }, "the held message", 0.1))
+        << "the held message waited for the window";
     EXPECT_EQ(31u, am_header_of(rec_b.at(6).data));
 }
 
@@ -192,13 +188,13 @@ TEST_F(uct_tcp_coalesce, answer_on_other_connection_not_held)
 
     for (uint64_t i = 0; i < 4; ++i) {
         ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 10 + i, NULL, 0));
-        ASSERT_TRUE(wait_for([&] { return rec_b.count() == 2 + i; },
-                             "the ping", 0.1))
-                << "ping " << i << " was held";
+        ASSERT_TRUE(
+            wait_for([&] { return rec_b.count() == 2 + i; }, "the ping", 0.1))
+            << "ping " << i << " was held";
         ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 20 + i, NULL, 0));
-        ASSERT_TRUE(wait_for([&] { return rec_a.count() == 2 + i; },
-                             "the pong", 0.1))
-                << "pong " << i << " was held";
+        ASSERT_TRUE(
+            wait_for([&] { return rec_a.count() == 2 + i; }, "the pong", 0.1))
+            << "pong " << i << " was held";
     }
 }
 
@@ -213,15 +209,15 @@ TEST_F(uct_tcp_coalesce, stream_of_small_messages_in_order)
     const uint64_t count = 20000;
     for (uint64_t i = 0; i < count; ++i) {
         ssize_t ret = retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, i, &i,
-                                                    sizeof(i));
-                },
-                "uct_ep_am_short");
+            [&] {
+                return (ssize_t)uct_ep_am_short(ep, GOOD_AM_ID, i, &i,
+                                                sizeof(i));
+            },
+            "uct_ep_am_short");
         ASSERT_EQ(UCS_OK, ret);
     }
-    ASSERT_TRUE(wait_for([&] { return rec.count() == count; },
-                         "every message"));
+    ASSERT_TRUE(
+        wait_for([&] { return rec.count() == count; }, "every message"));
     for (uint64_t i = 0; i < count; ++i) {
         ASSERT_EQ(i, am_header_of(rec.at(i).data)) << "out of order";
     }
@@ -250,8 +246,8 @@ TEST_F(uct_tcp_coalesce, zcopy_without_header_queued)
     int posted = 0, queued = 0;
     ucs_status_t status;
     do {
-        status = uct_ep_am_zcopy(ep, GOOD_AM_ID, NULL, 0, &iov, 1, 0,
-                                 comps[posted]);
+        status =
+            uct_ep_am_zcopy(ep, GOOD_AM_ID, NULL, 0, &iov, 1, 0, comps[posted]);
         if (status == UCS_INPROGRESS) {
             in_flight[posted] = true;
             ++queued;
@@ -269,8 +265,8 @@ TEST_F(uct_tcp_coalesce, zcopy_without_header_queued)
         EXPECT_EQ(in_flight[i] ? 1 : 0, comps[i].calls) << "message " << i;
         ASSERT_EQ(length, rec.at(i + 1).data.size());
         ASSERT_EQ(length, mapped_buffer::pattern_mismatch(
-                                  rec.at(i + 1).data.data(), length, 7))
-                << "message " << i;
+                              rec.at(i + 1).data.data(), length, 7))
+            << "message " << i;
     }
 }
 
@@ -306,10 +302,10 @@ protected:
         } while (now_sec() < deadline);
     }
 
-    entity      *m_sender   = NULL;
-    entity      *m_receiver = NULL;
-    am_recorder *m_rec      = NULL;
-    uct_ep_h    m_ep        = NULL;
+    entity *m_sender   = NULL;
+    entity *m_receiver = NULL;
+    am_recorder *m_rec = NULL;
+    uct_ep_h m_ep      = NULL;
 };
 
 TEST_F(uct_tcp_flush, ep_flush_waits_for_put_ack)
@@ -319,19 +315,18 @@ TEST_F(uct_tcp_flush, ep_flush_waits_for_put_ack)
     local.pattern_fill(11);
 
     ssize_t ret = retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_short(m_ep, local.ptr(), 64,
-                                                 remote.addr(),
-                                                 remote.rkey());
-            },
-            "uct_ep_put_short");
+        [&] {
+            return (ssize_t)uct_ep_put_short(m_ep, local.ptr(), 64,
+                                             remote.addr(), remote.rkey());
+        },
+        "uct_ep_put_short");
     ASSERT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
 
     counted_completion &comp = make_comp();
-    ucs_status_t status = uct_ep_flush(m_ep, 0, comp);
+    ucs_status_t status      = uct_ep_flush(m_ep, 0, comp);
     ASSERT_EQ(UCS_INPROGRESS, status)
-            << "flush after a PUT must wait for the peer: "
-            << ucs_status_string(status);
+        << "flush after a PUT must wait for the peer: "
+        << ucs_status_string(status);
 
     progress_sender_only(100);
     EXPECT_EQ(0, comp.calls) << "flush completed without the peer";
@@ -343,7 +338,7 @@ TEST_F(uct_tcp_flush, ep_flush_waits_for_put_ack)
     progress_for(20);
     EXPECT_EQ(1, comp.calls);
     EXPECT_EQ(UCS_OK, comp.status_at_call)
-            << ucs_status_string(comp.status_at_call);
+        << ucs_status_string(comp.status_at_call);
     EXPECT_EQ(UCS_OK, uct_ep_flush(m_ep, 0, NULL));
 }
 
@@ -355,24 +350,25 @@ TEST_F(uct_tcp_flush, ep_flush_no_comp_after_put)
 
     pack_arg pa = {local.ptr(), local.length()};
     ssize_t ret = retry_no_resource(
-            [&] {
-                return uct_ep_put_bcopy(m_ep, pack_buffer, &pa,
-                                        remote.addr(), remote.rkey());
-            },
-            "uct_ep_put_bcopy");
+        [&] {
+            return uct_ep_put_bcopy(m_ep, pack_buffer, &pa, remote.addr(),
+                                    remote.rkey());
+        },
+        "uct_ep_put_bcopy");
     ASSERT_EQ((ssize_t)local.length(), ret);
 
     EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(m_ep, 0, NULL));
     progress_sender_only(100);
     EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(m_ep, 0, NULL))
-            << "flush done without the peer";
+        << "flush done without the peer";
 
     ucs_status_t status;
-    wait_for([&] {
-                 status = uct_ep_flush(m_ep, 0, NULL);
-                 return status != UCS_INPROGRESS;
-             },
-             "uct_ep_flush to return UCS_OK");
+    wait_for(
+        [&] {
+            status = uct_ep_flush(m_ep, 0, NULL);
+            return status != UCS_INPROGRESS;
+        },
+        "uct_ep_flush to return UCS_OK");
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     remote.pattern_check(12);
 }
@@ -383,22 +379,22 @@ TEST_F(uct_tcp_flush, iface_flush_waits_for_put_ack)
     mapped_buffer remote(1024, *m_receiver);
     local.pattern_fill(13);
 
-    uct_iov_t iov = local.iov(0, local.length());
+    uct_iov_t iov                = local.iov(0, local.length());
     counted_completion &put_comp = make_comp();
-    ucs_status_t put_status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, remote.addr(),
-                                                 remote.rkey(), put_comp);
-            },
-            "uct_ep_put_zcopy");
+    ucs_status_t put_status      = (ucs_status_t)retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, remote.addr(),
+                                                  remote.rkey(), put_comp);
+        },
+        "uct_ep_put_zcopy");
     ASSERT_TRUE((put_status == UCS_OK) || (put_status == UCS_INPROGRESS))
-            << ucs_status_string(put_status);
+        << ucs_status_string(put_status);
 
     counted_completion &comp = make_comp();
-    ucs_status_t status = uct_iface_flush(m_sender->iface(), 0, comp);
+    ucs_status_t status      = uct_iface_flush(m_sender->iface(), 0, comp);
     ASSERT_EQ(UCS_INPROGRESS, status)
-            << "iface flush after a PUT must wait for the peer: "
-            << ucs_status_string(status);
+        << "iface flush after a PUT must wait for the peer: "
+        << ucs_status_string(status);
 
     progress_sender_only(100);
     EXPECT_EQ(0, comp.calls) << "iface flush completed without the peer";
@@ -418,18 +414,18 @@ TEST_F(uct_tcp_flush, flush_after_am)
 {
     for (uint64_t i = 0; i < 8; ++i) {
         ssize_t ret = retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_am_short(m_ep, GOOD_AM_ID, 100 + i,
-                                                    NULL, 0);
-                },
-                "uct_ep_am_short");
+            [&] {
+                return (ssize_t)uct_ep_am_short(m_ep, GOOD_AM_ID, 100 + i, NULL,
+                                                0);
+            },
+            "uct_ep_am_short");
         ASSERT_EQ(UCS_OK, ret);
     }
 
     counted_completion &comp = make_comp();
-    ucs_status_t status = uct_ep_flush(m_ep, 0, comp);
+    ucs_status_t status      = uct_ep_flush(m_ep, 0, comp);
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
     wait_completion(status, comp, "uct_ep_flush after AMs");
 
     wait_for([&] { return m_rec->count() == 9; }, "8 AMs");

@@ -33,7 +33,7 @@ TEST_F(uct_tcp, addresses)
 
     uint8_t family = (uint8_t)e->dev_addr().at(0);
     ASSERT_TRUE((family == AF_INET) || (family == AF_INET6))
-            << "first byte of the device address: " << (unsigned)family;
+        << "first byte of the device address: " << (unsigned)family;
     size_t ip_len = (family == AF_INET) ? 4 : 16;
     EXPECT_EQ(1 + ip_len, attr.device_addr_len);
 
@@ -49,10 +49,10 @@ TEST_F(uct_tcp, addresses)
         struct sockaddr_storage ss;
         memset(&ss, 0, sizeof(ss));
         memcpy(&ss, ifa->ifa_addr,
-               (family == AF_INET) ? sizeof(struct sockaddr_in) :
-                                     sizeof(struct sockaddr_in6));
-        found |= (sockaddr_ip_bytes(ss) ==
-                  std::string(&e->dev_addr()[1], ip_len));
+               (family == AF_INET) ? sizeof(struct sockaddr_in)
+                                   : sizeof(struct sockaddr_in6));
+        found |=
+            (sockaddr_ip_bytes(ss) == std::string(&e->dev_addr()[1], ip_len));
     }
     freeifaddrs(ifaddrs);
     EXPECT_TRUE(found) << "the device address is not an address of lo";
@@ -98,7 +98,7 @@ protected:
             peer = sock.local_str();
             sock.send_all(data, length);
             EXPECT_TRUE(wait_closed(sock.fd(), &received))
-                    << "the transport kept the connection open";
+                << "the transport kept the connection open";
             sock.close();
             wait_for([&] { return count_sockets() == sockets; },
                      "the accepted socket to be closed");
@@ -110,11 +110,11 @@ protected:
             EXPECT_TRUE(errors.empty()) << join(errors);
             if (!warns.empty()) {
                 EXPECT_NE(std::string::npos, warns[0].find(peer))
-                        << "the warning does not name the peer " << peer
-                        << ": " << warns[0];
+                    << "the warning does not name the peer " << peer << ": "
+                    << warns[0];
                 EXPECT_NE(std::string::npos, warns[0].find(what))
-                        << "the warning does not say '" << what
-                        << "': " << warns[0];
+                    << "the warning does not say '" << what
+                    << "': " << warns[0];
             }
         }
 
@@ -127,7 +127,7 @@ protected:
     {
         wire::handshake_reply reply;
         ASSERT_EQ(sizeof(reply), received.size())
-                << "expected exactly one handshake reply before the close";
+            << "expected exactly one handshake reply before the close";
         memcpy(&reply, received.data(), sizeof(reply));
         EXPECT_EQ(wire::MAGIC, le64toh(reply.magic));
         EXPECT_EQ(wire::VERSION, le16toh(reply.version));
@@ -161,8 +161,8 @@ TEST_F(uct_tcp_handshake, accepted_then_messages)
     raw_socket sock;
 
     ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-    ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE,
-                                             *server)));
+    ASSERT_TRUE(
+        sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE, *server)));
 
     wire::handshake_reply reply;
     ASSERT_TRUE(recv_reply(sock.fd(), &reply));
@@ -174,10 +174,10 @@ TEST_F(uct_tcp_handshake, accepted_then_messages)
      * a time with progress in between. */
     std::string stream;
     for (uint64_t i = 0; i < 3; ++i) {
-        wire::hdr h = wire::make_hdr(GOOD_AM_ID, 16);
+        wire::hdr h         = wire::make_hdr(GOOD_AM_ID, 16);
         uint64_t payload[2] = {htole64(100 + i), htole64(~i)};
-        stream.append((const char*)&h, sizeof(h));
-        stream.append((const char*)payload, sizeof(payload));
+        stream.append((const char *)&h, sizeof(h));
+        stream.append((const char *)payload, sizeof(payload));
     }
     const size_t msg = sizeof(wire::hdr) + 16;
     ASSERT_TRUE(sock.send_all(stream.data(), msg));
@@ -193,7 +193,7 @@ TEST_F(uct_tcp_handshake, accepted_then_messages)
     for (size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(stream.substr(i * msg + sizeof(wire::hdr), 16),
                   rec.at(i).data)
-                << "message " << i;
+            << "message " << i;
     }
 
     /* Still open: nothing to read, no close */
@@ -217,7 +217,7 @@ TEST_F(uct_tcp_handshake, bad_magic)
         wire::handshake_reply reply;
         memcpy(&reply, received.data(), sizeof(reply));
         EXPECT_NE(wire::HS_ACCEPTED, le16toh(reply.status))
-                << "a handshake with a wrong magic was accepted";
+            << "a handshake with a wrong magic was accepted";
     }
 }
 
@@ -259,16 +259,16 @@ TEST_F(uct_tcp_handshake, wrong_secret)
     entity *server = add_entity();
     struct {
         wire::handshake hs;
-        wire::hdr       h;
-        uint64_t        payload;
+        wire::hdr h;
+        uint64_t payload;
     } data;
 
-    data.hs         = handshake_to(*server);
+    data.hs = handshake_to(*server);
     data.hs.secret ^= htole64(1);
-    data.h          = wire::make_hdr(GOOD_AM_ID, 8);
-    data.payload    = 0x4141414141414141ull;
-    std::string received = expect_refused(&data, sizeof(data), "secret",
-                                          server);
+    data.h       = wire::make_hdr(GOOD_AM_ID, 8);
+    data.payload = 0x4141414141414141ull;
+    std::string received =
+        expect_refused(&data, sizeof(data), "secret", server);
     check_refusal_reply(received, wire::HS_BAD_SECRET);
 }
 
@@ -278,9 +278,8 @@ TEST_F(uct_tcp_handshake, bad_family)
     entity *server     = add_entity();
     wire::handshake hs = handshake_to(*server);
 
-    hs.family = 99;
-    std::string received = expect_refused(&hs, sizeof(hs), "family",
-                                          server);
+    hs.family            = 99;
+    std::string received = expect_refused(&hs, sizeof(hs), "family", server);
     check_refusal_reply(received, wire::HS_BAD_REQUEST);
 }
 
@@ -291,8 +290,8 @@ TEST_F(uct_tcp_handshake, bad_conn_type)
     wire::handshake hs = handshake_to(*server);
 
     hs.conn_type = 7;
-    std::string received = expect_refused(&hs, sizeof(hs), "connection type",
-                                          server);
+    std::string received =
+        expect_refused(&hs, sizeof(hs), "connection type", server);
     check_refusal_reply(received, wire::HS_BAD_REQUEST);
 }
 
@@ -314,7 +313,7 @@ TEST_F(uct_tcp_handshake, conn_to_unknown_ep)
     size_t mark = log_mark();
     ASSERT_TRUE(sock.send_obj(hs));
     EXPECT_TRUE(wait_closed(sock.fd(), &received))
-            << "the transport kept the connection open";
+        << "the transport kept the connection open";
     progress_for(20);
 
     ASSERT_EQ(sizeof(wire::handshake_reply), received.size());
@@ -324,7 +323,7 @@ TEST_F(uct_tcp_handshake, conn_to_unknown_ep)
     EXPECT_EQ(wire::HS_NO_EP, le16toh(reply.status));
     EXPECT_LE(log_lines(mark, "warn").size(), 1u);
     EXPECT_TRUE(log_lines(mark, "error").empty())
-            << join(log_lines(mark, "error"));
+        << join(log_lines(mark, "error"));
 }
 
 /* ------------------------------------------------------------------------
@@ -376,7 +375,7 @@ protected:
             }
             if (closed_by_peer) {
                 EXPECT_TRUE(wait_closed(sock.fd()))
-                        << "the transport kept the connection open";
+                    << "the transport kept the connection open";
             } else {
                 progress_for(50);
             }
@@ -415,12 +414,11 @@ protected:
                           "/iface";
         std::vector<std::string> ifaces;
         ucs_vfs_path_list_dir(
-                dir.c_str(),
-                [](const char *name, void *arg) {
-                    static_cast<std::vector<std::string>*>(arg)->push_back(
-                            name);
-                },
-                &ifaces);
+            dir.c_str(),
+            [](const char *name, void *arg) {
+                static_cast<std::vector<std::string> *>(arg)->push_back(name);
+            },
+            &ifaces);
         if (ifaces.size() != 1) {
             return "no single iface under " + dir;
         }
@@ -429,9 +427,9 @@ protected:
         ucs_string_buffer_t strb;
         ucs_string_buffer_init(&strb);
         ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
-        std::string text = (status == UCS_OK) ?
-                           ucs_string_buffer_cstr(&strb) :
-                           path + ": " + ucs_status_string(status);
+        std::string text    = (status == UCS_OK)
+                                  ? ucs_string_buffer_cstr(&strb)
+                                  : path + ": " + ucs_status_string(status);
         ucs_string_buffer_cleanup(&strb);
         return text;
     }
@@ -441,8 +439,8 @@ protected:
     /* Sends a valid CONN_TO_IFACE handshake and checks it is accepted. */
     void handshake(raw_socket &sock)
     {
-        ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE,
-                                                 *m_server)));
+        ASSERT_TRUE(sock.send_obj(
+            make_handshake(sock, wire::CONN_TO_IFACE, *m_server)));
         wire::handshake_reply reply;
         ASSERT_TRUE(recv_reply(sock.fd(), &reply));
         ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
@@ -451,14 +449,15 @@ protected:
 
 TEST_F(uct_tcp_hostile, random_bytes)
 {
-    run([](raw_socket &sock) {
+    run(
+        [](raw_socket &sock) {
             std::string junk(512, '\0');
             uint64_t x = 0x243f6a8885a308d3ull;
             for (char &c : junk) {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                c  = (char)x;
+                c = (char)x;
             }
             junk[0] = (char)~(wire::MAGIC & 0xff); /* surely not the magic */
             ASSERT_TRUE(sock.send_all(junk.data(), junk.size()));
@@ -468,7 +467,8 @@ TEST_F(uct_tcp_hostile, random_bytes)
 
 TEST_F(uct_tcp_hostile, am_id_out_of_range)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -483,7 +483,8 @@ TEST_F(uct_tcp_hostile, am_id_out_of_range)
 
 TEST_F(uct_tcp_hostile, length_above_rx_seg)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -499,7 +500,8 @@ TEST_F(uct_tcp_hostile, length_above_rx_seg)
 
 TEST_F(uct_tcp_hostile, truncated_header_then_close)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -517,12 +519,13 @@ TEST_F(uct_tcp_hostile, silent_connection)
 {
     /* connects and never sends its handshake: dropped after the timeout */
     ucs::scoped_setenv timeout("UCX_TCP_CONN_TIMEOUT", "300ms");
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             double start = now_sec();
             EXPECT_TRUE(wait_closed(sock.fd()))
-                    << "a connection without a handshake was kept open";
+                << "a connection without a handshake was kept open";
             EXPECT_GE(now_sec() - start, 0.2)
-                    << "closed before UCX_TCP_CONN_TIMEOUT";
+                << "closed before UCX_TCP_CONN_TIMEOUT";
         },
         true, 1, 1);
 }
@@ -531,7 +534,8 @@ TEST_F(uct_tcp_hostile, silent_connection)
  * data: a protocol violation. */
 TEST_F(uct_tcp_hostile, unsolicited_ack)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -543,14 +547,15 @@ TEST_F(uct_tcp_hostile, unsolicited_ack)
 
 TEST_F(uct_tcp_hostile, header_flags_on_an_am)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
             }
             uint64_t payload = 1;
-            ASSERT_TRUE(sock.send_obj(wire::make_hdr(GOOD_AM_ID, 8,
-                                                     wire::FLAG_DENIED)));
+            ASSERT_TRUE(sock.send_obj(
+                wire::make_hdr(GOOD_AM_ID, 8, wire::FLAG_DENIED)));
             ASSERT_TRUE(sock.send_obj(payload));
         },
         true, 1, 1);
@@ -565,7 +570,8 @@ TEST_F(uct_tcp_hostile, put_into_unregistered_memory)
 {
     const std::string before(hostile_target, sizeof(hostile_target));
 
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -574,8 +580,8 @@ TEST_F(uct_tcp_hostile, put_into_unregistered_memory)
             put.remote_addr = htole64((uintptr_t)hostile_target);
             put.rkey        = htole64(0x1234567890abcdefull);
             std::string data(16, 'X');
-            ASSERT_TRUE(sock.send_obj(wire::make_hdr(
-                    wire::OP_PUT, sizeof(put) + data.size())));
+            ASSERT_TRUE(sock.send_obj(
+                wire::make_hdr(wire::OP_PUT, sizeof(put) + data.size())));
             ASSERT_TRUE(sock.send_obj(put));
             ASSERT_TRUE(sock.send_all(data.data(), data.size()));
             ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK_REQ, 0)));
@@ -584,7 +590,7 @@ TEST_F(uct_tcp_hostile, put_into_unregistered_memory)
             ASSERT_TRUE(recv_hdr(sock.fd(), &h));
             EXPECT_EQ(wire::OP_ACK, h.id);
             EXPECT_EQ(wire::FLAG_DENIED, h.flags)
-                    << "the ACK does not say the PUT was refused";
+                << "the ACK does not say the PUT was refused";
             EXPECT_EQ(0u, h.length);
 
             /* the next ACK is clean again */
@@ -601,7 +607,8 @@ TEST_F(uct_tcp_hostile, put_into_unregistered_memory)
  * response, no crash, one warning. */
 TEST_F(uct_tcp_hostile, get_of_unmapped_memory)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -610,8 +617,8 @@ TEST_F(uct_tcp_hostile, get_of_unmapped_memory)
             req.remote_addr = htole64(0x10);
             req.length      = htole64(4096);
             req.rkey        = htole64(0x42);
-            ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_GET_REQ,
-                                                     sizeof(req))));
+            ASSERT_TRUE(
+                sock.send_obj(wire::make_hdr(wire::OP_GET_REQ, sizeof(req))));
             ASSERT_TRUE(sock.send_obj(req));
 
             wire::hdr h;
@@ -627,22 +634,23 @@ TEST_F(uct_tcp_hostile, get_of_unmapped_memory)
  * how much we log. */
 TEST_F(uct_tcp_hostile, refused_accesses_log_once)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
             }
             std::string burst;
             for (int i = 0; i < 1000; ++i) {
-                wire::hdr h = wire::make_hdr(wire::OP_PUT,
-                                             sizeof(wire::put_hdr) + 8);
+                wire::hdr h =
+                    wire::make_hdr(wire::OP_PUT, sizeof(wire::put_hdr) + 8);
                 wire::put_hdr put;
                 put.remote_addr = htole64((uintptr_t)hostile_target);
                 put.rkey        = htole64(1000 + i);
                 uint64_t word   = 0xbadbadbadull;
-                burst.append((const char*)&h, sizeof(h));
-                burst.append((const char*)&put, sizeof(put));
-                burst.append((const char*)&word, sizeof(word));
+                burst.append((const char *)&h, sizeof(h));
+                burst.append((const char *)&put, sizeof(put));
+                burst.append((const char *)&word, sizeof(word));
             }
             ASSERT_TRUE(sock.send_all(burst.data(), burst.size()));
             ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_ACK_REQ, 0)));
@@ -672,7 +680,7 @@ TEST_F(uct_tcp_hostile, refused_accesses_log_once)
     ASSERT_EQ(1u, warns.size()) << join(warns);
     EXPECT_NE(std::string::npos,
               warns[0].find("(999 similar lines suppressed)"))
-            << warns[0];
+        << warns[0];
 }
 
 /* A message left half sent holds a receive buffer only for
@@ -680,7 +688,8 @@ TEST_F(uct_tcp_hostile, refused_accesses_log_once)
 TEST_F(uct_tcp_hostile, partial_message_times_out)
 {
     ucs::scoped_setenv timeout("UCX_TCP_PEER_TIMEOUT", "300ms");
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -690,9 +699,9 @@ TEST_F(uct_tcp_hostile, partial_message_times_out)
             ASSERT_TRUE(sock.send_all("0123456789", 10));
             double start = now_sec();
             EXPECT_TRUE(wait_closed(sock.fd()))
-                    << "a half-sent message was kept forever";
+                << "a half-sent message was kept forever";
             EXPECT_GE(now_sec() - start, 0.25)
-                    << "closed before UCX_TCP_PEER_TIMEOUT";
+                << "closed before UCX_TCP_PEER_TIMEOUT";
         },
         true, 1, 1);
 }
@@ -707,18 +716,18 @@ TEST_F(uct_tcp_hostile, unread_replies_are_bounded_then_dropped)
     ucs::scoped_setenv timeout("UCX_TCP_PEER_TIMEOUT", "1s");
     size_t max_queued = 0;
 
-    run([this, &max_queued](raw_socket &sock) {
+    run(
+        [this, &max_queued](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
             }
             int small = 4096;
-            setsockopt(sock.fd(), SOL_SOCKET, SO_RCVBUF, &small,
-                       sizeof(small));
+            setsockopt(sock.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
             wire::hdr req = wire::make_hdr(wire::OP_ACK_REQ, 0);
             std::string burst;
             for (int i = 0; i < 8192; ++i) {
-                burst.append((const char*)&req, sizeof(req));
+                burst.append((const char *)&req, sizeof(req));
             }
             /* send until the transport stops taking our bytes */
             size_t sent = 0;
@@ -729,16 +738,16 @@ TEST_F(uct_tcp_hostile, unread_replies_are_bounded_then_dropped)
                                      MSG_DONTWAIT | MSG_NOSIGNAL);
                 if (ret > 0) {
                     sent += ret;
-                    idle  = now_sec();
+                    idle = now_sec();
                 }
-                max_queued = std::max(max_queued,
-                                      (size_t)std::stoul(iface_file(
-                                              *m_server, "tx_queued_bytes")));
+                max_queued =
+                    std::max(max_queued, (size_t)std::stoul(iface_file(
+                                             *m_server, "tx_queued_bytes")));
                 ASSERT_LT(sent, 256u * 1024 * 1024)
-                        << "the transport reads a peer that reads nothing";
+                    << "the transport reads a peer that reads nothing";
             }
             EXPECT_TRUE(wait_closed(sock.fd(), NULL, 5.0))
-                    << "a peer that never reads was kept";
+                << "a peer that never reads was kept";
         },
         true, 1, 1);
     /* two send buffers (128 KiB each), the budget and some slack */
@@ -750,7 +759,8 @@ TEST_F(uct_tcp_hostile, unread_replies_are_bounded_then_dropped)
  * request is answered, in order, nothing is dropped. */
 TEST_F(uct_tcp_hostile, slow_reader_gets_every_reply)
 {
-    run([this](raw_socket &sock) {
+    run(
+        [this](raw_socket &sock) {
             handshake(sock);
             if (HasFatalFailure()) {
                 return;
@@ -759,7 +769,7 @@ TEST_F(uct_tcp_hostile, slow_reader_gets_every_reply)
             wire::hdr req      = wire::make_hdr(wire::OP_ACK_REQ, 0);
             std::string burst;
             for (size_t i = 0; i < count; ++i) {
-                burst.append((const char*)&req, sizeof(req));
+                burst.append((const char *)&req, sizeof(req));
             }
             size_t sent = 0, got = 0;
             double deadline = now_sec() + (30.0 * time_scale());
@@ -773,14 +783,12 @@ TEST_F(uct_tcp_hostile, slow_reader_gets_every_reply)
                     sent += (ret > 0) ? ret : 0;
                 }
                 char buf[4096];
-                ssize_t ret = ::recv(sock.fd(), buf, sizeof(buf),
-                                     MSG_DONTWAIT);
+                ssize_t ret = ::recv(sock.fd(), buf, sizeof(buf), MSG_DONTWAIT);
                 for (ssize_t i = 0; i < ret; ++i) {
                     /* every reply is an ACK header: id, 0, 0, 0, 0... */
-                    ASSERT_EQ((got % sizeof(wire::hdr) == 0) ? wire::OP_ACK :
-                                                               0,
+                    ASSERT_EQ((got % sizeof(wire::hdr) == 0) ? wire::OP_ACK : 0,
                               (uint8_t)buf[i])
-                            << "at byte " << got;
+                        << "at byte " << got;
                     ++got;
                 }
             }

@@ -49,7 +49,7 @@ uct_component_h find_tcp_component()
 
 void collect_name(const char *name, void *arg)
 {
-    static_cast<std::vector<std::string>*>(arg)->push_back(name);
+    static_cast<std::vector<std::string> *>(arg)->push_back(name);
 }
 
 std::vector<std::string> vfs_list(const std::string &path)
@@ -101,8 +101,7 @@ protected:
         uct_md_config_t *config;
         uct_md_h md = NULL;
 
-        EXPECT_EQ(UCS_OK,
-                  uct_md_config_read(m_component, NULL, NULL, &config));
+        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
         EXPECT_EQ(UCS_OK, uct_md_open(m_component, "tcp", config, &md));
         uct_config_release(config);
         return md;
@@ -118,8 +117,7 @@ protected:
     uct_mem_h reg(void *address, size_t length, unsigned flags)
     {
         uct_mem_h memh = UCT_MEM_HANDLE_NULL;
-        EXPECT_EQ(UCS_OK, uct_md_mem_reg(m_md, address, length, flags,
-                                         &memh));
+        EXPECT_EQ(UCS_OK, uct_md_mem_reg(m_md, address, length, flags, &memh));
         if (memh != UCT_MEM_HANDLE_NULL) {
             m_memhs.push_back(memh);
         }
@@ -159,21 +157,21 @@ protected:
     bool granted(uint64_t key, uint64_t address, uint64_t length,
                  unsigned access)
     {
-        ucs_status_t status = uct_tcp_md_access_begin(tcp_md(), key, address,
-                                                      length, access);
+        ucs_status_t status =
+            uct_tcp_md_access_begin(tcp_md(), key, address, length, access);
         if (status != UCS_OK) {
             EXPECT_EQ(UCS_ERR_INVALID_ADDR, status);
             EXPECT_TRUE(lock_is_free()) << "a refused access holds the lock";
-            EXPECT_FALSE(uct_tcp_md_access_check(tcp_md(), key, address,
-                                                 length, access));
+            EXPECT_FALSE(uct_tcp_md_access_check(tcp_md(), key, address, length,
+                                                 access));
             return false;
         }
 
         EXPECT_FALSE(lock_is_free()) << "a granted access holds no lock";
         uct_tcp_md_access_end(tcp_md());
         EXPECT_TRUE(lock_is_free());
-        EXPECT_TRUE(uct_tcp_md_access_check(tcp_md(), key, address, length,
-                                            access));
+        EXPECT_TRUE(
+            uct_tcp_md_access_check(tcp_md(), key, address, length, access));
         EXPECT_TRUE(lock_is_free());
         return true;
     }
@@ -183,10 +181,10 @@ protected:
         return (uintptr_t)m_buffer.data();
     }
 
-    uct_component_h        m_component = NULL;
-    uct_md_h               m_md        = NULL;
+    uct_component_h m_component = NULL;
+    uct_md_h m_md               = NULL;
     std::vector<uct_mem_h> m_memhs;
-    std::vector<char>      m_buffer;
+    std::vector<char> m_buffer;
 };
 
 TEST_F(test_tcp_md, query_reports_keyed_registration_and_allocation)
@@ -223,7 +221,7 @@ TEST_F(test_tcp_md, keys_are_random_distinct_and_never_reserved)
         EXPECT_NE(0u, key);
         EXPECT_NE((uint64_t)UCT_INVALID_RKEY, key);
         keys.insert(key);
-        all_or  |= key;
+        all_or |= key;
         all_and &= key;
     }
 
@@ -237,7 +235,7 @@ TEST_F(test_tcp_md, keys_are_random_distinct_and_never_reserved)
 TEST_F(test_tcp_md, packed_key_is_the_key_little_endian_and_unpacks_to_it)
 {
     uct_mem_h memh = reg(m_buffer.data(), m_buffer.size(), 0);
-    uint64_t key   = static_cast<uct_tcp_region_t*>(memh)->key;
+    uint64_t key   = static_cast<uct_tcp_region_t *>(memh)->key;
     uint8_t packed[UCT_TCP_MD_RKEY_SIZE];
     uct_rkey_bundle_t bundle;
 
@@ -252,8 +250,8 @@ TEST_F(test_tcp_md, packed_key_is_the_key_little_endian_and_unpacks_to_it)
     EXPECT_EQ(UCS_OK, uct_rkey_release(m_component, &bundle));
 
     void *ptr = NULL;
-    EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_rkey_ptr(m_component, &bundle,
-                                                buffer_address(), &ptr));
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              uct_rkey_ptr(m_component, &bundle, buffer_address(), &ptr));
 }
 
 TEST_F(test_tcp_md, rkey_unpack_refuses_zero_and_all_ones)
@@ -278,7 +276,7 @@ TEST_F(test_tcp_md, access_inside_and_at_both_edges_is_granted)
 {
     const uint64_t start  = buffer_address() + 100;
     const uint64_t length = 1000;
-    uct_mem_h memh        = reg((void*)start, length, 0);
+    uct_mem_h memh        = reg((void *)start, length, 0);
     const uint64_t key    = key_of(memh);
 
     for (unsigned access : {PUT, GET}) {
@@ -298,7 +296,7 @@ TEST_F(test_tcp_md, access_outside_the_region_is_refused)
 {
     const uint64_t start  = buffer_address() + 100;
     const uint64_t length = 1000;
-    uct_mem_h memh        = reg((void*)start, length, 0);
+    uct_mem_h memh        = reg((void *)start, length, 0);
     const uint64_t key    = key_of(memh);
 
     /* one byte past the end */
@@ -321,7 +319,7 @@ TEST_F(test_tcp_md, access_outside_the_region_is_refused)
 TEST_F(test_tcp_md, access_with_another_key_is_refused)
 {
     const uint64_t start = buffer_address();
-    uct_mem_h memh       = reg((void*)start, 64, 0);
+    uct_mem_h memh       = reg((void *)start, 64, 0);
     uct_mem_h other      = reg(m_buffer.data() + 2048, 64, 0);
     const uint64_t key   = key_of(memh);
 
@@ -337,13 +335,12 @@ TEST_F(test_tcp_md, access_with_another_key_is_refused)
 TEST_F(test_tcp_md, access_needs_the_right_the_region_grants)
 {
     const uint64_t start = buffer_address();
-    uint64_t get_only    = key_of(reg((void*)start, 64, GET));
-    uint64_t put_only    = key_of(reg((void*)start, 64, PUT));
-    uint64_t local_only  = key_of(reg((void*)start, 64,
-                                      UCT_MD_MEM_ACCESS_LOCAL_READ |
-                                      UCT_MD_MEM_ACCESS_LOCAL_WRITE));
-    uint64_t all         = key_of(reg((void*)start, 64,
-                                      UCT_MD_MEM_ACCESS_ALL));
+    uint64_t get_only    = key_of(reg((void *)start, 64, GET));
+    uint64_t put_only    = key_of(reg((void *)start, 64, PUT));
+    uint64_t local_only  = key_of(
+         reg((void *)start, 64,
+             UCT_MD_MEM_ACCESS_LOCAL_READ | UCT_MD_MEM_ACCESS_LOCAL_WRITE));
+    uint64_t all = key_of(reg((void *)start, 64, UCT_MD_MEM_ACCESS_ALL));
 
     EXPECT_TRUE(granted(get_only, start, 64, GET));
     EXPECT_FALSE(granted(get_only, start, 64, PUT));
@@ -361,23 +358,22 @@ TEST_F(test_tcp_md, access_needs_the_right_the_region_grants)
 TEST_F(test_tcp_md, flags_without_access_rights_grant_all_access)
 {
     const uint64_t start = buffer_address();
-    uint64_t zero        = key_of(reg((void*)start, 64, 0));
-    uint64_t nonblock    = key_of(reg((void*)start, 64,
-                                      UCT_MD_MEM_FLAG_NONBLOCK));
+    uint64_t zero        = key_of(reg((void *)start, 64, 0));
+    uint64_t nonblock =
+        key_of(reg((void *)start, 64, UCT_MD_MEM_FLAG_NONBLOCK));
 
     for (uint64_t key : {zero, nonblock}) {
         EXPECT_TRUE(granted(key, start, 64, PUT));
         EXPECT_TRUE(granted(key, start, 64, GET));
-        EXPECT_TRUE(granted(key, start, 64,
-                            UCT_MD_MEM_ACCESS_REMOTE_ATOMIC));
+        EXPECT_TRUE(granted(key, start, 64, UCT_MD_MEM_ACCESS_REMOTE_ATOMIC));
     }
 }
 
 TEST_F(test_tcp_md, deregistration_revokes_the_key_at_once)
 {
     const uint64_t start = buffer_address();
-    uct_mem_h memh       = reg((void*)start, 64, 0);
-    uct_mem_h kept       = reg((void*)start, 64, 0);
+    uct_mem_h memh       = reg((void *)start, 64, 0);
+    uct_mem_h kept       = reg((void *)start, 64, 0);
     const uint64_t key   = key_of(memh);
 
     ASSERT_TRUE(granted(key, start, 64, PUT));
@@ -411,15 +407,14 @@ TEST_F(test_tcp_md, bad_regions_are_refused)
     /* through the API, and straight to the md */
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               uct_md_mem_reg(m_md, m_buffer.data(), 0, 0, &memh));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              uct_md_mem_reg(m_md, NULL, 64, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_md_mem_reg(m_md, NULL, 64, 0, &memh));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               m_md->ops->mem_reg(m_md, m_buffer.data(), 0, 0, &memh));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               m_md->ops->mem_reg(m_md, NULL, 64, 0, &memh));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-              m_md->ops->mem_reg(m_md, (void*)(UINTPTR_MAX - 10), 64, 0,
-                                 &memh));
+    EXPECT_EQ(
+        UCS_ERR_INVALID_PARAM,
+        m_md->ops->mem_reg(m_md, (void *)(UINTPTR_MAX - 10), 64, 0, &memh));
     EXPECT_EQ((uct_mem_h)&memh, memh) << "output set on failure";
     EXPECT_TRUE(capture.contains("cannot register"));
     EXPECT_EQ(0u, ucs_hash_size(&tcp_md()->regions));
@@ -427,17 +422,17 @@ TEST_F(test_tcp_md, bad_regions_are_refused)
 
 TEST_F(test_tcp_md, allocated_memory_is_registered_with_a_usable_key)
 {
-    const size_t page   = ucs_get_page_size();
-    const size_t length = page + 100;
+    const size_t page         = ucs_get_page_size();
+    const size_t length       = page + 100;
     uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
     uct_mem_alloc_params_t params;
     uct_allocated_memory_t mem;
 
-    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_MDS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.mds.mds    = &m_md;
-    params.mds.count  = 1;
-    params.name       = "test_tcp_md";
+    params.field_mask =
+        UCT_MEM_ALLOC_PARAM_FIELD_MDS | UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+    params.mds.mds   = &m_md;
+    params.mds.count = 1;
+    params.name      = "test_tcp_md";
     ASSERT_EQ(UCS_OK, uct_mem_alloc(length, &method, 1, &params, &mem));
     EXPECT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
     EXPECT_EQ(m_md, mem.md);
@@ -481,8 +476,7 @@ TEST_F(test_tcp_md, allocation_honours_access_flags)
         /* a registration is not released by mem_free */
         uct_mem_h reg_memh = reg(m_buffer.data(), 64, 0);
         ucs::scoped_log_capture capture;
-        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
-                  m_md->ops->mem_free(m_md, reg_memh));
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, m_md->ops->mem_free(m_md, reg_memh));
         EXPECT_TRUE(capture.contains("uct_md_mem_dereg"));
     }
     EXPECT_EQ(UCS_OK, m_md->ops->mem_free(m_md, memh));
@@ -499,8 +493,8 @@ TEST_F(test_tcp_md, allocation_refuses_what_it_cannot_do)
                                    UCS_MEMORY_TYPE_CUDA, 0, "cuda", &memh));
     EXPECT_EQ(UCS_ERR_UNSUPPORTED,
               m_md->ops->mem_alloc(m_md, &length, &address,
-                                   UCS_MEMORY_TYPE_HOST,
-                                   UCT_MD_MEM_FLAG_FIXED, "fixed", &memh));
+                                   UCS_MEMORY_TYPE_HOST, UCT_MD_MEM_FLAG_FIXED,
+                                   "fixed", &memh));
     {
         ucs::scoped_log_capture capture;
         length = 0;
@@ -511,8 +505,7 @@ TEST_F(test_tcp_md, allocation_refuses_what_it_cannot_do)
         length = SIZE_MAX;
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   m_md->ops->mem_alloc(m_md, &length, &address,
-                                       UCS_MEMORY_TYPE_HOST, 0, "huge",
-                                       &memh));
+                                       UCS_MEMORY_TYPE_HOST, 0, "huge", &memh));
         EXPECT_TRUE(capture.contains("huge"));
     }
     EXPECT_EQ(nullptr, address);
@@ -524,7 +517,7 @@ TEST_F(test_tcp_md, regions_file_counts_live_registrations)
     std::vector<std::string> before = vfs_list("/uct/md");
     uct_md_h md                     = open_md();
     ASSERT_NE(nullptr, md);
-    std::vector<std::string> after  = vfs_list("/uct/md"), added;
+    std::vector<std::string> after = vfs_list("/uct/md"), added;
     std::set_difference(after.begin(), after.end(), before.begin(),
                         before.end(), std::back_inserter(added));
     ASSERT_EQ(1u, added.size());
@@ -584,8 +577,7 @@ TEST_F(test_tcp_md, deregistration_waits_for_accesses_under_way)
     std::atomic<uint64_t> seen_key[num_regs];
     std::atomic<unsigned> violations(0), grants(0), failures(0);
     std::atomic<unsigned> regs_done(0);
-    std::vector<std::vector<char>> buffers(num_regs,
-                                           std::vector<char>(256, 0));
+    std::vector<std::vector<char>> buffers(num_regs, std::vector<char>(256, 0));
     std::vector<char> sink(256);
     std::vector<std::thread> threads;
 
@@ -596,12 +588,12 @@ TEST_F(test_tcp_md, deregistration_waits_for_accesses_under_way)
         threads.emplace_back([&, r]() {
             for (unsigned i = 0; i < iterations; ++i) {
                 uct_mem_h memh;
-                if (uct_md_mem_reg(m_md, buffers[r].data(), 256, 0,
-                                   &memh) != UCS_OK) {
+                if (uct_md_mem_reg(m_md, buffers[r].data(), 256, 0, &memh) !=
+                    UCS_OK) {
                     ++failures;
                     break;
                 }
-                uint64_t key = static_cast<uct_tcp_region_t*>(memh)->key;
+                uint64_t key = static_cast<uct_tcp_region_t *>(memh)->key;
                 live_key[r].store(key);
                 /* give the accessor a chance at this key (bounded) */
                 for (int spin = 0; (spin < 1000) && (seen_key[r] != key);

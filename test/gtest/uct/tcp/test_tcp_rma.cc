@@ -19,11 +19,14 @@ protected:
     /* A buffer registered with @a access on @a e's md, and its rkey */
     struct region {
         std::vector<char> buf;
-        uct_mem_h         memh = UCT_MEM_HANDLE_NULL;
+        uct_mem_h memh = UCT_MEM_HANDLE_NULL;
         uct_rkey_bundle_t rkey;
-        const entity      *owner = nullptr;
+        const entity *owner = nullptr;
 
-        uint64_t addr() const { return (uintptr_t)buf.data(); }
+        uint64_t addr() const
+        {
+            return (uintptr_t)buf.data();
+        }
     };
 
     region &make_region(const entity &e, size_t length, unsigned access)
@@ -36,8 +39,8 @@ protected:
                                          &r.memh));
         std::vector<char> packed(e.md_attr().rkey_packed_size);
         EXPECT_EQ(UCS_OK, uct_md_mkey_pack(e.md(), r.memh, packed.data()));
-        EXPECT_EQ(UCS_OK, uct_rkey_unpack(e.component(), packed.data(),
-                                          &r.rkey));
+        EXPECT_EQ(UCS_OK,
+                  uct_rkey_unpack(e.component(), packed.data(), &r.rkey));
         return r;
     }
 
@@ -79,26 +82,25 @@ protected:
                      uct_rkey_t rkey)
     {
         return (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_put_short(ep, data.data(),
-                                                     data.size(), addr, rkey);
-                },
-                "uct_ep_put_short");
+            [&] {
+                return (ssize_t)uct_ep_put_short(ep, data.data(), data.size(),
+                                                 addr, rkey);
+            },
+            "uct_ep_put_short");
     }
 
     /* A GET of @a length bytes; its completion status, data in @a out */
-    ucs_status_t get(uct_ep_h ep, size_t length, uint64_t addr,
-                     uct_rkey_t rkey, std::string *out)
+    ucs_status_t get(uct_ep_h ep, size_t length, uint64_t addr, uct_rkey_t rkey,
+                     std::string *out)
     {
         unpack_arg &ua           = make_unpack_arg();
         counted_completion &comp = make_comp();
         ucs_status_t status      = (ucs_status_t)retry_no_resource(
-                [&] {
-                    return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string,
-                                                     &ua, length, addr, rkey,
-                                                     comp);
-                },
-                "uct_ep_get_bcopy");
+            [&] {
+                return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua,
+                                                      length, addr, rkey, comp);
+            },
+            "uct_ep_get_bcopy");
         if (status == UCS_INPROGRESS) {
             wait_for([&] { return comp.calls > 0; }, "the GET");
             status = comp.status_at_call;
@@ -124,10 +126,10 @@ protected:
     }
 
     std::list<region> m_regions;
-    entity            *m_server = nullptr;
-    entity            *m_client = nullptr;
-    am_recorder       *m_rec    = nullptr;
-    uct_ep_h          m_ep      = nullptr;
+    entity *m_server   = nullptr;
+    entity *m_client   = nullptr;
+    am_recorder *m_rec = nullptr;
+    uct_ep_h m_ep      = nullptr;
 };
 
 TEST_F(uct_tcp_rma, md_has_real_rkeys)
@@ -161,14 +163,12 @@ TEST_F(uct_tcp_rma, refused_puts_touch_nothing)
     const std::string before(r.buf.begin(), r.buf.end());
     struct {
         const char *what;
-        uint64_t   addr;
+        uint64_t addr;
         uct_rkey_t rkey;
-    } cases[] = {
-        {"wrong key", r.addr(), r.rkey.rkey ^ 1},
-        {"past the end", r.addr() + 57, r.rkey.rkey},
-        {"before the start", r.addr() - 1, r.rkey.rkey},
-        {"wrapping", UINT64_MAX - 2, r.rkey.rkey}
-    };
+    } cases[] = {{"wrong key", r.addr(), r.rkey.rkey ^ 1},
+                 {"past the end", r.addr() + 57, r.rkey.rkey},
+                 {"before the start", r.addr() - 1, r.rkey.rkey},
+                 {"wrapping", UINT64_MAX - 2, r.rkey.rkey}};
 
     for (const auto &c : cases) {
         SCOPED_TRACE(c.what);
@@ -207,8 +207,7 @@ TEST_F(uct_tcp_rma, access_rights_are_checked)
     EXPECT_EQ(UCS_ERR_INVALID_ADDR, flush_wait(m_ep));
     EXPECT_EQ(std::string(32, 'r'),
               std::string(get_only.buf.begin(), get_only.buf.end()));
-    EXPECT_EQ(UCS_OK, get(m_ep, 4, get_only.addr(), get_only.rkey.rkey,
-                          &got));
+    EXPECT_EQ(UCS_OK, get(m_ep, 4, get_only.addr(), get_only.rkey.rkey, &got));
     EXPECT_EQ("rrrr", got);
 
     progress_for(1100);
@@ -226,7 +225,7 @@ TEST_F(uct_tcp_rma, access_rights_are_checked)
 TEST_F(uct_tcp_rma, dereg_takes_effect_at_once)
 {
     connect();
-    region &r = make_region(*m_server, 64, UCT_MD_MEM_ACCESS_ALL);
+    region &r     = make_region(*m_server, 64, UCT_MD_MEM_ACCESS_ALL);
     uint64_t addr = r.addr();
     std::string got;
 
@@ -254,17 +253,17 @@ TEST_F(uct_tcp_rma, large_refused_put_keeps_the_stream)
     src.pattern_fill(7);
 
     ucs::scoped_log_capture capture;
-    size_t mark = log_mark();
+    size_t mark              = log_mark();
     uct_iov_t iov            = src.iov(0, size);
     counted_completion &comp = make_comp();
     ucs_status_t status      = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
-                                                 r.rkey.rkey + 1, comp);
-            },
-            "uct_ep_put_zcopy");
+        [&] {
+            return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
+                                                  r.rkey.rkey + 1, comp);
+        },
+        "uct_ep_put_zcopy");
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS))
-            << ucs_status_string(status);
+        << ucs_status_string(status);
     EXPECT_EQ(UCS_ERR_INVALID_ADDR, flush_wait(m_ep));
     EXPECT_EQ(std::string(size, 'r'), std::string(r.buf.begin(), r.buf.end()));
     EXPECT_EQ(1u, log_lines(mark, "warn").size());
@@ -273,11 +272,11 @@ TEST_F(uct_tcp_rma, large_refused_put_keeps_the_stream)
     /* the same with the right key streams into the region */
     comp.reset();
     status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
-                                                 r.rkey.rkey, comp);
-            },
-            "uct_ep_put_zcopy");
+        [&] {
+            return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
+                                             r.rkey.rkey, comp);
+        },
+        "uct_ep_put_zcopy");
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
     EXPECT_EQ(UCS_OK, flush_wait(m_ep));
     EXPECT_EQ(0, memcmp(src.ptr(), r.buf.data(), size));
@@ -343,16 +342,16 @@ TEST_F(uct_tcp_rma, md_allocated_memory_is_keyed)
     EXPECT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
     ASSERT_TRUE(mem.memh != UCT_MEM_HANDLE_NULL);
     std::vector<char> packed(8);
-    ASSERT_EQ(UCS_OK, uct_md_mkey_pack(m_server->md(), mem.memh,
-                                       packed.data()));
+    ASSERT_EQ(UCS_OK,
+              uct_md_mkey_pack(m_server->md(), mem.memh, packed.data()));
     uct_rkey_bundle_t rkey;
-    ASSERT_EQ(UCS_OK, uct_rkey_unpack(m_server->component(), packed.data(),
-                                      &rkey));
+    ASSERT_EQ(UCS_OK,
+              uct_rkey_unpack(m_server->component(), packed.data(), &rkey));
 
-    ASSERT_EQ(UCS_OK, put(m_ep, "allocated", (uintptr_t)mem.address + 100,
-                          rkey.rkey));
+    ASSERT_EQ(UCS_OK,
+              put(m_ep, "allocated", (uintptr_t)mem.address + 100, rkey.rkey));
     EXPECT_EQ(UCS_OK, flush_wait(m_ep));
-    EXPECT_EQ("allocated", std::string((char*)mem.address + 100, 9));
+    EXPECT_EQ("allocated", std::string((char *)mem.address + 100, 9));
 
     uct_rkey_release(m_server->component(), &rkey);
     uct_iface_mem_free(&mem);
@@ -366,14 +365,14 @@ TEST_F(uct_tcp_rma, get_budget_holds_the_initiator_back)
     connect();
     const size_t size = 8192;
     region &r         = make_region(*m_server, size, UCT_MD_MEM_ACCESS_ALL);
-    std::vector<counted_completion*> comps;
+    std::vector<counted_completion *> comps;
     ucs_status_t status = UCS_OK;
 
     for (int i = 0; i < 100; ++i) {
         unpack_arg &ua           = make_unpack_arg();
         counted_completion &comp = make_comp();
-        status = uct_ep_get_bcopy(m_ep, unpack_to_string, &ua, size,
-                                  r.addr(), r.rkey.rkey, comp);
+        status = uct_ep_get_bcopy(m_ep, unpack_to_string, &ua, size, r.addr(),
+                                  r.rkey.rkey, comp);
         if (status != UCS_INPROGRESS) {
             break;
         }
@@ -383,13 +382,13 @@ TEST_F(uct_tcp_rma, get_budget_holds_the_initiator_back)
     /* 256 KiB of replies of 8 KiB + a header each */
     EXPECT_EQ(31u, comps.size());
 
-    wait_for([&] {
-                 return std::all_of(comps.begin(), comps.end(),
-                                    [](counted_completion *c) {
-                                        return c->calls > 0;
-                                    });
-             },
-             "every GET");
+    wait_for(
+        [&] {
+            return std::all_of(
+                comps.begin(), comps.end(),
+                [](counted_completion *c) { return c->calls > 0; });
+        },
+        "every GET");
     for (counted_completion *c : comps) {
         EXPECT_EQ(UCS_OK, c->status_at_call);
     }
@@ -426,11 +425,11 @@ TEST_F(uct_tcp_rma, side_state_lives_while_needed)
     uct_iov_t iov            = src.iov(0, size);
     counted_completion &comp = make_comp();
     ucs_status_t status      = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
-                                                 r.rkey.rkey, comp);
-            },
-            "uct_ep_put_zcopy");
+        [&] {
+            return (ssize_t)uct_ep_put_zcopy(m_ep, &iov, 1, r.addr(),
+                                                  r.rkey.rkey, comp);
+        },
+        "uct_ep_put_zcopy");
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
     EXPECT_EQ(UCS_OK, flush_wait(m_ep));
     EXPECT_EQ(0, memcmp(src.ptr(), r.buf.data(), size));
@@ -440,12 +439,12 @@ TEST_F(uct_tcp_rma, side_state_lives_while_needed)
 
     uct_iov_t diov            = dst.iov(0, size);
     counted_completion &gcomp = make_comp();
-    status = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_zcopy(m_ep, &diov, 1, r.addr(),
-                                                 r.rkey.rkey, gcomp);
-            },
-            "uct_ep_get_zcopy");
+    status                    = (ucs_status_t)retry_no_resource(
+        [&] {
+            return (ssize_t)uct_ep_get_zcopy(m_ep, &diov, 1, r.addr(),
+                                                                r.rkey.rkey, gcomp);
+        },
+        "uct_ep_get_zcopy");
     ASSERT_EQ(UCS_INPROGRESS, status);
     EXPECT_NE(nullptr, uct_tcp_ep(m_ep)->ext);
     wait_for([&] { return gcomp.calls > 0; }, "the GET");
@@ -453,18 +452,19 @@ TEST_F(uct_tcp_rma, side_state_lives_while_needed)
     EXPECT_EQ(0, memcmp(src.ptr(), dst.ptr(), size));
 
     /* idle: both sides let go at the housekeeping pass */
-    wait_for([&] {
-                 return (side_states(*m_client) == 0) &&
-                        (side_states(*m_server) == 0);
-             },
-             "the side state freed at the idle deadline",
-             UCT_TCP_HOUSEKEEPING_SEC * 3);
+    wait_for(
+        [&] {
+            return (side_states(*m_client) == 0) &&
+                   (side_states(*m_server) == 0);
+        },
+        "the side state freed at the idle deadline",
+        UCT_TCP_HOUSEKEEPING_SEC * 3);
     EXPECT_EQ(nullptr, uct_tcp_ep(m_ep)->ext);
 
     /* and come back when needed again */
     std::string got;
     ASSERT_EQ(UCS_OK, get(m_ep, 16, r.addr(), r.rkey.rkey, &got));
-    EXPECT_EQ(std::string((const char*)src.ptr(), 16), got);
+    EXPECT_EQ(std::string((const char *)src.ptr(), 16), got);
     check_ep_alive();
 }
 
@@ -483,12 +483,11 @@ TEST_F(uct_tcp_rma, destroy_with_get_frees_side_state)
     unpack_arg &ua           = make_unpack_arg();
     counted_completion &comp = make_comp();
     ucs_status_t status      = (ucs_status_t)retry_no_resource(
-            [&] {
-                return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua,
-                                                 8, r.addr(), r.rkey.rkey,
-                                                 comp);
-            },
-            "uct_ep_get_bcopy");
+        [&] {
+            return (ssize_t)uct_ep_get_bcopy(ep, unpack_to_string, &ua, 8,
+                                                  r.addr(), r.rkey.rkey, comp);
+        },
+        "uct_ep_get_bcopy");
     ASSERT_EQ(UCS_INPROGRESS, status);
     EXPECT_EQ(1u, side_states(*m_client));
 
