@@ -3,7 +3,8 @@
 #
 #   contrib/quickstart.sh demo   install, build, run the hello world
 #   contrib/quickstart.sh test   install, then build and run every test:
-#                                debug build (-Werror) + unit tests +
+#                                debug build (-Werror), format-check,
+#                                cppcheck, make html + unit tests +
 #                                verbs tests in a Soft-RoCE VM +
 #                                valgrind, ASan/UBSan build + unit tests,
 #                                libFuzzer build (clang) + fuzzing,
@@ -61,6 +62,11 @@ test)
     step "debug build with -Werror"
     configure_in "$builds/debug" --enable-debug --enable-werror -q
     make -C "$builds/debug" -j"$jobs" >/dev/null
+
+    step "format-check, cppcheck, API reference (make html, warnings fail)"
+    make -C "$builds/debug" -s format-check
+    JOBS=$jobs make -C "$builds/debug" -s cppcheck
+    make -C "$builds/debug" -s html >/dev/null
 
     step "unit tests (debug build)"
     make -C "$builds/debug" check
