@@ -1,0 +1,555 @@
+/*
+ * ud_verbs peer failure and scale: peers that disconnect, MAX_PEER_EPS,
+ * lost disconnect replies, flush with cancel and after an acknowledgement
+ * taken asynchronously, a peer process that dies or stops for a while, the
+ * log line of a failure without an error handler, and ten thousand
+ * endpoints. The fixture is in ud_test.h.
+ */
+#include "ud_test.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <malloc.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+/* ------------------------------------------------------------------------
+ * Peer failure
+ */
+
+/* Peers that connect to b's iface, send, flush and leave, 300 times: each
+ * leaves no ep behind on either side (the DISC of a's destroyed ep frees
+ * the ep b made for it; the DISC_REP frees a's zombie), and every message
+ * arrives once */
+TEST_P(uct_ud, peer_disconnect_frees_its_ep)
+{
+    const unsigned N     = 300;
+    entity *a            = create_entity();
+    entity *b            = create_entity();
+    am_recorder &rb      = install_recorder(*b, AM_ID);
+    unsigned max_private = 0;
+
+    for (unsigned i = 0; i < N; ++i) {
+        uct_ep_h ab = a->connect_to(*b);
+        ASSERT_TRUE(ab != NULL);
+        ASSERT_TRUE(send_short(ab, i));
+        flush_ep(*a, ab);
+        max_private = std::max(max_private, private_count(*b));
+        a->destroy_ep(ab);
+    }
+    wait_for([&] { return rb.count() == N; }, "every message");
+    wait_for([&] { return (ep_count(*a) == 0) && (ep_count(*b) == 0); },
+             "both sides without eps");
+    EXPECT_EQ(iota(0, N), headers(rb));
+    EXPECT_EQ(0u, private_count(*b));
+    EXPECT_LE(max_private, 2u);
+    uct_ud_enter(ud(*b));
+    EXPECT_EQ(N, ud(*b)->stats.disc_rx);
+    EXPECT_EQ(0u, ud(*b)->eps.num_private);
+    uct_ud_leave(ud(*b));
+    uct_ud_enter(ud(*a));
+    EXPECT_EQ(0u, ud(*a)->eps.num_zombies);
+    uct_ud_leave(ud(*a));
+
+    /* a user's ep stays when its peer's goes: d's ep takes c's
+     * connection (both are the first towards the other) */
+    entity *c       = create_entity();
+    entity *d       = create_entity();
+    am_recorder &rd = install_recorder(*d, AM_ID);
+    uct_ep_h cd     = c->connect_to(*d);
+    ASSERT_TRUE(cd != NULL);
+    ASSERT_TRUE(send_short(cd, N));
+    flush_ep(*c, cd);
+    uct_ep_h dc = d->connect_to(*c);
+    ASSERT_TRUE(dc != NULL);
+    EXPECT_EQ(0u, private_count(*d)) << "d's ep did not take c's connection";
+    EXPECT_EQ(1u, ep_count(*d));
+    c->destroy_ep(cd);
+    wait_for([&] { return ep_count(*c) == 0; }, "c's zombie gone");
+    EXPECT_EQ(1u, ep_count(*d));
+    EXPECT_EQ(uct_ud_ep(dc), uct_ud_iface_ep(ud(*d), uct_ud_ep(dc)->id));
+    EXPECT_EQ(1u, rd.count());
+}
+
+/* MAX_PEER_EPS bounds what peers' requests may create: the requests past
+ * it are refused with a line that names the variable, and are taken once
+ * a peer's ep has gone */
+TEST_P(uct_ud, max_peer_eps_refuses_then_recovers)
+{
+    entity *a       = create_entity();
+    entity *b       = create_entity(params({{"UD_MAX_PEER_EPS", "4"}}));
+    am_recorder &rb = install_recorder(*b, AM_ID);
+    std::vector<uct_ep_h> eps;
+
+    ucs::scoped_log_capture cap;
+    for (unsigned i = 0; i < 6; ++i) {
+        eps.push_back(a->connect_to(*b));
+        ASSERT_TRUE(eps.back() != NULL);
+        ASSERT_TRUE(send_short(eps.back(), i));
+    }
+    wait_for([&] { return rb.count() == 4; }, "four connections");
+    uct_ud_enter(ud(*b));
+    uint64_t refused = ud(*b)->stats.creq_refused;
+    uct_ud_leave(ud(*b));
+    progress_for(100); /* the refused requests are repeated */
+    EXPECT_GE(refused, 2u);
+    EXPECT_EQ(4u, rb.count());
+    EXPECT_EQ(4u, private_count(*b));
+    EXPECT_FALSE(connected(*a, eps[4]));
+    EXPECT_FALSE(connected(*a, eps[5]));
+    EXPECT_GE(lines_with(cap, 0, "raise UCX_UD_MAX_PEER_EPS"), 1u);
+
+    a->destroy_ep(eps[0]);
+    a->destroy_ep(eps[1]);
+    wait_for([&] { return connected(*a, eps[4]) && connected(*a, eps[5]); },
+             "the refused eps connected");
+    wait_for([&] { return rb.count() == 6; }, "their messages");
+    std::vector<uint64_t> got = headers(rb);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(iota(0, 6), got);
+    EXPECT_EQ(4u, private_count(*b));
+    close_all();
+}
+
+/* The DISC_REP is lost (a's receive queue is full of a stranger's
+ * garbage while a's async context is held): a repeats the DISC, b no
+ * longer has the ep and drops it, and a's zombie gives up after TIMEOUT */
+TEST_P(uct_ud, disconnect_reply_lost_zombie_bounded)
+{
+    entity *a = create_entity(
+        params({{"IB_RX_QUEUE_LEN", "128"}, {"UD_TIMEOUT", "1s"}}));
+    entity *b          = create_entity();
+    am_recorder &rb    = install_recorder(*b, AM_ID);
+    uct_ud_iface_t *ia = ud(*a);
+    raw_ud_qp &raw     = raw_qp(*a);
+
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 7));
+    flush_ep(*a, ab);
+    EXPECT_EQ(1u, rb.count());
+
+    ucs::scoped_log_capture cap;
+    uct_ud_enter(ia);
+    unsigned posted = ia->rx.posted;
+    for (unsigned i = 0; i < posted + 8; ++i) {
+        raw.send(dev_addr(*a), iface_qpn(*a), ud_packet(0, 61, i, 0));
+    }
+    a->destroy_ep(ab);
+    EXPECT_EQ(1u, ia->eps.num_zombies);
+    double start    = now_sec();
+    double deadline = start + 10;
+    /* only b progresses: it takes the DISC and answers */
+    while ((ep_count(*b) != 0) && (now_sec() < deadline)) {
+        b->progress();
+    }
+    EXPECT_EQ(0u, ep_count(*b));
+    usleep(200000); /* the reply reaches a's full queue and is dropped */
+    uct_ud_leave(ia);
+
+    wait_for([&] { return ep_count(*a) == 0; }, "a's zombie gone", 10);
+    double elapsed = now_sec() - start;
+    EXPECT_GE(elapsed, 0.9) << "the reply was not lost";
+    EXPECT_LE(elapsed, 3.0);
+    uct_ud_enter(ud(*b));
+    EXPECT_GE(ud(*b)->stats.rx_stale, 1u) << "the DISC was not repeated";
+    uct_ud_leave(ud(*b));
+    close_all();
+}
+
+/* uct_ep_flush(UCT_FLUSH_FLAG_CANCEL) while the peer does not answer (its
+ * async context is held): every outstanding zcopy completes once, in
+ * order, with UCS_ERR_CANCELED, the flush is done at once, no error
+ * handler runs, and the ep then refuses sends and flushes with
+ * UCS_ERR_CANCELED; another ep of the iface carries on */
+TEST_P(uct_ud, flush_cancel_completes_everything)
+{
+    entity *a       = create_entity(params({}, true));
+    entity *b       = create_entity();
+    am_recorder &rb = install_recorder(*b, AM_ID);
+    uct_ep_h ab     = a->connect_to(*b);
+    uct_ep_h ab2    = a->connect_to(*b);
+    ASSERT_TRUE((ab != NULL) && (ab2 != NULL));
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab);
+
+    const unsigned N = 8;
+    mapped_buffer sbuf(64, *a);
+    uct_iov_t iov = sbuf.iov(0, 64);
+    std::vector<unsigned> order;
+    order_comp comps[N];
+    uct_ud_enter(ud(*b));
+    for (unsigned i = 0; i < N; ++i) {
+        comps[i].init(i, &order);
+        EXPECT_EQ(UCS_INPROGRESS, (ucs_status_t)retry_no_resource(
+                                      [&] {
+                                          return (ssize_t)uct_ep_am_zcopy(
+                                              ab, AM_ID, NULL, 0, &iov, 1, 0,
+                                              &comps[i].uct);
+                                      },
+                                      "am_zcopy"));
+    }
+    order_comp fcomp;
+    fcomp.init(N, &order);
+    ucs_status_t status = uct_ep_flush(ab, UCT_FLUSH_FLAG_CANCEL, &fcomp.uct);
+    EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+    uct_ud_leave(ud(*b));
+
+    EXPECT_EQ(0u, fcomp.calls) << "an immediate flush touched its comp";
+    for (unsigned i = 0; i < N; ++i) {
+        EXPECT_EQ(1u, comps[i].calls) << i;
+        EXPECT_EQ(UCS_ERR_CANCELED, comps[i].status)
+            << i << ": " << ucs_status_string(comps[i].status);
+    }
+    EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4, 5, 6, 7}), order);
+    EXPECT_EQ(UCS_ERR_CANCELED, uct_ep_am_short(ab, AM_ID, 1, NULL, 0));
+    EXPECT_EQ(UCS_ERR_CANCELED, uct_ep_flush(ab, 0, NULL));
+
+    ASSERT_TRUE(send_short(ab2, 2));
+    flush_ep(*a, ab2);
+    progress_for(100);
+    EXPECT_TRUE(m_errs.calls.empty());
+    EXPECT_EQ((size_t)N, order.size()) << "a completion ran twice";
+    wait_for([&] { return rb.count() >= 2; }, "the other ep's message");
+}
+
+/* The acknowledgement of a's zcopies is taken by a's async timer while a
+ * does not progress, so their completions wait for progress; a flush
+ * then must not say UCS_OK (it is not done for the user until they ran),
+ * and its completion runs after theirs. The same for an iface flush. */
+TEST_P(uct_ud, flush_after_async_acknowledgement)
+{
+    entity *a = create_entity();
+    entity *b = create_entity();
+    install_recorder(*b, AM_ID);
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab);
+
+    for (int iface_flush = 0; iface_flush < 2; ++iface_flush) {
+        const unsigned N = 4;
+        mapped_buffer sbuf(64, *a);
+        uct_iov_t iov = sbuf.iov(0, 64);
+        std::vector<unsigned> order;
+        order_comp comps[N + 1];
+        for (unsigned i = 0; i < N; ++i) {
+            comps[i].init(i, &order);
+            ASSERT_EQ(UCS_INPROGRESS, (ucs_status_t)retry_no_resource(
+                                          [&] {
+                                              return (ssize_t)uct_ep_am_zcopy(
+                                                  ab, AM_ID, NULL, 0, &iov, 1,
+                                                  0, &comps[i].uct);
+                                          },
+                                          "am_zcopy"));
+        }
+        /* b takes them and acknowledges (its timer at the latest); a's
+         * timer takes the acknowledgement */
+        double deadline = now_sec() + 10;
+        bool acked      = false;
+        while (!acked && (now_sec() < deadline)) {
+            b->progress();
+            uct_ud_enter(ud(*a));
+            acked = ucs_queue_is_empty(&uct_ud_ep(ab)->unacked);
+            uct_ud_leave(ud(*a));
+        }
+        ASSERT_TRUE(acked) << "a's async context took no acknowledgement";
+        EXPECT_TRUE(order.empty()) << "a completion ran without progress";
+
+        comps[N].init(N, &order);
+        ucs_status_t status =
+            iface_flush ? uct_iface_flush(a->iface(), 0, &comps[N].uct)
+                        : uct_ep_flush(ab, 0, &comps[N].uct);
+        EXPECT_EQ(UCS_INPROGRESS, status)
+            << (iface_flush ? "iface" : "ep")
+            << " flush: " << ucs_status_string(status);
+        wait_for([&] { return order.size() == N + 1; }, "the completions");
+        EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order)
+            << (iface_flush ? "iface" : "ep") << " flush";
+    }
+}
+
+/* A peer process is killed while it echoes our messages. The ep to it
+ * calls the error handler once with UCS_ERR_ENDPOINT_TIMEOUT within
+ * TIMEOUT + 1 s; its outstanding zcopy sends and flush complete with that
+ * error, in order; new sends are refused; another ep of the iface keeps
+ * working. */
+TEST_P(uct_ud, peer_process_killed)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    const double TIMEOUT = 1.0;
+    entity *a            = create_entity(params({{"UD_TIMEOUT", "1s"}}, true));
+    entity *b            = create_entity();
+    uct_ep_h ab          = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    am_recorder &rb   = install_recorder(*b, AM_ID);
+    am_recorder &echo = install_recorder(*a, AM_ID);
+    EXPECT_EQ(ucs_time_from_sec(TIMEOUT), ud(*a)->config.timeout);
+
+    ASSERT_TRUE(start_peer(*a, m_peer));
+    uct_ep_h ap = connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr);
+
+    /* live: 100 echoes, then traffic in flight when it dies */
+    for (unsigned i = 0; i < 100; ++i) {
+        ASSERT_TRUE(send_short(ap, i));
+    }
+    ASSERT_TRUE(wait_for([&] { return echo.count() == 100; }, "echoes"));
+    EXPECT_EQ(iota(0, 100), headers(echo));
+    ASSERT_TRUE(send_short(ab, 0));
+    EXPECT_EQ(2u, ep_count(*a)) << "one ep to the peer process";
+
+    for (unsigned i = 100; i < 120; ++i) {
+        ASSERT_TRUE(send_short(ap, i));
+    }
+    double killed = now_sec();
+    ib_peer::kill_and_wait(m_peer);
+
+    mapped_buffer sbuf(256, *a);
+    uct_iov_t iov            = sbuf.iov(0, 256);
+    const unsigned NUM_ZCOPY = 4;
+    std::vector<unsigned> order;
+    order_comp comps[NUM_ZCOPY + 1];
+    for (unsigned i = 0; i < NUM_ZCOPY; ++i) {
+        comps[i].init(i, &order);
+        EXPECT_EQ(UCS_INPROGRESS, (ucs_status_t)retry_no_resource(
+                                      [&] {
+                                          return (ssize_t)uct_ep_am_zcopy(
+                                              ap, AM_ID, NULL, 0, &iov, 1, 0,
+                                              &comps[i].uct);
+                                      },
+                                      "am_zcopy"));
+    }
+    comps[NUM_ZCOPY].init(NUM_ZCOPY, &order);
+    EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(ap, 0, &comps[NUM_ZCOPY].uct));
+
+    wait_for([&] { return m_errs.count(ap) > 0; }, "the error handler", 30);
+    double elapsed = m_errs.times.empty() ? -1 : m_errs.times[0] - killed;
+    EXPECT_LE(elapsed, TIMEOUT + 1.0);
+    progress_for(1500); /* no second call */
+    EXPECT_EQ(1u, m_errs.count(ap));
+    EXPECT_EQ(1u, m_errs.calls.size());
+    if (UCT_IFACE_STATS_ENABLED) {
+        /* counted once, as the handler is called once */
+        EXPECT_EQ(1u, uct_base_iface(a->iface())->stats.peer_failures);
+    }
+    ASSERT_FALSE(m_errs.calls.empty());
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_errs.calls[0].second)
+        << ucs_status_string(m_errs.calls[0].second);
+    for (unsigned i = 0; i <= NUM_ZCOPY; ++i) {
+        EXPECT_EQ(1u, comps[i].calls) << i;
+        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comps[i].status)
+            << i << ": " << ucs_status_string(comps[i].status);
+    }
+    EXPECT_EQ(std::vector<unsigned>({0, 1, 2, 3, 4}), order);
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ap, AM_ID, 0, NULL, 0));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_flush(ap, 0, NULL))
+        << "flush of a failed ep";
+
+    ASSERT_TRUE(send_short(ab, 1));
+    wait_for([&] { return rb.count() == 2; }, "a message on another ep");
+    EXPECT_EQ(iota(0, 2), headers(rb));
+    EXPECT_EQ(1u, m_errs.calls.size());
+    std::cout << "[ INFO     ] killed peer: error handler after " << elapsed
+              << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
+}
+
+/* A peer process stopped for half of TIMEOUT and continued: no error;
+ * every message and every echo arrives once, in order (the messages
+ * sent meanwhile are sent again). TIMEOUT is 4 s: the emulated VM of
+ * test/rxe can stall a process for a second or more. */
+TEST_P(uct_ud, peer_process_stopped_and_continued)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    const double TIMEOUT = 4.0, STOP = TIMEOUT / 2;
+    const unsigned N  = 600;
+    entity *a         = create_entity(params({{"UD_TIMEOUT", "4s"}}, true));
+    am_recorder &echo = install_recorder(*a, AM_ID);
+
+    ASSERT_TRUE(start_peer(*a, m_peer));
+    uct_ep_h ap     = connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr);
+    ud_stats before = stats(*a);
+
+    /* the peer is continued from a thread, on time even when a progress
+     * call takes long */
+    unsigned sent     = 0;
+    double stopped_at = 0, continued_at = 0;
+    pid_t pid = m_peer.pid;
+    std::thread waker;
+    double deadline = now_sec() + 60;
+    while ((echo.count() < N) && (now_sec() < deadline)) {
+        if (!waker.joinable() && (sent == N / 3)) {
+            kill(pid, SIGSTOP);
+            stopped_at = now_sec();
+            waker      = std::thread([&continued_at, pid, STOP] {
+                usleep((useconds_t)(STOP * 1e6));
+                kill(pid, SIGCONT);
+                continued_at = now_sec();
+            });
+        }
+        if ((sent < N) &&
+            (uct_ep_am_short(ap, AM_ID, sent, NULL, 0) == UCS_OK)) {
+            ++sent;
+        }
+        progress();
+    }
+    if (waker.joinable()) {
+        waker.join();
+    }
+    double stopped_for = continued_at - stopped_at;
+    progress_for(200);
+    ud_stats after = stats(*a);
+
+    EXPECT_EQ(N, sent);
+    EXPECT_EQ(iota(0, N), headers(echo));
+    EXPECT_TRUE(m_errs.calls.empty());
+    EXPECT_GE(stopped_for, STOP);
+    EXPECT_GT(after.tx_resent, before.tx_resent) << "nothing was sent again";
+    std::cout << "[ INFO     ] peer stopped for " << stopped_for
+              << " s: " << after.tx_resent - before.tx_resent
+              << " packets resent, " << after.rx_dup - before.rx_dup
+              << " duplicates here" << std::endl;
+}
+
+/* Without an error handler a failed ep is one error line (per ep), not an
+ * abort: an ep whose peer iface closed with data outstanding, and one
+ * whose connection request is never answered. Both refuse new sends with
+ * UCS_ERR_ENDPOINT_TIMEOUT. */
+TEST_P(uct_ud, failure_without_handler_one_line)
+{
+    auto p    = params({{"UD_TIMEOUT", "1s"}, {"FAILURE", "error"}});
+    entity *a = create_entity(p);
+    std::unique_ptr<entity> b(new entity(res(), entity_params()));
+    std::unique_ptr<entity> c(new entity(res(), entity_params()));
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(wait_for(
+        [&] {
+            b->progress();
+            return connected(*a, ab);
+        },
+        "the connection"));
+    std::vector<char> c_dev = c->dev_addr(), c_iface = c->iface_addr();
+    b.reset();
+    c.reset();
+
+    ucs::scoped_log_capture cap;
+    size_t first = cap.messages().size();
+    uct_ep_h ac  = connect_iface(*a, c_dev, c_iface);
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, AM_ID, 1, NULL, 0));
+    wait_for(
+        [&] {
+            return (ep_flags(*a, ab) & UCT_UD_EP_FLAG_FAILED) &&
+                   (ep_flags(*a, ac) & UCT_UD_EP_FLAG_FAILED);
+        },
+        "both eps failed");
+    progress_for(1500);
+
+    const std::vector<std::string> &msgs = cap.messages();
+    std::string timeout = ucs_status_string(UCS_ERR_ENDPOINT_TIMEOUT);
+    EXPECT_EQ(first + 2, msgs.size());
+    char ptr[2][32];
+    snprintf(ptr[0], sizeof(ptr[0]), "%p", (void *)ab);
+    snprintf(ptr[1], sizeof(ptr[1]), "%p", (void *)ac);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(1u, lines_with(cap, first,
+                                 std::string("endpoint ") + ptr[i] + " failed"))
+            << ptr[i];
+    }
+    EXPECT_EQ(2u, lines_with(cap, first, timeout));
+    for (size_t i = first; i < msgs.size(); ++i) {
+        EXPECT_EQ(0u, msgs[i].find("error ")) << msgs[i];
+    }
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ab, AM_ID, 2, NULL, 0));
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, uct_ep_am_short(ac, AM_ID, 2, NULL, 0));
+}
+
+/* ------------------------------------------------------------------------
+ * Scale
+ */
+
+/* Ten thousand eps of one iface connect to another's iface: every request
+ * is answered (one private ep each on the other side), one message on
+ * each ep arrives, and once they are destroyed no ep is left on either
+ * side. Prints the time per connect and the heap per ep. */
+TEST_P(uct_ud, ten_thousand_endpoints)
+{
+    /* what it measures is the transport's, not the device's: the first
+     * ud_verbs device is enough (the VM's devices are all rxe) */
+    if (res().dev_name != ud_verbs_resources().front().dev_name) {
+        GTEST_SKIP() << "runs on the first ud_verbs device only";
+    }
+    unsigned N      = ucs::test_scale(10000);
+    const char *env = getenv("OPENUCT_TEST_UD_EPS");
+    if (env != NULL) {
+        N = (unsigned)atoi(env);
+    }
+    entity *a          = create_entity(params({}, true));
+    entity *b          = create_entity(params({}, true));
+    am_recorder &rec   = install_recorder(*b, AM_ID);
+    uct_ud_iface_t *ia = ud(*a);
+    std::vector<uct_ep_h> eps;
+
+    size_t heap_before = mallinfo2().uordblks;
+    double t0          = now_sec();
+    for (unsigned i = 0; i < N; ++i) {
+        eps.push_back(a->connect_to(*b));
+        ASSERT_TRUE(eps.back() != NULL) << i;
+    }
+    double t_create = now_sec() - t0;
+    wait_for(
+        [&] {
+            uct_ud_enter(ia);
+            bool done = ucs_list_is_empty(&ia->active);
+            uct_ud_leave(ia);
+            return done;
+        },
+        "every connection", 100);
+    double t_connect       = now_sec() - t0;
+    size_t heap_after      = mallinfo2().uordblks;
+    unsigned connected_eps = 0;
+    for (uct_ep_h ep : eps) {
+        connected_eps += connected(*a, ep);
+    }
+    EXPECT_EQ(N, connected_eps);
+    EXPECT_EQ(N, ep_count(*b));
+    EXPECT_EQ(N, private_count(*b));
+
+    t0 = now_sec();
+    for (unsigned i = 0; i < N; ++i) {
+        ASSERT_TRUE(send_short(eps[i], i));
+    }
+    wait_for([&] { return rec.count() == N; }, "a message on every ep", 60);
+    flush_iface(*a);
+    double t_send             = now_sec() - t0;
+    std::vector<uint64_t> got = headers(rec);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(iota(0, N), got);
+    EXPECT_TRUE(m_errs.calls.empty());
+
+    t0 = now_sec();
+    a->destroy_eps();
+    double t_destroy = now_sec() - t0;
+    /* each destroyed ep tells b, which frees the ep it made for it */
+    wait_for([&] { return (ep_count(*a) == 0) && (ep_count(*b) == 0); },
+             "every ep gone on both sides", 60);
+    double t_disc = now_sec() - t0;
+    EXPECT_EQ(0u, ep_count(*a));
+    EXPECT_EQ(0u, ep_count(*b));
+    std::cout << "[ INFO     ] " << N << " eps: create " << t_create
+              << " s, all connected " << t_connect << " s ("
+              << t_connect / N * 1e6 << " us per connect), send+flush "
+              << t_send << " s, destroy " << t_destroy << " s, gone on "
+              << "both sides after " << t_disc << " s; heap "
+              << (ssize_t)(heap_after - heap_before) / (ssize_t)N
+              << " bytes per ep (both sides), " << stats(*a).tx_resent
+              << " resent" << std::endl;
+}

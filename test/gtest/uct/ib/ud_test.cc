@@ -1,0 +1,737 @@
+/*
+ * The code of ud_test.h: helpers, packets, the stranger's UD QP, the
+ * uct_ud fixture, the peer process of the peer_process_* tests, and the
+ * suite's instances (one per ud_verbs resource) for every test_ud*.cc.
+ */
+#include "ud_test.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <poll.h>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace uct_ud_test {
+
+double now_sec()
+{
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+uint64_t am_header(const uct_test::am_recorder::message &msg)
+{
+    uint64_t value = UINT64_MAX;
+
+    if (msg.data.size() >= sizeof(value)) {
+        memcpy(&value, msg.data.data(), sizeof(value));
+    }
+    return value;
+}
+
+std::vector<uint64_t> headers(const uct_test::am_recorder &rec)
+{
+    std::vector<uint64_t> out;
+
+    for (size_t i = 0; i < rec.count(); ++i) {
+        out.push_back(am_header(rec.at(i)));
+    }
+    return out;
+}
+
+std::vector<uint64_t> iota(uint64_t first, uint64_t n)
+{
+    std::vector<uint64_t> out;
+
+    for (uint64_t i = 0; i < n; ++i) {
+        out.push_back(first + i);
+    }
+    return out;
+}
+
+std::string hex(uint32_t value)
+{
+    char buf[16];
+
+    snprintf(buf, sizeof(buf), "0x%x", value);
+    return buf;
+}
+
+ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status)
+{
+    err_log *log = static_cast<err_log *>(arg);
+
+    log->calls.emplace_back(ep, status);
+    log->times.push_back(now_sec());
+    return UCS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Packets as a stranger builds them
+ */
+
+std::vector<uint8_t> ud_packet(uint32_t dest_id, uint8_t type, uint16_t psn,
+                               uint16_t ack_psn, const void *body,
+                               size_t body_len)
+{
+    uct_ud_hdr_t hdr;
+    std::vector<uint8_t> pkt(sizeof(hdr) + body_len);
+
+    uct_ud_u24_set(hdr.dest_id, dest_id);
+    hdr.type = type;
+    memcpy(&hdr.psn, &psn, sizeof(psn));
+    memcpy(&hdr.ack_psn, &ack_psn, sizeof(ack_psn));
+    memcpy(pkt.data(), &hdr, sizeof(hdr));
+    if (body_len != 0) {
+        memcpy(pkt.data() + sizeof(hdr), body, body_len);
+    }
+    return pkt;
+}
+
+std::vector<uint8_t> am_packet(uint32_t dest_id, uint16_t psn, uint64_t value)
+{
+    return ud_packet(dest_id, AM_ID, psn, 0, &value, sizeof(value));
+}
+
+std::vector<uint8_t> creq_packet(uint64_t secret, uint32_t src_id,
+                                 uint32_t conn_sn,
+                                 const uct_ib_device_addr_t &dev_addr)
+{
+    uct_ud_creq_t creq;
+
+    memset(&creq, 0, sizeof(creq));
+    memcpy(&creq.secret, &secret, sizeof(secret));
+    uct_ud_u24_set(creq.src_id, src_id);
+    memcpy(&creq.conn_sn, &conn_sn, sizeof(conn_sn));
+    memcpy(&creq.dev_addr, &dev_addr, sizeof(dev_addr));
+    return ud_packet(UCT_UD_EP_ID_NONE, UCT_UD_PKT_CREQ, 0, 0, &creq,
+                     sizeof(creq));
+}
+
+bool parse_crep(const std::vector<uint8_t> &pkt, crep_info *info)
+{
+    uct_ud_hdr_t hdr;
+    uct_ud_crep_t crep;
+
+    if (pkt.size() < sizeof(hdr) + sizeof(crep)) {
+        return false;
+    }
+    memcpy(&hdr, pkt.data(), sizeof(hdr));
+    memcpy(&crep, pkt.data() + sizeof(hdr), sizeof(crep));
+    if ((hdr.type & UCT_UD_PKT_TYPE_MASK) != UCT_UD_PKT_CREP) {
+        return false;
+    }
+    info->dest_id = uct_ud_u24_get(hdr.dest_id);
+    info->src_id  = uct_ud_u24_get(crep.src_id);
+    memcpy(&info->conn_sn, &crep.conn_sn, sizeof(info->conn_sn));
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * The stranger's UD QP
+ */
+
+raw_ud_qp::raw_ud_qp(const std::string &dev_name, uint8_t port,
+                     unsigned gid_index)
+    : m_ctx(NULL), m_pd(NULL), m_cq(NULL), m_qp(NULL), m_mr(NULL), m_ah(NULL),
+      m_port(port), m_gid_index(gid_index), m_buf((NUM_RECV + 1) * BUF_SIZE)
+{
+    int num;
+    struct ibv_device **list = ibv_get_device_list(&num);
+
+    if (list == NULL) {
+        throw std::runtime_error("ibv_get_device_list failed");
+    }
+    for (int i = 0; i < num; ++i) {
+        if (dev_name == ibv_get_device_name(list[i])) {
+            m_ctx = ibv_open_device(list[i]);
+        }
+    }
+    ibv_free_device_list(list);
+    if (m_ctx == NULL) {
+        throw std::runtime_error("cannot open " + dev_name);
+    }
+    m_pd = ibv_alloc_pd(m_ctx);
+    m_cq = (m_pd != NULL) ? ibv_create_cq(m_ctx, 64, NULL, NULL, 0) : NULL;
+    m_mr = (m_cq != NULL) ? ibv_reg_mr(m_pd, m_buf.data(), m_buf.size(),
+                                       IBV_ACCESS_LOCAL_WRITE)
+                          : NULL;
+    if (m_mr == NULL) {
+        cleanup();
+        throw std::runtime_error("raw QP resources on " + dev_name);
+    }
+
+    struct ibv_qp_init_attr init;
+    memset(&init, 0, sizeof(init));
+    init.qp_type          = IBV_QPT_UD;
+    init.send_cq          = m_cq;
+    init.recv_cq          = m_cq;
+    init.cap.max_send_wr  = 16;
+    init.cap.max_recv_wr  = NUM_RECV;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    m_qp                  = ibv_create_qp(m_pd, &init);
+    if (m_qp == NULL) {
+        cleanup();
+        throw std::runtime_error("ibv_create_qp (UD) failed");
+    }
+
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state   = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num   = m_port;
+    attr.qkey       = UCT_UD_QKEY;
+    int ret         = ibv_modify_qp(m_qp, &attr,
+                                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                        IBV_QP_QKEY);
+    if (ret == 0) {
+        attr.qp_state = IBV_QPS_RTR;
+        ret           = ibv_modify_qp(m_qp, &attr, IBV_QP_STATE);
+    }
+    if (ret == 0) {
+        attr.qp_state = IBV_QPS_RTS;
+        attr.sq_psn   = 0;
+        ret = ibv_modify_qp(m_qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    }
+    if (ret != 0) {
+        cleanup();
+        throw std::runtime_error("raw UD QP to RTS failed");
+    }
+    for (unsigned i = 0; i < NUM_RECV; ++i) {
+        post_recv(i);
+    }
+}
+
+raw_ud_qp::~raw_ud_qp()
+{
+    cleanup();
+}
+
+void raw_ud_qp::send(const uct_ib_device_addr_t &dest, uint32_t qpn,
+                     const std::vector<uint8_t> &pkt, bool solicited)
+{
+    struct ibv_send_wr wr, *bad_wr;
+    struct ibv_sge sge;
+    uint8_t *sbuf = m_buf.data() + NUM_RECV * BUF_SIZE;
+
+    if (pkt.size() > BUF_SIZE) {
+        throw std::runtime_error("raw packet too long");
+    }
+    memcpy(sbuf, pkt.data(), pkt.size());
+    sge.addr   = (uintptr_t)sbuf;
+    sge.length = (uint32_t)pkt.size();
+    sge.lkey   = m_mr->lkey;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id      = SEND_WR_ID;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED | (solicited ? IBV_SEND_SOLICITED : 0);
+    wr.wr.ud.ah   = ah(dest);
+    wr.wr.ud.remote_qpn  = qpn;
+    wr.wr.ud.remote_qkey = UCT_UD_QKEY;
+    if (ibv_post_send(m_qp, &wr, &bad_wr) != 0) {
+        throw std::runtime_error("raw ibv_post_send failed");
+    }
+    double deadline = now_sec() + 10;
+    while (!m_send_done) {
+        poll(0);
+        if (now_sec() > deadline) {
+            throw std::runtime_error("raw send did not complete");
+        }
+    }
+    m_send_done = false;
+}
+
+bool raw_ud_qp::recv(std::vector<uint8_t> &pkt, double timeout)
+{
+    double deadline = now_sec() + timeout;
+
+    while (m_received.empty()) {
+        poll(0);
+        if (now_sec() > deadline) {
+            return false;
+        }
+        usleep(100);
+    }
+    pkt = m_received.front();
+    m_received.erase(m_received.begin());
+    return true;
+}
+
+void raw_ud_qp::post_recv(unsigned i)
+{
+    struct ibv_recv_wr wr, *bad_wr;
+    struct ibv_sge sge;
+
+    sge.addr   = (uintptr_t)(m_buf.data() + i * BUF_SIZE);
+    sge.length = BUF_SIZE;
+    sge.lkey   = m_mr->lkey;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id   = i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    if (ibv_post_recv(m_qp, &wr, &bad_wr) != 0) {
+        throw std::runtime_error("raw ibv_post_recv failed");
+    }
+}
+
+void raw_ud_qp::poll(int)
+{
+    struct ibv_wc wc[8];
+    int n = ibv_poll_cq(m_cq, 8, wc);
+
+    for (int i = 0; i < n; ++i) {
+        if (wc[i].wr_id == SEND_WR_ID) {
+            if (wc[i].status != IBV_WC_SUCCESS) {
+                throw std::runtime_error("raw send failed");
+            }
+            m_send_done = true;
+            continue;
+        }
+        unsigned idx = (unsigned)wc[i].wr_id;
+        if ((wc[i].status == IBV_WC_SUCCESS) &&
+            (wc[i].byte_len >= UCT_UD_GRH_LEN)) {
+            const uint8_t *p = m_buf.data() + idx * BUF_SIZE;
+            m_received.emplace_back(p + UCT_UD_GRH_LEN, p + wc[i].byte_len);
+        }
+        post_recv(idx);
+    }
+}
+
+struct ibv_ah *raw_ud_qp::ah(const uct_ib_device_addr_t &dest)
+{
+    if ((m_ah != NULL) && !memcmp(m_ah_gid, dest.gid, 16)) {
+        return m_ah;
+    }
+    if (m_ah != NULL) {
+        ibv_destroy_ah(m_ah);
+        m_ah = NULL;
+    }
+    struct ibv_ah_attr attr;
+    uint16_t lid;
+    memcpy(&lid, &dest.lid, sizeof(lid));
+    memset(&attr, 0, sizeof(attr));
+    attr.dlid           = lid;
+    attr.port_num       = m_port;
+    attr.is_global      = 1;
+    attr.grh.sgid_index = (uint8_t)m_gid_index;
+    attr.grh.hop_limit  = 64;
+    memcpy(attr.grh.dgid.raw, dest.gid, 16);
+    m_ah = ibv_create_ah(m_pd, &attr);
+    if (m_ah == NULL) {
+        throw std::runtime_error("raw ibv_create_ah failed");
+    }
+    memcpy(m_ah_gid, dest.gid, 16);
+    return m_ah;
+}
+
+void raw_ud_qp::cleanup()
+{
+    if (m_qp != NULL) {
+        ibv_destroy_qp(m_qp);
+    }
+    if (m_ah != NULL) {
+        ibv_destroy_ah(m_ah);
+    }
+    if (m_mr != NULL) {
+        ibv_dereg_mr(m_mr);
+    }
+    if (m_cq != NULL) {
+        ibv_destroy_cq(m_cq);
+    }
+    if (m_pd != NULL) {
+        ibv_dealloc_pd(m_pd);
+    }
+    if (m_ctx != NULL) {
+        ibv_close_device(m_ctx);
+    }
+    m_qp  = NULL;
+    m_ah  = NULL;
+    m_mr  = NULL;
+    m_cq  = NULL;
+    m_pd  = NULL;
+    m_ctx = NULL;
+}
+
+std::vector<resource> ud_verbs_resources()
+{
+    std::vector<resource> out;
+
+    for (const resource &r : uct_test::enum_resources()) {
+        if (r.tl_name == UCT_UD_VERBS_NAME) {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+} // namespace uct_ud_test
+
+namespace {
+
+/* ------------------------------------------------------------------------
+ * The peer process of the peer_process_* tests (see ib_peer_process.h):
+ * the test binary started again with OPENUCT_UD_PEER_FD set runs this
+ * from a static constructor and exits, never reaching the tests. It opens
+ * a ud_verbs iface on the resource named in the environment, swaps
+ * interface addresses with the parent over the socket, connects an ep to
+ * the parent's iface and sends back the header of every active message it
+ * gets, in order, until it is killed or the parent closes the socket.
+ */
+
+using ib_peer::fd_read_blob;
+using ib_peer::fd_write_blob;
+
+const char PEER_FD_ENV[] = "OPENUCT_UD_PEER_FD";
+
+std::vector<uint64_t> peer_received;
+
+ucs_status_t peer_am_cb(void *arg, void *data, size_t length, unsigned flags)
+{
+    uint64_t value;
+
+    (void)arg;
+    (void)flags;
+    if (length >= sizeof(value)) {
+        memcpy(&value, data, sizeof(value));
+        peer_received.push_back(value);
+    }
+    return UCS_OK;
+}
+
+int peer_process_main(int fd)
+{
+    const char *component_name = getenv("OPENUCT_UD_PEER_COMPONENT");
+    const char *md_name        = getenv("OPENUCT_UD_PEER_MD");
+    const char *dev_name       = getenv("OPENUCT_UD_PEER_DEV");
+    uct_component_h component;
+    uct_md_config_t *md_config;
+    uct_iface_config_t *iface_config;
+    ucs_async_context_t *async;
+    uct_worker_h worker;
+    uct_iface_params_t params;
+    uct_iface_attr_t attr;
+    uct_iface_h iface;
+    uct_md_h md;
+    uct_ep_h ep;
+
+    if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
+        return 2;
+    }
+    component = ib_peer::find_component(component_name);
+    if ((component == NULL) ||
+        (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
+        (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
+        (ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) !=
+         UCS_OK) ||
+        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) != UCS_OK) ||
+        (uct_md_iface_config_read(md, UCT_UD_VERBS_NAME, NULL, NULL,
+                                  &iface_config) != UCS_OK)) {
+        return 3;
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                        UCT_IFACE_PARAM_FIELD_DEVICE |
+                        UCT_IFACE_PARAM_FIELD_FEATURES;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = UCT_UD_VERBS_NAME;
+    params.mode.device.dev_name = dev_name;
+    params.features             = UCT_IFACE_FEATURE_AM;
+    if ((uct_iface_open(md, worker, &params, iface_config, &iface) != UCS_OK) ||
+        (uct_iface_query(iface, &attr) != UCS_OK) ||
+        (uct_iface_set_am_handler(iface, AM_ID, peer_am_cb, NULL,
+                                  UCT_CB_FLAG_SYNC) != UCS_OK)) {
+        return 4;
+    }
+    uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    std::vector<char> dev_addr(attr.device_addr_len);
+    std::vector<char> iface_addr(attr.iface_addr_len);
+    std::vector<char> parent_dev, parent_iface;
+    if ((uct_iface_get_device_address(
+             iface, (uct_device_addr_t *)dev_addr.data()) != UCS_OK) ||
+        (uct_iface_get_address(iface, (uct_iface_addr_t *)iface_addr.data()) !=
+         UCS_OK) ||
+        !fd_write_blob(fd, dev_addr.data(), (uint32_t)dev_addr.size()) ||
+        !fd_write_blob(fd, iface_addr.data(), (uint32_t)iface_addr.size()) ||
+        !fd_read_blob(fd, parent_dev, 30000) ||
+        !fd_read_blob(fd, parent_iface, 30000)) {
+        return 5;
+    }
+
+    uct_ep_params_t ep_params;
+    memset(&ep_params, 0, sizeof(ep_params));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = iface;
+    ep_params.dev_addr   = (const uct_device_addr_t *)parent_dev.data();
+    ep_params.iface_addr = (const uct_iface_addr_t *)parent_iface.data();
+    if ((uct_ep_create(&ep_params, &ep) != UCS_OK) ||
+        !fd_write_blob(fd, "R", 1)) {
+        return 6;
+    }
+
+    size_t echoed = 0;
+    for (;;) {
+        uct_worker_progress(worker);
+        while ((echoed < peer_received.size()) &&
+               (uct_ep_am_short(ep, AM_ID, peer_received[echoed], NULL, 0) ==
+                UCS_OK)) {
+            ++echoed;
+        }
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (::poll(&pfd, 1, (echoed < peer_received.size()) ? 0 : 1) > 0) {
+            char c;
+            if (read(fd, &c, 1) <= 0) {
+                return 0;
+            }
+        }
+    }
+}
+
+const ib_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
+
+} // namespace
+
+/* ------------------------------------------------------------------------
+ * The fixture
+ */
+
+void uct_ud::TearDown()
+{
+    for (uct_ep_h ep : m_own_eps) {
+        uct_ep_destroy(ep);
+    }
+    m_own_eps.clear();
+    ib_peer::stop(m_peer);
+    m_raw.reset();
+    uct_test::TearDown();
+}
+
+uct_ud::entity_params
+uct_ud::params(const std::vector<std::pair<std::string, std::string>> &config,
+               bool err_handler)
+{
+    entity_params p;
+    p.config = config;
+    if (err_handler) {
+        p.err_handler     = err_cb;
+        p.err_handler_arg = &m_errs;
+    }
+    return p;
+}
+
+uct_ud::ud_stats uct_ud::stats(const entity &e)
+{
+    uct_ud_iface_t *iface = ud(e);
+    ud_stats s;
+
+    uct_ud_enter(iface);
+    s.rx_dropped  = iface->stats.rx_dropped;
+    s.rx_stale    = iface->stats.rx_stale;
+    s.rx_dup      = iface->stats.rx_dup;
+    s.rx_ooo      = iface->stats.rx_ooo;
+    s.tx_resent   = iface->stats.tx_resent;
+    s.put_denied  = iface->stats.put_denied;
+    s.creq_denied = iface->stats.creq_denied;
+    uct_ud_leave(iface);
+    return s;
+}
+
+unsigned uct_ud::ep_count(const entity &e)
+{
+    uct_ud_iface_t *iface = ud(e);
+
+    uct_ud_enter(iface);
+    unsigned count = iface->eps.count;
+    uct_ud_leave(iface);
+    return count;
+}
+
+unsigned uct_ud::private_count(const entity &e)
+{
+    uct_ud_iface_t *iface = ud(e);
+    unsigned count        = 0;
+
+    uct_ud_enter(iface);
+    for (unsigned i = 0; i < iface->eps.size; ++i) {
+        uct_ud_ep_t *ep = iface->eps.slots[i];
+        if ((ep != NULL) && (ep->flags & UCT_UD_EP_FLAG_PRIVATE)) {
+            ++count;
+        }
+    }
+    uct_ud_leave(iface);
+    return count;
+}
+
+uint16_t uct_ud::ep_flags(const entity &e, uct_ep_h ep)
+{
+    uct_ud_iface_t *iface = ud(e);
+
+    uct_ud_enter(iface);
+    uint16_t flags = uct_ud_ep(ep)->flags;
+    uct_ud_leave(iface);
+    return flags;
+}
+
+uint32_t uct_ud::iface_qpn(const entity &e)
+{
+    const uct_ud_iface_addr_t *addr =
+        (const uct_ud_iface_addr_t *)e.iface_addr().data();
+    return uct_ud_u24_get(addr->qp_num);
+}
+
+uint64_t uct_ud::iface_secret(const entity &e)
+{
+    const uct_ud_iface_addr_t *addr =
+        (const uct_ud_iface_addr_t *)e.iface_addr().data();
+    uint64_t secret;
+
+    memcpy(&secret, &addr->secret, sizeof(secret));
+    return secret;
+}
+
+uct_ib_device_addr_t uct_ud::dev_addr(const entity &e)
+{
+    uct_ib_device_addr_t addr;
+
+    memcpy(&addr, e.dev_addr().data(), sizeof(addr));
+    return addr;
+}
+
+raw_ud_qp &uct_ud::raw_qp(const entity &e)
+{
+    std::string dev = e.res().dev_name;
+    size_t colon    = dev.find(':');
+
+    if (colon != std::string::npos) {
+        dev = dev.substr(0, colon);
+    }
+    m_raw.reset(new raw_ud_qp(dev, ud(e)->super.port_num,
+                              ud(e)->super.gid_info.gid_index));
+    return *m_raw;
+}
+
+void uct_ud::send_dropped(entity &e, raw_ud_qp &raw,
+                          const std::vector<uint8_t> &pkt, ud_stats *before,
+                          ud_stats *after)
+{
+    *before = stats(e);
+    raw.send(dev_addr(e), iface_qpn(e), pkt);
+    wait_for([&] { return stats(e).rx_dropped > before->rx_dropped; },
+             "the packet dropped");
+    progress_for(50);
+    *after = stats(e);
+}
+
+void uct_ud::expect_unchanged(const ud_stats &a, const ud_stats &b,
+                              std::vector<uint64_t ud_stats::*> changed)
+{
+    static const std::pair<uint64_t ud_stats::*, const char *> all[] = {
+        {&ud_stats::rx_dropped, "rx_dropped"},
+        {&ud_stats::rx_stale, "rx_stale"},
+        {&ud_stats::rx_dup, "rx_dup"},
+        {&ud_stats::rx_ooo, "rx_ooo"},
+        {&ud_stats::tx_resent, "tx_resent"},
+        {&ud_stats::put_denied, "put_denied"},
+        {&ud_stats::creq_denied, "creq_denied"}};
+
+    for (const auto &m : all) {
+        if (std::find(changed.begin(), changed.end(), m.first) ==
+            changed.end()) {
+            EXPECT_EQ(a.*m.first, b.*m.first) << m.second;
+        }
+    }
+}
+
+size_t uct_ud::lines_with(const ucs::scoped_log_capture &cap, size_t from,
+                          const std::string &text)
+{
+    const std::vector<std::string> &msgs = cap.messages();
+    size_t count                         = 0;
+
+    for (size_t i = from; i < msgs.size(); ++i) {
+        if (msgs[i].find(text) != std::string::npos) {
+            ++count;
+        }
+    }
+    return count;
+}
+
+bool uct_ud::send_short(uct_ep_h ep, uint64_t value)
+{
+    ssize_t ret = retry_no_resource(
+        [&] { return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL, 0); },
+        "uct_ep_am_short");
+    EXPECT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
+    return ret == UCS_OK;
+}
+
+uct_ep_h uct_ud::connect_iface(const entity &e, const std::vector<char> &dev,
+                               const std::vector<char> &iface_addr)
+{
+    uct_ep_params_t p;
+    uct_ep_h ep;
+
+    memset(&p, 0, sizeof(p));
+    p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                   UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    p.iface             = e.iface();
+    p.dev_addr          = (const uct_device_addr_t *)dev.data();
+    p.iface_addr        = (const uct_iface_addr_t *)iface_addr.data();
+    ucs_status_t status = uct_ep_create(&p, &ep);
+    if (status != UCS_OK) {
+        throw std::runtime_error(std::string("uct_ep_create: ") +
+                                 ucs_status_string(status));
+    }
+    m_own_eps.push_back(ep);
+    return ep;
+}
+
+void uct_ud::close_all()
+{
+    for (uct_ep_h ep : m_own_eps) {
+        uct_ep_destroy(ep);
+    }
+    m_own_eps.clear();
+    reset_entities();
+}
+
+bool uct_ud::start_peer(const entity &e, peer_process &peer)
+{
+    std::string error;
+
+    if (!ib_peer::start(PEER_FD_ENV,
+                        {"OPENUCT_UD_PEER_COMPONENT=" + res().component_name,
+                         "OPENUCT_UD_PEER_MD=" + res().md_name,
+                         "OPENUCT_UD_PEER_DEV=" + res().dev_name},
+                        peer, error)) {
+        ADD_FAILURE() << "cannot start the peer process: " << error;
+        return false;
+    }
+
+    std::vector<char> ready;
+    bool ok = fd_read_blob(peer.sock, peer.dev_addr, 30000) &&
+              fd_read_blob(peer.sock, peer.iface_addr, 30000) &&
+              fd_write_blob(peer.sock, e.dev_addr().data(),
+                            (uint32_t)e.dev_addr().size()) &&
+              fd_write_blob(peer.sock, e.iface_addr().data(),
+                            (uint32_t)e.iface_addr().size()) &&
+              fd_read_blob(peer.sock, ready, 30000);
+    if (!ok) {
+        ADD_FAILURE() << "the peer process did not come up";
+        ib_peer::stop(peer);
+    }
+    return ok;
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(uct_ud);
+INSTANTIATE_TEST_SUITE_P(, uct_ud, testing::ValuesIn(ud_verbs_resources()),
+                         uct_test::resource_name);

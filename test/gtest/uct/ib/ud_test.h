@@ -1,0 +1,266 @@
+/*
+ * The base of the ud_verbs suites (test_ud*.cc in this folder): helpers,
+ * packets as a stranger builds them, a UD QP of the test's own (the
+ * stranger), and the uct_ud fixture. ud_test.cc holds their code, the
+ * peer process of the peer_process_* tests and the suite's instances.
+ *
+ * The tests read the transport's state through the structs of
+ * src/uct/ib/ud/ud.h. They run on the ud_verbs resources only, which exist
+ * on the Soft-RoCE devices of test/rxe/run.sh; elsewhere the suite has no
+ * instances.
+ */
+#ifndef OPENUCT_TEST_UCT_IB_UD_TEST_H_
+#define OPENUCT_TEST_UCT_IB_UD_TEST_H_
+
+#include "../uct_test.h"
+#include "ib_peer_process.h"
+
+extern "C" {
+#include <uct/ib/ud/ud.h>
+#include <ucs/time/time.h>
+}
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace uct_ud_test {
+
+const uint8_t AM_ID = 5;
+
+double now_sec();
+
+uint64_t am_header(const uct_test::am_recorder::message &msg);
+
+std::vector<uint64_t> headers(const uct_test::am_recorder &rec);
+
+std::vector<uint64_t> iota(uint64_t first, uint64_t n);
+
+std::string hex(uint32_t value);
+
+/* Error handler calls of an interface */
+struct err_log {
+    std::vector<std::pair<uct_ep_h, ucs_status_t>> calls;
+    std::vector<double> times;
+
+    size_t count(uct_ep_h ep) const
+    {
+        return std::count_if(calls.begin(), calls.end(),
+                             [ep](const std::pair<uct_ep_h, ucs_status_t> &c) {
+                                 return c.first == ep;
+                             });
+    }
+};
+
+ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status);
+
+/* A completion that records its calls, their status and their order */
+struct order_comp {
+    uct_completion_t uct; /* keep first */
+    unsigned index;
+    unsigned calls;
+    ucs_status_t status;
+    std::vector<unsigned> *order;
+
+    void init(unsigned i, std::vector<unsigned> *o)
+    {
+        uct.func   = cb;
+        uct.count  = 1;
+        uct.status = UCS_OK;
+        index      = i;
+        calls      = 0;
+        status     = UCS_OK;
+        order      = o;
+    }
+
+    static void cb(uct_completion_t *self)
+    {
+        order_comp *comp = reinterpret_cast<order_comp *>(self);
+
+        ++comp->calls;
+        comp->status = self->status;
+        comp->order->push_back(comp->index);
+    }
+};
+
+/* ------------------------------------------------------------------------
+ * Packets as a stranger builds them
+ */
+
+std::vector<uint8_t> ud_packet(uint32_t dest_id, uint8_t type, uint16_t psn,
+                               uint16_t ack_psn, const void *body = NULL,
+                               size_t body_len = 0);
+
+/* An active message for ep @a dest_id with the 64-bit header @a value */
+std::vector<uint8_t> am_packet(uint32_t dest_id, uint16_t psn, uint64_t value);
+
+std::vector<uint8_t> creq_packet(uint64_t secret, uint32_t src_id,
+                                 uint32_t conn_sn,
+                                 const uct_ib_device_addr_t &dev_addr);
+
+/* What a CREP says */
+struct crep_info {
+    uint32_t dest_id;
+    uint32_t src_id;
+    uint32_t conn_sn;
+};
+
+bool parse_crep(const std::vector<uint8_t> &pkt, crep_info *info);
+
+/* ------------------------------------------------------------------------
+ * A UD QP of our own on the device of an iface: its own context, PD, CQ
+ * and address handles, Q_Key UCT_UD_QKEY
+ */
+class raw_ud_qp {
+public:
+    static constexpr size_t BUF_SIZE   = UCT_UD_GRH_LEN + 4096;
+    static constexpr unsigned NUM_RECV = 16;
+
+    raw_ud_qp(const std::string &dev_name, uint8_t port, unsigned gid_index);
+
+    ~raw_ud_qp();
+
+    uint32_t qp_num() const
+    {
+        return m_qp->qp_num;
+    }
+
+    /* Sends @a pkt to QP @a qpn at @a dest, waits for its completion */
+    void send(const uct_ib_device_addr_t &dest, uint32_t qpn,
+              const std::vector<uint8_t> &pkt, bool solicited = false);
+
+    /* The next datagram (without the GRH area) within @a timeout s */
+    bool recv(std::vector<uint8_t> &pkt, double timeout);
+
+private:
+    static constexpr uint64_t SEND_WR_ID = UINT64_MAX;
+
+    void post_recv(unsigned i);
+
+    void poll(int);
+
+    struct ibv_ah *ah(const uct_ib_device_addr_t &dest);
+
+    void cleanup();
+
+    struct ibv_context *m_ctx;
+    struct ibv_pd *m_pd;
+    struct ibv_cq *m_cq;
+    struct ibv_qp *m_qp;
+    struct ibv_mr *m_mr;
+    struct ibv_ah *m_ah;
+    uint8_t m_ah_gid[16];
+    uint8_t m_port;
+    unsigned m_gid_index;
+    std::vector<uint8_t> m_buf;
+    std::vector<std::vector<uint8_t>> m_received;
+    bool m_send_done = false;
+};
+
+/* The ud_verbs resources, the suite's parameters */
+std::vector<resource> ud_verbs_resources();
+
+} // namespace uct_ud_test
+
+/* The fixture and the suites use these names unqualified. */
+using namespace uct_ud_test;
+
+class uct_ud : public uct_test {
+protected:
+    /* The drop counters of an iface */
+    struct ud_stats {
+        uint64_t rx_dropped, rx_stale, rx_dup, rx_ooo, tx_resent, put_denied,
+            creq_denied;
+    };
+
+    /* A peer process (see peer_process_main in ud_test.cc) */
+    struct peer_process : ib_peer::process {
+        std::vector<char> dev_addr, iface_addr;
+    };
+
+    void TearDown() override;
+
+    entity_params
+    params(const std::vector<std::pair<std::string, std::string>> &config = {},
+           bool err_handler = false);
+
+    static uct_ud_iface_t *ud(const entity &e)
+    {
+        return uct_ud_iface(e.iface());
+    }
+
+    static ud_stats stats(const entity &e);
+
+    static unsigned ep_count(const entity &e);
+
+    /* Eps of @a e created by a peer's request and not taken by a user */
+    static unsigned private_count(const entity &e);
+
+    static uint16_t ep_flags(const entity &e, uct_ep_h ep);
+
+    static bool connected(const entity &e, uct_ep_h ep)
+    {
+        return ep_flags(e, ep) & UCT_UD_EP_FLAG_CONNECTED;
+    }
+
+    static uint32_t iface_qpn(const entity &e);
+
+    static uint64_t iface_secret(const entity &e);
+
+    static uct_ib_device_addr_t dev_addr(const entity &e);
+
+    /* A UD QP of the test on @a e's device and GID */
+    raw_ud_qp &raw_qp(const entity &e);
+
+    /* Sends @a pkt from @a raw to @a e's QP; waits until @a e dropped it */
+    void send_dropped(entity &e, raw_ud_qp &raw,
+                      const std::vector<uint8_t> &pkt, ud_stats *before,
+                      ud_stats *after);
+
+    /* The counters other than @a changed (member pointers) are equal */
+    static void expect_unchanged(const ud_stats &a, const ud_stats &b,
+                                 std::vector<uint64_t ud_stats::*> changed);
+
+    /* Number of captured lines (since @a from) that contain @a text */
+    static size_t lines_with(const ucs::scoped_log_capture &cap, size_t from,
+                             const std::string &text);
+
+    bool send_short(uct_ep_h ep, uint64_t value);
+
+    /* An ep of @a e to the interface at @a dev / @a iface_addr, destroyed
+     * at the end */
+    uct_ep_h connect_iface(const entity &e, const std::vector<char> &dev,
+                           const std::vector<char> &iface_addr);
+
+    /* Destroys every ep and closes every iface now (inside a capture) */
+    void close_all();
+
+    /* Starts the peer process on the test's resource; it connects to
+     * @a e. False (and a failure) when it did not come up. */
+    bool start_peer(const entity &e, peer_process &peer);
+
+    /* test_ud_hostile.cc */
+    void hostile_setup();
+    void hostile_check_alive(uint64_t value, size_t expected_count);
+
+    /* test_ud.cc */
+    void simultaneous_connect(bool hold_async);
+
+    err_log m_errs;
+    std::vector<uct_ep_h> m_own_eps;
+    std::unique_ptr<raw_ud_qp> m_raw;
+    peer_process m_peer;
+
+    /* hostile_setup(): a sends to b through m_ab; m_rec records b's AMs */
+    entity *m_a        = NULL;
+    entity *m_b        = NULL;
+    uct_ep_h m_ab      = NULL;
+    am_recorder *m_rec = NULL;
+};
+
+#endif
