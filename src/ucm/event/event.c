@@ -44,6 +44,11 @@ int ucm_event_listened;
 static pthread_mutex_t ucm_event_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static ucm_handler_t *ucm_event_handlers; /* ascending priority */
 static int ucm_event_external;
+/* The check's state is written before and read after mmap() and munmap(),
+ * which glibc declares leaf functions: the compiler may assume they never
+ * call back into this file, keep these in registers across the calls and
+ * drop the stores as dead, although the calls do come back through libucs
+ * to ucm_event_dispatch(). Every access is therefore atomic. */
 static int ucm_event_checked;  /* the check ran */
 static int ucm_event_seen;     /* UCM_EVENT_VM_* the check saw */
 static int ucm_event_checking; /* UCM_EVENT_VM_* the check waits for */
@@ -82,7 +87,7 @@ static void UCS_F_CTOR ucm_event_init(void)
 static void ucm_event_update_listened(void)
 {
     const ucm_handler_t *handler;
-    int mask = ucm_event_checking;
+    int mask = __atomic_load_n(&ucm_event_checking, __ATOMIC_ACQUIRE);
 
     for (handler = ucm_event_handlers; handler != NULL;
          handler = handler->next) {
@@ -102,12 +107,14 @@ static void ucm_event_dispatch(ucm_event_type_t type, void *addr, size_t length)
     }
 
     pthread_mutex_lock(&ucm_event_lock);
-    if ((ucm_event_checking & type) && (start == ucm_event_check_start) &&
-        (start + length == ucm_event_check_end)) {
-        ucm_event_seen |= type;
+    if ((__atomic_load_n(&ucm_event_checking, __ATOMIC_ACQUIRE) & type) &&
+        (start == __atomic_load_n(&ucm_event_check_start, __ATOMIC_ACQUIRE)) &&
+        (start + length ==
+         __atomic_load_n(&ucm_event_check_end, __ATOMIC_ACQUIRE))) {
+        __atomic_fetch_or(&ucm_event_seen, type, __ATOMIC_ACQ_REL);
     }
-    for (handler = ucm_event_handlers; handler != NULL;
-         handler = handler->next) {
+    for (handler = __atomic_load_n(&ucm_event_handlers, __ATOMIC_ACQUIRE);
+         handler != NULL; handler = handler->next) {
         if (handler->events & type) {
             /* both events share the layout of vm_mapped */
             event.vm_mapped.address = addr;
@@ -135,25 +142,27 @@ static void ucm_event_check(void)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     void *ptr;
 
-    ucm_event_checking = UCM_EVENT_VM_ALL;
+    __atomic_store_n(&ucm_event_checking, UCM_EVENT_VM_ALL, __ATOMIC_RELEASE);
     ucm_event_update_listened();
 
     /* the range is known after mmap() returns: the mapped event is
      * recognized by its length and the address mmap() gives back */
-    ucm_event_check_start = 0;
-    ucm_event_check_end   = page;
+    __atomic_store_n(&ucm_event_check_start, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucm_event_check_end, page, __ATOMIC_RELEASE);
     ptr = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                -1, 0);
     if (ptr != MAP_FAILED) {
-        ucm_event_check_start = (uintptr_t)ptr;
-        ucm_event_check_end   = (uintptr_t)ptr + page;
+        __atomic_store_n(&ucm_event_check_start, (uintptr_t)ptr,
+                         __ATOMIC_RELEASE);
+        __atomic_store_n(&ucm_event_check_end, (uintptr_t)ptr + page,
+                         __ATOMIC_RELEASE);
         munmap(ptr, page);
     }
 
-    ucm_event_checking    = 0;
-    ucm_event_check_start = 0;
-    ucm_event_check_end   = 0;
-    ucm_event_checked     = 1;
+    __atomic_store_n(&ucm_event_checking, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucm_event_check_start, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucm_event_check_end, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucm_event_checked, 1, __ATOMIC_RELEASE);
     ucm_event_update_listened();
 }
 
@@ -165,9 +174,11 @@ static void ucm_event_check_mapped_cb(ucm_event_type_t type, ucm_event_t *event,
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-    if ((ucm_event_checking & UCM_EVENT_VM_MAPPED) &&
+    if ((__atomic_load_n(&ucm_event_checking, __ATOMIC_ACQUIRE) &
+         UCM_EVENT_VM_MAPPED) &&
         (event->vm_mapped.size == page)) {
-        ucm_event_seen |= UCM_EVENT_VM_MAPPED;
+        __atomic_fetch_or(&ucm_event_seen, UCM_EVENT_VM_MAPPED,
+                          __ATOMIC_ACQ_REL);
     }
 }
 
@@ -180,14 +191,14 @@ static int ucm_event_seen_events(void)
                            .cb       = ucm_event_check_mapped_cb,
                            .arg      = NULL};
 
-    if (!ucm_event_checked) {
+    if (!__atomic_load_n(&ucm_event_checked, __ATOMIC_ACQUIRE)) {
         /* the check's own handler first, for the duration of the check */
-        ucm_event_handlers = &probe;
+        __atomic_store_n(&ucm_event_handlers, &probe, __ATOMIC_RELEASE);
         ucm_event_check();
-        ucm_event_handlers = probe.next;
+        __atomic_store_n(&ucm_event_handlers, probe.next, __ATOMIC_RELEASE);
         ucm_event_update_listened();
     }
-    return ucm_event_seen;
+    return __atomic_load_n(&ucm_event_seen, __ATOMIC_ACQUIRE);
 }
 
 static ucs_status_t ucm_event_check_params(int events, int *vm_events_p)
