@@ -3,33 +3,7 @@
 # wrong, and a non-zero exit status with a line saying why.
 set -u
 
-: "${UCT_INFO:?set UCT_INFO to the uct_info program}"
-
-work=$(mktemp -d /tmp/openuct-info-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-# Keep the caller's settings out of the checks
-unset UCX_TCP_SNDBUF UCX_NET_DEVICES UCX_MODULES UCX_LOG_LEVEL
-export UCX_CONFIG_FILE=
-
-# run NAME CMD...: stdout, stderr and exit status in $work/NAME.*
-run() {
-    name=$1
-    shift
-    "$@" >"$work/$name.out" 2>"$work/$name.err"
-    echo $? >"$work/$name.rc"
-}
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-expect_rc() {
-    rc=$(cat "$work/$1.rc")
-    [ "$rc" = "$2" ] || fail "$1: exit status $rc, expected $2"
-}
+. "${INFO_SRCDIR:-$(dirname "$0")}/lib.sh"
 
 # expect_lines NAME COUNT PATTERN: COUNT lines of stderr match PATTERN
 expect_lines() {
@@ -91,9 +65,4 @@ expect_lines modules 1 "UCX_MODULES=nonexistent: no uct module named \
 'nonexistent'; available uct modules: .*tcp"
 expect_lines modules 1 "$(log_level warn)"
 
-if [ $failures -ne 0 ]; then
-    echo "$failures check(s) failed; outputs in $work" >&2
-    trap - EXIT
-    exit 1
-fi
-echo "PASS: uct_info reports bad settings once and exits non-zero"
+finish "uct_info reports bad settings once and exits non-zero"

@@ -3,33 +3,7 @@
 # ucx_info's UCP options, give one line on stderr and a non-zero status.
 set -u
 
-: "${UCT_INFO:?set UCT_INFO to the uct_info program}"
-
-work=$(mktemp -d /tmp/openuct-info-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-# Keep the caller's settings out of the checks
-unset UCX_LOG_LEVEL UCX_NET_DEVICES UCX_MODULES UCX_TCP_SNDBUF
-export UCX_CONFIG_FILE=
-
-# run NAME CMD...: stdout, stderr and exit status in $work/NAME.*
-run() {
-    name=$1
-    shift
-    "$@" >"$work/$name.out" 2>"$work/$name.err"
-    echo $? >"$work/$name.rc"
-}
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-expect_rc() {
-    rc=$(cat "$work/$1.rc")
-    [ "$rc" = "$2" ] || fail "$1: exit status $rc, expected $2"
-}
+. "${INFO_SRCDIR:-$(dirname "$0")}/lib.sh"
 
 # expect_out NAME PATTERN...: every PATTERN matches a line of stdout
 expect_out() {
@@ -218,10 +192,5 @@ for args in "-p" "-w" "-e" "-6" "-u a" "-m 4096" "-n 2" "-N 2" \
 openuct implements UCT only"
 done
 
-if [ $failures -ne 0 ]; then
-    echo "$failures check(s) failed; outputs in $work" >&2
-    trap - EXIT
-    exit 1
-fi
-echo "PASS: every uct_info option prints its fields; bad and UCP options" \
+finish "every uct_info option prints its fields; bad and UCP options" \
     "are refused in one line"
