@@ -18,6 +18,7 @@
 #include <uct/base/uct_md.h>
 #include <uct/base/uct_pending.h>
 #include <ucs/datastruct/arbiter.h>
+#include <ucs/datastruct/hash.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/ptr_array.h>
 #include <ucs/debug/log_limit.h>
@@ -30,7 +31,7 @@
 
 #define UCT_TCP_NAME    "tcp"
 #define UCT_TCP_MAGIC   0x706374756e65706full /* "openuctp", LE */
-#define UCT_TCP_VERSION 3
+#define UCT_TCP_VERSION 4
 
 /* Gather limit of one send (header, prefix and the user's pieces) */
 #define UCT_TCP_MAX_SEND_IOV 64
@@ -117,7 +118,9 @@ enum {
 };
 
 /* First bytes a connecting endpoint sends; all fields little-endian
- * except the address and port, which are in network order. */
+ * except the address and port, which are in network order. Every field
+ * that does not apply is zero: the ep fields of CONN_TO_IFACE, the last 12
+ * address bytes of AF_INET, the reserved field. */
 typedef struct uct_tcp_handshake {
     uint64_t magic;       /* UCT_TCP_MAGIC */
     uint16_t version;     /* UCT_TCP_VERSION */
@@ -125,10 +128,10 @@ typedef struct uct_tcp_handshake {
     uint8_t family;       /* AF_INET or AF_INET6 of listen_addr */
     uint16_t listen_port; /* connecting iface's port */
     uint16_t reserved;
-    uint32_t dst_ep_id; /* CONN_TO_EP: the accepting side's ep */
-    uint32_t dst_ep_cookie;
-    uint32_t src_ep_id; /* CONN_TO_EP: the connecting side's ep */
-    uint32_t src_ep_cookie;
+    uint32_t dst_ep_id;      /* CONN_TO_EP: the accepting side's ep */
+    uint32_t src_ep_id;      /* CONN_TO_EP: the connecting side's ep */
+    uint64_t dst_ep_cookie;  /* random, from dst's endpoint address */
+    uint64_t src_ep_cookie;  /* random, in src's endpoint address */
     uint8_t listen_addr[16]; /* connecting iface's address (4 or 16) */
     uint64_t secret;         /* the accepting iface's, from its address */
 } uct_tcp_handshake_t;
@@ -172,11 +175,12 @@ typedef struct UCS_S_PACKED uct_tcp_iface_addr {
 } uct_tcp_iface_addr_t;
 
 /* Endpoint address (CONNECT_TO_EP): iface port and secret + ep id and
- * cookie. */
+ * cookie. The cookie is 64 random bits drawn for each ep, so that the
+ * address of one ep tells nothing about the cookie of another. */
 typedef struct UCS_S_PACKED uct_tcp_ep_addr {
     uint16_t port; /* network order */
     uint32_t ep_id;
-    uint32_t cookie;
+    uint64_t cookie;
     uint64_t secret;
 } uct_tcp_ep_addr_t;
 
@@ -193,6 +197,32 @@ typedef union uct_tcp_sockaddr {
     struct sockaddr_in in;
     struct sockaddr_in6 in6;
 } uct_tcp_sockaddr_t;
+
+/*
+ * A remote host, as the receive buffer shares see it: an IPv4 address, or
+ * the /64 prefix of an IPv6 address (a host may send from any address of
+ * its prefix). Every ep with a socket refers to the peer at the other
+ * end; the peer counts the receive buffers its eps hold with partial
+ * messages, which may not exceed UCX_TCP_PEER_MAX_BUFS (tcp_peer.c).
+ */
+typedef struct uct_tcp_peer {
+    uint64_t key;
+    uint32_t index;          /* in uct_tcp_peer_table_t::by_index */
+    uint32_t refs;           /* eps referring to it */
+    uint32_t held;           /* receive buffers its eps hold */
+    ucs_list_link_t holders; /* uct_tcp_rx_t, least recently read
+                                first */
+    ucs_list_link_t list;    /* in the table's busy list while held */
+} uct_tcp_peer_t;
+
+/* No peer (an ep without a socket) */
+#define UCT_TCP_PEER_NONE UINT32_MAX
+
+typedef struct uct_tcp_peer_table {
+    ucs_hash_t by_key;        /* key -> uct_tcp_peer_t */
+    ucs_ptr_array_t by_index; /* what eps refer to */
+    ucs_list_link_t busy;     /* peers holding receive buffers */
+} uct_tcp_peer_table_t;
 
 typedef struct uct_tcp_iface_config {
     uct_iface_config_t super;
@@ -216,6 +246,7 @@ typedef struct uct_tcp_iface_config {
     uct_tcp_af_prio_t af_prio;
     double peer_timeout;
     unsigned max_bufs;
+    unsigned long peer_max_bufs;
 } uct_tcp_iface_config_t;
 
 /* Causes of the log lines a peer can trigger, each rate-limited per
@@ -225,6 +256,7 @@ enum {
     UCT_TCP_LOG_REFUSED,    /* handshake refused */
     UCT_TCP_LOG_RMA_DENIED, /* PUT or GET outside a registered region */
     UCT_TCP_LOG_ACCEPT,     /* cannot accept: out of file descriptors */
+    UCT_TCP_LOG_SHARE,      /* a peer over its share of receive buffers */
     UCT_TCP_LOG_LAST
 };
 
@@ -248,23 +280,25 @@ typedef struct uct_tcp_iface {
     ucs_list_link_t defer_list; /* eps holding small writes */
     ucs_list_link_t ext_list;   /* uct_tcp_ep_ext_t in use */
     int in_progress;
-    struct uct_tcp_ep *hot_ep; /* last ep that received data */
-    unsigned poll_count;       /* direct polls until epoll */
-    unsigned poll_period;      /* UCT_TCP_EPOLL_PERIOD.._MAX */
-    int poll_other;            /* epoll reported another socket */
-    unsigned rx_asks;          /* messages received that a peer
-                                  may wait for an answer to */
-    unsigned rx_asks_seen;     /* rx_asks at the last send that
-                                  was not held back */
-    ucs_ptr_array_t ep_ids;    /* eps reachable by ep address */
-    ucs_mpool_t tx_mp;         /* send buffers */
-    ucs_mpool_t rx_mp;         /* receive buffers */
-    ucs_mpool_t op_mp;         /* zcopy sends, GETs, flushes */
-    uint32_t cookie;           /* next ep cookie */
+    struct uct_tcp_ep *hot_ep;  /* last ep that received data */
+    unsigned poll_count;        /* direct polls until epoll */
+    unsigned poll_period;       /* UCT_TCP_EPOLL_PERIOD.._MAX */
+    int poll_other;             /* epoll reported another socket */
+    unsigned rx_asks;           /* messages received that a peer
+                                   may wait for an answer to */
+    unsigned rx_asks_seen;      /* rx_asks at the last send that
+                                   was not held back */
+    ucs_ptr_array_t ep_ids;     /* eps reachable by ep address */
+    ucs_mpool_t tx_mp;          /* send buffers */
+    ucs_mpool_t rx_mp;          /* receive buffers */
+    ucs_mpool_t op_mp;          /* zcopy sends, GETs, flushes */
+    uct_tcp_peer_table_t peers; /* remote hosts: receive buffer shares */
     unsigned num_user_eps;
     size_t tx_queued;            /* bytes queued on all eps */
     unsigned rx_held;            /* receive buffers held: eps with
                                     a partial message */
+    uint32_t rx_evicted;         /* connections dropped for being
+                                    over their peer's share */
     struct uct_tcp_rx *rx_spare; /* an ep with nothing partial
                                     reads into it */
     ucs_time_t next_housekeeping;
@@ -296,8 +330,9 @@ typedef struct uct_tcp_iface {
         unsigned max_conn_retries;
         ucs_time_t conn_timeout;
         ucs_time_t peer_timeout;
-        size_t reply_limit; /* send queue that stops reading */
-        unsigned max_bufs;  /* per pool; UINT_MAX: none */
+        size_t reply_limit;     /* send queue that stops reading */
+        unsigned max_bufs;      /* per pool; UINT_MAX: none */
+        unsigned peer_max_bufs; /* receive buffers of one peer */
         ucs_time_t coalesce_time;
         double latency; /* estimates of the device */
         double bandwidth;
@@ -345,9 +380,13 @@ typedef struct uct_tcp_tx {
     char data[];
 } uct_tcp_tx_t;
 
-/* Bytes already received and not yet handled. */
+/* Bytes already received and not yet handled. A buffer held for a
+ * partial message is on its peer's holders list (peer != NULL). */
 typedef struct uct_tcp_rx {
-    ucs_time_t since; /* the last time a message was completed */
+    ucs_list_link_t list;  /* in peer->holders */
+    struct uct_tcp_ep *ep; /* held: the owner */
+    uct_tcp_peer_t *peer;  /* held: its peer; else NULL */
+    ucs_time_t since;      /* the last time a message was completed */
     size_t offset;
     size_t length;
     char data[];
@@ -379,9 +418,12 @@ typedef struct uct_tcp_ep_ext {
     uint32_t ack_reqs_sent;
     uint32_t acks_received;
     uint32_t peer_id; /* CONNECT_TO_EP peer */
-    uint32_t peer_cookie;
     uint32_t conn_retries;
+    uint64_t peer_cookie;
     ucs_time_t conn_deadline;     /* no connect retry after it */
+    uint64_t rx_stream_left;      /* bytes of the PUT or GET_RESP
+                                     being streamed still to come */
+    ucs_time_t rx_stream_time;    /* when its last bytes came */
     char *rx_stream_dest;         /* PUT target; NULL: the data
                                      of a refused PUT, dropped */
     uint64_t rx_stream_key;       /* PUT: checked per chunk */
@@ -395,15 +437,15 @@ typedef struct uct_tcp_ep {
     uint8_t state;        /* uct_tcp_ep_state_t */
     uint8_t rx_phase;     /* UCT_TCP_RX_* */
     uint16_t flags;       /* UCT_TCP_EP_FLAG_* */
-    uint8_t rx_stream_id; /* PUT/GET_RESP being streamed */
+    uint8_t rx_stream_id; /* PUT/GET_RESP being streamed, 0: none */
     int8_t err_status;    /* FAILED: what sends return */
     uint8_t events;       /* registered with the event set */
     uint8_t tx_ops;       /* zero-copy sends queued */
     int fd;
-    uint32_t tx_queued; /* bytes in send buffers */
-    uint32_t id;        /* slot in iface->ep_ids */
-    uint32_t cookie;
-    uint64_t rx_stream_left;
+    uint32_t tx_queued;          /* bytes in send buffers */
+    uint32_t id;                 /* slot in iface->ep_ids */
+    uint32_t peer;               /* in iface->peers, or UCT_TCP_PEER_NONE */
+    uint64_t cookie;             /* CONNECT_TO_EP: random, in the ep address */
     ucs_time_t retry_time;       /* RETRY_WAIT: next attempt;
                                     ACCEPTED: handshake deadline;
                                     RX_STOPPED: drop deadline;
@@ -469,6 +511,38 @@ ucs_status_t uct_tcp_iface_set_sockopts(uct_tcp_iface_t *iface, int fd,
 /* Files of the object tree (uct_tl_t::iface_vfs_init/ep_vfs_init) */
 void uct_tcp_iface_vfs_init(uct_iface_h tl_iface);
 void uct_tcp_ep_vfs_init(uct_ep_h tl_ep);
+
+/* tcp_peer.c: remote hosts and their share of the receive buffers */
+ucs_status_t uct_tcp_peer_table_init(uct_tcp_peer_table_t *table);
+void uct_tcp_peer_table_cleanup(uct_tcp_peer_table_t *table);
+/* A reference to the peer of @a addr (created on first use), or
+ * UCT_TCP_PEER_NONE when out of memory (logged). */
+uint32_t uct_tcp_peer_get(uct_tcp_iface_t *iface,
+                          const uct_tcp_sockaddr_t *addr);
+/* Drops a reference taken by uct_tcp_peer_get(). */
+void uct_tcp_peer_put(uct_tcp_iface_t *iface, uint32_t index);
+/* Gives @a ep a reference to the peer of @a addr unless it has one. */
+ucs_status_t uct_tcp_ep_set_peer(struct uct_tcp_ep *ep,
+                                 const uct_tcp_sockaddr_t *addr);
+/* @a ep's receive buffer now holds a partial message: accounts it to the
+ * ep's peer and enforces the share and the pool, dropping other
+ * connections (see tcp_peer.c). 0 if @a ep itself had to be dropped. */
+int uct_tcp_ep_rx_hold(struct uct_tcp_ep *ep);
+/* The buffer no longer holds anything (it is released or handed on). */
+void uct_tcp_rx_unhold(uct_tcp_rx_t *rx);
+/* Bytes came into the held buffer @a rx: its connection was read most
+ * recently. */
+void uct_tcp_rx_touch(uct_tcp_rx_t *rx);
+
+static inline uct_tcp_peer_t *uct_tcp_peer_of(uct_tcp_iface_t *iface,
+                                              uint32_t index)
+{
+    void *peer;
+
+    return ucs_ptr_array_lookup(&iface->peers.by_index, index, &peer)
+               ? (uct_tcp_peer_t *)peer
+               : NULL;
+}
 
 /* tcp_ep.c */
 ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);

@@ -10,6 +10,7 @@
 
 #include "tcp_ep.h"
 
+#include <ucs/sys/sys.h>
 #include <ucs/time/time.h>
 
 #include <stdio.h>
@@ -130,6 +131,10 @@ static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
     ucs_status_t status;
     int fd, ret;
 
+    status = uct_tcp_ep_set_peer(ep, peer);
+    if (status != UCS_OK) {
+        return status;
+    }
     status = ucs_socket_create(peer->sa.sa_family, SOCK_STREAM, &fd);
     if (status != UCS_OK) {
         return status;
@@ -281,14 +286,21 @@ static uct_tcp_ep_t *uct_tcp_ep_attach(uct_tcp_ep_t *ep, uct_tcp_ep_t *target,
         return NULL;
     }
 
+    /* the connection's peer and its receive buffer go with it */
+    uct_tcp_peer_put(iface, target->peer);
+    target->peer     = ep->peer;
     target->fd       = ep->fd;
     target->events   = ep->events;
     target->rx       = ep->rx;
     target->state    = UCT_TCP_EP_CONNECTED;
     target->rx_phase = UCT_TCP_RX_MESSAGES;
+    ep->peer         = UCT_TCP_PEER_NONE;
     ep->fd           = -1;
     ep->events       = 0;
     ep->rx           = NULL;
+    if ((target->rx != NULL) && (target->rx->peer != NULL)) {
+        target->rx->ep = target;
+    }
     uct_tcp_ep_free(ep);
     uct_tcp_ep_ext_release_idle(target);
 
@@ -306,12 +318,26 @@ static int uct_tcp_handshake_prefix_ok(const char *data)
     return (magic == UCT_TCP_MAGIC) && (version == UCT_TCP_VERSION);
 }
 
-/* Compares secrets in a time that does not depend on where they differ */
+/* Compares secrets and cookies in a time that does not depend on where
+ * they differ */
 static int uct_tcp_secret_equal(uint64_t a, uint64_t b)
 {
     volatile uint64_t diff = a ^ b;
 
     return diff == 0;
+}
+
+/* Whether the @a n bytes at @a p are all zero */
+static int uct_tcp_is_zero(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint8_t acc      = 0;
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        acc |= b[i];
+    }
+    return acc == 0;
 }
 
 /* What is wrong with a handshake of our version, or NULL. */
@@ -333,6 +359,19 @@ static const char *uct_tcp_handshake_check(const uct_tcp_iface_t *iface,
         (hs->conn_type != UCT_TCP_CONN_TO_EP)) {
         return "malformed handshake (unknown connection type)";
     }
+    if (hs->reserved != 0) {
+        return "malformed handshake (reserved field not zero)";
+    }
+    if ((hs->family == AF_INET) &&
+        !uct_tcp_is_zero(hs->listen_addr + 4, sizeof(hs->listen_addr) - 4)) {
+        return "malformed handshake (IPv4 address with bytes past it)";
+    }
+    if ((hs->conn_type == UCT_TCP_CONN_TO_IFACE) &&
+        ((hs->dst_ep_id | hs->src_ep_id) != 0 ||
+         (hs->dst_ep_cookie | hs->src_ep_cookie) != 0)) {
+        return "malformed handshake (endpoint fields in a connection to "
+               "an interface)";
+    }
     return NULL;
 }
 
@@ -344,14 +383,22 @@ static uct_tcp_ep_t *uct_tcp_ep_handshake_to_ep(uct_tcp_ep_t *ep,
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_ep_t *target;
     char why[128];
+    int cookie_ok;
     void *value;
 
-    if (!ucs_ptr_array_lookup(&iface->ep_ids, hs->dst_ep_id, &value) ||
-        (((uct_tcp_ep_t *)value)->cookie != hs->dst_ep_cookie)) {
+    /* the cookie is checked whether or not the id exists, so that the
+     * answer and its time tell nothing about which ids are in use */
+    if (!ucs_ptr_array_lookup(&iface->ep_ids, hs->dst_ep_id, &value)) {
+        value = NULL;
+    }
+    cookie_ok = uct_tcp_secret_equal(
+        (value != NULL) ? ((uct_tcp_ep_t *)value)->cookie : 0,
+        hs->dst_ep_cookie);
+    if (!cookie_ok || (value == NULL)) {
         snprintf(why, sizeof(why),
-                 "no endpoint %u (cookie 0x%x) here; "
-                 "was it destroyed?",
-                 hs->dst_ep_id, hs->dst_ep_cookie);
+                 "it names endpoint %u with a cookie that is not that "
+                 "endpoint's (a destroyed endpoint, or a guess)",
+                 hs->dst_ep_id);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, why);
         return NULL;
     }
@@ -361,6 +408,20 @@ static uct_tcp_ep_t *uct_tcp_ep_handshake_to_ep(uct_tcp_ep_t *ep,
         snprintf(why, sizeof(why), "endpoint %u already has a connection",
                  hs->dst_ep_id);
         uct_tcp_ep_refuse(ep, UCT_TCP_HS_DUPLICATE, why);
+        return NULL;
+    }
+    /* waiting for its peer: the side state holds the peer's address once
+     * the user connected it */
+    if ((target->flags & UCT_TCP_EP_FLAG_PEER_KNOWN) && (target->ext != NULL) &&
+        ((hs->src_ep_id != target->ext->peer_id) ||
+         !uct_tcp_secret_equal(hs->src_ep_cookie, target->ext->peer_cookie))) {
+        /* the user connected it to another endpoint than the one this
+         * connection comes from */
+        snprintf(why, sizeof(why),
+                 "it comes from endpoint %u, not the one endpoint %u was "
+                 "connected to",
+                 hs->src_ep_id, hs->dst_ep_id);
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, why);
         return NULL;
     }
     return uct_tcp_ep_attach(ep, target, hs);
@@ -458,6 +519,12 @@ uct_tcp_ep_t *uct_tcp_ep_rx_reply(uct_tcp_ep_t *ep)
                                       "number (not an openuct tcp peer?)");
         return NULL;
     }
+    if ((reply.reserved != 0) || ((reply.status == UCT_TCP_HS_ACCEPTED) &&
+                                  (reply.version != UCT_TCP_VERSION))) {
+        uct_tcp_ep_protocol_error(ep, "malformed handshake reply (reserved "
+                                      "field or version)");
+        return NULL;
+    }
     if (reply.status != UCT_TCP_HS_ACCEPTED) {
         ucs_warn_limited(&iface->log_limit[UCT_TCP_LOG_REFUSED],
                          "tcp ep %p: %s refused the connection: %s (its "
@@ -487,7 +554,11 @@ ucs_status_t uct_tcp_ep_accept(uct_tcp_iface_t *iface, int fd,
     ep->flags    = UCT_TCP_EP_FLAG_INTERNAL;
     ep->state    = UCT_TCP_EP_ACCEPTED;
     ep->rx_phase = UCT_TCP_RX_HANDSHAKE;
-    ep->fd       = fd;
+    if (uct_tcp_ep_set_peer(ep, peer) != UCS_OK) {
+        uct_tcp_ep_free(ep);
+        return UCS_ERR_NO_MEMORY;
+    }
+    ep->fd = fd;
     /* a peer that never sends its handshake is dropped after this */
     ep->retry_time = ucs_get_time() + iface->config.conn_timeout;
     ucs_list_add_tail(&iface->retry_list, &ep->retry_list);
@@ -584,13 +655,21 @@ ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface, uct_ep_h *ep_p)
     }
     ++iface->num_user_eps;
 
+    /* unguessable, and not derived from anything another ep shows */
+    status = ucs_sys_random_bytes(&ep->cookie, sizeof(ep->cookie));
+    if (status != UCS_OK) {
+        ucs_error("tcp iface %p: no random bytes for an endpoint address "
+                  "cookie (is getrandom or /dev/urandom available?)",
+                  (void *)iface);
+        uct_tcp_ep_free(ep);
+        return status;
+    }
     status = ucs_ptr_array_insert(&iface->ep_ids, ep, &id);
     if (status != UCS_OK) {
         uct_tcp_ep_free(ep);
         return status;
     }
-    ep->id     = id;
-    ep->cookie = iface->cookie++;
+    ep->id = id;
     ep->flags |= UCT_TCP_EP_FLAG_TO_EP | UCT_TCP_EP_FLAG_IN_IDS;
     ep->state = UCT_TCP_EP_WAIT_PEER;
     *ep_p     = &ep->super.super;

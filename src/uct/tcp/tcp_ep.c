@@ -163,7 +163,7 @@ static int uct_tcp_ep_ext_is_idle(const uct_tcp_ep_t *ep)
            ucs_list_is_empty(&ext->get_list) &&
            ucs_list_is_empty(&ext->flush_list) &&
            (ext->acks_received == ext->ack_reqs_sent) &&
-           ((ep->rx_stream_left == 0) || (ep->rx_stream_id != UCT_TCP_OP_PUT));
+           (ep->rx_stream_id == 0);
 }
 
 void uct_tcp_ep_ext_release_idle(uct_tcp_ep_t *ep)
@@ -218,6 +218,9 @@ static void uct_tcp_ep_complete_flushes(uct_tcp_ep_t *ep, ucs_status_t status)
 void uct_tcp_ep_release_rx(uct_tcp_ep_t *ep)
 {
     if (ep->rx != NULL) {
+        if (ep->rx->peer != NULL) {
+            uct_tcp_rx_unhold(ep->rx);
+        }
         ucs_mpool_put(ep->rx);
         ep->rx = NULL;
         --uct_tcp_ep_iface(ep)->rx_held;
@@ -265,6 +268,8 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
     uct_tcp_ep_complete_flushes(ep, UCS_ERR_CANCELED);
     uct_tcp_ep_release_rx(ep);
     uct_tcp_ep_ext_free(ep);
+    uct_tcp_peer_put(iface, ep->peer);
+    ep->peer = UCT_TCP_PEER_NONE;
     if (!uct_tcp_ep_is_internal(ep)) {
         --iface->num_user_eps;
     }
@@ -307,9 +312,9 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
     if (iface->hot_ep == ep) {
         iface->hot_ep = NULL;
     }
-    ep->state          = UCT_TCP_EP_FAILED;
-    ep->err_status     = (int8_t)status;
-    ep->rx_stream_left = 0;
+    ep->state        = UCT_TCP_EP_FAILED;
+    ep->err_status   = (int8_t)status;
+    ep->rx_stream_id = 0;
     uct_tcp_ep_release_rx(ep);
     uct_tcp_ep_tx_purge(ep, status);
     uct_tcp_ep_fail_gets(ep, status);
@@ -341,7 +346,8 @@ uct_tcp_ep_t *uct_tcp_ep_alloc(uct_tcp_iface_t *iface)
     }
 
     uct_base_ep_init(&ep->super, &iface->super);
-    ep->fd = -1;
+    ep->fd   = -1;
+    ep->peer = UCT_TCP_PEER_NONE;
     ucs_list_head_init(&ep->tx_list);
     uct_pending_group_init(&ep->pending);
     ucs_list_add_tail(&iface->ep_list, &ep->list);

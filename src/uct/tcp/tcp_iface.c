@@ -129,8 +129,21 @@ ucs_config_field_t uct_tcp_iface_config_table[] = {
     {"MAX_BUFS", "4096",
      "Most send buffers, and most receive buffers, an interface allocates "
      "(each TX_SEG_SIZE/RX_SEG_SIZE plus a little); a connection that "
-     "needs one past that is dropped. 0: no limit.",
+     "needs a send buffer past that is dropped. One receive buffer is "
+     "always kept free: when a partial message would take it, the "
+     "connection read least recently of the peer holding the most "
+     "is dropped instead. 0: no limit.",
      ucs_offsetof(uct_tcp_iface_config_t, max_bufs), UCS_CONFIG_TYPE_UINT},
+
+    {"PEER_MAX_BUFS", "auto",
+     "Most receive buffers one peer may hold with partial messages; a "
+     "peer is a remote IPv4 address, or the /64 prefix of an IPv6 "
+     "address, with all its connections. A peer that needs one more "
+     "loses the connection it sent to least recently instead, so one "
+     "peer cannot starve the others. \"auto\": a quarter of MAX_BUFS "
+     "(at least 1; no limit when MAX_BUFS is 0); \"inf\": no limit.",
+     ucs_offsetof(uct_tcp_iface_config_t, peer_max_bufs),
+     UCS_CONFIG_TYPE_ULUNITS},
 
     {"PORT_RANGE", "0",
      "Range of ports the listening socket may bind, such as 10000-10100; "
@@ -349,9 +362,7 @@ static void uct_tcp_iface_housekeeping(uct_tcp_iface_t *iface)
     }
     iface->next_housekeeping =
         now + ucs_time_from_sec(UCT_TCP_HOUSEKEEPING_SEC);
-    if (iface->rx_held > 0) {
-        uct_tcp_iface_rx_check_stale(iface, now);
-    }
+    uct_tcp_iface_rx_check_stale(iface, now);
     uct_tcp_iface_release_idle_ext(iface);
     ucs_mpool_release_idle(&iface->tx_mp);
     ucs_mpool_release_idle(&iface->rx_mp);
@@ -676,6 +687,9 @@ void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
                      "tx_queued_bytes");
     uct_vfs_add_uint(iface, &iface->rx_held, sizeof(iface->rx_held),
                      "rx_partial_msgs");
+    uct_vfs_add_uint(iface, &iface->rx_evicted, sizeof(iface->rx_evicted),
+                     "rx_peer_evictions");
+    uct_vfs_add_value(iface, iface->config.peer_max_bufs, "rx_peer_max_bufs");
     uct_vfs_add_uint(iface, &iface->rma_refused, sizeof(iface->rma_refused),
                      "rma_refused");
     uct_vfs_add_uint(iface, &iface->rma_denied, sizeof(iface->rma_denied),
@@ -695,7 +709,9 @@ static void uct_tcp_iface_log_flush(uct_tcp_iface_t *iface)
         [UCT_TCP_LOG_PROTOCOL]   = "tcp: malformed input from peers",
         [UCT_TCP_LOG_REFUSED]    = "tcp: refused connections",
         [UCT_TCP_LOG_RMA_DENIED] = "tcp: refused remote accesses",
-        [UCT_TCP_LOG_ACCEPT]     = "tcp: accept out of file descriptors"};
+        [UCT_TCP_LOG_ACCEPT]     = "tcp: accept out of file descriptors",
+        [UCT_TCP_LOG_SHARE]      = "tcp: peers over their receive buffer "
+                                   "share"};
     unsigned i;
 
     for (i = 0; i < UCT_TCP_LOG_LAST; ++i) {
@@ -732,6 +748,7 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     uct_tcp_iface_log_flush(iface);
     ucs_arbiter_cleanup(&iface->arbiter);
     ucs_ptr_array_cleanup(&iface->ep_ids, 0);
+    uct_tcp_peer_table_cleanup(&iface->peers);
     if (iface->rx_spare != NULL) {
         ucs_mpool_put(iface->rx_spare);
     }
@@ -855,7 +872,10 @@ static ucs_status_t uct_tcp_iface_init_mpools(uct_tcp_iface_t *iface)
     size_t op_size;
 
     ucs_mpool_params_reset(&params);
-    params.elem_size       = sizeof(uct_tcp_tx_t) + iface->config.tx_buf_size;
+    params.elem_size = sizeof(uct_tcp_tx_t) + iface->config.tx_buf_size;
+    /* chunks of their own pages: released chunks return to the system at
+     * once, whatever malloc's thresholds are */
+    params.ops             = &ucs_mpool_ops_mmap;
     params.alignment       = 8;
     params.elems_per_chunk = 8;
     params.max_elems       = iface->config.max_bufs;
@@ -969,6 +989,24 @@ static ucs_status_t uct_tcp_iface_init_config(uct_tcp_iface_t *iface,
     iface->config.conn_timeout =
         ucs_time_from_sec(isinf(c->conn_timeout) ? 1e9 : c->conn_timeout);
     iface->config.max_bufs = (c->max_bufs == 0) ? UINT_MAX : c->max_bufs;
+    if (c->max_bufs == 1) {
+        ucs_error("UCX_TCP_MAX_BUFS=1: at least 2 (one buffer is kept free "
+                  "for reading), or 0 for no limit");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (c->peer_max_bufs == UCS_ULUNITS_AUTO) {
+        iface->config.peer_max_bufs =
+            (c->max_bufs == 0) ? UINT_MAX : ucs_max(1u, c->max_bufs / 4);
+    } else if ((c->peer_max_bufs == UCS_ULUNITS_INF) ||
+               (c->peer_max_bufs >= UINT_MAX)) {
+        iface->config.peer_max_bufs = UINT_MAX;
+    } else if (c->peer_max_bufs == 0) {
+        ucs_error("UCX_TCP_PEER_MAX_BUFS=0: a peer needs at least one "
+                  "receive buffer (use a number, auto or inf)");
+        return UCS_ERR_INVALID_PARAM;
+    } else {
+        iface->config.peer_max_bufs = (unsigned)c->peer_max_bufs;
+    }
     iface->config.peer_timeout =
         ucs_time_from_sec(isinf(c->peer_timeout) ? 1e9 : c->peer_timeout);
     /* own sends may queue up to two buffers (a message partly written),
@@ -1013,7 +1051,6 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
     }
 
     iface->listen_fd = -1;
-    iface->cookie    = (uint32_t)ucs_get_time() ^ ((uint32_t)getpid() << 16);
     for (i = 0; i < UCT_TCP_LOG_LAST; ++i) {
         ucs_log_limit_init(&iface->log_limit[i]);
     }
@@ -1030,9 +1067,14 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
     ucs_arbiter_init(&iface->arbiter);
     ucs_ptr_array_init(&iface->ep_ids, "tcp endpoint ids");
 
-    status = uct_tcp_iface_init_mpools(iface);
+    status = uct_tcp_peer_table_init(&iface->peers);
     if (status != UCS_OK) {
         goto err_cleanup_base;
+    }
+
+    status = uct_tcp_iface_init_mpools(iface);
+    if (status != UCS_OK) {
+        goto err_cleanup_peers;
     }
 
     iface->align_buf = malloc(config->rx_seg_size + iface->super.am_alignment);
@@ -1080,6 +1122,8 @@ err_cleanup_mpools:
     ucs_mpool_cleanup(&iface->op_mp, 0);
     ucs_mpool_cleanup(&iface->rx_mp, 0);
     ucs_mpool_cleanup(&iface->tx_mp, 0);
+err_cleanup_peers:
+    uct_tcp_peer_table_cleanup(&iface->peers);
 err_cleanup_base:
     ucs_ptr_array_cleanup(&iface->ep_ids, 0);
     ucs_arbiter_cleanup(&iface->arbiter);

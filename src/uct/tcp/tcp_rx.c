@@ -281,8 +281,9 @@ static ucs_status_t uct_tcp_ep_rx_put(uct_tcp_ep_t *ep,
         }
         ep->rx_stream_id        = UCT_TCP_OP_PUT;
         ep->ext->rx_stream_dest = (dest != NULL) ? dest + n : NULL;
-        ep->rx_stream_left      = length - n;
+        ep->ext->rx_stream_left = length - n;
         ep->ext->rx_stream_key  = put.rkey;
+        ep->ext->rx_stream_time = ucs_get_time();
     }
     return UCS_OK;
 }
@@ -360,8 +361,9 @@ static ucs_status_t uct_tcp_ep_rx_get_resp(uct_tcp_ep_t *ep,
     uct_tcp_get_op_fill(op, payload, n);
     ep->rx->offset += sizeof(*hdr) + n;
     if (n < hdr->length) {
-        ep->rx_stream_id   = UCT_TCP_OP_GET_RESP;
-        ep->rx_stream_left = hdr->length - n;
+        ep->rx_stream_id        = UCT_TCP_OP_GET_RESP;
+        ep->ext->rx_stream_left = hdr->length - n;
+        ep->ext->rx_stream_time = ucs_get_time();
     } else {
         uct_tcp_ep_get_done(ep, op, UCS_OK);
     }
@@ -512,7 +514,7 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_messages(uct_tcp_ep_t *ep)
 {
     ucs_status_t status;
 
-    while (ep->rx_stream_left == 0) {
+    while (ep->rx_stream_id == 0) {
         if (ucs_unlikely(uct_tcp_ep_rx_over_budget(ep))) {
             uct_tcp_ep_rx_stop(ep);
             break;
@@ -553,7 +555,7 @@ static uct_tcp_ep_t *uct_tcp_ep_rx_parse(uct_tcp_ep_t *ep)
 /* The region of a streamed PUT went away: the rest is dropped. */
 static void uct_tcp_ep_rx_put_denied(uct_tcp_ep_t *ep, char *dest)
 {
-    uct_tcp_ep_rma_denied(ep, "PUT", (uintptr_t)dest, ep->rx_stream_left,
+    uct_tcp_ep_rma_denied(ep, "PUT", (uintptr_t)dest, ep->ext->rx_stream_left,
                           ep->ext->rx_stream_key,
                           "its region was deregistered "
                           "while the data arrived");
@@ -571,7 +573,7 @@ static char *uct_tcp_ep_rx_put_dest(uct_tcp_ep_t *ep)
 
     if ((dest != NULL) &&
         (uct_tcp_md_access_begin(uct_tcp_ep_md(ep), ep->ext->rx_stream_key,
-                                 (uintptr_t)dest, ep->rx_stream_left,
+                                 (uintptr_t)dest, ep->ext->rx_stream_left,
                                  UCT_MD_MEM_ACCESS_REMOTE_PUT) != UCS_OK)) {
         uct_tcp_ep_rx_put_denied(ep, dest);
         dest = NULL;
@@ -592,7 +594,7 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
 
     if (ep->rx_stream_id == UCT_TCP_OP_PUT) {
         dest = uct_tcp_ep_rx_put_dest(ep);
-        len  = ep->rx_stream_left;
+        len  = ep->ext->rx_stream_left;
         if (dest == NULL) {
             dest = scratch;
             len  = ucs_min(len, sizeof(scratch));
@@ -602,7 +604,7 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
     } else {
         op = ucs_list_head(&ep->ext->get_list, uct_tcp_get_op_t, list);
         uct_tcp_iov_piece(op->iov, op->iovcnt, op->offset, &dest, &len);
-        len = ucs_min(len, ep->rx_stream_left);
+        len = ucs_min(len, ep->ext->rx_stream_left);
     }
 
     ret = recv(ep->fd, dest, ucs_min(len, (size_t)INT32_MAX), 0);
@@ -622,14 +624,18 @@ static void uct_tcp_ep_rx_stream(uct_tcp_ep_t *ep)
         return;
     }
 
-    ep->rx_stream_left -= ret;
+    ep->ext->rx_stream_left -= ret;
+    ep->ext->rx_stream_time = ucs_get_time();
+    if (ep->ext->rx_stream_left == 0) {
+        ep->rx_stream_id = 0;
+    }
     if (op == NULL) {
         if (ep->ext->rx_stream_dest != NULL) {
             ep->ext->rx_stream_dest += ret;
         }
     } else {
         op->offset += ret;
-        if (ep->rx_stream_left == 0) {
+        if (ep->rx_stream_id == 0) {
             uct_tcp_ep_get_done(ep, op, UCS_OK);
         }
     }
@@ -699,6 +705,9 @@ static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_take(uct_tcp_iface_t *iface,
 static UCS_F_ALWAYS_INLINE void uct_tcp_ep_rx_done(uct_tcp_iface_t *iface,
                                                    uct_tcp_ep_t *ep)
 {
+    if (ucs_unlikely(ep->rx->peer != NULL)) {
+        uct_tcp_rx_unhold(ep->rx);
+    }
     if (iface->rx_spare == NULL) {
         iface->rx_spare = ep->rx;
     } else {
@@ -723,9 +732,16 @@ static unsigned uct_tcp_ep_rx_handle(uct_tcp_iface_t *iface, uct_tcp_ep_t *ep,
     if (rx != NULL) {
         if (rx->offset == rx->length) {
             uct_tcp_ep_rx_done(iface, ep);
-        } else if (fresh || (rx->offset > 0)) {
-            /* held for a partial message: since when */
-            rx->since = ucs_get_time();
+        } else {
+            if (fresh || (rx->offset > 0)) {
+                /* held for a partial message: since when */
+                rx->since = ucs_get_time();
+            }
+            if (rx->peer != NULL) {
+                uct_tcp_rx_touch(rx);
+            } else if (!uct_tcp_ep_rx_hold(ep)) {
+                return 1; /* the pool had no room even for this */
+            }
         }
     }
     if (!(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
@@ -755,7 +771,7 @@ static UCS_F_NOINLINE unsigned uct_tcp_ep_rx_progress_slow(uct_tcp_ep_t *ep)
     if (ucs_unlikely(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
         return 0;
     }
-    if (ep->rx_stream_left > 0) {
+    if (ep->rx_stream_id != 0) {
         uct_tcp_ep_rx_stream(ep);
         return 1;
     }
@@ -808,7 +824,7 @@ unsigned uct_tcp_ep_rx_progress(uct_tcp_ep_t *ep)
     ssize_t ret;
 
     if (ucs_unlikely((ep->rx != NULL) || (rx == NULL) ||
-                     (ep->rx_stream_left > 0) ||
+                     (ep->rx_stream_id != 0) ||
                      (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED))) {
         return uct_tcp_ep_rx_progress_slow(ep);
     }
@@ -842,20 +858,46 @@ void uct_tcp_ep_rx_resume(uct_tcp_ep_t *ep)
     }
 }
 
-/* Drops the connections whose partly received message has not moved for
- * UCX_TCP_PEER_TIMEOUT: a peer cannot hold a receive buffer forever. */
+/* Whether what @a ep receives has stopped for longer than the peer
+ * timeout: a message partly in the receive buffer that did not complete,
+ * or a streamed PUT or GET response whose bytes stopped coming, whatever
+ * length it announced. A peer that we stopped reading is not to blame. */
+static int uct_tcp_ep_rx_is_stale(const uct_tcp_ep_t *ep, ucs_time_t since,
+                                  ucs_time_t now)
+{
+    const uct_tcp_iface_t *iface = uct_tcp_iface(ep->super.super.iface);
+
+    return (ep->state == UCT_TCP_EP_CONNECTED) &&
+           !(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) &&
+           ((now - since) > iface->config.peer_timeout);
+}
+
+/* Drops the connections whose partly received message has not completed,
+ * or whose streamed message has not moved, for UCX_TCP_PEER_TIMEOUT: a
+ * peer cannot hold a receive buffer, or a stream, forever. */
 void uct_tcp_iface_rx_check_stale(uct_tcp_iface_t *iface, ucs_time_t now)
 {
+    uct_tcp_ep_ext_t *ext, *text;
     uct_tcp_ep_t *ep, *tmp;
 
-    ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
-        if ((ep->rx != NULL) && (ep->rx->length > ep->rx->offset) &&
-            (ep->state == UCT_TCP_EP_CONNECTED) &&
-            !(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) &&
-            ((now - ep->rx->since) > iface->config.peer_timeout)) {
-            uct_tcp_ep_protocol_error(ep, "message left incomplete for "
-                                          "longer than "
-                                          "UCX_TCP_PEER_TIMEOUT");
+    /* dropping an ep takes only that ep off these lists */
+    if (iface->rx_held > 0) {
+        ucs_list_for_each_safe(ep, tmp, &iface->ep_list, list) {
+            if ((ep->rx != NULL) && (ep->rx->length > ep->rx->offset) &&
+                uct_tcp_ep_rx_is_stale(ep, ep->rx->since, now)) {
+                uct_tcp_ep_protocol_error(ep, "message left incomplete for "
+                                              "longer than "
+                                              "UCX_TCP_PEER_TIMEOUT");
+            }
+        }
+    }
+
+    ucs_list_for_each_safe(ext, text, &iface->ext_list, list) {
+        if ((ext->ep->rx_stream_id != 0) &&
+            uct_tcp_ep_rx_is_stale(ext->ep, ext->rx_stream_time, now)) {
+            uct_tcp_ep_protocol_error(ext->ep, "streamed message stalled for "
+                                               "longer than "
+                                               "UCX_TCP_PEER_TIMEOUT");
         }
     }
 }

@@ -30,13 +30,13 @@
 namespace uct_tcp_test {
 
 /* ------------------------------------------------------------------------
- * Wire format, version 3. Integers are little-endian on the wire except
+ * Wire format, version 4. Integers are little-endian on the wire except
  * ports and addresses, which are in network order.
  */
 namespace wire {
 
 const uint64_t MAGIC   = 0x706374756e65706full; /* "openuctp" */
-const uint16_t VERSION = 3;
+const uint16_t VERSION = 4;
 
 enum {
     OP_PUT      = 0x40,
@@ -79,9 +79,9 @@ struct handshake {
     uint16_t listen_port;
     uint16_t reserved;
     uint32_t dst_ep_id;
-    uint32_t dst_ep_cookie;
     uint32_t src_ep_id;
-    uint32_t src_ep_cookie;
+    uint64_t dst_ep_cookie;
+    uint64_t src_ep_cookie;
     uint8_t listen_addr[16];
     uint64_t secret;
 };
@@ -118,20 +118,20 @@ struct iface_addr {
 struct ep_addr {
     uint16_t port;
     uint32_t ep_id;
-    uint32_t cookie;
+    uint64_t cookie;
     uint64_t secret;
 };
 #pragma pack(pop)
 
 static_assert(sizeof(hdr) == 8, "message header is 8 bytes");
-static_assert(sizeof(handshake) == 56, "handshake is 56 bytes");
-static_assert(offsetof(handshake, listen_addr) == 32, "handshake layout");
+static_assert(sizeof(handshake) == 64, "handshake is 64 bytes");
+static_assert(offsetof(handshake, listen_addr) == 40, "handshake layout");
 static_assert(sizeof(handshake_reply) == 16, "handshake reply is 16 bytes");
 static_assert(sizeof(get_req) == 24, "GET request is 24 bytes");
 static_assert(sizeof(put_hdr) == 16, "PUT header is 16 bytes");
 static_assert(sizeof(handshake_v1) == 24, "version 1 handshake is 24 bytes");
 static_assert(sizeof(iface_addr) == 10, "iface address is 10 bytes");
-static_assert(sizeof(ep_addr) == 18, "ep address is 18 bytes");
+static_assert(sizeof(ep_addr) == 22, "ep address is 22 bytes");
 
 hdr make_hdr(uint8_t id, uint32_t length, uint8_t flags = 0);
 
