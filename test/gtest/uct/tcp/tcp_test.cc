@@ -9,6 +9,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <uct/base/uct_worker.h>
+#include <ucs/vfs/vfs.h>
+
 namespace uct_tcp_test {
 
 namespace wire {
@@ -167,6 +170,36 @@ bool uct_tcp::raw_socket::connect_to(const struct sockaddr_storage &dest)
     if (::connect(m_fd, (const struct sockaddr *)&dest, len) != 0) {
         ADD_FAILURE() << "connect to " << sockaddr_str(dest) << ": "
                       << strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+bool uct_tcp::raw_socket::connect_from(const char *ip,
+                                       const struct sockaddr_storage &dest)
+{
+    struct sockaddr_in src;
+
+    if (dest.ss_family != AF_INET) {
+        ADD_FAILURE() << "connect_from needs an IPv4 destination";
+        return false;
+    }
+    m_fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (m_fd < 0) {
+        ADD_FAILURE() << "socket: " << strerror(errno);
+        return false;
+    }
+    memset(&src, 0, sizeof(src));
+    src.sin_family = AF_INET;
+    if ((inet_pton(AF_INET, ip, &src.sin_addr) != 1) ||
+        (bind(m_fd, (const struct sockaddr *)&src, sizeof(src)) != 0)) {
+        ADD_FAILURE() << "bind to " << ip << ": " << strerror(errno);
+        return false;
+    }
+    if (::connect(m_fd, (const struct sockaddr *)&dest,
+                  sizeof(struct sockaddr_in)) != 0) {
+        ADD_FAILURE() << "connect from " << ip << " to " << sockaddr_str(dest)
+                      << ": " << strerror(errno);
         return false;
     }
     return true;
@@ -508,4 +541,31 @@ std::string uct_tcp::join(const std::vector<std::string> &lines)
         out += "\n    " + l;
     }
     return out;
+}
+
+std::string uct_tcp::iface_file(const entity &e, const std::string &name)
+{
+    std::string dir = "/uct/worker/" +
+                      std::to_string(uct_worker_priv(e.worker())->id) +
+                      "/iface";
+    std::vector<std::string> ifaces;
+    ucs_vfs_path_list_dir(
+        dir.c_str(),
+        [](const char *name, void *arg) {
+            static_cast<std::vector<std::string> *>(arg)->push_back(name);
+        },
+        &ifaces);
+    if (ifaces.size() != 1) {
+        return "no single iface under " + dir;
+    }
+
+    std::string path = dir + "/" + ifaces[0] + "/" + name;
+    ucs_string_buffer_t strb;
+    ucs_string_buffer_init(&strb);
+    ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
+    std::string text    = (status == UCS_OK)
+                              ? ucs_string_buffer_cstr(&strb)
+                              : path + ": " + ucs_status_string(status);
+    ucs_string_buffer_cleanup(&strb);
+    return text;
 }

@@ -294,6 +294,10 @@ protected:
             return sockaddr_str(local());
         }
 
+        /* The same from a chosen local IPv4 address (any of 127/8 is
+         * lo's): another host, as far as the server can tell. */
+        bool connect_from(const char *ip, const struct sockaddr_storage &dest);
+
         bool send_all(const void *data, size_t length);
 
         template <typename T> bool send_obj(const T &obj)
@@ -337,6 +341,9 @@ protected:
      * address as the listening address, for lack of one). */
     static wire::handshake make_handshake(const raw_socket &sock,
                                           uint8_t conn_type, const entity &to);
+
+    /* A file of @a e's one iface in the object tree ("name\n" values) */
+    static std::string iface_file(const entity &e, const std::string &name);
 
     /* The secret in the iface address of @a e */
     static uint64_t iface_secret(const entity &e);

@@ -406,34 +406,6 @@ protected:
         return iface_file(e, "rx_partial_msgs");
     }
 
-    /* A file of @a e's one iface in the object tree */
-    static std::string iface_file(const entity &e, const std::string &name)
-    {
-        std::string dir = "/uct/worker/" +
-                          std::to_string(uct_worker_priv(e.worker())->id) +
-                          "/iface";
-        std::vector<std::string> ifaces;
-        ucs_vfs_path_list_dir(
-            dir.c_str(),
-            [](const char *name, void *arg) {
-                static_cast<std::vector<std::string> *>(arg)->push_back(name);
-            },
-            &ifaces);
-        if (ifaces.size() != 1) {
-            return "no single iface under " + dir;
-        }
-
-        std::string path = dir + "/" + ifaces[0] + "/" + name;
-        ucs_string_buffer_t strb;
-        ucs_string_buffer_init(&strb);
-        ucs_status_t status = ucs_vfs_path_read_file(path.c_str(), &strb);
-        std::string text    = (status == UCS_OK)
-                                  ? ucs_string_buffer_cstr(&strb)
-                                  : path + ": " + ucs_status_string(status);
-        ucs_string_buffer_cleanup(&strb);
-        return text;
-    }
-
     entity *m_server = nullptr;
 
     /* Sends a valid CONN_TO_IFACE handshake and checks it is accepted. */
