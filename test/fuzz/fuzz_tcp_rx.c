@@ -5,14 +5,20 @@
  *
  * The first byte of an input picks the mode (bit 0: a valid handshake with
  * the iface's secret is sent first, so the rest reaches the message
- * parser; bit 1: the peer reads nothing back). The rest is the stream; in
+ * parser; bit 1: the peer reads nothing back; bit 2: that handshake
+ * connects to the iface's endpoint that waits for its peer
+ * (CONNECT_TO_EP) instead of to the iface). The rest is the stream; in
  * it, these 8-byte tokens are replaced before it is sent, so that the
- * fuzzer can write valid keyed PUTs and GETs:
+ * fuzzer can write valid keyed PUTs and GETs and handshakes of its own:
  *
  *   "@KEY_RW@" the key of a registered region (PUT and GET allowed)
  *   "@KEY_RO@" the key of a region registered for remote GET only
  *   "@ADDR_RW" / "@ADDR_RO" the start address of that region
  *   "@SECRET@" the iface's address secret
+ *   "@EP_ID@@" the waiting endpoint's id (32 bits), then 32 zero bits
+ *   "@EPCOOK@" the waiting endpoint's address cookie
+ *
+ * The waiting endpoint is made anew for every input.
  *
  * Rules checked for every input: memory that was never registered (a
  * canary after each region) and the GET-only region are never written;
@@ -56,6 +62,9 @@ static struct {
     uint64_t key_rw;
     uint64_t key_ro;
     uint8_t *stream;
+    uct_ep_h ep; /* waits for its peer (CONNECT_TO_EP) */
+    uint32_t ep_id;
+    uint64_t ep_cookie;
 } fz;
 
 static char *fuzz_rw(void)
@@ -203,12 +212,39 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* A new endpoint waiting for its peer, and its id and cookie (the ep
+ * address: port 2 bytes, id 4, cookie 8, secret 8) */
+static void fuzz_new_ep(void)
+{
+    uct_ep_params_t params;
+    uint8_t addr[64];
+    ucs_status_t status;
+
+    if (fz.ep != NULL) {
+        uct_ep_destroy(fz.ep);
+        fz.ep = NULL;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface      = fz.iface;
+    status            = uct_ep_create(&params, &fz.ep);
+    if (status == UCS_OK) {
+        status = uct_ep_get_address(fz.ep, (uct_ep_addr_t *)addr);
+    }
+    if (status != UCS_OK) {
+        fuzz_die("an endpoint waiting for its peer", status);
+    }
+    memcpy(&fz.ep_id, addr + 2, sizeof(fz.ep_id));
+    memcpy(&fz.ep_cookie, addr + 6, sizeof(fz.ep_cookie));
+}
+
 /* Replaces the tokens of the header comment in @a buf */
 static void fuzz_substitute(uint8_t *buf, size_t length)
 {
     static const char *tokens[] = {"@KEY_RW@", "@KEY_RO@", "@ADDR_RW",
-                                   "@ADDR_RO", "@SECRET@"};
-    uint64_t values[5];
+                                   "@ADDR_RO", "@SECRET@", "@EP_ID@@",
+                                   "@EPCOOK@"};
+    uint64_t values[7];
     size_t i, t;
 
     values[0] = fz.key_rw;
@@ -216,6 +252,8 @@ static void fuzz_substitute(uint8_t *buf, size_t length)
     values[2] = (uintptr_t)fuzz_rw();
     values[3] = (uintptr_t)fuzz_ro();
     values[4] = fz.secret;
+    values[5] = fz.ep_id; /* little endian: the id, then zeros */
+    values[6] = fz.ep_cookie;
     for (i = 0; i + FUZZ_TOKEN_LEN <= length; ++i) {
         if (buf[i] != '@') {
             continue;
@@ -230,22 +268,36 @@ static void fuzz_substitute(uint8_t *buf, size_t length)
     }
 }
 
-/* The version 3 handshake of a CONNECT_TO_IFACE peer at 127.0.0.1:1 */
-static size_t fuzz_handshake(uint8_t *buf)
+/*
+ * The version 4 handshake (64 bytes) of a peer at 127.0.0.1:1: to the
+ * iface, or with @a to_ep from endpoint 1 (cookie 2) to the waiting
+ * endpoint. Layout: magic 0, version 8, connection type 10, family 11,
+ * port 12, reserved 14, ep ids 16 (destination) and 20 (source), cookies
+ * 24 and 32, address 40, secret 56.
+ */
+static size_t fuzz_handshake(uint8_t *buf, int to_ep)
 {
     uint64_t magic   = 0x706374756e65706full;
-    uint16_t version = 3, port = htons(1);
+    uint16_t version = 4, port = htons(1);
+    uint32_t src_id     = 1;
+    uint64_t src_cookie = 2;
 
-    memset(buf, 0, 56);
+    memset(buf, 0, 64);
     memcpy(buf, &magic, 8);
     memcpy(buf + 8, &version, 2);
-    buf[10] = 1; /* CONN_TO_IFACE */
+    buf[10] = to_ep ? 2 : 1; /* CONN_TO_EP or CONN_TO_IFACE */
     buf[11] = AF_INET;
     memcpy(buf + 12, &port, 2);
-    buf[32] = 127;
-    buf[35] = 1;
-    memcpy(buf + 48, &fz.secret, 8);
-    return 56;
+    if (to_ep) {
+        memcpy(buf + 16, &fz.ep_id, 4);
+        memcpy(buf + 20, &src_id, 4);
+        memcpy(buf + 24, &fz.ep_cookie, 8);
+        memcpy(buf + 32, &src_cookie, 8);
+    }
+    buf[40] = 127;
+    buf[43] = 1;
+    memcpy(buf + 56, &fz.secret, 8);
+    return 64;
 }
 
 static void fuzz_progress(unsigned n)
@@ -305,8 +357,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if ((size < 1) || (size > FUZZ_MAX_INPUT - 64)) {
         return 0;
     }
+    fuzz_new_ep();
     if (data[0] & 1) {
-        length = fuzz_handshake(fz.stream);
+        length = fuzz_handshake(fz.stream, data[0] & 4);
     }
     memcpy(fz.stream + length, data + 1, size - 1);
     fuzz_substitute(fz.stream + length, size - 1);

@@ -481,7 +481,8 @@ static ucs_status_t uct_tcp_ep_rx_message(uct_tcp_ep_t *ep)
         ep, &hdr, rx->data + rx->offset + sizeof(hdr), avail - sizeof(hdr));
 
 err_hdr:
-    uct_tcp_ep_protocol_error(ep, "message header with unknown flags");
+    uct_tcp_ep_protocol_error(ep, "message header with unknown flags or "
+                                  "a reserved field set");
     return UCS_ERR_CONNECTION_RESET;
 }
 
