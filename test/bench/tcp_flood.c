@@ -7,9 +7,11 @@
  *   ack  ACK_REQ headers, up to 64 MiB (each asks for an 8-byte ACK)
  *   get  GET requests of 4000 bytes each at the registered buffer (with
  *        its key), up to 480 KiB of requests
+ *   partial  100 connections, each leaving a 60,000-byte active message
+ *        unfinished after 50,000 bytes (each holds a receive buffer)
  * The attacker writes without blocking and stops when all went out, or
  * when the socket took nothing for 2 s (the server stopped reading), holds
- * the connection for -t seconds, then closes. Meanwhile the server
+ * the connection(s) for -t seconds, then closes. Meanwhile the server
  * progresses its worker and samples its RSS (/proc/self/statm):
  *   base   interface open and warmed up (one connection that asked for an
  *          ACK and a GET and read the replies), before the flood
@@ -25,12 +27,13 @@
  * Every scenario runs in a fresh server process, so one flood's leftovers
  * are not the next one's baseline.
  *
- * The attacker speaks protocol version 3 (-p 3: handshake with the
- * address secret, keyed GET) or 2 (-p 2: the older build; no secret, GET
- * without a key). The program uses the UCT API only, so it builds against
- * either version of the library.
+ * The attacker speaks protocol version 4 (-p 4: the 64-byte handshake),
+ * 3 (-p 3: the 56-byte handshake with the address secret, keyed GET) or
+ * 2 (-p 2: the older build; no secret, GET without a key). The program
+ * uses the UCT API only, so it builds against any version of the
+ * library.
  *
- * Usage: tcp_flood [-p 2|3] [-s ack|get|all] [-t SECONDS]
+ * Usage: tcp_flood [-p 2|3|4] [-s ack|get|partial|all] [-t SECONDS]
  */
 #define _GNU_SOURCE
 
@@ -58,7 +61,7 @@
 
 #define FLOOD_DEV            "lo"
 #define FLOOD_MAGIC          0x706374756e65706full
-#define FLOOD_HS_V3_LEN      56 /* v2: 48, no secret */
+#define FLOOD_HS_MAX_LEN     64 /* v4; v3: 56, v2: 48 (no secret) */
 #define FLOOD_HS_REPLY_LEN   16
 #define FLOOD_HDR_LEN        8
 #define FLOOD_CONN_TO_IFACE  1
@@ -80,15 +83,19 @@
 #define FLOOD_HOLD_DEFAULT   5.0
 #define FLOOD_HOLD_MAX       20.0
 #define FLOOD_MARGIN_SEC     5.0
+#define FLOOD_PARTIAL_CONNS  100
+#define FLOOD_PARTIAL_MSG    60000 /* announced AM length */
+#define FLOOD_PARTIAL_SENT   50000 /* bytes of it sent */
+#define FLOOD_AM_ID          1
 #define FLOOD_RUN_MAX_SEC    58.0 /* bound on the whole run */
 
-typedef enum { FLOOD_ACK, FLOOD_GET, FLOOD_LAST } flood_kind_t;
+typedef enum { FLOOD_ACK, FLOOD_GET, FLOOD_PARTIAL, FLOOD_LAST } flood_kind_t;
 
-static const char *flood_names[FLOOD_LAST] = {"ack", "get"};
+static const char *flood_names[FLOOD_LAST] = {"ack", "get", "partial"};
 
 /* What the attacker needs to know about its target */
 typedef struct {
-    int proto;                    /* 2 or 3 */
+    int proto;                    /* 2, 3 or 4 */
     struct sockaddr_storage addr; /* server's listening address */
     socklen_t addr_len;
     uint64_t secret;   /* from the iface address (v3) */
@@ -206,7 +213,7 @@ static size_t flood_pack_handshake(const flood_target_t *t, uint8_t *hs)
     int is_v6                      = (t->addr.ss_family == AF_INET6);
     uint8_t *p                     = hs;
 
-    memset(hs, 0, FLOOD_HS_V3_LEN);
+    memset(hs, 0, FLOOD_HS_MAX_LEN);
     p    = flood_put_le(p, FLOOD_MAGIC, 8);
     p    = flood_put_le(p, t->proto, 2);
     *p++ = FLOOD_CONN_TO_IFACE;
@@ -215,7 +222,8 @@ static size_t flood_pack_handshake(const flood_target_t *t, uint8_t *hs)
     memcpy(p,
            is_v6 ? (const void *)&in6->sin6_port : (const void *)&in->sin_port,
            2);
-    p += 4 + 16; /* port, reserved, ep ids */
+    /* port, reserved, ep ids (and in v4 their 64-bit cookies) */
+    p += 4 + ((t->proto >= 4) ? 24 : 16);
     memcpy(p,
            is_v6 ? (const void *)&in6->sin6_addr : (const void *)&in->sin_addr,
            is_v6 ? 16 : 4);
@@ -254,8 +262,14 @@ static uint8_t *flood_pack_get(const flood_target_t *t, uint8_t *p, size_t i)
 
 static size_t flood_msg_len(const flood_target_t *t, flood_kind_t kind)
 {
-    return FLOOD_HDR_LEN +
-           ((kind == FLOOD_GET) ? flood_get_req_len(t->proto) : 0);
+    switch (kind) {
+    case FLOOD_GET:
+        return FLOOD_HDR_LEN + flood_get_req_len(t->proto);
+    case FLOOD_PARTIAL:
+        return FLOOD_HDR_LEN + FLOOD_PARTIAL_SENT;
+    default:
+        return FLOOD_HDR_LEN;
+    }
 }
 
 /* Fills @a buf (a whole number of messages) with requests of @a kind */
@@ -266,6 +280,12 @@ static void flood_fill(const flood_target_t *t, flood_kind_t kind, uint8_t *buf,
     uint8_t *p     = buf;
     size_t i;
 
+    if (kind == FLOOD_PARTIAL) {
+        /* one unfinished message, the same on every connection */
+        p = flood_pack_hdr(p, FLOOD_AM_ID, FLOOD_PARTIAL_MSG);
+        memset(p, 'p', FLOOD_PARTIAL_SENT);
+        return;
+    }
     for (i = 0; i < len / msg_len; ++i) {
         if (kind == FLOOD_GET) {
             p = flood_pack_get(t, p, i);
@@ -366,6 +386,47 @@ static void flood_hold(int fd, double sec, double since, flood_report_t *report)
     }
 }
 
+/* Opens FLOOD_PARTIAL_CONNS connections that each leave the message of
+ * @a pattern unfinished, keeps them @a t->hold_sec, then closes them all;
+ * drop_sec: when the server closed the first one (its peer timeout) */
+static void flood_partial(const flood_target_t *t, const uint8_t *pattern,
+                          size_t pattern_len, flood_report_t *report)
+{
+    static int fds[FLOOD_PARTIAL_CONNS];
+    uint8_t hs[FLOOD_HS_MAX_LEN];
+    size_t hs_len = flood_pack_handshake(t, hs);
+    double start, deadline, left;
+    unsigned i, n;
+
+    for (n = 0; n < FLOOD_PARTIAL_CONNS; ++n) {
+        fds[n] = flood_connect(t);
+        if (fds[n] < 0) {
+            report->error = errno;
+            break;
+        }
+        if ((send(fds[n], hs, hs_len, MSG_NOSIGNAL) != (ssize_t)hs_len) ||
+            (send(fds[n], pattern, pattern_len, MSG_NOSIGNAL) !=
+             (ssize_t)pattern_len)) {
+            report->error = errno;
+            close(fds[n]);
+            break;
+        }
+        report->sent += pattern_len;
+    }
+    start    = flood_now();
+    deadline = start + t->hold_sec;
+    while ((n > 0) && ((left = deadline - flood_now()) > 0)) {
+        if (flood_poll(fds[0], POLLRDHUP, left) &
+            (POLLERR | POLLHUP | POLLRDHUP)) {
+            report->drop_sec = flood_now() - start;
+            break;
+        }
+    }
+    for (i = 0; i < n; ++i) {
+        close(fds[i]);
+    }
+}
+
 static void flood_attacker(const flood_target_t *t, flood_kind_t kind,
                            const uint8_t *pattern, size_t pattern_len,
                            int report_fd)
@@ -373,10 +434,15 @@ static void flood_attacker(const flood_target_t *t, flood_kind_t kind,
     flood_report_t report = {.stop_sec = -1, .drop_sec = -1};
     size_t msg_len        = flood_msg_len(t, kind);
     size_t total;
-    uint8_t hs[FLOOD_HS_V3_LEN];
+    uint8_t hs[FLOOD_HS_MAX_LEN];
     size_t hs_len;
     double last;
     int fd;
+
+    if (kind == FLOOD_PARTIAL) {
+        flood_partial(t, pattern, pattern_len, &report);
+        goto out;
+    }
 
     total = (kind == FLOOD_GET) ? FLOOD_GET_BYTES : FLOOD_ACK_BYTES;
     total = (total / msg_len) * msg_len;
@@ -633,7 +699,7 @@ static int flood_warmup(flood_server_t *s)
     size_t expect =
         FLOOD_HS_REPLY_LEN + FLOOD_ACK_LEN + FLOOD_HDR_LEN + FLOOD_GET_SIZE;
     double deadline = flood_now() + FLOOD_WARMUP_MAX_SEC;
-    uint8_t out[FLOOD_HS_V3_LEN + 64], in[8192];
+    uint8_t out[FLOOD_HS_MAX_LEN + 64], in[8192];
     size_t len, got = 0;
     ssize_t n;
     int fd, ret = -1;
@@ -790,7 +856,9 @@ static int flood_scenario(flood_target_t *target, flood_kind_t kind)
 
     /* built before the fork: the attacker allocates nothing */
     msg_len     = flood_msg_len(&s.target, kind);
-    pattern_len = (FLOOD_WRITE_BYTES / msg_len) * msg_len;
+    pattern_len = (kind == FLOOD_PARTIAL)
+                      ? msg_len
+                      : (FLOOD_WRITE_BYTES / msg_len) * msg_len;
     pattern     = malloc(pattern_len);
     if ((pattern == NULL) || (pipe(pipe_fds) != 0)) {
         perror("tcp_flood: attacker set-up");
@@ -891,11 +959,12 @@ static int flood_run(flood_target_t *target, flood_kind_t kind,
 
 static void flood_usage(void)
 {
-    printf("usage: tcp_flood [-p 2|3] [-s ack|get|all] [-t SECONDS]\n"
-           "  -p 2|3     protocol version the attacker speaks (default 3; "
-           "2 for the\n"
-           "             build before keyed RMA)\n"
-           "  -s FLOOD   ack, get or all (default all)\n"
+    printf("usage: tcp_flood [-p 2|3|4] [-s ack|get|partial|all] "
+           "[-t SECONDS]\n"
+           "  -p 2|3|4   protocol version the attacker speaks (default 4; "
+           "3 and 2 for\n"
+           "             older builds)\n"
+           "  -s FLOOD   ack, get, partial or all (default all)\n"
            "  -t SECONDS how long the attacker keeps the connection after "
            "its flood\n"
            "             (default %.0f, at most %.0f)\n"
@@ -906,9 +975,9 @@ static void flood_usage(void)
 
 int main(int argc, char **argv)
 {
-    flood_target_t target = {.proto = 3, .hold_sec = FLOOD_HOLD_DEFAULT};
+    flood_target_t target = {.proto = 4, .hold_sec = FLOOD_HOLD_DEFAULT};
     double run_deadline   = flood_now() + FLOOD_RUN_MAX_SEC;
-    int first = FLOOD_ACK, last = FLOOD_GET;
+    int first = FLOOD_ACK, last = FLOOD_PARTIAL;
     const char *timeout;
     int c, kind, ret = 0;
     char *end;
@@ -917,8 +986,8 @@ int main(int argc, char **argv)
         switch (c) {
         case 'p':
             target.proto = atoi(optarg);
-            if ((target.proto != 2) && (target.proto != 3)) {
-                fprintf(stderr, "tcp_flood: -p wants 2 or 3\n");
+            if ((target.proto < 2) || (target.proto > 4)) {
+                fprintf(stderr, "tcp_flood: -p wants 2, 3 or 4\n");
                 return 1;
             }
             break;
@@ -927,8 +996,11 @@ int main(int argc, char **argv)
                 first = last = FLOOD_ACK;
             } else if (!strcmp(optarg, "get")) {
                 first = last = FLOOD_GET;
+            } else if (!strcmp(optarg, "partial")) {
+                first = last = FLOOD_PARTIAL;
             } else if (strcmp(optarg, "all")) {
-                fprintf(stderr, "tcp_flood: -s wants ack, get or all\n");
+                fprintf(stderr,
+                        "tcp_flood: -s wants ack, get, partial or all\n");
                 return 1;
             }
             break;
