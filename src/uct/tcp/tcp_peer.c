@@ -144,9 +144,9 @@ ucs_status_t uct_tcp_ep_set_peer(uct_tcp_ep_t *ep,
     return UCS_OK;
 }
 
-/* The peer holding the most buffers; of those, the one whose holder was
- * read least recently comes first only by list order. Its holder read
- * least recently, other than @a spare, or NULL. */
+/* The holder read least recently of the peer that holds the most
+ * buffers (the first such peer of the busy list on a tie), never @a
+ * spare; NULL when only @a spare holds anything. */
 static uct_tcp_rx_t *uct_tcp_peer_largest_holder(uct_tcp_iface_t *iface,
                                                  const uct_tcp_rx_t *spare)
 {
@@ -190,12 +190,24 @@ static void uct_tcp_iface_rx_evict(uct_tcp_iface_t *iface, uct_tcp_rx_t *rx,
     uct_tcp_ep_fail(ep, UCS_ERR_EXCEEDS_LIMIT);
 }
 
+/* An eviction released nothing (a bug): the asker goes instead of a
+ * loop that never ends */
+static int uct_tcp_ep_rx_hold_stuck(uct_tcp_ep_t *ep)
+{
+    ucs_error("tcp ep %p: dropping a connection released no receive "
+              "buffer; dropping this one instead",
+              (void *)ep);
+    uct_tcp_ep_fail(ep, UCS_ERR_EXCEEDS_LIMIT);
+    return 0;
+}
+
 int uct_tcp_ep_rx_hold(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_peer_t *peer   = uct_tcp_peer_of(iface, ep->peer);
     uct_tcp_rx_t *rx       = ep->rx;
     uct_tcp_rx_t *victim;
+    unsigned held;
 
     if (peer == NULL) {
         return 1; /* no socket, so nothing more will be read */
@@ -210,18 +222,26 @@ int uct_tcp_ep_rx_hold(uct_tcp_ep_t *ep)
     /* rx is the newest holder of its peer, so never the first of a peer
      * holding more than one; each eviction releases one buffer */
     while (peer->held > iface->config.peer_max_bufs) {
+        held   = peer->held;
         victim = ucs_list_head(&peer->holders, uct_tcp_rx_t, list);
         uct_tcp_iface_rx_evict(iface, victim, 0);
+        if (peer->held >= held) {
+            return uct_tcp_ep_rx_hold_stuck(ep);
+        }
     }
     /* one buffer stays free for the next read, whoever it is */
     while ((iface->config.max_bufs != UINT_MAX) &&
            (iface->rx_held >= iface->config.max_bufs)) {
+        held   = iface->rx_held;
         victim = uct_tcp_peer_largest_holder(iface, rx);
         if (victim == NULL) {
             uct_tcp_iface_rx_evict(iface, rx, 1);
             return 0;
         }
         uct_tcp_iface_rx_evict(iface, victim, 1);
+        if (iface->rx_held >= held) {
+            return uct_tcp_ep_rx_hold_stuck(ep);
+        }
     }
     return 1;
 }
