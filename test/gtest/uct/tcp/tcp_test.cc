@@ -363,6 +363,15 @@ wire::handshake uct_tcp::make_handshake(const raw_socket &sock,
     return hs;
 }
 
+void uct_tcp::handshake_accepted(raw_socket &sock, const entity &to)
+{
+    wire::handshake_reply reply;
+
+    ASSERT_TRUE(sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE, to)));
+    ASSERT_TRUE(recv_reply(sock.fd(), &reply));
+    ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
+}
+
 bool uct_tcp::recv_exact(int fd, void *buffer, size_t length, double timeout)
 {
     char *p         = static_cast<char *>(buffer);

@@ -345,6 +345,10 @@ protected:
     /* A file of @a e's one iface in the object tree ("name\n" values) */
     static std::string iface_file(const entity &e, const std::string &name);
 
+    /* Sends a valid CONN_TO_IFACE handshake on @a sock to @a to and
+     * checks it is accepted. */
+    void handshake_accepted(raw_socket &sock, const entity &to);
+
     /* The secret in the iface address of @a e */
     static uint64_t iface_secret(const entity &e);
 

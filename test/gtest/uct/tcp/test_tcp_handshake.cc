@@ -411,11 +411,7 @@ protected:
     /* Sends a valid CONN_TO_IFACE handshake and checks it is accepted. */
     void handshake(raw_socket &sock)
     {
-        ASSERT_TRUE(sock.send_obj(
-            make_handshake(sock, wire::CONN_TO_IFACE, *m_server)));
-        wire::handshake_reply reply;
-        ASSERT_TRUE(recv_reply(sock.fd(), &reply));
-        ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
+        handshake_accepted(sock, *m_server);
     }
 };
 

@@ -403,11 +403,7 @@ protected:
         socks.emplace_back();
         raw_socket &sock = socks.back();
         ASSERT_TRUE(sock.connect_from(ip, iface_sockaddr(*m_server)));
-        ASSERT_TRUE(sock.send_obj(
-            make_handshake(sock, wire::CONN_TO_IFACE, *m_server)));
-        wire::handshake_reply reply;
-        ASSERT_TRUE(recv_reply(sock.fd(), &reply));
-        ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
+        handshake_accepted(sock, *m_server);
         wire::hdr h = wire::make_hdr(GOOD_AM_ID, 1000);
         ASSERT_TRUE(sock.send_all(&h, bytes));
     }
@@ -467,6 +463,26 @@ protected:
             "the legitimate messages");
         flush_ep(*m_client, m_cs);
         flush_ep(*m_server, m_sc);
+    }
+
+    /* Three partial messages from 127.0.0.3, then @a num from 127.0.0.2,
+     * then a legitimate exchange: how many of each host's connections
+     * the server closed. */
+    void two_hosts(unsigned num, size_t *modest_closed, size_t *flood_closed)
+    {
+        std::list<raw_socket> flood, modest;
+
+        for (int i = 0; i < 3; ++i) {
+            hold_partial(modest, "127.0.0.3");
+        }
+        for (unsigned i = 0; i < num; ++i) {
+            hold_partial(flood, "127.0.0.2");
+            progress_for(1);
+        }
+        exchange(1, 8);
+        progress_for(20);
+        *modest_closed = count_closed(modest);
+        *flood_closed  = count_closed(flood);
     }
 
     unsigned iface_value(const char *name)
@@ -544,20 +560,12 @@ TEST_F(uct_tcp_share_small, one_host_cannot_starve_the_others)
  * floods: the peer over its share is the one that loses. */
 TEST_F(uct_tcp_share_small, the_host_over_its_share_loses)
 {
-    std::list<raw_socket> flood, modest;
     ucs::scoped_log_capture capture;
+    size_t modest, flood;
 
-    for (int i = 0; i < 3; ++i) {
-        hold_partial(modest, "127.0.0.3");
-    }
-    for (int i = 0; i < 30; ++i) {
-        hold_partial(flood, "127.0.0.2");
-        progress_for(1);
-    }
-    exchange(1, 8);
-    progress_for(20);
-    EXPECT_EQ(0u, count_closed(modest)) << "a host under its share lost";
-    EXPECT_EQ(30u - 4u, count_closed(flood));
+    two_hosts(30, &modest, &flood);
+    EXPECT_EQ(0u, modest) << "a host under its share lost";
+    EXPECT_EQ(30u - 4u, flood);
     EXPECT_EQ(0u, m_errs.count());
 }
 
@@ -577,20 +585,12 @@ protected:
 
 TEST_F(uct_tcp_share_pool, pool_low_takes_from_the_largest_holder)
 {
-    std::list<raw_socket> flood, modest;
     ucs::scoped_log_capture capture;
+    size_t modest, flood;
 
-    for (int i = 0; i < 3; ++i) {
-        hold_partial(modest, "127.0.0.3");
-    }
-    for (int i = 0; i < 20; ++i) {
-        hold_partial(flood, "127.0.0.2");
-        progress_for(1);
-    }
-    exchange(1, 8);
-    progress_for(20);
-    EXPECT_EQ(0u, count_closed(modest));
-    EXPECT_GE(count_closed(flood), 20u - 12u);
+    two_hosts(20, &modest, &flood);
+    EXPECT_EQ(0u, modest);
+    EXPECT_GE(flood, 20u - 12u);
     EXPECT_LE(iface_value("rx_partial_msgs"), 15u);
     EXPECT_EQ(0u, m_errs.count());
 }
@@ -611,11 +611,7 @@ protected:
         raw_socket sock;
 
         ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-        ASSERT_TRUE(
-            sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE, *server)));
-        wire::handshake_reply reply;
-        ASSERT_TRUE(recv_reply(sock.fd(), &reply));
-        ASSERT_EQ(wire::HS_ACCEPTED, reply.status);
+        handshake_accepted(sock, *server);
 
         ucs::scoped_log_capture capture;
         size_t mark = log_mark();
@@ -659,10 +655,7 @@ TEST_F(uct_tcp_stall, slow_put_that_keeps_moving_is_kept)
     raw_socket sock;
 
     ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-    ASSERT_TRUE(
-        sock.send_obj(make_handshake(sock, wire::CONN_TO_IFACE, *server)));
-    wire::handshake_reply reply;
-    ASSERT_TRUE(recv_reply(sock.fd(), &reply));
+    handshake_accepted(sock, *server);
 
     ucs::scoped_log_capture capture;
     const size_t chunk = 100, chunks = 12;
