@@ -601,6 +601,20 @@ TEST_F(uct_tcp_share_pool, pool_low_takes_from_the_largest_holder)
 
 class uct_tcp_stall : public uct_tcp {
 protected:
+    /* A connection to @a server that starts a PUT of @a length bytes
+     * (header included) with a key nobody has. */
+    void start_put(raw_socket &sock, const entity &server, uint32_t length)
+    {
+        wire::put_hdr put;
+
+        ASSERT_TRUE(sock.connect_to(iface_sockaddr(server)));
+        handshake_accepted(sock, server);
+        put.remote_addr = htole64(0x1000);
+        put.rkey        = htole64(0x42);
+        ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_PUT, length)));
+        ASSERT_TRUE(sock.send_obj(put));
+    }
+
     /* A peer announces a PUT of @a length bytes, sends 100 of them and
      * goes silent: its connection is closed after UCX_TCP_PEER_TIMEOUT,
      * not before. */
@@ -609,17 +623,10 @@ protected:
         ucs::scoped_setenv timeout("UCX_TCP_PEER_TIMEOUT", "300ms");
         entity *server = add_entity();
         raw_socket sock;
-
-        ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-        handshake_accepted(sock, *server);
-
         ucs::scoped_log_capture capture;
         size_t mark = log_mark();
-        wire::put_hdr put;
-        put.remote_addr = htole64(0x1000);
-        put.rkey        = htole64(0x42);
-        ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_PUT, length)));
-        ASSERT_TRUE(sock.send_obj(put));
+
+        start_put(sock, *server, length);
         std::string data(100, 'p');
         ASSERT_TRUE(sock.send_all(data.data(), data.size()));
 
@@ -653,18 +660,10 @@ TEST_F(uct_tcp_stall, slow_put_that_keeps_moving_is_kept)
     ucs::scoped_setenv timeout("UCX_TCP_PEER_TIMEOUT", "300ms");
     entity *server = add_entity();
     raw_socket sock;
-
-    ASSERT_TRUE(sock.connect_to(iface_sockaddr(*server)));
-    handshake_accepted(sock, *server);
-
     ucs::scoped_log_capture capture;
     const size_t chunk = 100, chunks = 12;
-    wire::put_hdr put;
-    put.remote_addr = htole64(0x1000);
-    put.rkey        = htole64(0x42);
-    ASSERT_TRUE(sock.send_obj(
-        wire::make_hdr(wire::OP_PUT, sizeof(put) + (chunk * chunks))));
-    ASSERT_TRUE(sock.send_obj(put));
+
+    start_put(sock, *server, sizeof(wire::put_hdr) + (chunk * chunks));
     std::string data(chunk, 'p');
     for (size_t i = 0; i < chunks; ++i) {
         ASSERT_TRUE(sock.send_all(data.data(), data.size()));
