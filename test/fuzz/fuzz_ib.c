@@ -62,6 +62,14 @@ int fuzz_ib_check_device_addr(const uct_ib_iface_t *iface,
     if (!uct_ib_iface_is_reachable_addr(iface, addr)) {
         return 0;
     }
+    /* nothing reserved: flags 0x01 RoCE, 0x02 v2, 0x04 IPv4 only; MTU
+     * 1 (256) to 5 (4096); LID (bytes 2-3) 0 on RoCE */
+    fuzz_check(!(addr->flags & 0xf8), "flags 0x%x reachable", addr->flags);
+    fuzz_check((addr->path_mtu >= 1) && (addr->path_mtu <= 5),
+               "MTU code %u reachable", addr->path_mtu);
+    fuzz_check(!(addr->flags & 0x01) || ((((const uint8_t *)addr)[2] |
+                                          ((const uint8_t *)addr)[3]) == 0),
+               "a RoCE address with a LID reachable");
     mtu = uct_ib_iface_peer_mtu(iface, addr);
     fuzz_check((mtu >= IBV_MTU_256) && (mtu <= iface->path_mtu),
                "peer MTU %d out of range", mtu);

@@ -17,8 +17,10 @@ uct_ib_iface_t *fuzz_ib_port(int roce);
 
 /**
  * Check a peer's device address from @a iface: it prints as a terminated
- * string; if reachable, the peer MTU is a verbs MTU no larger than ours
- * and the address handle carries our port (and our GRH on RoCE).
+ * string; if reachable, it sets nothing reserved (undefined flags, an MTU
+ * code that is not a verbs MTU, a LID on RoCE), the peer MTU is a verbs
+ * MTU no larger than ours and the address handle carries our port (and
+ * our GRH on RoCE).
  * @return whether the address is reachable.
  */
 int fuzz_ib_check_device_addr(const uct_ib_iface_t *iface,

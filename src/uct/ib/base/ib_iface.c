@@ -748,9 +748,16 @@ int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
     memcpy(&peer, addr, sizeof(peer));
     uct_ib_iface_pack_addr(iface, &ours);
 
+    /* nothing we do not define: flags, a verbs MTU, no LID on RoCE */
+    if ((peer.flags & (uint8_t)~flag_mask) ||
+        (uct_ib_mtu_bytes((enum ibv_mtu)peer.path_mtu) == 0) ||
+        ((peer.flags & UCT_IB_ADDR_FLAG_ROCE) && (peer.lid != 0))) {
+        return 0;
+    }
+
     if (!(ours.flags & UCT_IB_ADDR_FLAG_ROCE)) {
-        if (peer.flags & UCT_IB_ADDR_FLAG_ROCE) {
-            return 0;
+        if (peer.flags != 0) {
+            return 0; /* RoCE, or RoCE bits without it */
         }
         /* InfiniBand: the same subnet, or both routable */
         return !memcmp(ours.gid, peer.gid, 8) ||

@@ -460,6 +460,43 @@ TEST_F(uct_ib_iface_addr, infiniband_subnets)
     EXPECT_EQ(9u, ah.dlid);
 }
 
+/* An address with anything set that we do not define is not reachable:
+ * a flag bit beyond the three, RoCE bits on InfiniBand, an MTU code that
+ * is not a verbs MTU, a LID on RoCE */
+TEST_F(uct_ib_iface_addr, reserved_bits_unreachable)
+{
+    set_roce("10.78.0.1");
+    uct_ib_device_addr_t good = roce_addr("10.78.0.2");
+    ASSERT_TRUE(uct_ib_iface_is_reachable_addr(&m_iface, &good));
+    for (uint8_t bit = 0x08; bit != 0; bit = (uint8_t)(bit << 1)) {
+        uct_ib_device_addr_t bad = good;
+        bad.flags |= bit;
+        EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &bad))
+            << "flag 0x" << std::hex << (unsigned)bit;
+    }
+    for (uint8_t mtu : {0, 6, 7, 0xff}) {
+        uct_ib_device_addr_t bad = good;
+        bad.path_mtu             = mtu;
+        EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &bad))
+            << "mtu code " << (unsigned)mtu;
+    }
+    uct_ib_device_addr_t lid = good;
+    lid.lid                  = htole16(1);
+    EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &lid));
+
+    set_ib("fe80::2", 7);
+    uct_ib_device_addr_t ib = ib_addr("fe80::9", 9);
+    ASSERT_TRUE(uct_ib_iface_is_reachable_addr(&m_iface, &ib));
+    const unsigned flags[] = {UCT_IB_ADDR_FLAG_ROCEV2, UCT_IB_ADDR_FLAG_IPV4,
+                              0x10};
+    for (unsigned flag : flags) {
+        uct_ib_device_addr_t bad = ib;
+        bad.flags |= (uint8_t)flag;
+        EXPECT_FALSE(uct_ib_iface_is_reachable_addr(&m_iface, &bad))
+            << "flag 0x" << std::hex << (unsigned)flag;
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Interfaces on the Soft-RoCE devices (test/rxe/run.sh)
  */
