@@ -14,8 +14,10 @@
  * only filled for a reachable address, and then carries our port, our
  * GID index and a GRH on RoCE; the peer MTU is a valid verbs MTU no larger
  * than ours; an accepted ep address has a QP number > 1 and a window of
- * 1..32767; an accepted header has an AM id below 32 or the grant id, and
- * a short message is refused.
+ * 1..32767; an accepted header has an AM id below 32 or the grant id, a
+ * grant is the header alone, and a short message is refused. A reachable
+ * device address sets no flag we do not define, names a verbs MTU, and on
+ * RoCE no LID.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -86,7 +88,16 @@ static void fuzz_message(const uint8_t *data, size_t size)
     if (status == UCS_OK) {
         fuzz_check((am_id < UCT_AM_ID_MAX) || (am_id == UCT_RC_HDR_GRANT),
                    "AM id %u accepted", am_id);
+        fuzz_check((am_id != UCT_RC_HDR_GRANT) ||
+                       (size == sizeof(uct_rc_hdr_t)),
+                   "a %zu-byte grant accepted", size);
     } else {
+        fuzz_check(
+            (status != UCS_ERR_UNSUPPORTED) ||
+                ((size > sizeof(uct_rc_hdr_t)) && (msg[0] == UCT_RC_HDR_GRANT)),
+            "a %zu-byte message with AM id %u refused as a long "
+            "grant",
+            size, msg[0]);
         fuzz_check((am_id == 0xee) && (credits == 0),
                    "outputs set on a refused header");
     }

@@ -61,6 +61,9 @@ BEGIN_C_DECLS
 /** Most SGEs of a short iov (header + payload entries). */
 #define UCT_RC_MAX_IOV 16
 
+/** First PSNs drawn from the system's random source at once. */
+#define UCT_RC_PSN_BATCH 32
+
 /** The header of every send: the AM id, and AM credits handed back. */
 typedef struct uct_rc_hdr {
     uint8_t am_id;    /* < UCT_AM_ID_MAX, or UCT_RC_HDR_GRANT */
@@ -76,11 +79,12 @@ typedef struct uct_rc_ep_addr {
 
 /**
  * Check the header of a received message of @a length bytes (a peer's
- * input): long enough, and an AM id that a handler can have or a grant.
- * Outputs are set only on success.
+ * input): long enough, an AM id that a handler can have or a grant, and
+ * a grant is the header alone. Outputs are set only on success.
  *
  * @return UCS_OK; UCS_ERR_MESSAGE_TRUNCATED (shorter than the header);
- *         UCS_ERR_INVALID_PARAM (a bad AM id).
+ *         UCS_ERR_INVALID_PARAM (a bad AM id); UCS_ERR_UNSUPPORTED (bytes
+ *         after a grant's header).
  */
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_hdr_unpack(const void *buf,
                                                           size_t length,
@@ -93,9 +97,13 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_hdr_unpack(const void *buf,
     if (ucs_unlikely(length < sizeof(*hdr))) {
         return UCS_ERR_MESSAGE_TRUNCATED;
     }
-    if (ucs_unlikely((hdr->am_id >= UCT_AM_ID_MAX) &&
-                     (hdr->am_id != UCT_RC_HDR_GRANT))) {
-        return UCS_ERR_INVALID_PARAM;
+    if (ucs_unlikely(hdr->am_id >= UCT_AM_ID_MAX)) {
+        if (hdr->am_id != UCT_RC_HDR_GRANT) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (length != sizeof(*hdr)) {
+            return UCS_ERR_UNSUPPORTED;
+        }
     }
     memcpy(&credits, &hdr->credits, sizeof(credits));
     *am_id_p   = hdr->am_id;
@@ -211,6 +219,7 @@ struct uct_rc_ep {
     uint16_t grant_thresh; /* half the peer's window */
     uint8_t flags;         /* UCT_RC_EP_FLAG_* */
     int8_t status;         /* why it failed (ucs_status_t) */
+    uint32_t psn;          /* our first send PSN: random, 24 bits */
 };
 
 /**
@@ -242,8 +251,11 @@ struct uct_rc_iface {
         unsigned count;
         unsigned max;
     } grants;
-    uint64_t psn_seed; /* first PSNs derive from it */
-    int cq_available;  /* send CQ entries left */
+    struct {
+        uint32_t pool[UCT_RC_PSN_BATCH]; /* random, for the next eps */
+        unsigned left;                   /* unused at the pool's end */
+    } psn;
+    int cq_available; /* send CQ entries left */
     struct {
         unsigned posted; /* buffers in the SRQ */
         unsigned target; /* fill level, grows to queue_len */
@@ -536,12 +548,13 @@ uct_rc_ep_table_find(const uct_rc_ep_table_t *table, uint32_t qp_num)
     for ((_i) = 0; (_i) <= (_table)->mask; ++(_i)) \
         if (((_ep) = (_table)->slots[_i]) != NULL)
 
-/** The first send PSN of @a ep (24 bits, unpredictable to others). */
-static inline uint32_t uct_rc_ep_psn(const uct_rc_iface_t *iface,
-                                     const uct_rc_ep_t *ep)
-{
-    return (uint32_t)ucs_hash_u64(iface->psn_seed ^ ep->qp->qp_num) & 0xffffff;
-}
+/**
+ * A first send PSN for a new ep of @a iface: 24 random bits of their own,
+ * independent of the QP number and of every other ep's (the system's
+ * random source, UCT_RC_PSN_BATCH at a time). UCS_ERR_IO_ERROR when there
+ * are no random bytes.
+ */
+ucs_status_t uct_rc_iface_new_psn(uct_rc_iface_t *iface, uint32_t *psn_p);
 
 unsigned uct_rc_iface_progress(uct_iface_h tl_iface);
 

@@ -300,6 +300,10 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         ucs_error("rc_verbs: failed to allocate an endpoint");
         return UCS_ERR_NO_MEMORY;
     }
+    status = uct_rc_iface_new_psn(iface, &ep->psn);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
 
     memset(&qp_attr, 0, sizeof(qp_attr));
     qp_attr.qp_type          = IBV_QPT_RC;
@@ -382,7 +386,7 @@ ucs_status_t uct_rc_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
     uct_rc_iface_t *iface     = uct_rc_ep_iface(ep);
     uct_rc_ep_addr_t *rc_addr = (uct_rc_ep_addr_t *)addr;
     uint32_t qpn              = ep->qp->qp_num;
-    uint32_t psn              = uct_rc_ep_psn(iface, ep);
+    uint32_t psn              = ep->psn;
 
     rc_addr->qp_num[0] = (uint8_t)qpn;
     rc_addr->qp_num[1] = (uint8_t)(qpn >> 8);
@@ -456,7 +460,7 @@ ucs_status_t uct_rc_ep_connect_to_ep(uct_ep_h tl_ep,
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state      = IBV_QPS_RTS;
-    attr.sq_psn        = uct_rc_ep_psn(iface, ep);
+    attr.sq_psn        = ep->psn;
     attr.timeout       = iface->config.timeout;
     attr.retry_cnt     = iface->config.retry_count;
     attr.rnr_retry     = iface->config.rnr_retry;

@@ -313,6 +313,42 @@ void uct_rc_ep_table_remove(uct_rc_ep_table_t *table, uct_rc_ep_t *ep)
     --table->count;
 }
 
+/* ------------------------------------------------------------------------
+ * First PSNs
+ */
+
+ucs_status_t uct_rc_iface_new_psn(uct_rc_iface_t *iface, uint32_t *psn_p)
+{
+    if (iface->psn.left == 0) {
+        if (ucs_sys_random_bytes(iface->psn.pool, sizeof(iface->psn.pool)) !=
+            UCS_OK) {
+            ucs_error("rc_verbs %s: no random bytes for a first PSN; a "
+                      "guessable one would let others inject packets",
+                      iface->super.super.dev_name);
+            return UCS_ERR_IO_ERROR;
+        }
+        iface->psn.left = UCT_RC_PSN_BATCH;
+    }
+    /* each is used once, and the pool keeps no copy of it */
+    --iface->psn.left;
+    *psn_p = iface->psn.pool[iface->psn.left] & 0xffffff;
+    iface->psn.pool[iface->psn.left] = 0;
+    return UCS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Received messages
+ */
+
+/* Why a message was dropped (a status of uct_rc_hdr_unpack() or ours) */
+static const char *uct_rc_iface_rx_error(ucs_status_t status)
+{
+    if (status == UCS_ERR_UNSUPPORTED) {
+        return "bytes after a credit grant";
+    }
+    return ucs_status_string(status);
+}
+
 /* One received message */
 static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
 {
@@ -339,6 +375,17 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
         return;
     }
 
+    if (ucs_unlikely(wc->wc_flags & IBV_WC_WITH_IMM)) {
+        /* a send or an RDMA write with immediate data, which our sends
+         * never carry (a write leaves the buffer as it was) */
+        ucs_warn_limited(&iface->proto_log,
+                         "rc_verbs iface %s: dropped a %u-byte message "
+                         "from qp 0x%x: immediate data",
+                         iface->super.super.dev_name, wc->byte_len, wc->qp_num);
+        ucs_mpool_put(obj);
+        return;
+    }
+
     hdr    = uct_rx_desc_recv_buf(&iface->rx_layout, obj);
     status = uct_rc_hdr_unpack(hdr, wc->byte_len, &am_id, &credits);
     ep     = uct_rc_ep_table_find(&iface->eps, wc->qp_num);
@@ -349,7 +396,7 @@ static void uct_rc_iface_rx_one(uct_rc_iface_t *iface, struct ibv_wc *wc)
                              "rc_verbs iface %s: dropped "
                              "a %u-byte message from qp 0x%x: %s",
                              iface->super.super.dev_name, wc->byte_len,
-                             wc->qp_num, ucs_status_string(status));
+                             wc->qp_num, uct_rc_iface_rx_error(status));
         }
         ucs_mpool_put(obj);
         return;
@@ -991,10 +1038,6 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     status = uct_rc_ep_table_init(&iface->eps, 64);
     if (status != UCS_OK) {
         goto err_op_mp;
-    }
-    if (ucs_sys_random_bytes(&iface->psn_seed, sizeof(iface->psn_seed)) !=
-        UCS_OK) {
-        iface->psn_seed = ucs_get_time() ^ (uintptr_t)iface;
     }
     ucs_arbiter_init(&iface->arbiter);
     ucs_log_limit_init(&iface->proto_log);
