@@ -67,6 +67,7 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/queue.h>
 
+#include <endian.h>
 #include <string.h>
 
 BEGIN_C_DECLS
@@ -197,16 +198,62 @@ typedef struct uct_ud_pkt_info {
     uint32_t hdr_len; /* header and the type's fixed part */
 } uct_ud_pkt_info_t;
 
+/** The flags a packet of @a type may carry (what our senders set). */
+static inline uint8_t uct_ud_pkt_flags_allowed(uint8_t type)
+{
+    switch (type) {
+    case UCT_UD_PKT_CREQ:
+    case UCT_UD_PKT_CREP:
+        return 0;
+    case UCT_UD_PKT_NAK:
+    case UCT_UD_PKT_DISC:
+    case UCT_UD_PKT_DISC_REP:
+        return UCT_UD_PKT_FLAG_DENIED;
+    default: /* AM, PUT, ACK */
+        return UCT_UD_PKT_FLAG_DENIED | UCT_UD_PKT_FLAG_ACK_REQ;
+    }
+}
+
+/** Whether packets of @a type carry a sequence number (AM and PUT). */
+static inline int uct_ud_pkt_is_data(uint8_t type)
+{
+    return (type < UCT_AM_ID_MAX) || (type == UCT_UD_PKT_PUT);
+}
+
+/** The reserved byte of a control packet's fixed part, or NULL. */
+static inline const uint8_t *uct_ud_pkt_reserved(const uint8_t *body,
+                                                 uint8_t type)
+{
+    switch (type) {
+    case UCT_UD_PKT_CREQ:
+        return body + offsetof(uct_ud_creq_t, reserved);
+    case UCT_UD_PKT_CREP:
+        return body + offsetof(uct_ud_crep_t, reserved);
+    case UCT_UD_PKT_DISC:
+    case UCT_UD_PKT_DISC_REP:
+        return body + offsetof(uct_ud_disc_t, reserved);
+    default:
+        return NULL;
+    }
+}
+
 /**
  * Parse and check a packet: long enough for its type's fixed part, a known
- * type, CREQ exactly to UCT_UD_EP_ID_NONE and nothing else to it.
- * @return UCS_OK; UCS_ERR_MESSAGE_TRUNCATED; UCS_ERR_INVALID_PARAM.
+ * type, CREQ exactly to UCT_UD_EP_ID_NONE and nothing else to it; then
+ * nothing we do not define is set: only the flags of its type (see
+ * uct_ud_pkt_flags_allowed()), a zero sequence number on a packet that is
+ * not numbered (not AM or PUT), a zero ack_psn on a CREQ, zero reserved
+ * bytes, and no bytes after a control packet's fixed part.
+ * @return UCS_OK; UCS_ERR_MESSAGE_TRUNCATED; UCS_ERR_INVALID_PARAM (type,
+ *         destination); UCS_ERR_UNSUPPORTED (something reserved is set).
  */
 static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
                                             uct_ud_pkt_info_t *info)
 {
     const uct_ud_hdr_t *hdr = (const uct_ud_hdr_t *)buf;
-    uint8_t type;
+    const uint8_t *reserved;
+    uint16_t psn, ack_psn;
+    uint8_t type, flags;
     size_t fixed;
 
     if (length < sizeof(*hdr)) {
@@ -243,16 +290,47 @@ static inline ucs_status_t uct_ud_pkt_parse(const void *buf, size_t length,
     if (length < sizeof(*hdr) + fixed) {
         return UCS_ERR_MESSAGE_TRUNCATED;
     }
-    info->dest_id = uct_ud_u24_get(hdr->dest_id);
-    if ((type == UCT_UD_PKT_CREQ) != (info->dest_id == UCT_UD_EP_ID_NONE)) {
+    if ((type == UCT_UD_PKT_CREQ) !=
+        (uct_ud_u24_get(hdr->dest_id) == UCT_UD_EP_ID_NONE)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    info->type  = type;
-    info->flags = hdr->type & (uint8_t)~UCT_UD_PKT_TYPE_MASK;
-    memcpy(&info->psn, &hdr->psn, sizeof(info->psn));
-    memcpy(&info->ack_psn, &hdr->ack_psn, sizeof(info->ack_psn));
+    flags = hdr->type & (uint8_t)~UCT_UD_PKT_TYPE_MASK;
+    memcpy(&psn, &hdr->psn, sizeof(psn));
+    memcpy(&ack_psn, &hdr->ack_psn, sizeof(ack_psn));
+    reserved = uct_ud_pkt_reserved((const uint8_t *)(hdr + 1), type);
+    if ((flags & (uint8_t)~uct_ud_pkt_flags_allowed(type)) ||
+        (!uct_ud_pkt_is_data(type) &&
+         ((psn != 0) || (length != sizeof(*hdr) + fixed))) ||
+        ((type == UCT_UD_PKT_CREQ) && (ack_psn != 0)) ||
+        ((reserved != NULL) && (*reserved != 0))) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    info->dest_id = uct_ud_u24_get(hdr->dest_id);
+    info->type    = type;
+    info->flags   = flags;
+    info->psn     = psn;
+    info->ack_psn = ack_psn;
     info->hdr_len = (uint32_t)(sizeof(*hdr) + fixed);
     return UCS_OK;
+}
+
+/**
+ * Whether a CREQ's device address names the datagram's source: with a GRH
+ * (@a sgid, its source GID) the GIDs are equal; without one (InfiniBand
+ * within a subnet, @a sgid NULL) the LID is the sender's @a slid. An
+ * endpoint made for the request sends to that address, and takes packets
+ * only from it.
+ */
+static inline int uct_ud_creq_from_source(const uct_ud_creq_t *creq,
+                                          const uint8_t *sgid, uint16_t slid)
+{
+    uint16_t lid;
+
+    if (sgid != NULL) {
+        return !memcmp(sgid, creq->dev_addr.gid, 16);
+    }
+    memcpy(&lid, &creq->dev_addr.lid, sizeof(lid));
+    return le16toh(lid) == slid;
 }
 
 /**
@@ -288,11 +366,13 @@ static inline ucs_status_t uct_ud_grh_gids(const uint8_t *grh, int ipv4,
 /** Configuration (UCX_UD_VERBS_*, UCX_UD_*, UCX_IB_*). */
 typedef struct uct_ud_iface_config {
     uct_ib_iface_config_t super;
-    double timeout;        /* TIMEOUT: peer silence, s */
-    double resend_timeout; /* RESEND_TIMEOUT: first wait */
-    double timer_tick;     /* TIMER_TICK: sweep period */
-    unsigned tx_window;    /* TX_WINDOW */
-    unsigned max_peer_eps; /* MAX_PEER_EPS */
+    double timeout;                  /* TIMEOUT: peer silence, s */
+    double resend_timeout;           /* RESEND_TIMEOUT: first wait */
+    double timer_tick;               /* TIMER_TICK: sweep period */
+    unsigned tx_window;              /* TX_WINDOW */
+    unsigned max_peer_eps;           /* MAX_PEER_EPS */
+    unsigned long reorder_bufs;      /* REORDER_BUFS, or auto */
+    unsigned long peer_reorder_bufs; /* PEER_REORDER_BUFS, auto or inf */
 } uct_ud_iface_config_t;
 
 typedef struct uct_ud_verbs_iface_config {
@@ -433,6 +513,13 @@ typedef struct uct_ud_rx_desc {
     uint8_t hdr_len; /* async_rx, ooo: header and fixed part */
 } uct_ud_rx_desc_t;
 
+/** A remote QP holding packets after a gap (iface->ooo.peers). */
+typedef struct uct_ud_ooo_peer {
+    const uct_ud_ah_t *ah; /* NULL: a free slot */
+    uint32_t qp_num;
+    uint32_t held;
+} uct_ud_ooo_peer_t;
+
 /** The interface. */
 struct uct_ud_iface {
     uct_ib_iface_t super;
@@ -489,7 +576,11 @@ struct uct_ud_iface {
         uct_ud_rx_desc_t **slots; /* (ep id, psn) -> packet held */
         unsigned mask;            /*   after a gap; open addressing */
         unsigned count;
-        unsigned max; /* held at most (rx buffers) */
+        unsigned max;             /* REORDER_BUFS: held at most */
+        unsigned share;           /* PEER_REORDER_BUFS: by one peer */
+        uct_ud_ooo_peer_t *peers; /* (ah, remote QP) -> held; open */
+        unsigned peers_mask;      /*   addressing, only while > 0 */
+        unsigned num_peers;
     } ooo;
     ucs_queue_head_t async_comps; /* acked there, comp to call */
     volatile int async_fatal;     /* device failed (async) */
@@ -501,15 +592,20 @@ struct uct_ud_iface {
     unsigned armed;               /* UCT_EVENT_* the user waits for */
     ucs_log_limit_t proto_log;    /* bad packets from peers */
     struct {
-        uint64_t rx_dropped;   /* not accepted, any reason */
-        uint64_t rx_dup;       /* duplicates */
-        uint64_t rx_stale;     /* for eps destroyed here */
-        uint64_t rx_ooo;       /* after a gap */
-        uint64_t tx_resent;    /* packets sent again */
-        uint64_t put_denied;   /* PUTs refused by the key check */
-        uint64_t creq_denied;  /* CREQs without the secret */
-        uint64_t creq_refused; /* over MAX_PEER_EPS */
-        uint64_t disc_rx;      /* peers' eps gone */
+        uint64_t rx_dropped;    /* not accepted, any reason */
+        uint64_t rx_dup;        /* duplicates */
+        uint64_t rx_stale;      /* for eps destroyed here */
+        uint64_t rx_ooo;        /* held after a gap */
+        uint64_t rx_over_share; /* after a gap, its peer's share full */
+        uint64_t rx_evicted;    /* held, given up for a peer under its
+                                   share */
+        uint64_t rx_ooo_full;   /* after a gap, no room and nobody at
+                                   its share */
+        uint64_t tx_resent;     /* packets sent again */
+        uint64_t put_denied;    /* PUTs refused by the key check */
+        uint64_t creq_denied;   /* CREQs without the secret */
+        uint64_t creq_refused;  /* over MAX_PEER_EPS */
+        uint64_t disc_rx;       /* peers' eps gone */
     } stats;
     struct {
         size_t max_inline;
@@ -524,6 +620,7 @@ struct uct_ud_iface {
         ucs_time_t timer_tick;
         unsigned max_iov; /* SGEs of a send */
         int ipv4;         /* our GID is IPv4-mapped */
+        int roce;         /* our port is RoCE: datagrams carry a GRH */
     } config;
 };
 
@@ -627,15 +724,24 @@ uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
                                     const uct_ud_ah_t *ah, uint32_t qp_num,
                                     uint32_t conn_sn);
 
-/* Packets held after a gap: add (UCS_ERR_NO_RESOURCE when full or held
- * already), take the one of (ep, psn) out, drop all of an ep. */
+/*
+ * Packets held after a gap, counted per ep (ep->rx.ooo) and per peer: the
+ * remote QP (ah, dest_qpn) of the eps, shared by every ep of one peer
+ * interface. A peer holds at most ooo.share packets; when the table is
+ * full, a packet of a peer under its share takes the place of every
+ * packet held by a peer that holds its whole share (they are dropped: the
+ * sender resends them), never of a peer under its share.
+ */
 
-/** Hold @a rdesc under its (ep id, psn). */
-ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
+/** Hold @a rdesc (a packet of connected @a ep) under its (ep id, psn).
+ *  UCS_ERR_ALREADY_EXISTS: held already; UCS_ERR_EXCEEDS_LIMIT: the peer
+ *  holds its share; UCS_ERR_NO_RESOURCE: the table is full and no peer
+ *  holds its whole share. Counted in iface->stats. */
+ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                   uct_ud_rx_desc_t *rdesc);
 
-/** Take the held packet of (@a ep_id, @a psn) out, or NULL. */
-uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uint32_t ep_id,
+/** Take the held packet of (@a ep, @a psn) out, or NULL. */
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                         uint16_t psn);
 
 /** Whether the packet of (@a ep_id, @a psn) is held. */

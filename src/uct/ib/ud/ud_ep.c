@@ -946,15 +946,15 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
             ep->rx_flags |= UCT_UD_EP_RX_ACK_NOW;
         } else if (((uint16_t)(info->psn - ep->rx.expected) <
                     UCT_UD_TX_WINDOW_MAX) &&
-                   (uct_ud_iface_ooo_add(iface, rdesc) == UCS_OK)) {
+                   (uct_ud_iface_ooo_add(iface, ep, rdesc) == UCS_OK)) {
             /* held until the gap before it fills */
             ++iface->stats.rx_ooo;
-            ++ep->rx.ooo;
             ep->rx_flags |= UCT_UD_EP_RX_NAK;
             uct_ud_iface_queue_ack(iface, ep);
             return;
         } else {
-            ++iface->stats.rx_dropped; /* held already, or too many */
+            /* held already, its peer holds its share, or no room */
+            ++iface->stats.rx_dropped;
         }
         uct_ud_iface_queue_ack(iface, ep);
         goto out_put;
@@ -982,11 +982,10 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         if (ep->rx.ooo == 0) {
             break;
         }
-        rdesc = uct_ud_iface_ooo_take(iface, ep->id, ep->rx.expected);
+        rdesc = uct_ud_iface_ooo_take(iface, ep, ep->rx.expected);
         if (rdesc == NULL) {
             break;
         }
-        --ep->rx.ooo;
     }
     if (ep->rx.ooo == 0) {
         ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_NAK;

@@ -55,6 +55,24 @@ static ucs_config_field_t uct_ud_iface_config_table[] = {
      "Packets an endpoint may have unacknowledged (1-16384)",
      ucs_offsetof(uct_ud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
 
+    {"REORDER_BUFS", "auto",
+     "Receive buffers an interface keeps with packets that arrived after a "
+     "gap, over all its peers, until the gap fills (0 to RX_QUEUE_LEN; 0 "
+     "keeps none: such packets are dropped and resent). \"auto\": half of "
+     "RX_QUEUE_LEN",
+     ucs_offsetof(uct_ud_iface_config_t, reorder_bufs),
+     UCS_CONFIG_TYPE_ULUNITS},
+
+    {"PEER_REORDER_BUFS", "auto",
+     "Of REORDER_BUFS, the most one peer may hold; a peer is a remote "
+     "queue pair, the interface of one or more endpoints. Its packets "
+     "past that are dropped (and resent), and when REORDER_BUFS are all "
+     "taken, a packet of a peer under its share takes the place of all "
+     "those of a peer holding its whole share. \"auto\": a quarter of "
+     "REORDER_BUFS (at least 1); \"inf\": REORDER_BUFS",
+     ucs_offsetof(uct_ud_iface_config_t, peer_reorder_bufs),
+     UCS_CONFIG_TYPE_ULUNITS},
+
     {NULL}};
 
 ucs_config_field_t uct_ud_verbs_iface_config_table[] = {
@@ -281,6 +299,16 @@ static void uct_ud_iface_drop(uct_ud_iface_t *iface, const struct ibv_wc *wc,
                      why);
 }
 
+/* Why uct_ud_pkt_parse() refused a packet */
+static const char *uct_ud_iface_parse_error(ucs_status_t status)
+{
+    if (status == UCS_ERR_UNSUPPORTED) {
+        return "a reserved field, a flag its type does not define or bytes "
+               "after a control packet are set";
+    }
+    return ucs_status_string(status);
+}
+
 /* A CREQ: check the secret, then connect */
 static void uct_ud_iface_rx_creq_check(uct_ud_iface_t *iface,
                                        const struct ibv_wc *wc,
@@ -298,7 +326,7 @@ static void uct_ud_iface_rx_creq_check(uct_ud_iface_t *iface,
                           "interface's secret");
         return;
     }
-    if ((sgid != NULL) && memcmp(sgid, creq->dev_addr.gid, 16)) {
+    if (!uct_ud_creq_from_source(creq, sgid, wc->slid)) {
         uct_ud_iface_drop(iface, wc,
                           "a connection request whose address "
                           "is not its source");
@@ -337,6 +365,11 @@ static void uct_ud_iface_rx_one(uct_ud_iface_t *iface, struct ibv_wc *wc,
         goto out_put;
     }
     length = wc->byte_len - UCT_UD_GRH_LEN;
+    if (ucs_unlikely(wc->wc_flags & IBV_WC_WITH_IMM)) {
+        /* a field of the datagram that our packets do not have */
+        uct_ud_iface_drop(iface, wc, "immediate data");
+        goto out_put;
+    }
 
     if (wc->wc_flags & IBV_WC_GRH) {
         if ((uct_ud_grh_gids(grh, iface->config.ipv4, sgid, dgid) != UCS_OK) ||
@@ -345,11 +378,15 @@ static void uct_ud_iface_rx_one(uct_ud_iface_t *iface, struct ibv_wc *wc,
             goto out_put;
         }
         src_gid = sgid;
+    } else if (ucs_unlikely(iface->config.roce)) {
+        /* without the source GID, the peer is not known (LIDs are 0) */
+        uct_ud_iface_drop(iface, wc, "no GRH on RoCE");
+        goto out_put;
     }
 
     status = uct_ud_pkt_parse(packet, length, &info);
     if (ucs_unlikely(status != UCS_OK)) {
-        uct_ud_iface_drop(iface, wc, ucs_status_string(status));
+        uct_ud_iface_drop(iface, wc, uct_ud_iface_parse_error(status));
         goto out_put;
     }
 
@@ -969,6 +1006,7 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
     free(iface->conns.buckets);
     free(iface->acks.eps);
     free(iface->ooo.slots);
+    free(iface->ooo.peers);
     ucs_mpool_cleanup(&iface->marker_mp, 1);
     ucs_mpool_cleanup(&iface->tx_mp, 1);
     ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
@@ -1039,6 +1077,25 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
                   dev);
         return UCS_ERR_INVALID_PARAM;
     }
+    if ((config->reorder_bufs != UCS_ULUNITS_AUTO) &&
+        (config->reorder_bufs > iface->super.config.rx_queue_len)) {
+        if (config->reorder_bufs == UCS_ULUNITS_INF) {
+            ucs_error("UCX_UD_REORDER_BUFS=inf is out of range; use 0 to "
+                      "UCX_IB_RX_QUEUE_LEN (%u) or auto",
+                      iface->super.config.rx_queue_len);
+        } else {
+            ucs_error("UCX_UD_REORDER_BUFS=%lu is out of range; use 0 to "
+                      "UCX_IB_RX_QUEUE_LEN (%u) or auto",
+                      config->reorder_bufs, iface->super.config.rx_queue_len);
+        }
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (config->peer_reorder_bufs == 0) {
+        ucs_error("UCX_UD_PEER_REORDER_BUFS=0: a peer needs at least one "
+                  "buffer; use 1 or more, auto or inf (set "
+                  "UCX_UD_REORDER_BUFS=0 to keep no packet after a gap)");
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (iface->super.max_inline < sizeof(uct_ud_hdr_t) + sizeof(uint64_t)) {
         ucs_error("ud_verbs %s: inline data of %zu bytes is too small for "
                   "short messages; raise UCX_IB_TX_MIN_INLINE",
@@ -1062,6 +1119,21 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
     iface->config.ipv4 =
         (iface->super.gid_info.roce_version == UCT_IB_ROCE_V2) &&
         (iface->super.gid_info.af == AF_INET);
+    iface->config.roce = uct_ib_device_is_port_roce(
+        uct_ib_iface_device(&iface->super), iface->super.port_num);
+
+    /* the reorder table and the share of one peer */
+    iface->ooo.max = (config->reorder_bufs == UCS_ULUNITS_AUTO)
+                         ? iface->super.config.rx_queue_len / 2
+                         : (unsigned)config->reorder_bufs;
+    if (config->peer_reorder_bufs == UCS_ULUNITS_AUTO) {
+        iface->ooo.share = ucs_max(1, iface->ooo.max / 4);
+    } else if (config->peer_reorder_bufs == UCS_ULUNITS_INF) {
+        iface->ooo.share = ucs_max(1, iface->ooo.max);
+    } else {
+        iface->ooo.share = (unsigned)ucs_min(config->peer_reorder_bufs,
+                                             ucs_max(1, iface->ooo.max));
+    }
     return UCS_OK;
 }
 
@@ -1254,13 +1326,15 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     }
     iface->ahs.mask   = 15;
     iface->conns.mask = 63;
-    iface->ooo.max    = iface->super.config.rx_queue_len / 2;
     iface->ooo.mask   = 1;
     while (iface->ooo.mask < 2 * iface->ooo.max + 1) {
         iface->ooo.mask = (iface->ooo.mask << 1) | 1; /* at most half full */
     }
+    iface->ooo.peers_mask = iface->ooo.mask; /* a holder holds one at least */
     iface->ooo.slots = calloc(iface->ooo.mask + 1, sizeof(*iface->ooo.slots));
-    if (iface->ooo.slots == NULL) {
+    iface->ooo.peers =
+        calloc(iface->ooo.peers_mask + 1, sizeof(*iface->ooo.peers));
+    if ((iface->ooo.slots == NULL) || (iface->ooo.peers == NULL)) {
         ucs_error("ud_verbs %s: no memory for the reorder table",
                   iface->super.super.dev_name);
         status = UCS_ERR_NO_MEMORY;
@@ -1315,6 +1389,7 @@ err_qp:
 err_tables:
     ucs_arbiter_cleanup(&iface->arbiter);
     free(iface->ooo.slots);
+    free(iface->ooo.peers);
     free(iface->ahs.buckets);
     free(iface->conns.buckets);
     ucs_mpool_cleanup(&iface->marker_mp, 0);
@@ -1367,6 +1442,16 @@ static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)
                      "rx_out_of_order");
     uct_vfs_add_uint(iface, &iface->ooo.count, sizeof(iface->ooo.count),
                      "rx_held_after_gap");
+    uct_vfs_add_uint(iface, &iface->ooo.num_peers, sizeof(iface->ooo.num_peers),
+                     "rx_peers_holding");
+    uct_vfs_add_uint(iface, &iface->stats.rx_over_share,
+                     sizeof(iface->stats.rx_over_share), "rx_over_share");
+    uct_vfs_add_uint(iface, &iface->stats.rx_evicted,
+                     sizeof(iface->stats.rx_evicted), "rx_evicted");
+    uct_vfs_add_uint(iface, &iface->stats.rx_ooo_full,
+                     sizeof(iface->stats.rx_ooo_full), "rx_reorder_full");
+    uct_vfs_add_value(iface, iface->ooo.max, "reorder_bufs");
+    uct_vfs_add_value(iface, iface->ooo.share, "peer_reorder_bufs");
     uct_vfs_add_uint(iface, &iface->stats.tx_resent,
                      sizeof(iface->stats.tx_resent), "tx_resent");
     uct_vfs_add_uint(iface, &iface->stats.put_denied,

@@ -284,7 +284,10 @@ void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 
 /* ------------------------------------------------------------------------
  * Packets held after a gap: open addressing over (ep id, psn), removals
- * shift the entries after them back (no tombstones)
+ * shift the entries after them back (no tombstones). Beside them, what
+ * each peer (remote QP) holds, in the same kind of table keyed by
+ * (address handle, QP number), with an entry only while it holds
+ * something: at most ooo.max entries.
  */
 
 static UCS_F_ALWAYS_INLINE unsigned
@@ -309,28 +312,87 @@ static UCS_F_ALWAYS_INLINE int uct_ud_ooo_find(const uct_ud_iface_t *iface,
     return -1;
 }
 
+static unsigned uct_ud_ooo_peer_home(const uct_ud_iface_t *iface,
+                                     const uct_ud_ah_t *ah, uint32_t qp_num)
+{
+    return (unsigned)ucs_hash_u64((uintptr_t)ah ^ ucs_hash_u64(qp_num)) &
+           iface->ooo.peers_mask;
+}
+
+/* The entry of peer (@a ah, @a qp_num), or NULL when it holds nothing */
+static uct_ud_ooo_peer_t *uct_ud_ooo_peer_find(const uct_ud_iface_t *iface,
+                                               const uct_ud_ah_t *ah,
+                                               uint32_t qp_num)
+{
+    unsigned i = uct_ud_ooo_peer_home(iface, ah, qp_num);
+    uct_ud_ooo_peer_t *peer;
+
+    for (;;) {
+        peer = &iface->ooo.peers[i];
+        if (peer->ah == NULL) {
+            return NULL;
+        }
+        if ((peer->ah == ah) && (peer->qp_num == qp_num)) {
+            return peer;
+        }
+        i = (i + 1) & iface->ooo.peers_mask;
+    }
+}
+
+/* One more packet held by @a ep's peer (an entry is free: there are more
+ * than ooo.max, and each holder holds one packet at least) */
+static void uct_ud_ooo_peer_hold(uct_ud_iface_t *iface, const uct_ud_ep_t *ep)
+{
+    unsigned i = uct_ud_ooo_peer_home(iface, ep->ah, ep->dest_qpn);
+    uct_ud_ooo_peer_t *peer;
+
+    for (;;) {
+        peer = &iface->ooo.peers[i];
+        if (peer->ah == NULL) {
+            peer->ah     = ep->ah;
+            peer->qp_num = ep->dest_qpn;
+            peer->held   = 1;
+            ++iface->ooo.num_peers;
+            return;
+        }
+        if ((peer->ah == ep->ah) && (peer->qp_num == ep->dest_qpn)) {
+            ++peer->held;
+            return;
+        }
+        i = (i + 1) & iface->ooo.peers_mask;
+    }
+}
+
+/* One packet less held by @a ep's peer; its entry goes at zero */
+static void uct_ud_ooo_peer_release(uct_ud_iface_t *iface,
+                                    const uct_ud_ep_t *ep)
+{
+    uct_ud_ooo_peer_t *peers = iface->ooo.peers;
+    unsigned mask            = iface->ooo.peers_mask;
+    uct_ud_ooo_peer_t *peer = uct_ud_ooo_peer_find(iface, ep->ah, ep->dest_qpn);
+    unsigned i, j, home;
+
+    if ((peer == NULL) || (--peer->held != 0)) {
+        return;
+    }
+    /* remove: the entries after it move back where their probe allows */
+    i = (unsigned)(peer - peers);
+    memset(&peers[i], 0, sizeof(peers[i]));
+    --iface->ooo.num_peers;
+    for (j = (i + 1) & mask; peers[j].ah != NULL; j = (j + 1) & mask) {
+        home = uct_ud_ooo_peer_home(iface, peers[j].ah, peers[j].qp_num);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            peers[i] = peers[j];
+            memset(&peers[j], 0, sizeof(peers[j]));
+            i = j;
+        }
+    }
+}
+
 int uct_ud_iface_ooo_has(const uct_ud_iface_t *iface, uint32_t ep_id,
                          uint16_t psn)
 {
     return (iface->ooo.count != 0) && (uct_ud_ooo_find(iface, ep_id, psn) >= 0);
-}
-
-ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface,
-                                  uct_ud_rx_desc_t *rdesc)
-{
-    unsigned i;
-
-    if ((iface->ooo.count >= iface->ooo.max) ||
-        (uct_ud_ooo_find(iface, rdesc->ep_id, rdesc->psn) >= 0)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-    i = uct_ud_ooo_home(iface, rdesc->ep_id, rdesc->psn);
-    while (iface->ooo.slots[i] != NULL) {
-        i = (i + 1) & iface->ooo.mask;
-    }
-    iface->ooo.slots[i] = rdesc;
-    ++iface->ooo.count;
-    return UCS_OK;
 }
 
 static void uct_ud_ooo_remove_at(uct_ud_iface_t *iface, unsigned i)
@@ -354,7 +416,113 @@ static void uct_ud_ooo_remove_at(uct_ud_iface_t *iface, unsigned i)
     --iface->ooo.count;
 }
 
-uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uint32_t ep_id,
+/* Whether held packet @a rdesc is of @a only, or when NULL of an ep of
+ * peer (@a ah, @a qp_num); its ep in @a ep_p */
+static int uct_ud_ooo_match(uct_ud_iface_t *iface,
+                            const uct_ud_rx_desc_t *rdesc,
+                            const uct_ud_ah_t *ah, uint32_t qp_num,
+                            const uct_ud_ep_t *only, uct_ud_ep_t **ep_p)
+{
+    uct_ud_ep_t *ep = uct_ud_iface_ep(iface, rdesc->ep_id);
+
+    *ep_p = ep;
+    if (ep == NULL) {
+        return 0;
+    }
+    if (only != NULL) {
+        return ep == only;
+    }
+    return (ep->ah == ah) && (ep->dest_qpn == qp_num);
+}
+
+/*
+ * Releases every held packet of @a only, or when NULL of every ep of
+ * peer (@a ah, @a qp_num); returns how many. A removal moves later
+ * entries back, possibly to a slot the walk has passed (past the end of
+ * the table they wrap to its start), so walks repeat while a packet of
+ * theirs is left.
+ */
+static unsigned uct_ud_ooo_release(uct_ud_iface_t *iface, const uct_ud_ah_t *ah,
+                                   uint32_t qp_num, const uct_ud_ep_t *only)
+{
+    unsigned i, n, count = 0;
+    uct_ud_rx_desc_t *rdesc;
+    uct_ud_ep_t *ep;
+
+    do {
+        n = 0;
+        for (i = 0; i <= iface->ooo.mask; ++i) {
+            /* the slot again after a removal: another may move here */
+            while (((rdesc = iface->ooo.slots[i]) != NULL) &&
+                   uct_ud_ooo_match(iface, rdesc, ah, qp_num, only, &ep)) {
+                uct_ud_ooo_remove_at(iface, i);
+                uct_ud_ooo_peer_release(iface, ep);
+                --ep->rx.ooo;
+                ucs_mpool_put(rdesc);
+                ++n;
+            }
+        }
+        count += n;
+    } while ((n != 0) &&
+             ((only != NULL)
+                  ? (only->rx.ooo != 0)
+                  : (uct_ud_ooo_peer_find(iface, ah, qp_num) != NULL)));
+    return count;
+}
+
+/* The table is full: every packet of a peer that holds its whole share
+ * goes. Returns how many (0: every peer is under its share). */
+static unsigned uct_ud_ooo_evict(uct_ud_iface_t *iface)
+{
+    const uct_ud_ooo_peer_t *peer;
+    unsigned i, count;
+
+    for (i = 0; i <= iface->ooo.peers_mask; ++i) {
+        peer = &iface->ooo.peers[i];
+        if ((peer->ah != NULL) && (peer->held >= iface->ooo.share)) {
+            count = uct_ud_ooo_release(iface, peer->ah, peer->qp_num, NULL);
+            iface->stats.rx_evicted += count;
+            return count;
+        }
+    }
+    return 0;
+}
+
+ucs_status_t uct_ud_iface_ooo_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                  uct_ud_rx_desc_t *rdesc)
+{
+    const uct_ud_ooo_peer_t *peer;
+    unsigned i;
+
+    if ((iface->ooo.count != 0) &&
+        (uct_ud_ooo_find(iface, rdesc->ep_id, rdesc->psn) >= 0)) {
+        return UCS_ERR_ALREADY_EXISTS;
+    }
+    peer = (iface->ooo.count != 0)
+               ? uct_ud_ooo_peer_find(iface, ep->ah, ep->dest_qpn)
+               : NULL;
+    if ((peer != NULL) && (peer->held >= iface->ooo.share)) {
+        ++iface->stats.rx_over_share;
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    if ((iface->ooo.count >= iface->ooo.max) &&
+        ((iface->ooo.max == 0) || (uct_ud_ooo_evict(iface) == 0))) {
+        ++iface->stats.rx_ooo_full;
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    i = uct_ud_ooo_home(iface, rdesc->ep_id, rdesc->psn);
+    while (iface->ooo.slots[i] != NULL) {
+        i = (i + 1) & iface->ooo.mask;
+    }
+    iface->ooo.slots[i] = rdesc;
+    ++iface->ooo.count;
+    ++ep->rx.ooo;
+    uct_ud_ooo_peer_hold(iface, ep);
+    return UCS_OK;
+}
+
+uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                         uint16_t psn)
 {
     uct_ud_rx_desc_t *rdesc;
@@ -363,29 +531,21 @@ uct_ud_rx_desc_t *uct_ud_iface_ooo_take(uct_ud_iface_t *iface, uint32_t ep_id,
     if (iface->ooo.count == 0) {
         return NULL;
     }
-    i = uct_ud_ooo_find(iface, ep_id, psn);
+    i = uct_ud_ooo_find(iface, ep->id, psn);
     if (i < 0) {
         return NULL;
     }
     rdesc = iface->ooo.slots[i];
     uct_ud_ooo_remove_at(iface, (unsigned)i);
+    uct_ud_ooo_peer_release(iface, ep);
+    --ep->rx.ooo;
     return rdesc;
 }
 
 void uct_ud_iface_ooo_drop_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
-    uct_ud_rx_desc_t *rdesc;
-    unsigned i = 0;
-
-    while ((ep->rx.ooo != 0) && (i <= iface->ooo.mask)) {
-        rdesc = iface->ooo.slots[i];
-        if ((rdesc != NULL) && (rdesc->ep_id == ep->id)) {
-            uct_ud_ooo_remove_at(iface, i); /* another may move here */
-            ucs_mpool_put(rdesc);
-            --ep->rx.ooo;
-            continue;
-        }
-        ++i;
+    if (ep->rx.ooo != 0) {
+        (void)uct_ud_ooo_release(iface, NULL, 0, ep);
     }
     ep->rx.ooo = 0;
 }

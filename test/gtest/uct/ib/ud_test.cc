@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <endian.h>
 #include <poll.h>
 #include <stdexcept>
 #include <unistd.h>
@@ -109,6 +110,50 @@ std::vector<uint8_t> creq_packet(uint64_t secret, uint32_t src_id,
     memcpy(&creq.dev_addr, &dev_addr, sizeof(dev_addr));
     return ud_packet(UCT_UD_EP_ID_NONE, UCT_UD_PKT_CREQ, 0, 0, &creq,
                      sizeof(creq));
+}
+
+std::vector<uint8_t> crep_packet(uint32_t dest_id, uint32_t src_id,
+                                 uint32_t conn_sn)
+{
+    uct_ud_crep_t crep;
+
+    memset(&crep, 0, sizeof(crep));
+    uct_ud_u24_set(crep.src_id, src_id);
+    memcpy(&crep.conn_sn, &conn_sn, sizeof(conn_sn));
+    return ud_packet(dest_id, UCT_UD_PKT_CREP, 0, 0, &crep, sizeof(crep));
+}
+
+std::vector<uint8_t> disc_packet(uint32_t dest_id, uint8_t type,
+                                 uint32_t src_id)
+{
+    uct_ud_disc_t disc;
+
+    memset(&disc, 0, sizeof(disc));
+    uct_ud_u24_set(disc.src_id, src_id);
+    return ud_packet(dest_id, type, 0, 0, &disc, sizeof(disc));
+}
+
+uint8_t packet_type(const std::vector<uint8_t> &pkt)
+{
+    if (pkt.size() < sizeof(uct_ud_hdr_t)) {
+        return 0xff;
+    }
+    return pkt[offsetof(uct_ud_hdr_t, type)] & UCT_UD_PKT_TYPE_MASK;
+}
+
+bool parse_creq(const std::vector<uint8_t> &pkt, crep_info *info)
+{
+    uct_ud_creq_t creq;
+
+    if ((pkt.size() < sizeof(uct_ud_hdr_t) + sizeof(creq)) ||
+        (packet_type(pkt) != UCT_UD_PKT_CREQ)) {
+        return false;
+    }
+    memcpy(&creq, pkt.data() + sizeof(uct_ud_hdr_t), sizeof(creq));
+    info->dest_id = UCT_UD_EP_ID_NONE;
+    info->src_id  = uct_ud_u24_get(creq.src_id);
+    memcpy(&info->conn_sn, &creq.conn_sn, sizeof(info->conn_sn));
+    return true;
 }
 
 bool parse_crep(const std::vector<uint8_t> &pkt, crep_info *info)
@@ -212,7 +257,8 @@ raw_ud_qp::~raw_ud_qp()
 }
 
 void raw_ud_qp::send(const uct_ib_device_addr_t &dest, uint32_t qpn,
-                     const std::vector<uint8_t> &pkt, bool solicited)
+                     const std::vector<uint8_t> &pkt, bool solicited,
+                     const uint32_t *imm)
 {
     struct ibv_send_wr wr, *bad_wr;
     struct ibv_sge sge;
@@ -229,9 +275,12 @@ void raw_ud_qp::send(const uct_ib_device_addr_t &dest, uint32_t qpn,
     wr.wr_id      = SEND_WR_ID;
     wr.sg_list    = &sge;
     wr.num_sge    = 1;
-    wr.opcode     = IBV_WR_SEND;
+    wr.opcode     = (imm != NULL) ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED | (solicited ? IBV_SEND_SOLICITED : 0);
-    wr.wr.ud.ah   = ah(dest);
+    if (imm != NULL) {
+        wr.imm_data = htobe32(*imm);
+    }
+    wr.wr.ud.ah          = ah(dest);
     wr.wr.ud.remote_qpn  = qpn;
     wr.wr.ud.remote_qkey = UCT_UD_QKEY;
     if (ibv_post_send(m_qp, &wr, &bad_wr) != 0) {
@@ -534,13 +583,16 @@ uct_ud::ud_stats uct_ud::stats(const entity &e)
     ud_stats s;
 
     uct_ud_enter(iface);
-    s.rx_dropped  = iface->stats.rx_dropped;
-    s.rx_stale    = iface->stats.rx_stale;
-    s.rx_dup      = iface->stats.rx_dup;
-    s.rx_ooo      = iface->stats.rx_ooo;
-    s.tx_resent   = iface->stats.tx_resent;
-    s.put_denied  = iface->stats.put_denied;
-    s.creq_denied = iface->stats.creq_denied;
+    s.rx_dropped    = iface->stats.rx_dropped;
+    s.rx_stale      = iface->stats.rx_stale;
+    s.rx_dup        = iface->stats.rx_dup;
+    s.rx_ooo        = iface->stats.rx_ooo;
+    s.tx_resent     = iface->stats.tx_resent;
+    s.put_denied    = iface->stats.put_denied;
+    s.creq_denied   = iface->stats.creq_denied;
+    s.rx_over_share = iface->stats.rx_over_share;
+    s.rx_evicted    = iface->stats.rx_evicted;
+    s.rx_ooo_full   = iface->stats.rx_ooo_full;
     uct_ud_leave(iface);
     return s;
 }
@@ -606,7 +658,7 @@ uct_ib_device_addr_t uct_ud::dev_addr(const entity &e)
     return addr;
 }
 
-raw_ud_qp &uct_ud::raw_qp(const entity &e)
+std::unique_ptr<raw_ud_qp> uct_ud::new_raw_qp(const entity &e)
 {
     std::string dev = e.res().dev_name;
     size_t colon    = dev.find(':');
@@ -614,9 +666,90 @@ raw_ud_qp &uct_ud::raw_qp(const entity &e)
     if (colon != std::string::npos) {
         dev = dev.substr(0, colon);
     }
-    m_raw.reset(new raw_ud_qp(dev, ud(e)->super.port_num,
-                              ud(e)->super.gid_info.gid_index));
+    return std::unique_ptr<raw_ud_qp>(new raw_ud_qp(
+        dev, ud(e)->super.port_num, ud(e)->super.gid_info.gid_index));
+}
+
+raw_ud_qp &uct_ud::raw_qp(const entity &e)
+{
+    m_raw = new_raw_qp(e);
     return *m_raw;
+}
+
+bool uct_ud::raw_recv_type(entity &e, raw_ud_qp &raw, uint8_t type,
+                           std::vector<uint8_t> &pkt, double timeout)
+{
+    double deadline = now_sec() + timeout;
+
+    do {
+        e.progress();
+        while (raw.recv(pkt, 0)) {
+            if (packet_type(pkt) == type) {
+                return true;
+            }
+        }
+        usleep(1000);
+    } while (now_sec() < deadline);
+    return false;
+}
+
+bool uct_ud::raw_connect(entity &e, raw_peer &peer, uint32_t own_id)
+{
+    std::vector<uint8_t> pkt;
+    crep_info crep;
+
+    peer.qp     = new_raw_qp(e);
+    peer.own_id = own_id;
+    peer.qp->send(dev_addr(e), iface_qpn(e),
+                  creq_packet(iface_secret(e), own_id, 0, dev_addr(e)));
+    if (!raw_recv_type(e, *peer.qp, UCT_UD_PKT_CREP, pkt) ||
+        !parse_crep(pkt, &crep) || (crep.dest_id != own_id)) {
+        ADD_FAILURE() << "no connection reply to the raw peer";
+        return false;
+    }
+    peer.ep_id = crep.src_id;
+    return true;
+}
+
+void uct_ud::send_gap_packets(entity &e, raw_ud_qp &raw,
+                              const std::vector<std::vector<uint8_t>> &pkts)
+{
+    ud_stats before = stats(e);
+
+    for (const std::vector<uint8_t> &pkt : pkts) {
+        raw.send(dev_addr(e), iface_qpn(e), pkt);
+    }
+    wait_for(
+        [&] {
+            ud_stats now = stats(e);
+            return now.rx_ooo + now.rx_dropped >=
+                   before.rx_ooo + before.rx_dropped + pkts.size();
+        },
+        "the packets after a gap taken");
+}
+
+std::vector<uint64_t> uct_ud::headers_between(const am_recorder &rec,
+                                              uint64_t lo, uint64_t hi)
+{
+    std::vector<uint64_t> out;
+
+    for (uint64_t h : headers(rec)) {
+        if ((h >= lo) && (h < hi)) {
+            out.push_back(h);
+        }
+    }
+    return out;
+}
+
+unsigned uct_ud::held_by(const entity &e, uint32_t ep_id)
+{
+    uct_ud_iface_t *iface = ud(e);
+
+    uct_ud_enter(iface);
+    uct_ud_ep_t *ep = uct_ud_iface_ep(iface, ep_id);
+    unsigned held   = (ep != NULL) ? ep->rx.ooo : 0;
+    uct_ud_leave(iface);
+    return held;
 }
 
 void uct_ud::send_dropped(entity &e, raw_ud_qp &raw,
@@ -641,7 +774,10 @@ void uct_ud::expect_unchanged(const ud_stats &a, const ud_stats &b,
         {&ud_stats::rx_ooo, "rx_ooo"},
         {&ud_stats::tx_resent, "tx_resent"},
         {&ud_stats::put_denied, "put_denied"},
-        {&ud_stats::creq_denied, "creq_denied"}};
+        {&ud_stats::creq_denied, "creq_denied"},
+        {&ud_stats::rx_over_share, "rx_over_share"},
+        {&ud_stats::rx_evicted, "rx_evicted"},
+        {&ud_stats::rx_ooo_full, "rx_ooo_full"}};
 
     for (const auto &m : all) {
         if (std::find(changed.begin(), changed.end(), m.first) ==

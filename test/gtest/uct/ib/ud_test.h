@@ -24,6 +24,7 @@ extern "C" {
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -103,6 +104,13 @@ std::vector<uint8_t> creq_packet(uint64_t secret, uint32_t src_id,
                                  uint32_t conn_sn,
                                  const uct_ib_device_addr_t &dev_addr);
 
+std::vector<uint8_t> crep_packet(uint32_t dest_id, uint32_t src_id,
+                                 uint32_t conn_sn);
+
+/* A DISC or DISC_REP (@a type) from ep @a src_id to ep @a dest_id */
+std::vector<uint8_t> disc_packet(uint32_t dest_id, uint8_t type,
+                                 uint32_t src_id);
+
 /* What a CREP says */
 struct crep_info {
     uint32_t dest_id;
@@ -111,6 +119,19 @@ struct crep_info {
 };
 
 bool parse_crep(const std::vector<uint8_t> &pkt, crep_info *info);
+
+/* What a CREQ says: the requester's ep and its connection number */
+bool parse_creq(const std::vector<uint8_t> &pkt, crep_info *info);
+
+/* The type of a received packet (without flags), or 0xff when short */
+uint8_t packet_type(const std::vector<uint8_t> &pkt);
+
+/* A packet with something set that ud_verbs does not define */
+struct reserved_case {
+    std::string what;
+    std::vector<uint8_t> pkt;
+    bool imm; /* sent with immediate data */
+};
 
 /* ------------------------------------------------------------------------
  * A UD QP of our own on the device of an iface: its own context, PD, CQ
@@ -130,9 +151,11 @@ public:
         return m_qp->qp_num;
     }
 
-    /* Sends @a pkt to QP @a qpn at @a dest, waits for its completion */
+    /* Sends @a pkt to QP @a qpn at @a dest, waits for its completion;
+     * with @a imm, as a send with that immediate data */
     void send(const uct_ib_device_addr_t &dest, uint32_t qpn,
-              const std::vector<uint8_t> &pkt, bool solicited = false);
+              const std::vector<uint8_t> &pkt, bool solicited = false,
+              const uint32_t *imm = NULL);
 
     /* The next datagram (without the GRH area) within @a timeout s */
     bool recv(std::vector<uint8_t> &pkt, double timeout);
@@ -175,7 +198,15 @@ protected:
     /* The drop counters of an iface */
     struct ud_stats {
         uint64_t rx_dropped, rx_stale, rx_dup, rx_ooo, tx_resent, put_denied,
-            creq_denied;
+            creq_denied, rx_over_share, rx_evicted, rx_ooo_full;
+    };
+
+    /* A raw QP of the test that connected to an iface with its secret, as
+     * a peer does: the iface made a private ep whose peer it is */
+    struct raw_peer {
+        std::unique_ptr<raw_ud_qp> qp;
+        uint32_t own_id = 0; /* the ep id it said it has */
+        uint32_t ep_id  = 0; /* the iface's ep for it */
     };
 
     /* A peer process (see peer_process_main in ud_test.cc) */
@@ -217,6 +248,31 @@ protected:
     /* A UD QP of the test on @a e's device and GID */
     raw_ud_qp &raw_qp(const entity &e);
 
+    static std::unique_ptr<raw_ud_qp> new_raw_qp(const entity &e);
+
+    /* The next packet of @a type that @a raw gets within @a timeout s,
+     * progressing @a e meanwhile (others are skipped) */
+    bool raw_recv_type(entity &e, raw_ud_qp &raw, uint8_t type,
+                       std::vector<uint8_t> &pkt, double timeout = 5);
+
+    /* A new raw QP on @a e's device connects to @a e's iface as ep
+     * @a own_id (a CREQ with the secret, the CREP read). False (and a
+     * failure) when no CREP came. */
+    bool raw_connect(entity &e, raw_peer &peer, uint32_t own_id);
+
+    /* Sends @a pkts from @a raw to @a e, then progresses @a e until it
+     * took them: held after a gap or dropped (the count of both grew by
+     * their number) */
+    void send_gap_packets(entity &e, raw_ud_qp &raw,
+                          const std::vector<std::vector<uint8_t>> &pkts);
+
+    /* The headers of @a rec's messages in [@a lo, @a hi) */
+    static std::vector<uint64_t> headers_between(const am_recorder &rec,
+                                                 uint64_t lo, uint64_t hi);
+
+    /* Packets held after a gap by @a e's ep of id @a ep_id */
+    static unsigned held_by(const entity &e, uint32_t ep_id);
+
     /* Sends @a pkt from @a raw to @a e's QP; waits until @a e dropped it */
     void send_dropped(entity &e, raw_ud_qp &raw,
                       const std::vector<uint8_t> &pkt, ud_stats *before,
@@ -247,6 +303,15 @@ protected:
     /* test_ud_hostile.cc */
     void hostile_setup();
     void hostile_check_alive(uint64_t value, size_t expected_count);
+
+    /* Sends each case from @a raw to @a e: each is dropped and counted in
+     * rx_dropped alone, and @a check (given the case) still holds; the
+     * first drop's line in @a cap names the sender and says why */
+    void
+    send_reserved_cases(entity &e, raw_ud_qp &raw,
+                        const std::vector<reserved_case> &cases,
+                        const ucs::scoped_log_capture &cap,
+                        const std::function<void(const std::string &)> &check);
 
     /* test_ud.cc */
     void simultaneous_connect(bool hold_async);
