@@ -235,6 +235,9 @@ struct sc_ctx {
     double stall_limit;
     int err_handler;
     int verbose;
+    const char *addr_file; /* -a: where to write our addresses */
+    int linger;            /* -L: serve on after the client, until a
+                              signal */
 
     /* transport */
     ucs_async_context_t *async;
@@ -323,6 +326,13 @@ int sc_op_failed(sc_ctx_t *ctx, unsigned ep, const char *what,
                  ucs_status_t status);
 int sc_progress(sc_ctx_t *ctx);
 void sc_comp_cb(uct_completion_t *self);
+/* From now on SIGTERM and SIGINT end sc_serve() rather than the process
+ * (-L, once the client has gone) */
+void sc_catch_signals(void);
+/* Serves the interface (progress, sleeping on its event fd when nothing
+ * happens) until @a fd is readable (if >= 0) or sc_catch_signals() caught
+ * a signal. 0, or -1 if the run stopped. */
+int sc_serve(sc_ctx_t *ctx, int fd);
 ucs_status_t sc_post_ctrl(uct_ep_h ep, uint8_t id, const void *data,
                           size_t length);
 int sc_send_ctrl(sc_ctx_t *ctx, sc_stream_t *stream, uint8_t id,
@@ -332,6 +342,7 @@ int sc_send_ctrl(sc_ctx_t *ctx, sc_stream_t *stream, uint8_t id,
  * stream_oob.c: control connection, addresses, endpoints
  */
 
+int sc_addr_write(sc_ctx_t *ctx);
 int sc_oob_accept(sc_ctx_t *ctx);
 int sc_oob_connect(sc_ctx_t *ctx);
 int sc_oob_send(sc_ctx_t *ctx, const void *data, size_t length);

@@ -3,7 +3,8 @@
  * the client sends its parameters and both sides trade their transport
  * addresses (device, interface, one address per endpoint, the server's
  * PUT area and remote key); then the endpoints are created and connected.
- * During the stream only the server's verdict travels on it.
+ * During the stream only the server's verdict travels on it. With -a the
+ * device and interface addresses are also written to a file.
  */
 #define _GNU_SOURCE
 
@@ -123,6 +124,63 @@ static uint16_t sc_oob_local_port(int sock)
                      : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
+/* "KEY HEX" on a line of its own */
+static void sc_addr_write_hex(FILE *file, const char *key, const void *data,
+                              size_t length)
+{
+    const uint8_t *b = data;
+    size_t i;
+
+    fprintf(file, "%s ", key);
+    for (i = 0; i < length; ++i) {
+        fprintf(file, "%02x", b[i]);
+    }
+    fprintf(file, "\n");
+}
+
+/* -a: our device and interface addresses, written to a temporary name and
+ * renamed, so that whoever waits for the file reads it whole */
+int sc_addr_write(sc_ctx_t *ctx)
+{
+    size_t length = ctx->attr.device_addr_len + ctx->attr.iface_addr_len;
+    ucs_status_t status;
+    char tmp[4096];
+    FILE *file;
+    char *addr;
+
+    addr = calloc(1, length + 1);
+    if (addr == NULL) {
+        sc_stop(ctx, SC_EXIT_ERROR, "out of memory for the address");
+        return -1;
+    }
+    status =
+        uct_iface_get_device_address(ctx->iface, (uct_device_addr_t *)addr);
+    if ((status == UCS_OK) && (ctx->attr.iface_addr_len > 0)) {
+        status = uct_iface_get_address(
+            ctx->iface, (uct_iface_addr_t *)(addr + ctx->attr.device_addr_len));
+    }
+    if (status != UCS_OK) {
+        free(addr);
+        return sc_fail(ctx, "getting our transport address", status);
+    }
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp", ctx->addr_file);
+    file = fopen(tmp, "w");
+    if (file != NULL) {
+        sc_addr_write_hex(file, "dev", addr, ctx->attr.device_addr_len);
+        sc_addr_write_hex(file, "iface", addr + ctx->attr.device_addr_len,
+                          ctx->attr.iface_addr_len);
+    }
+    free(addr);
+    if ((file == NULL) || (fclose(file) != 0) ||
+        (rename(tmp, ctx->addr_file) != 0)) {
+        sc_stop(ctx, SC_EXIT_ERROR, "cannot write the address file %s: %s",
+                ctx->addr_file, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int sc_oob_accept(sc_ctx_t *ctx)
 {
     int lsock;
@@ -140,6 +198,12 @@ int sc_oob_accept(sc_ctx_t *ctx)
     }
     printf("server: %s/%s, waiting for a client on port %u\n", ctx->tl_name,
            ctx->dev_name, sc_oob_local_port(lsock));
+    /* a peer that connects to the interface before the client (tcp_hostile
+     * flood does) is served, not left in its listen backlog */
+    if (sc_serve(ctx, lsock) != 0) {
+        close(lsock);
+        return -1;
+    }
 
     do {
         ctx->sock = accept(lsock, NULL, NULL);

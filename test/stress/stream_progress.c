@@ -5,9 +5,13 @@
  */
 #include "stream_check.h"
 
+#include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+static volatile sig_atomic_t sc_signalled;
 
 ucs_status_t sc_err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
 {
@@ -188,6 +192,55 @@ int sc_progress(sc_ctx_t *ctx)
         return 0;
     }
     return sc_progress_check(ctx);
+}
+
+static void sc_on_signal(int sig)
+{
+    sc_signalled = 1;
+}
+
+void sc_catch_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = sc_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int sc_serve(sc_ctx_t *ctx, int fd)
+{
+    struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN},
+                            {.fd = -1, .events = POLLIN}};
+    int timeout_ms;
+
+    if (!(ctx->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD) ||
+        (uct_iface_event_fd_get(ctx->iface, &pfd[1].fd) != UCS_OK)) {
+        pfd[1].fd = -1;
+    }
+    while (!sc_signalled) {
+        timeout_ms = 0;
+        if (uct_worker_progress(ctx->worker) == 0) {
+            if (pfd[1].fd < 0) {
+                timeout_ms = 1;
+            } else if (uct_iface_event_arm(ctx->iface, UCT_EVENT_RECV) ==
+                       UCS_OK) {
+                timeout_ms = 100;
+            }
+        }
+        if ((poll(pfd, 2, timeout_ms) < 0) && (errno != EINTR)) {
+            sc_stop(ctx, SC_EXIT_ERROR, "poll failed: %s", strerror(errno));
+            return -1;
+        }
+        if (ctx->stopped) {
+            return -1; /* something came that must not have */
+        }
+        if ((fd >= 0) && (pfd[0].revents != 0)) {
+            break;
+        }
+    }
+    return 0;
 }
 
 void sc_comp_cb(uct_completion_t *self)

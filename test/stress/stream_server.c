@@ -312,5 +312,11 @@ int sc_server_run(sc_ctx_t *ctx)
         return -1;
     }
     sc_server_linger(ctx);
+    if (ctx->linger && !ctx->stopped) {
+        sc_catch_signals();
+        printf("server: the client has gone; serving the interface until "
+               "SIGTERM or SIGINT (-L)\n");
+        return sc_serve(ctx, -1);
+    }
     return 0;
 }

@@ -6,17 +6,23 @@
  * with every byte as sent.
  *
  *   server: uct_stream_check [-t TL] [-d DEV] [-p PORT] [-e] [-T SEC] [-v]
+ *               [-a FILE] [-L]
  *   client: uct_stream_check [-t TL] [-d DEV] [-p PORT] [-e] [-T SEC] [-v]
- *               [-c N] [-C iface|ep] [-m am|put|both] [-n COUNT | -b BYTES]
- *               [-s SIZE] [-k SECONDS] SERVER
+ *               [-a FILE] [-c N] [-C iface|ep] [-m am|put|both]
+ *               [-n COUNT | -b BYTES] [-s SIZE] [-k SECONDS] SERVER
  *
  * Both sides open the transport's interface on their device and trade
  * addresses over a plain TCP socket (the control connection, see
  * stream_oob.c): with CONNECT_TO_EP (when the interface can, or -C ep)
  * endpoint i of the client is connected to endpoint i of the server;
  * with CONNECT_TO_IFACE each side connects N endpoints to the other's
- * interface. Data flows from client to server; the server's endpoint i
- * carries the replies of stream i (HELLO and PUT round ACKs).
+ * interface. The server serves its interface while it waits for the
+ * client, so that whoever else connects to it meanwhile is handled; for
+ * tcp_hostile flood, which does, -a writes the device and interface
+ * addresses to a file and -L keeps the server serving after the client
+ * has gone, until SIGTERM or SIGINT. Data flows from client to server; the
+ * server's endpoint i carries the replies of stream i (HELLO and PUT round
+ * ACKs).
  *
  * Each endpoint carries its own stream (stream_client.c): data AMs start
  * with sc_msg_hdr_t (endpoint, sequence, length) and a pattern derived
@@ -51,7 +57,8 @@
 static void sc_usage(FILE *stream)
 {
     fprintf(stream,
-            "usage: %s [-t TL] [-d DEV] [-p PORT] [-e] [-T SEC] [-v]\n"
+            "usage: %s [-t TL] [-d DEV] [-p PORT] [-e] [-T SEC] [-v] [-a "
+            "FILE] [-L]\n"
             "           [-c N] [-C iface|ep] [-m am|put|both] [-n COUNT | "
             "-b BYTES]\n"
             "           [-s SIZE] [-k SEC] [SERVER]\n"
@@ -67,6 +74,11 @@ static void sc_usage(FILE *stream)
             "            or a failure is not confirmed by the error handler "
             "(with -e)\n"
             "  -v        print the connection mode and the size limits\n"
+            "  -a FILE   write our device and interface addresses to FILE "
+            "(hex)\n"
+            "server only:\n"
+            "  -L        after the client, serve the interface until SIGTERM "
+            "or SIGINT\n"
             "client only:\n"
             "  -c N      concurrent endpoints, each its own stream (default "
             "1, <= %d)\n"
@@ -126,7 +138,7 @@ static int sc_parse(sc_ctx_t *ctx, int argc, char **argv)
     int bytes_given = 0, c, choice;
     uint64_t value;
 
-    while ((c = getopt(argc, argv, "t:d:p:eT:vc:C:m:n:b:s:k:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:p:eT:va:Lc:C:m:n:b:s:k:h")) != -1) {
         switch (c) {
         case 't':
             ctx->tl_name = optarg;
@@ -151,6 +163,12 @@ static int sc_parse(sc_ctx_t *ctx, int argc, char **argv)
             break;
         case 'v':
             ctx->verbose = 1;
+            break;
+        case 'a':
+            ctx->addr_file = optarg;
+            break;
+        case 'L':
+            ctx->linger = 1;
             break;
         case 'c':
             if (sc_parse_uint(c, optarg, 1, SC_MAX_EPS, "an endpoint count",
@@ -280,7 +298,8 @@ int main(int argc, char **argv)
         return SC_EXIT_ERROR;
     }
 
-    if ((sc_md_open(&ctx) != 0) || (sc_iface_open(&ctx) != 0)) {
+    if ((sc_md_open(&ctx) != 0) || (sc_iface_open(&ctx) != 0) ||
+        ((ctx.addr_file != NULL) && (sc_addr_write(&ctx) != 0))) {
         goto out;
     }
     ret = sc_is_client(&ctx) ? sc_oob_connect(&ctx) : sc_oob_accept(&ctx);
