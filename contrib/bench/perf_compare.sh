@@ -165,7 +165,7 @@ build_ucx_harness() {
     ${CC:-cc} -O3 -std=gnu11 -I"$ucx_root/usr/include" -I"$top/test" \
         "$top/test/bench/tcp_ep_memory.c" "$top/test/common/uct_md_find.c" \
         -o "$ucx_root/tcp_ep_memory" -L"$ucx_lib" \
-        -Wl,-rpath-link,"$ucx_lib" -Wl,-rpath,"$ucx_lib" -luct -lucs ||
+        -Wl,-rpath-link,"$ucx_lib" -Wl,-rpath,"$ucx_lib" -luct -lucs -lm ||
         die "tcp_ep_memory does not build against UCX 1.13 in $ucx_root"
 }
 

@@ -406,7 +406,9 @@ enum {
  * GETs, flushes or acknowledgements are outstanding, and while a large
  * PUT is streamed into memory. Allocated on first use (uct_tcp_ep_ext_get)
  * and freed by the iface housekeeping once the ep is idle again, so an
- * idle connected ep carries none of it.
+ * idle connected ep carries none of it. Kept to 152 bytes like the ep:
+ * glibc then gives both the same 160-byte block, and an ep made later in
+ * the block of a freed ext does not take a larger one whole.
  */
 typedef struct uct_tcp_ep_ext {
     ucs_list_link_t list; /* in iface->ext_list */
@@ -418,7 +420,6 @@ typedef struct uct_tcp_ep_ext {
     uint32_t ack_reqs_sent;
     uint32_t acks_received;
     uint32_t peer_id; /* CONNECT_TO_EP peer */
-    uint32_t conn_retries;
     uint64_t peer_cookie;
     ucs_time_t conn_deadline;     /* no connect retry after it */
     uint64_t rx_stream_left;      /* bytes of the PUT or GET_RESP
@@ -428,6 +429,7 @@ typedef struct uct_tcp_ep_ext {
                                      of a refused PUT, dropped */
     uint64_t rx_stream_key;       /* PUT: checked per chunk */
     uct_tcp_sockaddr_t peer_addr; /* peer being connected to */
+    uint8_t conn_retries;         /* UCX_TCP_MAX_CONN_RETRIES <= 255 */
 } uct_tcp_ep_ext_t;
 
 /* Kept to 152 bytes (a 160-byte heap block): what is not needed by an

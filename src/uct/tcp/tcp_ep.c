@@ -87,6 +87,8 @@ void uct_tcp_ep_close_socket(uct_tcp_ep_t *ep)
 
 _Static_assert(sizeof(uct_tcp_ep_t) <= 152,
                "an idle tcp ep must fit a 160-byte heap block");
+_Static_assert(sizeof(uct_tcp_ep_ext_t) <= 152,
+               "the side state must fit the heap block of an ep");
 
 int uct_tcp_ep_peer_addr(const uct_tcp_ep_t *ep, uct_tcp_sockaddr_t *addr)
 {
