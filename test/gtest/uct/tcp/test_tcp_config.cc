@@ -3,6 +3,7 @@
  */
 #include "tcp_test.h"
 
+#include <climits>
 #include <utility>
 
 /* ------------------------------------------------------------------------
@@ -23,11 +24,13 @@ TEST_F(uct_tcp_config, rows_exist)
     uct_iface_config_t *config;
 
     ASSERT_EQ(UCS_OK, read_config(*e, &config));
-    for (const char *name :
-         {"SNDBUF", "RCVBUF", "NODELAY", "TX_SEG_SIZE", "RX_SEG_SIZE",
-          "MAX_IOV", "SENDV_THRESH", "PUT_ENABLE", "KEEPIDLE", "KEEPINTVL",
-          "KEEPCNT", "SYN_CNT", "MAX_CONN_RETRIES", "CONN_TIMEOUT",
-          "PORT_RANGE", "BACKLOG", "AF_PRIO"}) {
+    for (const char *name : {"SNDBUF",           "RCVBUF",       "NODELAY",
+                             "TX_SEG_SIZE",      "RX_SEG_SIZE",  "MAX_IOV",
+                             "SENDV_THRESH",     "PUT_ENABLE",   "KEEPIDLE",
+                             "KEEPINTVL",        "KEEPCNT",      "SYN_CNT",
+                             "MAX_CONN_RETRIES", "CONN_TIMEOUT", "PORT_RANGE",
+                             "BACKLOG",          "AF_PRIO",      "PEER_TIMEOUT",
+                             "MAX_BUFS",         "PEER_MAX_BUFS"}) {
         char value[256] = "";
         EXPECT_EQ(UCS_OK, uct_config_get(config, name, value, sizeof(value)))
             << "UCX_TCP_" << name;
@@ -46,7 +49,8 @@ TEST_F(uct_tcp_config, bad_values_rejected)
              {"RX_SEG_SIZE", "big"},
              {"MAX_CONN_RETRIES", "many"},
              {"CONN_TIMEOUT", "soon"},
-             {"KEEPIDLE", "1 fortnight"}}) {
+             {"KEEPIDLE", "1 fortnight"},
+             {"PEER_MAX_BUFS", "lots"}}) {
         std::string var = "UCX_TCP_" + var_value.first;
         SCOPED_TRACE(var + "=" + var_value.second);
         ucs::scoped_setenv env(var.c_str(), var_value.second.c_str());
@@ -82,4 +86,34 @@ TEST_F(uct_tcp_config, values_from_environment)
     ASSERT_EQ(UCS_OK, uct_config_get(config, "MAX_IOV", value, sizeof(value)));
     EXPECT_STREQ("3", value);
     uct_config_release(config);
+}
+
+/* A peer's share of the receive buffers: a quarter of the pool by
+ * default, a number, or no limit; values that leave no room are refused
+ * when the iface opens, naming the variable. */
+TEST_F(uct_tcp_config, peer_share_of_receive_buffers)
+{
+    for (auto c : std::vector<std::vector<std::string>>{
+             {"4096", "auto", "1024"},
+             {"16", "auto", "4"},
+             {"3", "auto", "1"},
+             {"16", "7", "7"},
+             {"16", "inf", std::to_string(UINT_MAX)},
+             {"0", "auto", std::to_string(UINT_MAX)}}) {
+        SCOPED_TRACE("MAX_BUFS=" + c[0] + " PEER_MAX_BUFS=" + c[1]);
+        ucs::scoped_setenv bufs("UCX_TCP_MAX_BUFS", c[0].c_str());
+        ucs::scoped_setenv share("UCX_TCP_PEER_MAX_BUFS", c[1].c_str());
+        entity *e = add_entity();
+        EXPECT_EQ(c[2] + "\n", iface_file(*e, "rx_peer_max_bufs"));
+        remove_entity(e);
+    }
+
+    for (auto c : std::vector<std::pair<std::string, std::string>>{
+             {"UCX_TCP_PEER_MAX_BUFS", "0"}, {"UCX_TCP_MAX_BUFS", "1"}}) {
+        SCOPED_TRACE(c.first + "=" + c.second);
+        ucs::scoped_setenv env(c.first.c_str(), c.second.c_str());
+        ucs::scoped_log_capture capture;
+        EXPECT_ANY_THROW(add_entity()) << "the iface opened";
+        EXPECT_TRUE(capture.contains(c.first + "=" + c.second));
+    }
 }
