@@ -313,10 +313,34 @@ static int hx_tgt_write_addr(hx_tgt_t *ctx)
     return 0;
 }
 
+/* Connects the endpoints of @a side to those of the other side */
+static int hx_tgt_connect(hx_tgt_t *ctx, unsigned side)
+{
+    char dev[64], addr[64];
+    ucs_status_t status;
+    unsigned i;
+
+    status = uct_iface_get_device_address(ctx->iface[!side],
+                                          (uct_device_addr_t *)dev);
+    for (i = 0; (i < ctx->num_eps) && (status == UCS_OK); ++i) {
+        status = uct_ep_get_address(ctx->eps[!side][i], (uct_ep_addr_t *)addr);
+        if (status == UCS_OK) {
+            status = uct_ep_connect_to_ep(ctx->eps[side][i],
+                                          (uct_device_addr_t *)dev,
+                                          (uct_ep_addr_t *)addr);
+        }
+    }
+    if (status != UCS_OK) {
+        return hx_tgt_fail(side ? "connecting Y's endpoints"
+                                : "connecting X's endpoints",
+                           status);
+    }
+    return 0;
+}
+
 /* Endpoints of both sides; X's are connected to Y's */
 static int hx_tgt_eps_create(hx_tgt_t *ctx)
 {
-    char dev[64], addr[64];
     uct_ep_params_t params;
     ucs_status_t status;
     unsigned side, i;
@@ -337,21 +361,7 @@ static int hx_tgt_eps_create(hx_tgt_t *ctx)
             }
         }
     }
-
-    status =
-        uct_iface_get_device_address(ctx->iface[1], (uct_device_addr_t *)dev);
-    for (i = 0; (i < ctx->num_eps) && (status == UCS_OK); ++i) {
-        status = uct_ep_get_address(ctx->eps[1][i], (uct_ep_addr_t *)addr);
-        if (status == UCS_OK) {
-            status =
-                uct_ep_connect_to_ep(ctx->eps[0][i], (uct_device_addr_t *)dev,
-                                     (uct_ep_addr_t *)addr);
-        }
-    }
-    if (status != UCS_OK) {
-        return hx_tgt_fail("connecting X's endpoints", status);
-    }
-    return 0;
+    return hx_tgt_connect(ctx, 0);
 }
 
 static void hx_tgt_flush_done(uct_completion_t *self)
@@ -364,7 +374,6 @@ static void hx_tgt_flush_done(uct_completion_t *self)
 static int hx_tgt_traffic(hx_tgt_t *ctx)
 {
     double deadline = hx_now() + HX_TGT_RUN_LIMIT;
-    char dev[64], addr[64];
     hx_tgt_flush_t *flush;
     uint64_t total = ctx->msgs * ctx->num_eps, sent = 0;
     uint32_t index;
@@ -372,18 +381,8 @@ static int hx_tgt_traffic(hx_tgt_t *ctx)
     unsigned i;
     int ret = -1;
 
-    status =
-        uct_iface_get_device_address(ctx->iface[0], (uct_device_addr_t *)dev);
-    for (i = 0; (i < ctx->num_eps) && (status == UCS_OK); ++i) {
-        status = uct_ep_get_address(ctx->eps[0][i], (uct_ep_addr_t *)addr);
-        if (status == UCS_OK) {
-            status =
-                uct_ep_connect_to_ep(ctx->eps[1][i], (uct_device_addr_t *)dev,
-                                     (uct_ep_addr_t *)addr);
-        }
-    }
-    if (status != UCS_OK) {
-        return hx_tgt_fail("connecting Y's endpoints", status);
+    if (hx_tgt_connect(ctx, 1) != 0) {
+        return -1;
     }
 
     /* message k goes on endpoint k % N: the endpoints interleave */
@@ -440,12 +439,12 @@ out:
 static int hx_tgt_report(const hx_tgt_t *ctx)
 {
     uint64_t total = ctx->msgs * ctx->num_eps, others = 0;
-    char list[512] = "";
-    size_t len     = 0;
+    char list[HX_AM_ID_MAX * 32] = ""; /* ", id 31: N" each */
+    size_t len                   = 0;
     unsigned i;
 
     for (i = 0; i < HX_AM_ID_MAX; ++i) {
-        if (ctx->others[i] > 0) {
+        if ((ctx->others[i] > 0) && (len < sizeof(list))) {
             len += (size_t)snprintf(list + len, sizeof(list) - len,
                                     "%sid %u: %llu", (others > 0) ? ", " : " (",
                                     i, (unsigned long long)ctx->others[i]);
