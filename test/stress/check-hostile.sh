@@ -236,7 +236,7 @@ flood() {
         return
     fi
     start "$flog" $PEER_CPU "$TCP_HOSTILE" flood -V "$HOSTILE_PROTO" \
-        -c "$conns" -s 5 "$addr"
+        -c "$conns" -s 5 -t 120 "$addr"
     fpid=$PID
     for i in $(seq 600); do
         grep -qs '^flood: holding' "$flog" && break

@@ -63,6 +63,7 @@ typedef struct {
     /* counters of the setup, then of the run */
     unsigned early;  /* closed before the reply, or refused */
     unsigned failed; /* could not connect */
+    int error;       /* errno of the last of those */
     unsigned closed; /* by the target, while holding */
     unsigned reopened;
     unsigned long refreshes;
@@ -119,6 +120,7 @@ static void hx_flood_open(hx_flood_t *f, unsigned i, double now)
 
     fd = hx_connect(&f->t, 1 + (i % f->sources));
     if (fd < 0) {
+        f->error = errno;
         ++f->failed;
         return;
     }
@@ -126,6 +128,7 @@ static void hx_flood_open(hx_flood_t *f, unsigned i, double now)
     len = hx_handshake_pack(&f->t, &hs, buf);
     memcpy(buf + len, f->header, HX_FLOOD_HALF);
     if (hx_send_all(fd, buf, len + HX_FLOOD_HALF) != 0) {
+        f->error = errno;
         ++f->failed;
         close(fd);
         return;
@@ -317,9 +320,10 @@ int hx_flood_main(int argc, char **argv)
     printf("flood: holding %u of %lu connections from %lu addresses "
            "(127.0.0.2-%lu), each with a partial message, after %.1f s (the "
            "target closed %u holding, %u before the reply; %u could not "
-           "connect)\n",
+           "connect%s%s)\n",
            hx_flood_count(&f, HX_FLOOD_HOLDING), f.conns, f.sources,
-           1 + f.sources, hx_now() - start, f.closed, f.early, f.failed);
+           1 + f.sources, hx_now() - start, f.closed, f.early, f.failed,
+           (f.failed > 0) ? ": " : "", (f.failed > 0) ? strerror(f.error) : "");
     fflush(stdout);
 
     f.closed = f.early = f.failed = 0;

@@ -36,7 +36,7 @@
 
 #define HX_TGT_AM_ID     1     /* the legitimate peers' messages */
 #define HX_TGT_AM_LEN    12    /* sequence number, endpoint index */
-#define HX_TGT_WAIT_GO   300.0 /* seconds without SIGUSR1: give up */
+#define HX_TGT_WAIT_GO   120.0 /* seconds without SIGUSR1: give up */
 #define HX_TGT_RUN_LIMIT 20.0  /* seconds for the legitimate traffic */
 
 typedef struct hx_tgt hx_tgt_t;

@@ -327,12 +327,13 @@ int sc_op_failed(sc_ctx_t *ctx, unsigned ep, const char *what,
 int sc_progress(sc_ctx_t *ctx);
 void sc_comp_cb(uct_completion_t *self);
 /* From now on SIGTERM and SIGINT end sc_serve() rather than the process
- * (-L, once the client has gone) */
+ * (-L, from the verdict on) */
 void sc_catch_signals(void);
 /* Serves the interface (progress, sleeping on its event fd when nothing
- * happens) until @a fd is readable (if >= 0) or sc_catch_signals() caught
- * a signal. 0, or -1 if the run stopped. */
-int sc_serve(sc_ctx_t *ctx, int fd);
+ * happens) until @a fd is readable (if >= 0), sc_catch_signals() caught a
+ * signal, or @a deadline (sc_now(), if > 0) passed. 0, or -1 if the run
+ * stopped. */
+int sc_serve(sc_ctx_t *ctx, int fd, double deadline);
 ucs_status_t sc_post_ctrl(uct_ep_h ep, uint8_t id, const void *data,
                           size_t length);
 int sc_send_ctrl(sc_ctx_t *ctx, sc_stream_t *stream, uint8_t id,

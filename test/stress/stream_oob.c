@@ -200,7 +200,7 @@ int sc_oob_accept(sc_ctx_t *ctx)
            ctx->dev_name, sc_oob_local_port(lsock));
     /* a peer that connects to the interface before the client (tcp_hostile
      * flood does) is served, not left in its listen backlog */
-    if (sc_serve(ctx, lsock) != 0) {
+    if (sc_serve(ctx, lsock, 0) != 0) {
         close(lsock);
         return -1;
     }

@@ -209,7 +209,7 @@ void sc_catch_signals(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-int sc_serve(sc_ctx_t *ctx, int fd)
+int sc_serve(sc_ctx_t *ctx, int fd, double deadline)
 {
     struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN},
                             {.fd = -1, .events = POLLIN}};
@@ -237,6 +237,9 @@ int sc_serve(sc_ctx_t *ctx, int fd)
             return -1; /* something came that must not have */
         }
         if ((fd >= 0) && (pfd[0].revents != 0)) {
+            break;
+        }
+        if ((deadline > 0) && (sc_now() > deadline)) {
             break;
         }
     }

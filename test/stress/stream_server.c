@@ -308,15 +308,20 @@ int sc_server_run(sc_ctx_t *ctx)
            (elapsed > 0) ? (bytes / elapsed / 1e6) : 0.0);
     printf("OK %llu bytes %llu messages %u endpoints\n",
            (unsigned long long)bytes, (unsigned long long)msgs, ctx->num_eps);
+    if (ctx->linger) {
+        /* from the verdict on, a signal ends the serving below, not the
+         * process */
+        sc_catch_signals();
+    }
     if (sc_oob_send(ctx, "K", 1) != 0) {
         return -1;
     }
     sc_server_linger(ctx);
     if (ctx->linger && !ctx->stopped) {
-        sc_catch_signals();
         printf("server: the client has gone; serving the interface until "
-               "SIGTERM or SIGINT (-L)\n");
-        return sc_serve(ctx, -1);
+               "SIGTERM or SIGINT, at most %.0f s (-L, -T)\n",
+               ctx->stall_limit);
+        return sc_serve(ctx, -1, sc_now() + ctx->stall_limit);
     }
     return 0;
 }

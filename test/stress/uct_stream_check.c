@@ -20,9 +20,9 @@
  * client, so that whoever else connects to it meanwhile is handled; for
  * tcp_hostile flood, which does, -a writes the device and interface
  * addresses to a file and -L keeps the server serving after the client
- * has gone, until SIGTERM or SIGINT. Data flows from client to server; the
- * server's endpoint i carries the replies of stream i (HELLO and PUT round
- * ACKs).
+ * has gone, until SIGTERM or SIGINT (or -T seconds). Data flows from client to
+ * server; the server's endpoint i carries the replies of stream i (HELLO and
+ * PUT round ACKs).
  *
  * Each endpoint carries its own stream (stream_client.c): data AMs start
  * with sc_msg_hdr_t (endpoint, sequence, length) and a pattern derived
@@ -79,6 +79,7 @@ static void sc_usage(FILE *stream)
             "server only:\n"
             "  -L        after the client, serve the interface until SIGTERM "
             "or SIGINT\n"
+            "            (at most -T seconds)\n"
             "client only:\n"
             "  -c N      concurrent endpoints, each its own stream (default "
             "1, <= %d)\n"
