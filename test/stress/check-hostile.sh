@@ -7,8 +7,11 @@
 #      legitimate peers still get every message, few (rate-limited) lines
 #   2. flood: 4,100 connections from 5 other loopback addresses hold
 #      partial messages while uct_stream_check streams and flushes (it
-#      must see no error, every message must arrive once); then the same
-#      with UCX_TCP_MAX_BUFS=16 and 64 connections
+#      must see no error, every message must arrive once); then 4,100
+#      from 127.0.0.1, the legitimate client's own host (one peer to the
+#      server, far over its share: the client's connections, read most
+#      recently, are not the ones it loses); then UCX_TCP_MAX_BUFS=16 and
+#      64 connections from the other addresses
 #   3. stall: PUTs announcing 4 GiB and 1 MiB whose bytes stop coming are
 #      closed after UCX_TCP_PEER_TIMEOUT (2 s), not before; one whose
 #      bytes keep coming stays open
@@ -205,15 +208,16 @@ reserved() {
     fi
 }
 
-# flood NAME CONNS SERVER-ENV CLIENT-OPTIONS...: uct_stream_check's
-# server attacked by tcp_hostile flood while its client streams
+# flood NAME CONNS SOURCES SERVER-ENV CLIENT-OPTIONS...: uct_stream_check's
+# server attacked by tcp_hostile flood (SOURCES: its -f/-s options) while
+# its client streams
 flood() {
-    local name=$1 conns=$2 env=$3 slog="$LOGDIR/$1.server"
+    local name=$1 conns=$2 sources=$3 env=$4 slog="$LOGDIR/$1.server"
     local clog="$LOGDIR/$1.client" flog="$LOGDIR/$1.flood"
     local addr="$LOGDIR/$1.addr" spid fpid port i crc src frc
     local start secs warns
-    shift 3
-    step "$name: $conns connections holding partial messages" \
+    shift 4
+    step "$name: $conns connections ($sources) holding partial messages" \
          "($env), client uct_stream_check $*"
     start=$SECONDS
     start "$slog" env $env $SERVER_CPU "$STREAM_CHECK" -p 0 -e -T 30 -L \
@@ -236,7 +240,7 @@ flood() {
         return
     fi
     start "$flog" $PEER_CPU "$TCP_HOSTILE" flood -V "$HOSTILE_PROTO" \
-        -c "$conns" -s 5 -t 120 "$addr"
+        -c "$conns" $sources -t 120 "$addr"
     fpid=$PID
     for i in $(seq 600); do
         grep -qs '^flood: holding' "$flog" && break
@@ -285,12 +289,15 @@ flood() {
 
 hijack
 if [ "$(ulimit -n)" -ge $((FLOOD_CONNS + 512)) ]; then
-    flood flood-$FLOOD_CONNS $FLOOD_CONNS "UCX_TCP_MAX_BUFS=4096" -c 8 -k 5
+    flood flood-$FLOOD_CONNS $FLOOD_CONNS "-f 1 -s 5" \
+        "UCX_TCP_MAX_BUFS=4096" -c 8 -k 5
+    flood flood-$FLOOD_CONNS-one-host $FLOOD_CONNS "-f 0 -s 1" \
+        "UCX_TCP_MAX_BUFS=4096" -c 8 -k 5
 else
     echo "SKIP flood-$FLOOD_CONNS: $FLOOD_CONNS connections need more" \
          "file descriptors than ulimit -Hn ($(ulimit -Hn))"
 fi
-flood flood-64 64 "UCX_TCP_MAX_BUFS=16" -C ep -c 2 -k 3
+flood flood-64 64 "-f 1 -s 5" "UCX_TCP_MAX_BUFS=16" -C ep -c 2 -k 3
 stall
 reserved
 

@@ -54,6 +54,7 @@ typedef struct {
     hx_target_t t;
     unsigned long conns;
     unsigned long sources;
+    unsigned long first_source; /* 127.0.0.(1 + it) is the first */
     unsigned long refresh_sec;
     unsigned long limit_sec;
     hx_flood_conn_t *c;
@@ -86,6 +87,8 @@ static int hx_flood_opt(int opt, const char *arg, void *arg_p)
         return hx_parse_uint(opt, arg, 1, 1000000, &f->conns);
     case 's':
         return hx_parse_uint(opt, arg, 1, 250, &f->sources);
+    case 'f':
+        return hx_parse_uint(opt, arg, 0, 250, &f->first_source);
     case 'r':
         return hx_parse_uint(opt, arg, 1, 3600, &f->refresh_sec);
     case 't':
@@ -118,7 +121,7 @@ static void hx_flood_open(hx_flood_t *f, unsigned i, double now)
     size_t len;
     int fd;
 
-    fd = hx_connect(&f->t, 1 + (i % f->sources));
+    fd = hx_connect(&f->t, f->first_source + (i % f->sources));
     if (fd < 0) {
         f->error = errno;
         ++f->failed;
@@ -288,11 +291,13 @@ int hx_flood_main(int argc, char **argv)
     int ret = HX_EXIT_SETUP;
 
     memset(&f, 0, sizeof(f));
-    f.conns       = 4100;
-    f.sources     = 5;
-    f.refresh_sec = 2;
-    f.limit_sec   = 300;
-    if ((hx_parse_check(argc, argv, "c:s:r:t:", hx_flood_opt, &f, &f.t) != 0) ||
+    f.conns        = 4100;
+    f.sources      = 5;
+    f.first_source = 1;
+    f.refresh_sec  = 2;
+    f.limit_sec    = 300;
+    if ((hx_parse_check(argc, argv, "c:s:f:r:t:", hx_flood_opt, &f, &f.t) !=
+         0) ||
         (hx_raise_fd_limit((unsigned)f.conns + 64) != 0)) {
         return HX_EXIT_SETUP;
     }
@@ -318,12 +323,13 @@ int hx_flood_main(int argc, char **argv)
         goto out;
     }
     printf("flood: holding %u of %lu connections from %lu addresses "
-           "(127.0.0.2-%lu), each with a partial message, after %.1f s (the "
-           "target closed %u holding, %u before the reply; %u could not "
-           "connect%s%s)\n",
+           "(127.0.0.%lu-%lu), each with a partial message, after %.1f s "
+           "(the target closed %u holding, %u before the reply; %u could "
+           "not connect%s%s)\n",
            hx_flood_count(&f, HX_FLOOD_HOLDING), f.conns, f.sources,
-           1 + f.sources, hx_now() - start, f.closed, f.early, f.failed,
-           (f.failed > 0) ? ": " : "", (f.failed > 0) ? strerror(f.error) : "");
+           1 + f.first_source, f.first_source + f.sources, hx_now() - start,
+           f.closed, f.early, f.failed, (f.failed > 0) ? ": " : "",
+           (f.failed > 0) ? strerror(f.error) : "");
     fflush(stdout);
 
     f.closed = f.early = f.failed = 0;
