@@ -7,15 +7,19 @@
  * acknowledgement), this packet's sequence number and a cumulative
  * acknowledgement of the reverse direction. Data packets (AM, PUT) are
  * numbered per endpoint and direction; connection packets and pure
- * acknowledgements are not numbered.
+ * acknowledgements are not numbered (their PSN is 0). Whatever a packet
+ * type does not define (flags, reserved bytes, bytes after a control
+ * packet, immediate data) must be zero or absent, or the packet is
+ * dropped.
  *
  * Reliability. A sender keeps each data packet in a send descriptor from
  * the interface's registered pool, queued on the endpoint in sequence
  * order, until an acknowledgement covers it; it may have TX_WINDOW
  * packets unacknowledged. The receiver accepts only the next packet in
- * sequence (go-back-N): a duplicate is dropped and acknowledged again, a
- * packet after a gap is dropped and answered by a NAK (an acknowledgement
- * saying what is missing), which makes the sender resend at once. Without
+ * sequence: a duplicate is dropped and acknowledged again, a packet after
+ * a gap is held (in the iface's reorder table, within its peer's share:
+ * see the tables below) and answered by a NAK (an acknowledgement saying
+ * what is missing), which makes the sender resend that at once. Without
  * any answer, the sender resends everything unacknowledged after
  * RESEND_TIMEOUT, doubling the wait each time, and gives up after TIMEOUT
  * without an acknowledgement: the endpoint fails with
@@ -40,6 +44,14 @@
  * sides that connect at once end up with one endpoint pair. A request
  * without the right secret is dropped; one that would make more than
  * MAX_PEER_EPS internal endpoints is refused (the requester repeats it).
+ *
+ * Who reaches an endpoint. A packet reaches an endpoint only from the
+ * remote QP number and GID (LID without a GRH) it is bound to, both
+ * written into the packet by the sending device; an endpoint not yet
+ * bound takes nothing, one waiting for its CREP only that reply. A CREQ
+ * must carry the secret and name its own source. On RoCE these are
+ * header fields of a UDP datagram, which whoever can send UDP to us with
+ * the peer's address can forge (docs/architecture.md, ud_verbs).
  *
  * Disconnection. A destroyed endpoint that the peer knows becomes a
  * zombie: it sends DISC (not numbered; it names both ends) until the
