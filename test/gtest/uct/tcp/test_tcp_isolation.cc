@@ -47,18 +47,28 @@ protected:
 
 class uct_tcp_ep_capability : public uct_tcp_limited_logs {
 protected:
-    static wire::ep_addr ep_address(entity &e, uct_ep_h ep)
+    /* What an endpoint address says, in host order and natural alignment
+     * (the wire struct is packed: its fields cannot be bound to
+     * references) */
+    struct ep_fields {
+        uint32_t ep_id;
+        uint64_t cookie;
+        uint64_t secret;
+    };
+
+    static ep_fields ep_address(entity &e, uct_ep_h ep)
     {
         std::vector<char> buf(e.iface_attr().ep_addr_len);
         wire::ep_addr addr;
+        ep_fields f;
 
         EXPECT_EQ(sizeof(addr), buf.size());
         EXPECT_EQ(UCS_OK, uct_ep_get_address(ep, (uct_ep_addr_t *)buf.data()));
         memcpy(&addr, buf.data(), sizeof(addr));
-        addr.ep_id  = le32toh(addr.ep_id);
-        addr.cookie = le64toh(addr.cookie);
-        addr.secret = le64toh(addr.secret);
-        return addr;
+        f.ep_id  = le32toh(addr.ep_id);
+        f.cookie = le64toh(addr.cookie);
+        f.secret = le64toh(addr.secret);
+        return f;
     }
 
     /* Connects @a ep of @a e to @a peer_ep of @a peer (one side only). */
@@ -125,8 +135,8 @@ TEST_F(uct_tcp_ep_capability, cookies_are_random_per_endpoint)
     const int num = 64;
 
     for (int i = 0; i < num; ++i) {
-        uct_ep_h ep      = create_unconnected_ep(*e);
-        wire::ep_addr ea = ep_address(*e, ep);
+        uct_ep_h ep  = create_unconnected_ep(*e);
+        ep_fields ea = ep_address(*e, ep);
         cookies.insert(ea.cookie);
         /* two random words differ in 32 +- 4 bits; fewer than 12 has a
          * chance of about 1e-7 */
@@ -150,15 +160,15 @@ TEST_F(uct_tcp_ep_capability, cookies_are_random_per_endpoint)
  */
 TEST_F(uct_tcp_ep_capability, neighbour_address_gives_no_access)
 {
-    entity *server       = add_entity();
-    entity *client       = add_entity();
-    am_recorder &rec_c   = install_recorder(*client, GOOD_AM_ID);
-    uct_ep_h a           = create_unconnected_ep(*server);
-    uct_ep_h b           = create_unconnected_ep(*server);
-    uct_ep_h peer_of_b   = create_unconnected_ep(*client);
-    wire::ep_addr addr_a = ep_address(*server, a);
-    wire::ep_addr addr_b = ep_address(*server, b);
-    const uint64_t num   = 7;
+    entity *server     = add_entity();
+    entity *client     = add_entity();
+    am_recorder &rec_c = install_recorder(*client, GOOD_AM_ID);
+    uct_ep_h a         = create_unconnected_ep(*server);
+    uct_ep_h b         = create_unconnected_ep(*server);
+    uct_ep_h peer_of_b = create_unconnected_ep(*client);
+    ep_fields addr_a   = ep_address(*server, a);
+    ep_fields addr_b   = ep_address(*server, b);
+    const uint64_t num = 7;
 
     for (uint64_t i = 0; i < num; ++i) {
         ssize_t ret = retry_no_resource(
@@ -218,13 +228,13 @@ TEST_F(uct_tcp_ep_capability, connected_endpoint_takes_only_its_peer)
     entity *x = add_entity();
     entity *y = add_entity();
     /* the one that waits for the other's connection is the target */
-    entity *target       = waits_for(*x, *y) ? x : y;
-    entity *connector    = (target == x) ? y : x;
-    am_recorder &rec_t   = install_recorder(*target, GOOD_AM_ID);
-    uct_ep_h t           = create_unconnected_ep(*target);
-    uct_ep_h c           = create_unconnected_ep(*connector);
-    wire::ep_addr addr_t = ep_address(*target, t);
-    wire::ep_addr addr_c = ep_address(*connector, c);
+    entity *target     = waits_for(*x, *y) ? x : y;
+    entity *connector  = (target == x) ? y : x;
+    am_recorder &rec_t = install_recorder(*target, GOOD_AM_ID);
+    uct_ep_h t         = create_unconnected_ep(*target);
+    uct_ep_h c         = create_unconnected_ep(*connector);
+    ep_fields addr_t   = ep_address(*target, t);
+    ep_fields addr_c   = ep_address(*connector, c);
 
     connect_one_side(*target, t, *connector, c);
     if (HasFatalFailure()) {
