@@ -34,27 +34,8 @@
 PEER_TIMEOUT=2
 FLOOD_CONNS=4100
 
-LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/openuct-hostile.XXXXXX")
-PIDS=""
-FAILED=0
-
-step() { echo "-- $*"; }
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; FAILED=1; }
-show_log() { sed 's/^/    | /' "$1"; }
-
-cleanup() {
-    local pid
-    for pid in $PIDS; do
-        kill -CONT "$pid" 2>/dev/null
-        kill -TERM "$pid" 2>/dev/null
-    done
-    for pid in $PIDS; do
-        wait "$pid" 2>/dev/null
-    done
-    rm -rf "$LOGDIR"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+stress_init hostile
 trap 'exit 1' INT TERM
 
 for prog in "$TCP_HOSTILE" "$STREAM_CHECK"; do

@@ -15,27 +15,8 @@
 : "${UCT_INFO:=../../src/tools/info/uct_info}"
 : "${STREAM_BYTES:=100m}"
 
-LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/openuct-stream.XXXXXX")
-PIDS=""
-FAILED=0
-
-step() { echo "-- $*"; }
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; FAILED=1; }
-show_log() { sed 's/^/    | /' "$1"; }
-
-cleanup() {
-    local pid
-    for pid in $PIDS; do
-        kill -CONT "$pid" 2>/dev/null
-        kill -TERM "$pid" 2>/dev/null
-    done
-    for pid in $PIDS; do
-        wait "$pid" 2>/dev/null
-    done
-    rm -rf "$LOGDIR"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+stress_init stream
 
 [ -x "$STREAM_CHECK" ] || { echo "FAIL: $STREAM_CHECK not built"; exit 1; }
 

@@ -21,6 +21,7 @@
 #include "hostile.h"
 
 #include <uct/api/uct.h>
+#include <common/hex_line.h>
 #include <common/uct_md_find.h>
 #include <ucs/async/async.h>
 
@@ -256,19 +257,6 @@ static void hx_tgt_wait(hx_tgt_t *ctx, int timeout_ms)
     poll(pfd, 2, timeout_ms);
 }
 
-static void hx_tgt_write_hex(FILE *file, const char *key, const void *data,
-                             size_t length)
-{
-    const uint8_t *b = data;
-    size_t i;
-
-    fprintf(file, "%s ", key);
-    for (i = 0; i < length; ++i) {
-        fprintf(file, "%02x", b[i]);
-    }
-    fprintf(file, "\n");
-}
-
 /* X's device, interface and endpoint A addresses; written to a temporary
  * name and renamed, so that whoever waits for the file reads it whole */
 static int hx_tgt_write_addr(hx_tgt_t *ctx)
@@ -302,9 +290,9 @@ static int hx_tgt_write_addr(hx_tgt_t *ctx)
         fprintf(stderr, "target: cannot write %s: %s\n", tmp, strerror(errno));
         return -1;
     }
-    hx_tgt_write_hex(file, "dev", dev, ctx->attr.device_addr_len);
-    hx_tgt_write_hex(file, "iface", iface, ctx->attr.iface_addr_len);
-    hx_tgt_write_hex(file, "ep", ep, ctx->attr.ep_addr_len);
+    test_hex_line_write(file, "dev", dev, ctx->attr.device_addr_len);
+    test_hex_line_write(file, "iface", iface, ctx->attr.iface_addr_len);
+    test_hex_line_write(file, "ep", ep, ctx->attr.ep_addr_len);
     if ((fclose(file) != 0) || (rename(tmp, ctx->out) != 0)) {
         fprintf(stderr, "target: cannot write %s: %s\n", ctx->out,
                 strerror(errno));

@@ -10,6 +10,8 @@
 
 #include "stream_check.h"
 
+#include <common/hex_line.h>
+
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -124,20 +126,6 @@ static uint16_t sc_oob_local_port(int sock)
                      : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
-/* "KEY HEX" on a line of its own */
-static void sc_addr_write_hex(FILE *file, const char *key, const void *data,
-                              size_t length)
-{
-    const uint8_t *b = data;
-    size_t i;
-
-    fprintf(file, "%s ", key);
-    for (i = 0; i < length; ++i) {
-        fprintf(file, "%02x", b[i]);
-    }
-    fprintf(file, "\n");
-}
-
 /* -a: our device and interface addresses, written to a temporary name and
  * renamed, so that whoever waits for the file reads it whole */
 int sc_addr_write(sc_ctx_t *ctx)
@@ -167,9 +155,9 @@ int sc_addr_write(sc_ctx_t *ctx)
     snprintf(tmp, sizeof(tmp), "%s.tmp", ctx->addr_file);
     file = fopen(tmp, "w");
     if (file != NULL) {
-        sc_addr_write_hex(file, "dev", addr, ctx->attr.device_addr_len);
-        sc_addr_write_hex(file, "iface", addr + ctx->attr.device_addr_len,
-                          ctx->attr.iface_addr_len);
+        test_hex_line_write(file, "dev", addr, ctx->attr.device_addr_len);
+        test_hex_line_write(file, "iface", addr + ctx->attr.device_addr_len,
+                            ctx->attr.iface_addr_len);
     }
     free(addr);
     if ((file == NULL) || (fclose(file) != 0) ||
