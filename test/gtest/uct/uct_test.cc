@@ -428,6 +428,16 @@ uct_ep_h uct_test::entity::create_ep(const uct_ep_params_t &params)
     return ep;
 }
 
+uct_ep_h uct_test::entity::create_ep_for_ep()
+{
+    uct_ep_params_t params;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface      = m_iface;
+    return create_ep(params);
+}
+
 uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
 {
     uct_ep_params_t params;

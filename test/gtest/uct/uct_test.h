@@ -183,6 +183,10 @@ public:
          */
         uct_ep_h connect_to(entity &other, uint64_t extra_field_mask = 0);
 
+        /* An endpoint to be connected with uct_ep_connect_to_ep(),
+         * destroyed with the entity. */
+        uct_ep_h create_ep_for_ep();
+
         /* Destroys an endpoint created by connect_to(). */
         void destroy_ep(uct_ep_h ep);
         void destroy_eps();
