@@ -110,24 +110,12 @@ protected:
         } else {
             m_ep      = m_sender->create_ep_for_ep();
             m_back_ep = m_receiver->create_ep_for_ep();
-            connect_ep(*m_sender, m_ep, *m_receiver, m_back_ep);
-            connect_ep(*m_receiver, m_back_ep, *m_sender, m_ep);
+            EXPECT_EQ(UCS_OK,
+                      m_sender->connect_ep_to(m_ep, *m_receiver, m_back_ep));
+            EXPECT_EQ(UCS_OK,
+                      m_receiver->connect_ep_to(m_back_ep, *m_sender, m_ep));
         }
         return (m_ep != NULL) && (m_back_ep != NULL);
-    }
-
-    static void connect_ep(entity &e, uct_ep_h ep, entity &peer,
-                           uct_ep_h peer_ep)
-    {
-        std::vector<char> addr(
-            std::max<size_t>(peer.iface_attr().ep_addr_len, 1));
-
-        ASSERT_EQ(UCS_OK,
-                  uct_ep_get_address(peer_ep, (uct_ep_addr_t *)addr.data()));
-        ASSERT_EQ(UCS_OK,
-                  uct_ep_connect_to_ep(
-                      ep, (const uct_device_addr_t *)peer.dev_addr().data(),
-                      (const uct_ep_addr_t *)addr.data()));
     }
 
     /* Posts @a op until it stops returning UCS_ERR_NO_RESOURCE; an

@@ -438,6 +438,21 @@ uct_ep_h uct_test::entity::create_ep_for_ep()
     return create_ep(params);
 }
 
+ucs_status_t uct_test::entity::connect_ep_to(uct_ep_h ep, const entity &peer,
+                                             uct_ep_h peer_ep) const
+{
+    std::vector<char> addr(std::max<size_t>(peer.iface_attr().ep_addr_len, 1));
+    ucs_status_t status;
+
+    status = uct_ep_get_address(peer_ep, (uct_ep_addr_t *)addr.data());
+    if (status != UCS_OK) {
+        return status;
+    }
+    return uct_ep_connect_to_ep(
+        ep, (const uct_device_addr_t *)peer.dev_addr().data(),
+        (const uct_ep_addr_t *)addr.data());
+}
+
 uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
 {
     uct_ep_params_t params;
@@ -467,18 +482,8 @@ uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
         other_params.iface           = other.m_iface;
         uct_ep_h other_ep            = other.create_ep(other_params);
 
-        std::vector<char> addr(std::max<size_t>(m_iface_attr.ep_addr_len, 1));
-        std::vector<char> other_addr(
-            std::max<size_t>(other.m_iface_attr.ep_addr_len, 1));
-        UCT_TEST_CALL(uct_ep_get_address(ep, (uct_ep_addr_t *)addr.data()));
-        UCT_TEST_CALL(
-            uct_ep_get_address(other_ep, (uct_ep_addr_t *)other_addr.data()));
-        UCT_TEST_CALL(uct_ep_connect_to_ep(
-            ep, (const uct_device_addr_t *)other.m_dev_addr.data(),
-            (const uct_ep_addr_t *)other_addr.data()));
-        UCT_TEST_CALL(uct_ep_connect_to_ep(
-            other_ep, (const uct_device_addr_t *)m_dev_addr.data(),
-            (const uct_ep_addr_t *)addr.data()));
+        UCT_TEST_CALL(connect_ep_to(ep, other, other_ep));
+        UCT_TEST_CALL(other.connect_ep_to(other_ep, *this, ep));
         return ep;
     }
 

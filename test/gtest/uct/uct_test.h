@@ -187,6 +187,11 @@ public:
          * destroyed with the entity. */
         uct_ep_h create_ep_for_ep();
 
+        /* Connects @a ep of this entity to @a peer_ep of @a peer
+         * (uct_ep_connect_to_ep on this side only); the status. */
+        ucs_status_t connect_ep_to(uct_ep_h ep, const entity &peer,
+                                   uct_ep_h peer_ep) const;
+
         /* Destroys an endpoint created by connect_to(). */
         void destroy_ep(uct_ep_h ep);
         void destroy_eps();

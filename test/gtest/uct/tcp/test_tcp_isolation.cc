@@ -71,20 +71,6 @@ protected:
         return f;
     }
 
-    /* Connects @a ep of @a e to @a peer_ep of @a peer (one side only). */
-    static void connect_one_side(entity &e, uct_ep_h ep, entity &peer,
-                                 uct_ep_h peer_ep)
-    {
-        std::vector<char> addr(peer.iface_attr().ep_addr_len);
-
-        ASSERT_EQ(UCS_OK,
-                  uct_ep_get_address(peer_ep, (uct_ep_addr_t *)addr.data()));
-        ASSERT_EQ(UCS_OK,
-                  uct_ep_connect_to_ep(
-                      ep, (const uct_device_addr_t *)peer.dev_addr().data(),
-                      (const uct_ep_addr_t *)addr.data()));
-    }
-
     /* Of two entities on one address, the one with the larger port waits
      * for the other to connect (CONNECT_TO_EP). */
     static bool waits_for(const entity &a, const entity &b)
@@ -211,8 +197,8 @@ TEST_F(uct_tcp_ep_capability, neighbour_address_gives_no_access)
     /* B's real address was never among the guesses */
     EXPECT_NE(addr_b.cookie, addr_a.cookie + 1);
 
-    connect_one_side(*server, b, *client, peer_of_b);
-    connect_one_side(*client, peer_of_b, *server, b);
+    ASSERT_EQ(UCS_OK, server->connect_ep_to(b, *client, peer_of_b));
+    ASSERT_EQ(UCS_OK, client->connect_ep_to(peer_of_b, *server, b));
     wait_for([&] { return rec_c.count() == num; }, "B's messages at its peer");
     progress_for(20);
     ASSERT_EQ(num, rec_c.count());
@@ -236,7 +222,7 @@ TEST_F(uct_tcp_ep_capability, connected_endpoint_takes_only_its_peer)
     ep_fields addr_t   = ep_address(*target, t);
     ep_fields addr_c   = ep_address(*connector, c);
 
-    connect_one_side(*target, t, *connector, c);
+    ASSERT_EQ(UCS_OK, target->connect_ep_to(t, *connector, c));
     if (HasFatalFailure()) {
         return;
     }
@@ -255,7 +241,7 @@ TEST_F(uct_tcp_ep_capability, connected_endpoint_takes_only_its_peer)
         EXPECT_NE(std::string::npos, warns[0].find("not the one")) << warns[0];
     }
 
-    connect_one_side(*connector, c, *target, t);
+    ASSERT_EQ(UCS_OK, connector->connect_ep_to(c, *target, t));
     ssize_t ret = retry_no_resource(
         [&] { return (ssize_t)uct_ep_am_short(c, GOOD_AM_ID, 42, NULL, 0); },
         "uct_ep_am_short");
