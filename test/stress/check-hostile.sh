@@ -70,29 +70,6 @@ start() {
     PIDS="$PIDS $PID"
 }
 
-# Waits up to $2 seconds for process $1 to exit; sets RC (124: it was
-# still running, then killed). A process waited for is no longer ours to
-# signal: its id may be reused.
-wait_exit() {
-    local i pid keep=""
-    for i in $(seq $(($2 * 10))); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$1" 2>/dev/null; then
-        kill -KILL "$1" 2>/dev/null
-        wait "$1" 2>/dev/null
-        RC=124
-    else
-        wait "$1"
-        RC=$?
-    fi
-    for pid in $PIDS; do
-        [ "$pid" = "$1" ] || keep="$keep $pid"
-    done
-    PIDS=$keep
-}
-
 # Waits up to 10 s for file $1, written by process $2
 wait_file() {
     local i

@@ -40,25 +40,6 @@ start_server() {
     return 1
 }
 
-# Waits up to $2 seconds for process $1 to exit; sets RC (124: it was
-# still running, then killed)
-wait_exit() {
-    local i
-    for i in $(seq $(($2 * 10))); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$1" 2>/dev/null; then
-        kill -CONT "$1" 2>/dev/null
-        kill -KILL "$1" 2>/dev/null
-        wait "$1" 2>/dev/null
-        RC=124
-    else
-        wait "$1"
-        RC=$?
-    fi
-}
-
 # A verified run: stream NAME CLIENT-OPTIONS...
 stream() {
     local name=$1 slog="$LOGDIR/$1.server" clog="$LOGDIR/$1.client"

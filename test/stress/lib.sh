@@ -1,5 +1,6 @@
 # What the check scripts of this folder share (sourced, not run): step
-# and verdict lines, a log folder, and the cleanup of every process they
+# and verdict lines, a log folder, waiting for a process with a bound,
+# and the cleanup of every process they
 # started (each script adds its processes' ids to PIDS).
 #
 #   . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,30 @@ stress_cleanup() {
         wait "$pid" 2>/dev/null
     done
     rm -rf "$LOGDIR"
+}
+
+# Waits up to $2 seconds for process $1 to exit; sets RC (124: it was
+# still running, then resumed if stopped and killed). A process waited
+# for leaves PIDS: its id may be reused.
+wait_exit() {
+    local i pid keep=""
+    for i in $(seq $(($2 * 10))); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        kill -CONT "$1" 2>/dev/null
+        kill -KILL "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        RC=124
+    else
+        wait "$1"
+        RC=$?
+    fi
+    for pid in $PIDS; do
+        [ "$pid" = "$1" ] || keep="$keep $pid"
+    done
+    PIDS=$keep
 }
 
 stress_init() {
