@@ -13,7 +13,11 @@
 #  4. the client of put_bw is SIGSTOPped under a server with -T 2, which
 #     waits in a barrier meanwhile: the server exits 1 with the -T line;
 #  5. a put_bw run during which the server waits in a barrier for longer
-#     than its -T 1 ends well (the client's heartbeats keep it waiting).
+#     than its -T 1 ends well (the client's heartbeats keep it waiting);
+#  6. rndv_lat (register, rkey in an AM, GET zcopy, AM back, deregister,
+#     every message checked) of 8 KiB, 64 KiB and 1 MiB, connected to the
+#     endpoint and to the interface: both exit 0 with three rows; and the
+#     server killed during it, the client exits 1 as in 1.
 # Every wait is bounded: a hang fails the check, and whatever is left is
 # killed on exit. Detection times are printed, and judged only against
 # the bounds above.
@@ -237,6 +241,35 @@ if [ "$client_rc" != 0 ] || [ "$rc" != 0 ]; then
 else
     printf 'PASS: put_bw with a server -T 1: both exit 0 after %d.%03d s\n' \
         $((elapsed / 1000)) $((elapsed % 1000))
+fi
+
+# 6. The rendezvous pattern, two processes
+for conn in ep iface; do
+    start_server
+    start_client -t rndv_lat -D zcopy -C "$conn" -s 8k,64k,1m -n 300 -w 30
+    wait_exit "$client" 60
+    client_rc=$rc
+    wait_exit "$server" "$detect_limit"
+    rows=$(awk '$1 == "rndv_lat" && $2 == "zcopy" && $5 > 0 && $5 <= $6' \
+        "$work/client.out" | wc -l)
+    if [ "$client_rc" != 0 ] || [ "$rc" != 0 ] || [ "$rows" -ne 3 ]; then
+        fail "rndv_lat -C $conn: client exit $client_rc, server $rc, $rows rows"
+    else
+        printf 'PASS: rndv_lat -C %s: both exit 0, p50 %s\n' "$conn" \
+            "$(awk '$1 == "rndv_lat" { printf "%s %s us; ", $3, $6 }' \
+                "$work/client.out")"
+    fi
+done
+start_server
+start_client -t rndv_lat -D zcopy -s 64k $long_run
+if wait_measuring; then
+    kill -KILL "$server"
+    t0=$(now_ms)
+    wait "$server" 2>/dev/null
+    check_survivor "kill server, rndv_lat: client" "$client" \
+        "$work/client.err" "$peer_failed rndv_lat .*$on_tl" "$t0"
+else
+    fail "kill server, rndv_lat: the run did not start"
 fi
 
 if [ "$failures" -ne 0 ]; then

@@ -86,6 +86,12 @@ if run 0 $base -t atomic_add_lat -f csv; then
 fi
 run 0 $base -t put_bw -D zcopy -s 1m -n 100 -w 10 && check_rows 1 put_bw
 
+# The rendezvous pattern: get zcopy only
+run 0 $base -t rndv_lat -D zcopy -s 8,8k,1m && check_rows 3 rndv_lat
+run 0 $base -t rndv_lat -D zcopy -s 64 -f csv && check_csv 1 rndv_lat
+run 2 $base -t rndv_lat &&
+    { grep -q "use -D zcopy" "$err" || fail "rndv_lat -D short: no hint"; }
+
 # Receiver credits: none, one message at a time, the default; and the
 # completion window
 for w in 0 1 127; do

@@ -32,7 +32,9 @@ const perf_test_desc_t perf_tests[PERF_TEST_LAST] = {
                            "get latency, one get at a time"},
     [PERF_TEST_GET_BW]  = {"get_bw", PERF_OP_GET, 0, "get bandwidth"},
     [PERF_TEST_ATOMIC_ADD_LAT] = {"atomic_add_lat", PERF_OP_ATOMIC_ADD, 1,
-                                  "atomic add ping-pong latency"}};
+                                  "atomic add ping-pong latency"},
+    [PERF_TEST_RNDV_LAT]       = {"rndv_lat", PERF_OP_RNDV, 1,
+                                  "rendezvous ping-pong latency (-D zcopy)"}};
 
 const char *perf_conn_names[PERF_CONN_LAST] = {[PERF_CONN_AUTO]  = "auto",
                                                [PERF_CONN_EP]    = "ep",
@@ -115,6 +117,15 @@ static void perf_usage(FILE *stream)
         "  get_lat: one get at a time; an iteration is a whole get, from "
         "the call to\n"
         "    its completion (the data is here). Not halved.\n"
+        "  rndv_lat: ping-pong of rendezvous messages, as an MPI library "
+        "sends large\n"
+        "    ones: the sender registers its buffer, packs the rkey and sends "
+        "it in an\n"
+        "    active message; the receiver unpacks it, registers its buffer, "
+        "gets the\n"
+        "    data with get zcopy, checks it, sends a small active message "
+        "back and\n"
+        "    deregisters; the sender deregisters on that message. Halved.\n"
         "  Latency tests print the minimum, p50 (the typical value), p99 "
         "and the\n"
         "    average of the iterations; the average is the total time "

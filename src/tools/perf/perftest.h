@@ -54,6 +54,7 @@ static inline size_t perf_max(size_t a, size_t b)
 #define PERF_BUF_ALIGN           4096
 #define PERF_DEFAULT_TIMEOUT     60 /* -T: seconds without progress */
 #define PERF_MAX_TIMEOUT         86400
+#define PERF_RNDV_RKEY_MAX       256 /* rndv_lat: packed rkey bytes */
 #define PERF_CLOCK_CHECK_MASK                 \
     0xffUL /* wait loops read the clock every \
               256 passes */
@@ -74,6 +75,7 @@ typedef enum {
     PERF_TEST_GET_LAT,
     PERF_TEST_GET_BW,
     PERF_TEST_ATOMIC_ADD_LAT,
+    PERF_TEST_RNDV_LAT,
     PERF_TEST_LAST
 } perf_test_t;
 
@@ -98,8 +100,18 @@ typedef enum {
     PERF_OP_AM,
     PERF_OP_PUT,
     PERF_OP_GET,
-    PERF_OP_ATOMIC_ADD
+    PERF_OP_ATOMIC_ADD,
+    PERF_OP_RNDV /* an AM with an rkey, a GET zcopy, an AM back */
 } perf_op_t;
+
+/* rndv_lat: the active message that offers message @a seq to the peer,
+ * followed by the packed rkey of the sender's buffer */
+typedef struct {
+    uint64_t seq;
+    uint64_t addr;     /* where the message starts in the sender */
+    uint32_t rkey_len; /* packed rkey bytes that follow */
+    uint32_t reserved;
+} perf_rts_hdr_t;
 
 /* Static description of a test */
 typedef struct {
@@ -196,7 +208,35 @@ typedef struct perf_side {
 
     /* Set by the interface's error handler when the endpoint failed */
     volatile ucs_status_t peer_status;
+
+    /*
+     * rndv_lat. Sending message N: the send half is registered (send_memh)
+     * until the peer's FIN for N (a control message, counted in peer_rx)
+     * is here. Receiving: the AM handler stores the peer's RTS (rts_*);
+     * progress unpacks its rkey, registers the receive half (get_memh),
+     * GETs the message, and on completion releases the rkey, sends the
+     * FIN and deregisters; completed counts the messages received.
+     */
+    uct_mem_h send_memh;
+    volatile int rts_ready;
+    int get_state; /* PERF_RNDV_GET_* */
+    uint64_t rts_seq;
+    uint64_t rts_addr;
+    uint32_t rts_rkey_len;
+    uint8_t rts_rkey[PERF_RNDV_RKEY_MAX];
+    uct_rkey_bundle_t get_rkey;
+    uct_mem_h get_memh;
+    uct_completion_t get_comp;
 } perf_side_t;
+
+/* perf_side_t::get_state */
+enum {
+    PERF_RNDV_GET_IDLE,   /* no RTS taken */
+    PERF_RNDV_GET_READY,  /* rkey unpacked, receive half registered */
+    PERF_RNDV_GET_POSTED, /* the GET is in flight */
+    PERF_RNDV_GET_DONE,   /* the GET completed */
+    PERF_RNDV_GET_CHECKED /* data checked; the FIN waits for resources */
+};
 
 /* Progress of one side through one message size */
 typedef struct perf_run {

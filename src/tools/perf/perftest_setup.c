@@ -145,6 +145,38 @@ static ucs_status_t perf_am_handler(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+/* rndv_lat: the peer's request to get message N (perf_rts_hdr_t, then the
+ * packed rkey), kept for progress to act on. A ping-pong has at most one
+ * in flight each way; a second one, or a malformed one, fails the run. */
+static ucs_status_t perf_am_rts_handler(void *arg, void *data, size_t length,
+                                        unsigned flags)
+{
+    perf_side_t *side = arg;
+    perf_rts_hdr_t hdr;
+
+    if (length < sizeof(hdr)) {
+        goto bad;
+    }
+    memcpy(&hdr, data, sizeof(hdr));
+    if ((hdr.rkey_len > sizeof(side->rts_rkey)) ||
+        (length != sizeof(hdr) + hdr.rkey_len) || side->rts_ready) {
+        goto bad;
+    }
+    side->rts_seq      = hdr.seq;
+    side->rts_addr     = hdr.addr;
+    side->rts_rkey_len = hdr.rkey_len;
+    memcpy(side->rts_rkey, (const char *)data + sizeof(hdr), hdr.rkey_len);
+    side->rts_ready = 1;
+    ++side->am_rx;
+    return UCS_OK;
+
+bad:
+    if (side->comp_status == UCS_OK) {
+        side->comp_status = UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    return UCS_OK;
+}
+
 /* am_bw: the responder reports how many messages it has (the header of
  * a short message); reports may only grow */
 static ucs_status_t perf_am_ctrl_handler(void *arg, void *data, size_t length,
@@ -320,6 +352,16 @@ static int perf_op_limits(const perf_ctx_t *ctx, const uct_iface_attr_t *attr,
             *max_iov = attr->cap.get.max_iov;
         }
         return 0;
+    case PERF_OP_RNDV:
+        if (mode != PERF_MODE_ZCOPY) {
+            return perf_unsupported(ctx, "rndv_lat moves its data with get "
+                                         "zcopy; use -D zcopy");
+        }
+        *flag    = UCT_IFACE_FLAG_GET_ZCOPY;
+        *min     = perf_max(attr->cap.get.min_zcopy, 1);
+        *max     = attr->cap.get.max_zcopy;
+        *max_iov = attr->cap.get.max_iov;
+        return 0;
     default:
         if (mode != PERF_MODE_SHORT) {
             return perf_unsupported(ctx, "atomic operations take no data "
@@ -354,6 +396,24 @@ int perf_check_caps(const perf_ctx_t *ctx, const uct_iface_attr_t *attr)
     }
     if (max_iov < 1) {
         return perf_unsupported(ctx, "zcopy takes no iov entries");
+    }
+
+    if (perf_tests[p->test].op == PERF_OP_RNDV) {
+        if (!(ctx->md_attr.cap.flags & UCT_MD_FLAG_REG)) {
+            return perf_unsupported(ctx, "its memory domain does not "
+                                         "register memory");
+        }
+        if ((attr->cap.flags &
+             (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY)) !=
+            (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY)) {
+            return perf_unsupported(ctx, "it lacks am short or am bcopy");
+        }
+        if ((ctx->md_attr.rkey_packed_size > PERF_RNDV_RKEY_MAX) ||
+            (sizeof(perf_rts_hdr_t) + ctx->md_attr.rkey_packed_size >
+             attr->cap.am.max_bcopy)) {
+            return perf_unsupported(ctx, "a packed rkey does not fit in an "
+                                         "am bcopy");
+        }
     }
 
     if (perf_tests[p->test].op == PERF_OP_ATOMIC_ADD) {
@@ -458,8 +518,11 @@ int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
 
     cb_flags =
         (attr->cap.flags & UCT_IFACE_FLAG_CB_SYNC) ? 0 : UCT_CB_FLAG_ASYNC;
-    status = uct_iface_set_am_handler(side->iface, side->am_id, perf_am_handler,
-                                      side, cb_flags);
+    status = uct_iface_set_am_handler(
+        side->iface, side->am_id,
+        (perf_tests[ctx->params.test].op == PERF_OP_RNDV) ? perf_am_rts_handler
+                                                          : perf_am_handler,
+        side, cb_flags);
     if (status == UCS_OK) {
         status = uct_iface_set_am_handler(side->iface,
                                           side->am_id + PERF_AM_CTRL_OFFSET,

@@ -37,6 +37,7 @@
 
 #include "perftest.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,16 @@ static size_t perf_pack_cb(void *dest, void *arg)
     return run->size;
 }
 
+/* rndv_lat: the RTS header and the packed rkey after it */
+static size_t perf_pack_rts(void *dest, void *arg)
+{
+    const perf_rts_hdr_t *hdr = arg;
+    size_t length             = sizeof(*hdr) + hdr->rkey_len;
+
+    memcpy(dest, arg, length);
+    return length;
+}
+
 static void perf_unpack_cb(void *arg, const void *data, size_t length)
 {
     perf_run_t *run = arg;
@@ -107,8 +118,69 @@ static inline int perf_mode_needs_comp(const perf_run_t *run)
     perf_mode_t mode = run->params->mode;
     perf_op_t op     = perf_tests[run->params->test].op;
 
-    return (mode == PERF_MODE_ZCOPY) ||
+    return ((mode == PERF_MODE_ZCOPY) && (op != PERF_OP_RNDV)) ||
            ((mode == PERF_MODE_BCOPY) && (op == PERF_OP_GET));
+}
+
+/* rndv_lat: the bytes at both ends of message @a seq, set by the sender
+ * and checked by the receiver (the whole message during the warm-up) */
+static inline uint8_t perf_rndv_marker(unsigned long seq)
+{
+    return (uint8_t)(0x80 | (seq & 0x7f));
+}
+
+/* rndv_lat: offers message @a seq to the peer: registers the send half,
+ * packs its rkey, sends both in an active message. The previous message
+ * stays registered until the peer's FIN for it; until then there is no
+ * resource for the next. */
+static ucs_status_t perf_rndv_send(perf_run_t *run, unsigned long seq)
+{
+    perf_side_t *side = run->side;
+    perf_ctx_t *ctx   = run->ctx;
+    char *buf         = perf_send_buf(run);
+    struct {
+        perf_rts_hdr_t hdr;
+        uint8_t rkey[PERF_RNDV_RKEY_MAX];
+    } rts;
+    ucs_status_t status;
+    ssize_t packed;
+
+    if (side->send_memh != UCT_MEM_HANDLE_NULL) {
+        if (side->peer_rx < seq) {
+            return UCS_ERR_NO_RESOURCE; /* the FIN of seq - 1 is not here */
+        }
+        status          = uct_md_mem_dereg(ctx->md, side->send_memh);
+        side->send_memh = UCT_MEM_HANDLE_NULL;
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    buf[0] = buf[run->size - 1] = (char)perf_rndv_marker(seq);
+    status = uct_md_mem_reg(ctx->md, buf, run->size, UCT_MD_MEM_ACCESS_ALL,
+                            &side->send_memh);
+    if (status != UCS_OK) {
+        side->send_memh = UCT_MEM_HANDLE_NULL;
+        return status;
+    }
+    status = uct_md_mkey_pack(ctx->md, side->send_memh, rts.rkey);
+    if (status != UCS_OK) {
+        return status;
+    }
+    rts.hdr.seq      = seq;
+    rts.hdr.addr     = (uintptr_t)buf;
+    rts.hdr.rkey_len = (uint32_t)ctx->md_attr.rkey_packed_size;
+    rts.hdr.reserved = 0;
+
+    packed =
+        uct_ep_am_bcopy(side->ep, side->peer_am_id, perf_pack_rts, &rts, 0);
+    if (packed >= 0) {
+        return UCS_OK;
+    }
+    /* not sent: the next try registers again */
+    uct_md_mem_dereg(ctx->md, side->send_memh);
+    side->send_memh = UCT_MEM_HANDLE_NULL;
+    return (ucs_status_t)packed;
 }
 
 /*
@@ -182,6 +254,9 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
                                       &comp->super);
         }
         break;
+    case PERF_OP_RNDV:
+        status = perf_rndv_send(run, seq);
+        break;
     default:
         if (size == sizeof(uint32_t)) {
             status = uct_ep_atomic32_post(ep, UCT_ATOMIC_OP_ADD, 1,
@@ -204,6 +279,185 @@ static ucs_status_t perf_post(perf_run_t *run, unsigned long seq)
         ++side->completed; /* the data is here already */
     }
     return status;
+}
+
+static void perf_rndv_get_cb(uct_completion_t *self)
+{
+    perf_side_t *side = PERF_CONTAINER_OF(self, perf_side_t, get_comp);
+
+    if ((self->status != UCS_OK) && (side->comp_status == UCS_OK)) {
+        side->comp_status = self->status;
+    }
+    side->get_state = PERF_RNDV_GET_DONE;
+}
+
+/* rndv_lat: whether message @a seq landed whole in the receive half; the
+ * whole of it is compared during the warm-up, its two ends always */
+static int perf_rndv_check(perf_run_t *run, unsigned long seq)
+{
+    const uint8_t *recv = (const uint8_t *)perf_recv_buf(run);
+    uint8_t marker      = perf_rndv_marker(seq);
+    size_t size         = run->size;
+    size_t i, bad = size;
+
+    if (recv[0] != marker) {
+        bad = 0;
+    } else if (recv[size - 1] != marker) {
+        bad = size - 1;
+    } else if (seq < run->params->warmup) {
+        for (i = 1; i + 1 < size; ++i) {
+            if (recv[i] != 'p') {
+                bad = i;
+                break;
+            }
+        }
+    }
+    if (bad == size) {
+        return 1;
+    }
+    fprintf(stderr,
+            "uct_perftest: rndv_lat message %lu of %zu bytes over %s/%s "
+            "arrived wrong: byte %zu is 0x%02x\n",
+            seq, size, run->params->tl_name, run->params->dev_name, bad,
+            recv[bad]);
+    return 0;
+}
+
+/* rndv_lat receive side, advanced by progress: the peer's RTS -> rkey
+ * unpacked and the receive half registered -> GET zcopy -> data checked,
+ * rkey released, FIN sent, receive half deregistered. Failures go to
+ * side->comp_status, which every wait loop watches. */
+static void perf_rndv_progress(perf_run_t *run)
+{
+    perf_side_t *side = run->side;
+    perf_ctx_t *ctx   = run->ctx;
+    char *recv        = perf_recv_buf(run);
+    ucs_status_t status;
+    uct_iov_t iov;
+
+    if (!side->rts_ready || (side->comp_status != UCS_OK)) {
+        return;
+    }
+
+    if (side->get_state == PERF_RNDV_GET_IDLE) {
+        if (side->rts_seq != side->completed) {
+            fprintf(stderr,
+                    "uct_perftest: rndv_lat got the offer of message %" PRIu64
+                    " while waiting for message %lu\n",
+                    side->rts_seq, side->completed);
+            status = UCS_ERR_IO_ERROR;
+            goto fail;
+        }
+        status =
+            uct_rkey_unpack(ctx->component, side->rts_rkey, &side->get_rkey);
+        if (status != UCS_OK) {
+            goto fail;
+        }
+        status = uct_md_mem_reg(ctx->md, recv, run->size, UCT_MD_MEM_ACCESS_ALL,
+                                &side->get_memh);
+        if (status != UCS_OK) {
+            side->get_memh = UCT_MEM_HANDLE_NULL;
+            uct_rkey_release(ctx->component, &side->get_rkey);
+            goto fail;
+        }
+        /* what the GET must overwrite */
+        if (side->rts_seq < run->params->warmup) {
+            memset(recv, 0, run->size);
+        } else {
+            recv[0] = recv[run->size - 1] = 0;
+        }
+        side->get_state = PERF_RNDV_GET_READY;
+    }
+
+    if (side->get_state == PERF_RNDV_GET_READY) {
+        iov.buffer            = recv;
+        iov.length            = run->size;
+        iov.memh              = side->get_memh;
+        iov.stride            = 0;
+        iov.count             = 1;
+        side->get_comp.func   = perf_rndv_get_cb;
+        side->get_comp.count  = 1;
+        side->get_comp.status = UCS_OK;
+        side->get_state       = PERF_RNDV_GET_POSTED;
+        status = uct_ep_get_zcopy(side->ep, &iov, 1, side->rts_addr,
+                                  side->get_rkey.rkey, &side->get_comp);
+        if (status == UCS_OK) {
+            side->get_state = PERF_RNDV_GET_DONE;
+        } else if (status == UCS_ERR_NO_RESOURCE) {
+            side->get_state = PERF_RNDV_GET_READY;
+            return;
+        } else if (status != UCS_INPROGRESS) {
+            goto fail;
+        }
+    }
+
+    if (side->get_state == PERF_RNDV_GET_POSTED) {
+        return; /* the GET is in flight */
+    }
+
+    if (side->get_state == PERF_RNDV_GET_DONE) {
+        if (!perf_rndv_check(run, side->rts_seq)) {
+            status = UCS_ERR_IO_ERROR;
+            goto fail;
+        }
+        side->get_state = PERF_RNDV_GET_CHECKED;
+    }
+
+    status = uct_ep_am_short(side->ep, side->peer_am_id + PERF_AM_CTRL_OFFSET,
+                             side->rts_seq + 1, NULL, 0);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        return; /* the FIN goes on the next pass */
+    } else if (status != UCS_OK) {
+        goto fail;
+    }
+    uct_rkey_release(ctx->component, &side->get_rkey);
+    status          = uct_md_mem_dereg(ctx->md, side->get_memh);
+    side->get_memh  = UCT_MEM_HANDLE_NULL;
+    side->get_state = PERF_RNDV_GET_IDLE;
+    side->rts_ready = 0;
+    ++side->completed;
+    if (status != UCS_OK) {
+        goto fail;
+    }
+    return;
+
+fail:
+    if (side->comp_status == UCS_OK) {
+        side->comp_status = status;
+    }
+}
+
+/* One progress pass of @a run's side: the worker, and for rndv_lat the
+ * receive side's next step */
+static inline void perf_side_progress(perf_run_t *run)
+{
+    uct_worker_progress(run->side->worker);
+    if (perf_tests[run->params->test].op == PERF_OP_RNDV) {
+        perf_rndv_progress(run);
+    }
+}
+
+/* rndv_lat: what the end of a size leaves registered, once the peer is
+ * done with it (or the run failed) */
+static void perf_rndv_cleanup(perf_run_t *run)
+{
+    perf_side_t *side = run->side;
+    perf_ctx_t *ctx   = run->ctx;
+
+    if (side->send_memh != UCT_MEM_HANDLE_NULL) {
+        uct_md_mem_dereg(ctx->md, side->send_memh);
+        side->send_memh = UCT_MEM_HANDLE_NULL;
+    }
+    if (side->get_state == PERF_RNDV_GET_POSTED) {
+        return; /* the transport still writes there: leave it */
+    }
+    if (side->get_state != PERF_RNDV_GET_IDLE) {
+        uct_rkey_release(ctx->component, &side->get_rkey);
+        uct_md_mem_dereg(ctx->md, side->get_memh);
+        side->get_memh  = UCT_MEM_HANDLE_NULL;
+        side->get_state = PERF_RNDV_GET_IDLE;
+    }
+    side->rts_ready = 0;
 }
 
 /* What @a run is doing, for the failure report */
@@ -279,6 +533,7 @@ static inline int perf_lat_arrived(const perf_run_t *run, unsigned long seq)
     case PERF_OP_AM:
         return run->side->am_rx > seq;
     case PERF_OP_GET:
+    case PERF_OP_RNDV:
         return run->side->completed > seq;
     case PERF_OP_PUT:
         return (uint8_t)recv[run->size - 1] == perf_marker(seq);
@@ -313,7 +568,7 @@ static int perf_lat_initiator_step(perf_run_t *run)
     perf_time_t now;
     int ret;
 
-    uct_worker_progress(run->side->worker);
+    perf_side_progress(run);
 
     if (run->side->comp_status != UCS_OK) {
         return perf_op_failed(run, "a completion", run->side->comp_status);
@@ -354,7 +609,10 @@ static int perf_lat_responder_step(perf_run_t *run)
 {
     int ret;
 
-    uct_worker_progress(run->side->worker);
+    perf_side_progress(run);
+    if (run->side->comp_status != UCS_OK) {
+        return perf_op_failed(run, "a completion", run->side->comp_status);
+    }
 
     if (perf_tests[run->params->test].op == PERF_OP_GET) {
         /* one-sided: serving gets takes only progress (perf_run_loop
@@ -522,6 +780,8 @@ static void perf_run_init(perf_ctx_t *ctx, perf_side_t *side, perf_run_t *run,
     side->am_rx     = 0;
     side->peer_rx   = 0;
     side->completed = 0;
+    side->rts_ready = 0;
+    side->get_state = PERF_RNDV_GET_IDLE;
     memset(side->buf + side->half, 0, side->half);
     memset(side->buf, 'p', side->half);
 }
@@ -601,17 +861,24 @@ static int perf_lat_wait(perf_ctx_t *ctx, perf_run_t *run, perf_run_t *other,
 {
     uct_worker_h worker = run->side->worker;
     uct_worker_h wother = other->side->worker;
+    int rndv            = (perf_tests[run->params->test].op == PERF_OP_RNDV);
     perf_time_t t_wait  = 0;
     unsigned long spins = 0;
     perf_time_t limit;
 
     for (;;) {
         uct_worker_progress(worker);
+        if (rndv) {
+            perf_rndv_progress(run);
+        }
         if (perf_lat_arrived(run, seq)) {
             return 0;
         }
         if (wother != worker) {
             uct_worker_progress(wother);
+        }
+        if (rndv) {
+            perf_rndv_progress(other);
         }
         if ((++spins & PERF_CLOCK_CHECK_MASK) != 0) {
             continue;
@@ -628,6 +895,10 @@ static int perf_lat_wait(perf_ctx_t *ctx, perf_run_t *run, perf_run_t *other,
         }
         if (run->side->comp_status != UCS_OK) {
             return perf_op_failed(run, "a completion", run->side->comp_status);
+        }
+        if (other->side->comp_status != UCS_OK) {
+            return perf_op_failed(other, "a completion",
+                                  other->side->comp_status);
         }
         limit = perf_time_from_sec(ctx->params.timeout);
         if (t_wait == 0) {
@@ -653,9 +924,12 @@ static int perf_lat_post(perf_ctx_t *ctx, perf_run_t *run, perf_run_t *other,
         if (ret != 0) {
             return (ret > 0) ? 0 : -1;
         }
-        uct_worker_progress(run->side->worker);
+        perf_side_progress(run);
         if (other->side->worker != run->side->worker) {
             uct_worker_progress(other->side->worker);
+        }
+        if (perf_tests[run->params->test].op == PERF_OP_RNDV) {
+            perf_rndv_progress(other);
         }
         if ((run->side->peer_status != UCS_OK) ||
             (other->side->peer_status != UCS_OK)) {
@@ -873,7 +1147,7 @@ static int perf_run_loop(perf_ctx_t *ctx, perf_run_t *runs,
             side = runs[i].side;
             if (runs[i].done) {
                 /* Keep progressing: the other side may need us */
-                uct_worker_progress(side->worker);
+                perf_side_progress(&runs[i]);
                 ++num_done;
             } else if (perf_step(&runs[i]) != 0) {
                 return -1;
@@ -977,6 +1251,11 @@ int perf_run_size(perf_ctx_t *ctx, size_t size, perf_result_t *result)
     ret = 0;
 
 out:
+    if (perf_tests[ctx->params.test].op == PERF_OP_RNDV) {
+        for (i = 0; i < ctx->num_sides; ++i) {
+            perf_rndv_cleanup(&runs[i]);
+        }
+    }
     if (initiator != NULL) {
         free(initiator->rtt);
     }

@@ -359,8 +359,11 @@ enum {
     UCT_TCP_EP_FLAG_DEFERRED    = UCS_BIT(6), /* on iface->defer_list */
     UCT_TCP_EP_FLAG_PUT_DENIED  = UCS_BIT(7), /* a PUT of the peer was refused
                                                  since our last ACK */
-    UCT_TCP_EP_FLAG_RX_STOPPED = UCS_BIT(8)   /* over the reply budget: not
+    UCT_TCP_EP_FLAG_RX_STOPPED = UCS_BIT(8),  /* over the reply budget: not
                                                  reading, on retry_list */
+    UCT_TCP_EP_FLAG_BURST = UCS_BIT(9) /* the last send not held came within
+                                          UCX_TCP_COALESCE_TIME of the
+                                          write before it */
 };
 
 /* Something waiting for the socket, in order: bytes copied into a send

@@ -50,12 +50,20 @@ typedef struct uct_tcp_region {
                           unmaps [address, address + length) */
 } uct_tcp_region_t;
 
+/* Region keys one getrandom() call draws */
+#define UCT_TCP_MD_KEY_BATCH 32
+
 typedef struct uct_tcp_md {
     uct_md_t super;
     pthread_rwlock_t lock; /* guards regions; see the top of file */
     ucs_hash_t regions;    /* key -> uct_tcp_region_t* */
     uint64_t num_regions;  /* for the object tree: written under the */
     uint64_t reg_bytes;    /* lock, read without it (relaxed) */
+    /* Keys drawn ahead from the system's random source, a batch per
+     * system call, so that a registration makes none; used once each,
+     * taken under the lock */
+    uint64_t keys[UCT_TCP_MD_KEY_BATCH];
+    unsigned num_keys;
 } uct_tcp_md_t;
 
 /* The tcp md behind a uct md handle opened by the tcp component */

@@ -162,11 +162,14 @@ void uct_tcp_ep_check_flush(uct_tcp_ep_t *ep, ucs_status_t status)
 
 /*
  * Coalescing: a small message sent less than UCX_TCP_COALESCE_TIME after
- * the previous write of its ep is held in the send buffer, with the ones
- * that follow it, and written by progress once the window has passed (or
- * half the buffer is full, or a flush or event arm asks). An isolated
- * message still leaves at once; a stream of small messages costs one
- * system call per window instead of one per message. Nor is a message
+ * the previous write of its ep, when that write itself came that soon
+ * after the one before (a burst: UCT_TCP_EP_FLAG_BURST), is held in the
+ * send buffer, with the ones that follow it, and written by progress once
+ * the window has passed (or half the buffer is full, or a flush or event
+ * arm asks). An isolated message, and a pair (a rendezvous completion
+ * followed by the next request), still leave at once; a stream of small
+ * messages costs one system call per window instead of one per message
+ * (two more when it starts). Nor is a message
  * held when the iface received one that a peer may wait an answer to
  * since its last send that was not held (iface->rx_asks): eps connected
  * to each other's interface answer on another connection than the one
@@ -179,14 +182,18 @@ static UCS_F_ALWAYS_INLINE int uct_tcp_ep_should_defer(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     ucs_time_t now         = ucs_get_time();
+    int soon = (now - ep->last_write) < iface->config.coalesce_time;
 
-    if (((now - ep->last_write) >= iface->config.coalesce_time) ||
-        iface->armed || (iface->rx_asks != iface->rx_asks_seen)) {
-        ep->last_write      = now;
-        iface->rx_asks_seen = iface->rx_asks;
-        return 0;
+    if (soon && (ep->flags & UCT_TCP_EP_FLAG_BURST) && !iface->armed &&
+        (iface->rx_asks == iface->rx_asks_seen)) {
+        return 1;
     }
-    return 1;
+
+    ep->flags           = soon ? (ep->flags | UCT_TCP_EP_FLAG_BURST)
+                               : (ep->flags & ~UCT_TCP_EP_FLAG_BURST);
+    ep->last_write      = now;
+    iface->rx_asks_seen = iface->rx_asks;
+    return 0;
 }
 
 static void uct_tcp_ep_defer_start(uct_tcp_ep_t *ep)

@@ -46,14 +46,18 @@ TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
     am_recorder &rec = *m_rec;
     uct_ep_h ep      = m_ep;
 
-    /* a quiet ep sends at once; one that just wrote holds the next */
+    /* a quiet ep sends at once, and so does a second message right after
+     * the first (a pair, such as a rendezvous completion followed by the
+     * next request); a third one in the window is held */
     progress_for(400);
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 2, NULL, 0));
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 3, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 4, NULL, 0));
     progress_only(*server, 50);
-    ASSERT_EQ(2u, rec.count()) << "the first message did not leave at once "
-                                  "or the second was not held";
+    ASSERT_EQ(3u, rec.count()) << "the first two messages did not leave at "
+                                  "once or the third was not held";
     EXPECT_EQ(2u, am_header_of(rec.at(1).data));
+    EXPECT_EQ(3u, am_header_of(rec.at(2).data));
 
     /* arming the event fd writes what is held, the window notwithstanding */
     ucs_status_t status =
@@ -61,24 +65,33 @@ TEST_F(uct_tcp_coalesce, held_until_window_arm_or_flush)
     ASSERT_TRUE((status == UCS_OK) || (status == UCS_ERR_BUSY))
         << ucs_status_string(status);
     progress_only(*server, 50);
-    ASSERT_EQ(3u, rec.count()) << "event arm did not write the held message";
-    EXPECT_EQ(3u, am_header_of(rec.at(2).data));
+    ASSERT_EQ(4u, rec.count()) << "event arm did not write the held message";
+    EXPECT_EQ(4u, am_header_of(rec.at(3).data));
 
     /* flush writes it too (progress first: after an arm nothing is held) */
     client->progress();
-    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 4, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 5, NULL, 0));
+    progress_only(*server, 50);
+    ASSERT_EQ(4u, rec.count()) << "the burst went on, but 5 was not held";
     status = uct_ep_flush(ep, 0, NULL);
     EXPECT_NE(UCS_OK, status) << "flush found nothing queued";
     progress_only(*server, 50);
-    ASSERT_EQ(4u, rec.count()) << "flush did not write the held message";
+    ASSERT_EQ(5u, rec.count()) << "flush did not write the held message";
 
     /* and progress does once the window has passed */
-    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 5, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 6, NULL, 0));
     progress_for(100);
-    EXPECT_EQ(4u, rec.count()) << "written before the window passed";
+    EXPECT_EQ(5u, rec.count()) << "written before the window passed";
     progress_for(400);
-    ASSERT_EQ(5u, rec.count());
-    EXPECT_EQ(5u, am_header_of(rec.at(4).data));
+    ASSERT_EQ(6u, rec.count());
+    EXPECT_EQ(6u, am_header_of(rec.at(5).data));
+
+    /* after a quiet window the burst is over: one message, then a pair */
+    progress_for(400);
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 7, NULL, 0));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, GOOD_AM_ID, 8, NULL, 0));
+    progress_only(*server, 50);
+    ASSERT_EQ(8u, rec.count()) << "a pair after a quiet window was held";
 }
 
 /* A process that arms, sends and then sleeps on the event fd: what it
@@ -157,15 +170,19 @@ TEST_F(uct_tcp_coalesce, answer_not_held)
             << "pong " << i << " was held";
     }
 
-    /* a message held before the peer's came leaves with the answer */
+    /* a message held before the peer's came leaves with the answer (the
+     * first two of a burst leave at once, the third is held) */
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 30, NULL, 0));
     ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 31, NULL, 0));
-    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 6; }, "the ping", 0.1));
+    ASSERT_EQ(UCS_OK, uct_ep_am_short(ea, GOOD_AM_ID, 32, NULL, 0));
+    ASSERT_TRUE(wait_for([&] { return rec_b.count() == 7; }, "the pair", 0.1));
+    progress_for(50);
+    ASSERT_EQ(7u, rec_b.count()) << "the third message was not held";
     ASSERT_EQ(UCS_OK, uct_ep_am_short(eb, GOOD_AM_ID, 40, NULL, 0));
     ASSERT_TRUE(
-        wait_for([&] { return rec_b.count() == 7; }, "the held message", 0.1))
+        wait_for([&] { return rec_b.count() == 8; }, "the held message", 0.1))
         << "the held message waited for the window";
-    EXPECT_EQ(31u, am_header_of(rec_b.at(6).data));
+    EXPECT_EQ(32u, am_header_of(rec_b.at(7).data));
 }
 
 /* Connected to each other's interface, the two sides talk over two
