@@ -93,6 +93,7 @@ for t in ${tls//,/ }; do
     *) die "-t: unknown transport '$t'; choose from tcp,self" ;;
     esac
 done
+do_rndv=$do_tcp     # the rendezvous rows come with tcp
 
 # ------------------------------------------------------------------ tools
 
@@ -119,6 +120,37 @@ for c in "$server_cpu" "$client_cpu"; do
 done
 [ "$server_cpu" != "$client_cpu" ] ||
     note "server and client share CPU $server_cpu; busy-polling sides will compete"
+
+# The largest AM bcopy and AM zcopy of openuct's tcp on lo, in bytes, as
+# uct_info -d -t tcp prints them ("am_bcopy: <= 8184", "am_zcopy:
+# 0..64K"); the values of this writing when it cannot say
+am_bcopy_max=8184
+am_zcopy_max=65536
+tcp_am_limits() {
+    local info=$builddir/src/tools/info/uct_info out
+    [ -x "$info" ] || { note "no $info: AM limits taken as $am_bcopy_max and $am_zcopy_max"; return; }
+    out=$(env -u UCX_MODULE_DIR "$info" -d -t tcp 2>/dev/null |
+        awk 'function b(v) {
+                 if (v ~ /K$/) return (v + 0) * 1024
+                 if (v ~ /M$/) return (v + 0) * 1048576
+                 if (v ~ /G$/) return (v + 0) * 1073741824
+                 return v + 0
+             }
+             /Device:/ { dev = $NF }
+             dev == "lo" && match($0, /am_bcopy: <= [0-9]+[KMG]?/) {
+                 v = substr($0, RSTART, RLENGTH); sub(/.* /, "", v); bc = b(v)
+             }
+             dev == "lo" && match($0, /am_zcopy: [0-9]+\.\.[0-9]+[KMG]?/) {
+                 v = substr($0, RSTART, RLENGTH); sub(/.*\.\./, "", v); zc = b(v)
+             }
+             END { if (bc > 0 && zc > 0) print bc, zc }')
+    if [ -n "$out" ]; then
+        read -r am_bcopy_max am_zcopy_max <<<"$out"
+    else
+        note "uct_info gave no AM limits for tcp/lo: taken as $am_bcopy_max and $am_zcopy_max"
+    fi
+}
+[ $do_rndv -eq 1 ] && tcp_am_limits
 
 # -------------------------------------------------------------------- UCX
 
@@ -224,6 +256,10 @@ server_timeout=600      # upper bound of a server's life
 
 # sockperf's largest message is 1 MiB - 1; its smallest is 14 bytes
 sp_sizes=(14 65536 1048575)
+
+# The rendezvous rows: rndv_lat at these sizes, beside am_lat and a
+# sockperf ping-pong of the same size (1 MiB - 1 for 1 MiB)
+rndv_sizes=(8k 64k 1m)
 
 # ------------------------------------------------- processes and clean-up
 
@@ -361,20 +397,6 @@ run_client() {
     client_pid=""
     return $rc
 }
-
-# ---------------------------------------------------------------- results
-
-declare -A vals     # metric -> one value per round: number, n/a or fail
-
-record() {
-    vals[$1]="${vals[$1]:-} $2"
-}
-
-# The output of a client run without terminal colours
-client_output() {
-    cat "$1" "$1.err" | sed 's/\x1b\[[0-9;]*m//g'
-}
-
 
 # ---------------------------------------------------------------- results
 
@@ -572,6 +594,44 @@ tcp_round() {
     done
 }
 
+# The rendezvous rows (openuct only: UCX 1.13's tcp has no get zcopy, so
+# the harness built against it cannot run rndv_lat, and ucx_perftest has
+# no such test): rndv_lat at each size, am_lat zcopy where the size fits
+# an AM zcopy (8 and 64 KiB run in tcp_round, for the GET rows), am_lat
+# bcopy at the largest AM bcopy up to 8 KiB. The order turns around
+# every round.
+rndv_round() {
+    local r=$1 s n i key test mode size jobs=() order=()
+    for s in "${rndv_sizes[@]}"; do
+        jobs+=("rndv_lat_$s rndv_lat zcopy $s")
+        case $s in
+        8k|64k) ;;
+        *) [ "$(bytes "$s")" -le "$am_zcopy_max" ] &&
+               jobs+=("am_lat_$s am_lat zcopy $s") ;;
+        esac
+    done
+    jobs+=("am_lat_bmax am_lat bcopy $(rndv_bcopy_size)")
+    if [ $((r % 2)) -eq 0 ]; then
+        for ((i = ${#jobs[@]} - 1; i >= 0; i--)); do
+            order+=("${jobs[$i]}")
+        done
+    else
+        order=("${jobs[@]}")
+    fi
+    for i in "${order[@]}"; do
+        read -r key test mode size <<<"$i"
+        n=$n_lat
+        [ "$(bytes "$size")" -gt 65536 ] && n=$n_1m
+        measure oct "$r" "$key" tcp -t "$test" -D "$mode" -s "$size" -n "$n" -w $((n / 10))
+    done
+}
+
+# rndv_bcopy_size: the AM bcopy size of the 8 KiB row, 8 KiB or the
+# largest AM bcopy when that is smaller
+rndv_bcopy_size() {
+    if [ "$am_bcopy_max" -lt 8192 ]; then echo "$am_bcopy_max"; else echo 8192; fi
+}
+
 self_round() {
     local r=$1
     # the clock read every 16 round trips: it costs as much as one here
@@ -606,6 +666,34 @@ mem_round() {
 
 # ---------------------------------------------------------------- sockperf
 
+# sp_size SIZE: the sockperf message of a size like 8k: its bytes, at
+# most 1 MiB - 1
+sp_size() {
+    local b
+    b=$(bytes "$1")
+    [ "$b" -gt 1048575 ] && b=1048575
+    echo "$b"
+}
+
+# sp_pingpong ROUND BYTES KEY: one sockperf ping-pong of BYTES against
+# the running server, busy-polling (non-blocking socket) on both sides;
+# records its p50 (half a round trip) as KEY
+sp_pingpong() {
+    local r=$1 m=$2 key=$3 log rc v
+    log=$work/r$r-sockperf-pp-$m.log
+    run_client "$log" sockperf ping-pong --tcp -i 127.0.0.1 -p "$server_port" \
+        -m "$m" -t "$sp_time" --nonblocked
+    rc=$?
+    v=$(client_output "$log" |
+        awk '/percentile 50\.000 =/ { print $NF; exit }')
+    if [ $rc -eq 0 ] && [ -n "$v" ]; then
+        record "$key" "$v"
+    else
+        note "round $r: sockperf ping-pong -m $m failed (exit $rc)"
+        record "$key" fail
+    fi
+}
+
 sockperf_round() {
     local r=$1 log rc v m
     if ! start_server "$work/r$r-sockperf-server.log" \
@@ -616,21 +704,20 @@ sockperf_round() {
         for m in "${sp_sizes[@]}"; do
             record "sp_tp_$m" fail
         done
+        if [ $do_rndv -eq 1 ]; then
+            for m in "${rndv_sizes[@]}"; do
+                record "sp_lat_$m" fail
+            done
+        fi
         return
     fi
 
-    # ping-pong, busy-polling (non-blocking socket) on both sides
-    log=$work/r$r-sockperf-pp-14.log
-    run_client "$log" sockperf ping-pong --tcp -i 127.0.0.1 -p "$server_port" \
-        -m 14 -t "$sp_time" --nonblocked
-    rc=$?
-    v=$(client_output "$log" |
-        awk '/percentile 50\.000 =/ { print $NF; exit }')
-    if [ $rc -eq 0 ] && [ -n "$v" ]; then
-        record sp_lat "$v"
-    else
-        note "round $r: sockperf ping-pong failed (exit $rc)"
-        record sp_lat fail
+    # ping-pong: 14 B for the 8 B rows, and the rendezvous rows' sizes
+    sp_pingpong "$r" 14 sp_lat
+    if [ $do_rndv -eq 1 ]; then
+        for m in "${rndv_sizes[@]}"; do
+            sp_pingpong "$r" "$(sp_size "$m")" "sp_lat_$m"
+        done
     fi
 
     # throughput: messages the client wrote per second, whole run
@@ -804,8 +891,52 @@ rounds_line() {
     printf '#   %-34s%s%s\n' "$label" "$out" "${sp:+   (spread $sp)}"
 }
 
+# human SIZE: "8k" as "8 KiB", "1m" as "1 MiB"
+human() {
+    case $1 in
+    *k) echo "${1%k} KiB" ;;
+    *m) echo "${1%m} MiB" ;;
+    *) echo "$1 B" ;;
+    esac
+}
+
+# The rendezvous section: rndv_lat against am_lat and sockperf ping-pong
+# of the same size, all p50 of half a round trip
+rndv_table() {
+    local s rndv amz amb sp bsz zmax
+    bsz=$(rndv_bcopy_size)
+    zmax=$(awk -v b="$am_zcopy_max" 'BEGIN { if (b % 1048576 == 0) printf "%d MiB", b / 1048576
+        else if (b % 1024 == 0) printf "%d KiB", b / 1024; else printf "%d B", b }')
+    echo "#"
+    echo "# tcp rendezvous (openuct): rndv_lat sends every message as an MPI library"
+    echo "# sends a large one: buffer registered, rkey packed into an AM, the receiver"
+    echo "# registers its buffer, GETs the data (zcopy), checks it, answers with a small"
+    echo "# AM, both deregister. p50 of half a round trip [usec], like am_lat; beside it"
+    echo "# am_lat of the same size and sockperf ping-pong of the same size (one way)"
+    printf '%-34s %9s %6s %9s %9s %9s %9s %9s\n' metric rndv_lat UCX \
+        "am zcopy" "am bcopy" sockperf "rndv/amz" "rndv/sp"
+    for s in "${rndv_sizes[@]}"; do
+        rndv=$(med "oct:rndv_lat_$s.p50")
+        amz=-
+        [ "$(bytes "$s")" -le "$am_zcopy_max" ] && amz=$(med "oct:am_lat_$s.p50")
+        amb=-
+        [ "$s" = 8k ] && amb=$(med "oct:am_lat_bmax.p50")
+        sp=$(med "sp_lat_$s")
+        printf '%-34s %9s %6s %9s %9s %9s %9s %9s\n' \
+            "tcp rndv_lat $(human "$s") p50 [usec]" "$(fmt "$rndv" 2)" - \
+            "$(fmt "$amz" 2)" "$(fmt "$amb" 2)" "$(fmt "$sp" 2)" \
+            "$(ratio "$rndv" "$amz")" "$(ratio "$rndv" "$sp")"
+    done
+    echo "# am bcopy: $bsz B (the largest AM bcopy of openuct's tcp) in the 8 KiB row,"
+    echo "#   none above; am zcopy: at most $zmax (uct_info -d -t tcp), none above;"
+    echo "#   sockperf: 1 MiB - 1 B for 1 MiB (its largest message); UCX: 1.13's tcp has"
+    echo "#   no get zcopy, so the harness built against it cannot run rndv_lat (-)"
+    printf '%-46s %10s %10s %8s %-10s %s\n' metric openuct baseline ratio target result
+    own_row "target: rndv 8 KiB <= 2x am_lat zcopy 8 KiB" rndv_lat_8k p50 am_lat_8k p50 2 "<=" 2.0
+}
+
 print_table() {
-    local i
+    local i s
     echo
     echo "# openuct against UCX ${ucx_version:-(not run)} and the floor," \
         "one harness (src/tools/perf)"
@@ -853,6 +984,7 @@ print_table() {
             own_row "get_bw zcopy $i / put_bw zcopy $i" "get_bw_$i" bw "put_bw_$i" bw 1 ">=" 0.9
         done
     fi
+    [ $do_rndv -eq 1 ] && rndv_table
     echo "#"
     echo "# n/a: that implementation cannot run the test (UCX 1.13's tcp has no put"
     echo "# short or get zcopy); fail: the run failed (rerun with -o DIR for the logs)"
@@ -867,6 +999,16 @@ print_table() {
         for i in "${impls[@]}"; do rounds_line "$i tcp put_bw 1 MiB" "$i:put_bw_1m.bw" 1; done
         rounds_line "sockperf 64 KiB [MiB/s]" sp_bw_65536 1
         for i in "${impls[@]}"; do rounds_line "$i tcp am_bw 64 KiB" "$i:am_bw_64k.bw" 1; done
+    fi
+    if [ $do_rndv -eq 1 ]; then
+        for s in "${rndv_sizes[@]}"; do
+            rounds_line "oct tcp rndv_lat $(human "$s") p50" "oct:rndv_lat_$s.p50" 2
+            [ "$(bytes "$s")" -le "$am_zcopy_max" ] &&
+                rounds_line "oct tcp am_lat zcopy $(human "$s") p50" "oct:am_lat_$s.p50" 2
+            [ "$s" = 8k ] &&
+                rounds_line "oct tcp am_lat bcopy $(rndv_bcopy_size) B p50" "oct:am_lat_bmax.p50" 2
+            rounds_line "sockperf ping-pong $(sp_size "$s") B p50" "sp_lat_$s" 2
+        done
     fi
     if [ $do_self -eq 1 ]; then
         for i in "${impls[@]}"; do rounds_line "$i self am_lat avg" "$i:self_am_lat.avg" 4; done
@@ -1025,6 +1167,10 @@ for ((r = 1; r <= rounds; r++)); do
         sockperf_round "$r"
         note "round $r/$rounds: tcp"
         tcp_round "$r"
+        if [ $do_rndv -eq 1 ]; then
+            note "round $r/$rounds: tcp rendezvous"
+            rndv_round "$r"
+        fi
         mem_round "$r"
     fi
     if [ $do_self -eq 1 ]; then

@@ -20,12 +20,17 @@
 #  13. uct_perftest rc_verbs     client/server, rxe_v1 (client) -> rxe_v0
 #  14. uct_perftest ud_verbs     loopback on rxe_lo (its operations only)
 #  15. uct_perftest ud_verbs     client/server on rxe_lo
-#  16. ud_verbs under netem      test/stress/uct_stream_check, server on
+#  16. uct_osc_check rc_verbs    test/stress/check-osc.sh: an MPI one-sided
+#                                lock (the device's atomics) guarding PUTs and
+#                                GETs up to 4 MiB, each flushed at once, 3
+#                                origin processes on rxe_v1, the target on
+#                                rxe_v0 (ud_verbs has no GET)
+#  17. ud_verbs under netem      test/stress/uct_stream_check, server on
 #                                rxe_v0, client on rxe_v1, netem on both
 #                                veth ends: 100,000 AMs and PUTs at 5 % loss,
 #                                25 % reordering, 2 % duplication, 1 ms
 #                                delay; 64 endpoints at 1 % loss
-#  17. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
+#  18. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
 #
 # usage: check-rxe.sh BUILDDIR        (on the host; boots the VM)
 #        check-rxe.sh --guest BUILDDIR (inside the VM; runs the steps)
@@ -414,11 +419,22 @@ ud_netem() {
     stream_netem ud-netem-64 "delay 1ms loss 1%" -c 64 -n 1563 -s 1k -C iface
 }
 
+# test/stress/check-osc.sh over TL, target on rxe_v0, origins on rxe_v1:
+# the lock of an MPI one-sided library (compare-and-swap, fetch-and-add:
+# the device's atomics on rc_verbs) guarding PUTs and GETs up to 4 MiB,
+# each followed at once by a flush, three origin processes (rc_verbs
+# connects to endpoints only)
+osc_tl() {
+    OSC_CHECK=$builddir/test/stress/uct_osc_check OSC_TL=$1 \
+        OSC_TARGET_DEV=rxe_v0:1 OSC_ORIGIN_DEV=rxe_v1:1 OSC_HOST=10.78.0.1 \
+        OSC_ITERS=${2:-60} bash "$srcdir/test/stress/check-osc.sh"
+}
+
 LD_LIBRARY_PATH=$builddir/src/uct/.libs:$builddir/src/ucs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export builddir srcdir logdir RXE_GTEST_FILTER RXE_PEER_DEVS LD_LIBRARY_PATH
 export -f pingpong pingpong_pair uct_info_devices gtest_verbs tcp_netem \
     direct server_port hello_pair hello_pair_veth perf_rows_ok perf_runs \
-    perf_tl perf_tl_veth qdisc_drops stream_netem ud_netem
+    perf_tl perf_tl_veth qdisc_drops stream_netem ud_netem osc_tl
 
 echo "check-rxe: kernel $(uname -r), build tree $builddir"
 step "ibv_devinfo"                 60 ibv_devinfo -v -d rxe_lo
@@ -443,6 +459,7 @@ step "uct_perftest ud_verbs loopback"       120 \
     perf_tl ud_verbs loopback rxe_lo:1
 step "uct_perftest ud_verbs c/s (rxe_lo)"   120 \
     perf_tl ud_verbs pair rxe_lo:1 rxe_lo:1 127.0.0.1
+step "uct_osc_check rc_verbs (rxe_v1-v0)" 300 osc_tl rc_verbs
 step "ud_verbs streams under netem" 600 ud_netem
 step "tcp two_host with netem"    400 tcp_netem
 

@@ -704,12 +704,15 @@ ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
  * @ingroup UCT_MD
  * @param [in]  component   the component of the memory domain that
  *                          packed the key (same name on both sides).
- * @param [in]  rkey_buffer the packed key.
+ * @param [in]  rkey_buffer the packed key; may be NULL only when the
+ *                          component's keys are empty (its memory domains
+ *                          report uct_md_attr_t::rkey_packed_size 0).
  * @param [out] rkey_ob     set to the unpacked key; release it with
  *                          uct_rkey_release() after the operations that
  *                          use it have completed.
- * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a buffer
- *         that holds no valid key.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL component or bundle, a
+ *         NULL buffer where keys carry bytes, or a buffer that holds no
+ *         valid key.
  */
 ucs_status_t uct_rkey_unpack(uct_component_h component, const void *rkey_buffer,
                              uct_rkey_bundle_t *rkey_ob);

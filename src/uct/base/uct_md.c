@@ -649,11 +649,20 @@ ucs_status_t uct_rkey_unpack(uct_component_h component, const void *rkey_buffer,
     void *handle;
     ucs_status_t status;
 
-    if ((component == NULL) || (rkey_buffer == NULL) || (rkey_ob == NULL)) {
-        ucs_error("uct_rkey_unpack: NULL %s", (component == NULL) ? "component"
-                                              : (rkey_buffer == NULL)
-                                                  ? "rkey buffer"
-                                                  : "rkey bundle");
+    if ((component == NULL) || (rkey_ob == NULL)) {
+        ucs_error("uct_rkey_unpack: NULL %s",
+                  (component == NULL) ? "component" : "rkey bundle");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    /* A component whose remote keys are empty (rkey_packed_size 0: the
+     * stub unpacks them) takes a NULL buffer, as UCX does; one whose keys
+     * carry bytes cannot */
+    if ((rkey_buffer == NULL) &&
+        (component->rkey_unpack != uct_md_stub_rkey_unpack)) {
+        ucs_error("uct_rkey_unpack: NULL rkey buffer for component '%s', "
+                  "whose remote keys are not empty: pass the bytes "
+                  "uct_md_mkey_pack() wrote",
+                  component->name);
         return UCS_ERR_INVALID_PARAM;
     }
 

@@ -219,6 +219,30 @@ protected:
  * PUT
  */
 
+/* A NULL rkey buffer: accepted where the md's keys are empty (as UCX
+ * does), refused with one line where they carry bytes; nothing crashes */
+TEST_P(uct_rma, rkey_unpack_null_buffer)
+{
+    entity *e = create_entity();
+    uct_rkey_bundle_t bundle;
+    bundle.rkey   = 42;
+    bundle.handle = &bundle;
+
+    ucs::scoped_log_capture capture;
+    ucs_status_t status = uct_rkey_unpack(e->component(), NULL, &bundle);
+    if (e->md_attr().rkey_packed_size == 0) {
+        ASSERT_EQ(UCS_OK, status) << ucs_status_string(status);
+        EXPECT_EQ(UCS_OK, uct_rkey_release(e->component(), &bundle));
+        EXPECT_EQ(0u, capture.messages().size());
+    } else {
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, status) << ucs_status_string(status);
+        EXPECT_EQ(42u, bundle.rkey) << "output set on failure";
+        EXPECT_EQ(&bundle, bundle.handle);
+        EXPECT_EQ(1u, capture.messages().size());
+        EXPECT_TRUE(capture.contains("NULL rkey buffer"));
+    }
+}
+
 TEST_P(uct_rma, put_short)
 {
     UCT_TEST_INIT_PAIRS();
