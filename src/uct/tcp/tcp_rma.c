@@ -148,6 +148,11 @@ static ucs_status_t uct_tcp_ep_get_post(uct_tcp_ep_t *ep, uct_tcp_get_op_t *op,
     /* the ext was made by uct_tcp_ep_get_op_start() */
     ep->ext->get_budget += uct_tcp_get_reply_cost(op->length);
     ucs_list_add_tail(&ep->ext->get_list, &op->list);
+    /* the answer comes on this connection: progress reads it first (with
+     * CONNECT_TO_IFACE the last data may have come on the other one) */
+    if (ep->state == UCT_TCP_EP_CONNECTED) {
+        uct_tcp_ep_iface(ep)->hot_ep = ep;
+    }
     return UCS_INPROGRESS;
 }
 
