@@ -32,20 +32,13 @@ stress_init osc
 # Starts a target (arguments: its log, its options); sets TARGET_PID and
 # PORT (empty if it did not come up within 10 s)
 start_target() {
-    local log=$1 i
+    local log=$1 rc
     shift
-    "$OSC_CHECK" -x "$OSC_TL" -d "$OSC_TARGET_DEV" -p 0 "$@" >"$log" 2>&1 &
-    TARGET_PID=$!
-    PIDS="$PIDS $TARGET_PID"
-    PORT=""
-    for i in $(seq 100); do
-        PORT=$(sed -n 's/^target: waiting for .* on port \([0-9]*\)$/\1/p' \
-               "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 $TARGET_PID 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
+    start_listener "$log" '^target: waiting for .* on port \([0-9]*\)$' \
+        "$OSC_CHECK" -x "$OSC_TL" -d "$OSC_TARGET_DEV" -p 0 "$@"
+    rc=$?
+    TARGET_PID=$LISTENER_PID
+    return $rc
 }
 
 # Starts origin number $1 (arguments after: its options); appends its pid

@@ -24,20 +24,13 @@ stress_init stream
 # sets SERVER_PID and PORT (empty if it did not come up within 10 s). It
 # runs bare, so that signals reach it; wait_exit ends it if need be.
 start_server() {
-    local log=$1 i
+    local log=$1 rc
     shift
-    "$STREAM_CHECK" -p 0 "$@" >"$log" 2>&1 &
-    SERVER_PID=$!
-    PIDS="$PIDS $SERVER_PID"
-    PORT=""
-    for i in $(seq 100); do
-        PORT=$(sed -n 's/.*waiting for a client on port \([0-9]*\)$/\1/p' \
-               "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 $SERVER_PID 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
+    start_listener "$log" '.*waiting for a client on port \([0-9]*\)$' \
+        "$STREAM_CHECK" -p 0 "$@"
+    rc=$?
+    SERVER_PID=$LISTENER_PID
+    return $rc
 }
 
 # A verified run: stream NAME CLIENT-OPTIONS...

@@ -1,6 +1,7 @@
 # What the check scripts of this folder share (sourced, not run): step
-# and verdict lines, a log folder, waiting for a process with a bound,
-# and the cleanup of every process they
+# and verdict lines, a log folder, starting a process that prints its
+# port, waiting for a process with a bound, and the cleanup of every
+# process they
 # started (each script adds its processes' ids to PIDS).
 #
 #   . "$(dirname "$0")/lib.sh"
@@ -50,6 +51,27 @@ wait_exit() {
         [ "$pid" = "$1" ] || keep="$keep $pid"
     done
     PIDS=$keep
+}
+
+# start_listener LOG PATTERN COMMAND...: starts COMMAND in the background
+# with its output in LOG, bare so that signals reach it, and waits up to
+# 10 s for a line of LOG to match the sed pattern PATTERN, whose group 1 is
+# the port it listens on. Sets LISTENER_PID and PORT (empty on failure:
+# returns 1 when the process ended or no port came).
+start_listener() {
+    local log=$1 pattern=$2 i
+    shift 2
+    "$@" >"$log" 2>&1 &
+    LISTENER_PID=$!
+    PIDS="$PIDS $LISTENER_PID"
+    PORT=""
+    for i in $(seq 100); do
+        PORT=$(sed -n "s/$pattern/\1/p" "$log")
+        [ -n "$PORT" ] && return 0
+        kill -0 $LISTENER_PID 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
 }
 
 stress_init() {

@@ -167,15 +167,22 @@ typedef struct {
     int sock; /* origin: control connection */
 } osc_ctx_t;
 
+/* Prints the line "uct_osc_check: <message>" */
+static void osc_print_line(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", OSC_PROG);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+/* A check failed, or the peer did: exit code 1 */
 static void osc_fail(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "%s: ", OSC_PROG);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    osc_print_line(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     exit(1);
 }
 
@@ -184,11 +191,9 @@ static void osc_unsupported(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "%s: ", OSC_PROG);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    osc_print_line(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     exit(2);
 }
 

@@ -73,6 +73,35 @@ struct counted_completion {
     }
 };
 
+/* A completion that records its calls, their status and their order */
+struct order_comp {
+    uct_completion_t uct; /* keep first */
+    unsigned index;
+    unsigned calls;
+    ucs_status_t status;
+    std::vector<unsigned> *order;
+
+    void init(unsigned i, std::vector<unsigned> *o)
+    {
+        uct.func   = cb;
+        uct.count  = 1;
+        uct.status = UCS_OK;
+        index      = i;
+        calls      = 0;
+        status     = UCS_OK;
+        order      = o;
+    }
+
+    static void cb(uct_completion_t *self)
+    {
+        order_comp *comp = reinterpret_cast<order_comp *>(self);
+
+        ++comp->calls;
+        comp->status = self->status;
+        comp->order->push_back(comp->index);
+    }
+};
+
 /* What an entity's interface is opened with. */
 struct uct_entity_params {
     size_t rx_headroom              = 0;

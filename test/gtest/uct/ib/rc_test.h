@@ -117,34 +117,6 @@ inline ucs_status_t pending_send_cb(uct_pending_req_t *self)
     return status;
 }
 
-/* A completion that records the order completions ran in */
-struct order_comp {
-    uct_completion_t uct; /* keep first */
-    unsigned index;
-    unsigned calls;
-    ucs_status_t status;
-    std::vector<unsigned> *order;
-
-    void init(unsigned i, std::vector<unsigned> *o)
-    {
-        uct.func   = cb;
-        uct.count  = 1;
-        uct.status = UCS_OK;
-        index      = i;
-        calls      = 0;
-        status     = UCS_OK;
-        order      = o;
-    }
-
-    static void cb(uct_completion_t *self)
-    {
-        order_comp *comp = reinterpret_cast<order_comp *>(self);
-        ++comp->calls;
-        comp->status = self->status;
-        comp->order->push_back(comp->index);
-    }
-};
-
 /* A bcopy message: who sent it and its sequence */
 struct bcopy_msg {
     uint32_t sender;

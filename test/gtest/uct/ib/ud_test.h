@@ -60,35 +60,6 @@ struct err_log {
 
 ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status);
 
-/* A completion that records its calls, their status and their order */
-struct order_comp {
-    uct_completion_t uct; /* keep first */
-    unsigned index;
-    unsigned calls;
-    ucs_status_t status;
-    std::vector<unsigned> *order;
-
-    void init(unsigned i, std::vector<unsigned> *o)
-    {
-        uct.func   = cb;
-        uct.count  = 1;
-        uct.status = UCS_OK;
-        index      = i;
-        calls      = 0;
-        status     = UCS_OK;
-        order      = o;
-    }
-
-    static void cb(uct_completion_t *self)
-    {
-        order_comp *comp = reinterpret_cast<order_comp *>(self);
-
-        ++comp->calls;
-        comp->status = self->status;
-        comp->order->push_back(comp->index);
-    }
-};
-
 /* ------------------------------------------------------------------------
  * Packets as a stranger builds them
  */
