@@ -90,11 +90,20 @@ if grep -q "$unpacked/usr/include" "$work/cc.log"; then
 fi
 
 # --------------------------------------- run it: server, client, on lo
+# The example takes its port on the command line, so the script picks one.
+# A port inside the kernel's ephemeral range can be taken by any outgoing
+# connection between the check and the server's bind() (other checks run
+# beside this one), so ports come from below that range, and one in use in
+# any state is skipped.
+eph_lo=32768
+read -r eph_lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null ||
+    eph_lo=32768
+[ "$eph_lo" -gt 12000 ] 2>/dev/null || eph_lo=32768
 free_port() {
     local p
     for _ in $(seq 50); do
-        p=$((20000 + RANDOM % 30000))
-        if ! ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; then
+        p=$((10000 + RANDOM % (eph_lo - 10000)))
+        if ! ss -Htan "sport = :$p" 2>/dev/null | grep -q .; then
             echo "$p"
             return 0
         fi
@@ -106,21 +115,36 @@ listening() {
     ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
+# start_server MODE: starts the example as a server on a free port and waits
+# until it listens; sets port and spid. A server that could not bind (the
+# port was taken after the check) is retried on another port.
+start_server() {
+    local try
+    for try in 1 2 3; do
+        port=$(free_port) || die "no free tcp port found"
+        timeout 60 "$hello" -t tcp -d lo -p "$port" "$1" >"$out" 2>&1 &
+        spid=$!
+        for _ in $(seq 200); do
+            listening "$port" && return 0
+            kill -0 "$spid" 2>/dev/null || break
+            sleep 0.05
+        done
+        listening "$port" && return 0
+        kill "$spid" 2>/dev/null
+        wait "$spid"
+        grep -q "Failed to open server socket" "$out" || return 1
+        echo "$prog: $1: port $port was taken before the server bound it;" \
+            "trying another (attempt $try)" >&2
+    done
+    return 1
+}
+
 # the text the example sends: -s 16 gives 15 letters and a NUL
 text=ABCDEFGHIJKLMNO
 declare -A func=([-i]=uct_ep_am_short [-b]=uct_ep_am_bcopy [-z]=uct_ep_am_zcopy)
 for mode in -i -b -z; do
-    port=$(free_port) || die "no free tcp port found"
     out=$work/server$mode.log
-    timeout 60 "$hello" -t tcp -d lo -p "$port" $mode >"$out" 2>&1 &
-    spid=$!
-    for _ in $(seq 200); do
-        listening "$port" && break
-        kill -0 "$spid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if ! listening "$port"; then
-        wait "$spid"
+    if ! start_server "$mode"; then
         fail "$mode: the server did not listen on port $port:"
         tail -n 5 "$out" >&2
         continue
