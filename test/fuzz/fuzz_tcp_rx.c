@@ -269,20 +269,23 @@ static void fuzz_substitute(uint8_t *buf, size_t length)
 }
 
 /*
- * The version 4 handshake (64 bytes) of a peer at 127.0.0.1:1: to the
- * iface, or with @a to_ep from endpoint 1 (cookie 2) to the waiting
- * endpoint. Layout: magic 0, version 8, connection type 10, family 11,
- * port 12, reserved 14, ep ids 16 (destination) and 20 (source), cookies
- * 24 and 32, address 40, secret 56.
+ * The version 5 handshake (72 bytes) of a peer at 127.0.0.1:1: to the
+ * iface (with a pairing nonce: that address is lower than the iface's, so
+ * the connection is kept for a pair), or with @a to_ep from endpoint 1
+ * (cookie 2) to the waiting endpoint. Layout: magic 0, version 8,
+ * connection type 10, family 11, port 12, reserved 14, ep ids 16
+ * (destination) and 20 (source), cookies 24 and 32, address 40, secret
+ * 56, nonce 64.
  */
 static size_t fuzz_handshake(uint8_t *buf, int to_ep)
 {
     uint64_t magic   = 0x706374756e65706full;
-    uint16_t version = 4, port = htons(1);
+    uint16_t version = 5, port = htons(1);
     uint32_t src_id     = 1;
     uint64_t src_cookie = 2;
+    uint64_t nonce      = 0x6e6f6e63656e6f6eull;
 
-    memset(buf, 0, 64);
+    memset(buf, 0, 72);
     memcpy(buf, &magic, 8);
     memcpy(buf + 8, &version, 2);
     buf[10] = to_ep ? 2 : 1; /* CONN_TO_EP or CONN_TO_IFACE */
@@ -297,7 +300,10 @@ static size_t fuzz_handshake(uint8_t *buf, int to_ep)
     buf[40] = 127;
     buf[43] = 1;
     memcpy(buf + 56, &fz.secret, 8);
-    return 64;
+    if (!to_ep) {
+        memcpy(buf + 64, &nonce, 8);
+    }
+    return 72;
 }
 
 static void fuzz_progress(unsigned n)
@@ -354,7 +360,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     size_t length = 0;
 
-    if ((size < 1) || (size > FUZZ_MAX_INPUT - 64)) {
+    if ((size < 1) || (size > FUZZ_MAX_INPUT - 72)) {
         return 0;
     }
     fuzz_new_ep();

@@ -31,7 +31,7 @@
 
 #define UCT_TCP_NAME    "tcp"
 #define UCT_TCP_MAGIC   0x706374756e65706full /* "openuctp", LE */
-#define UCT_TCP_VERSION 4
+#define UCT_TCP_VERSION 5
 
 /* Gather limit of one send (header, prefix and the user's pieces) */
 #define UCT_TCP_MAX_SEND_IOV 64
@@ -86,6 +86,14 @@ enum {
                                    matching ACK_REQ was handled; with
                                    UCT_TCP_HDR_FLAG_DENIED, some PUT since
                                    the previous ACK was refused */
+    UCT_TCP_OP_SWITCH = 0x45,     /* 8-byte nonce: the sender's ep moves to
+                                     the connection our ep of that nonce
+                                     opened to it (see tcp_pair.c) */
+    UCT_TCP_OP_SWITCH_ACK = 0x46, /* no payload: the SWITCH before it was
+                                     handled; with UCT_TCP_HDR_FLAG_DENIED,
+                                     refused (stay on this connection) */
+    UCT_TCP_OP_UNPAIR     = 0x47, /* no payload: the sender's user ep on
+                                     this connection was destroyed */
     UCT_TCP_OP_LAST
 };
 
@@ -134,6 +142,9 @@ typedef struct uct_tcp_handshake {
     uint64_t src_ep_cookie;  /* random, in src's endpoint address */
     uint8_t listen_addr[16]; /* connecting iface's address (4 or 16) */
     uint64_t secret;         /* the accepting iface's, from its address */
+    uint64_t src_nonce;      /* CONN_TO_IFACE from the lower of two ifaces:
+                                random, names the connection in a SWITCH;
+                                else 0 */
 } uct_tcp_handshake_t;
 
 /* Handshake results */
@@ -293,6 +304,15 @@ typedef struct uct_tcp_iface {
     ucs_mpool_t rx_mp;          /* receive buffers */
     ucs_mpool_t op_mp;          /* zcopy sends, GETs, flushes */
     uct_tcp_peer_table_t peers; /* remote hosts: receive buffer shares */
+    ucs_hash_t pair_peers;      /* pair key of a lower peer iface -> our
+                                   ep that may use the connection from it:
+                                   an internal ep (a connection it opened)
+                                   or a user ep (waiting for one) */
+    ucs_hash_t pair_nonces;     /* nonce -> our user ep whose connection
+                                   to a higher iface a SWITCH may name */
+    uint32_t pair_switched;     /* eps moved to their peer's connection */
+    uint32_t pair_unpaired;     /* user eps destroyed while the peer's
+                                   ep kept using their connection */
     unsigned num_user_eps;
     size_t tx_queued;            /* bytes queued on all eps */
     unsigned rx_held;            /* receive buffers held: eps with
@@ -345,6 +365,8 @@ typedef enum {
     UCT_TCP_EP_WAIT_PEER,  /* CONNECT_TO_EP: the peer connects to us */
     UCT_TCP_EP_ACCEPTED,   /* internal: waiting for the handshake */
     UCT_TCP_EP_CONNECTED,
+    UCT_TCP_EP_SWITCHING, /* connected; what follows the SWITCH is held
+                             until its answer */
     UCT_TCP_EP_FAILED,   /* socket closed; sends return an error */
     UCT_TCP_EP_DESTROYED /* freed at the end of this progress pass */
 } uct_tcp_ep_state_t;
@@ -361,9 +383,18 @@ enum {
                                                  since our last ACK */
     UCT_TCP_EP_FLAG_RX_STOPPED = UCS_BIT(8),  /* over the reply budget: not
                                                  reading, on retry_list */
-    UCT_TCP_EP_FLAG_BURST = UCS_BIT(9) /* the last send not held came within
-                                          UCX_TCP_COALESCE_TIME of the
-                                          write before it */
+    UCT_TCP_EP_FLAG_BURST = UCS_BIT(9), /* the last send not held came within
+                                           UCX_TCP_COALESCE_TIME of the
+                                           write before it */
+    UCT_TCP_EP_FLAG_IN_PAIRS  = UCS_BIT(10), /* in iface->pair_peers under
+                                                the key in ep->id */
+    UCT_TCP_EP_FLAG_IN_NONCES = UCS_BIT(11), /* in iface->pair_nonces under
+                                                ep->cookie */
+    UCT_TCP_EP_FLAG_PEER_USER = UCS_BIT(12), /* the other end is a user ep */
+    UCT_TCP_EP_FLAG_SWITCH    = UCS_BIT(13), /* a SWITCH is sent or queued;
+                                                its answer is awaited */
+    UCT_TCP_EP_FLAG_SWITCH_QUEUED = UCS_BIT(14) /* the SWITCH is still in
+                                                   the send queue */
 };
 
 /* Something waiting for the socket, in order: bytes copied into a send
@@ -374,6 +405,8 @@ typedef struct uct_tcp_tx {
     uint64_t rkey;          /* zcopy GET response: the region it is
                                sent from, checked per write; else 0 */
     uint8_t is_buf;
+    uint8_t is_switch; /* holds a SWITCH: nothing after it is written
+                          before the answer */
     uint32_t iov_index; /* zcopy: first entry not fully sent */
     uint32_t iovcnt;
     size_t length; /* buffer: bytes written */
@@ -448,9 +481,11 @@ typedef struct uct_tcp_ep {
     uint8_t tx_ops;       /* zero-copy sends queued */
     int fd;
     uint32_t tx_queued;          /* bytes in send buffers */
-    uint32_t id;                 /* slot in iface->ep_ids */
+    uint32_t id;                 /* slot in iface->ep_ids; or the pair key
+                                    (IN_PAIRS) */
     uint32_t peer;               /* in iface->peers, or UCT_TCP_PEER_NONE */
-    uint64_t cookie;             /* CONNECT_TO_EP: random, in the ep address */
+    uint64_t cookie;             /* CONNECT_TO_EP: random, in the ep address;
+                                    CONNECT_TO_IFACE: the pairing nonce */
     ucs_time_t retry_time;       /* RETRY_WAIT: next attempt;
                                     ACCEPTED: handshake deadline;
                                     RX_STOPPED: drop deadline;

@@ -46,9 +46,10 @@ static void uct_tcp_handshake_reply_init(uct_tcp_handshake_reply_t *reply,
 }
 
 /* Queues the handshake of a connecting ep, with the @a secret of the
- * address it connects to. */
-static ucs_status_t
-uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep, uint8_t conn_type, uint64_t secret)
+ * address it connects to and its pairing @a nonce (CONN_TO_IFACE). */
+static ucs_status_t uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep,
+                                               uint8_t conn_type,
+                                               uint64_t secret, uint64_t nonce)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     uct_tcp_handshake_t hs;
@@ -72,7 +73,8 @@ uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep, uint8_t conn_type, uint64_t secret)
         hs.src_ep_id     = ep->id;
         hs.src_ep_cookie = ep->cookie;
     }
-    hs.secret = secret;
+    hs.secret    = secret;
+    hs.src_nonce = nonce;
 
     status = uct_tcp_ep_queue_first(ep, &hs, sizeof(hs));
     if (status == UCS_OK) {
@@ -80,6 +82,13 @@ uct_tcp_ep_queue_handshake(uct_tcp_ep_t *ep, uint8_t conn_type, uint64_t secret)
         ep->rx_phase = UCT_TCP_RX_REPLY;
     }
     return status;
+}
+
+/* The state of a connector whose socket just connected */
+static uint8_t uct_tcp_ep_connected_state(const uct_tcp_ep_t *ep)
+{
+    return (ep->flags & UCT_TCP_EP_FLAG_SWITCH) ? UCT_TCP_EP_SWITCHING
+                                                : UCT_TCP_EP_CONNECTED;
 }
 
 static ucs_time_t uct_tcp_ep_retry_delay(unsigned attempt)
@@ -150,7 +159,7 @@ static ucs_status_t uct_tcp_ep_connect_start(uct_tcp_ep_t *ep)
     ep->fd  = fd;
     ret     = connect(fd, &peer->sa, addrlen);
     if (ret == 0) {
-        ep->state = UCT_TCP_EP_CONNECTED;
+        ep->state = uct_tcp_ep_connected_state(ep);
     } else if (errno == EINPROGRESS) {
         ep->state = UCT_TCP_EP_CONNECTING;
     } else {
@@ -189,7 +198,7 @@ void uct_tcp_ep_connect_progress(uct_tcp_ep_t *ep)
         return;
     }
 
-    ep->state = UCT_TCP_EP_CONNECTED;
+    ep->state = uct_tcp_ep_connected_state(ep);
     uct_tcp_ep_tx_progress(ep);
 }
 
@@ -372,6 +381,10 @@ static const char *uct_tcp_handshake_check(const uct_tcp_iface_t *iface,
         return "malformed handshake (endpoint fields in a connection to "
                "an interface)";
     }
+    if ((hs->conn_type == UCT_TCP_CONN_TO_EP) && (hs->src_nonce != 0)) {
+        return "malformed handshake (pairing nonce in a connection to an "
+               "endpoint)";
+    }
     return NULL;
 }
 
@@ -427,6 +440,22 @@ static uct_tcp_ep_t *uct_tcp_ep_handshake_to_ep(uct_tcp_ep_t *ep,
     return uct_tcp_ep_attach(ep, target, hs);
 }
 
+/* The listening address the connecting iface of @a hs names */
+static void uct_tcp_ep_handshake_from(const uct_tcp_handshake_t *hs,
+                                      uct_tcp_sockaddr_t *from)
+{
+    memset(from, 0, sizeof(*from));
+    if (hs->family == AF_INET6) {
+        from->in6.sin6_family = AF_INET6;
+        from->in6.sin6_port   = hs->listen_port;
+        memcpy(&from->in6.sin6_addr, hs->listen_addr, 16);
+    } else {
+        from->in.sin_family = AF_INET;
+        from->in.sin_port   = hs->listen_port;
+        memcpy(&from->in.sin_addr, hs->listen_addr, 4);
+    }
+}
+
 /* Receive handler of an accepted connection: its handshake. A peer of
  * another version (or not ours at all) is refused as soon as the first
  * bytes show it, whatever it sends next; one of ours must present the
@@ -437,6 +466,7 @@ uct_tcp_ep_t *uct_tcp_ep_rx_handshake(uct_tcp_ep_t *ep)
 {
     const char *data = ep->rx->data + ep->rx->offset;
     size_t avail     = ep->rx->length - ep->rx->offset;
+    uct_tcp_sockaddr_t from;
     uct_tcp_handshake_t hs;
     uint16_t hs_status;
     const char *why;
@@ -480,6 +510,8 @@ uct_tcp_ep_t *uct_tcp_ep_rx_handshake(uct_tcp_ep_t *ep)
     ucs_list_del(&ep->retry_list); /* no handshake timeout now */
     ep->state    = UCT_TCP_EP_CONNECTED;
     ep->rx_phase = UCT_TCP_RX_MESSAGES;
+    uct_tcp_ep_handshake_from(&hs, &from);
+    uct_tcp_pair_accepted(ep, &hs, &from);
     uct_tcp_ep_update_events(ep); /* the reply goes out when writable */
     return ep;
 }
@@ -604,6 +636,7 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
     uct_tcp_iface_addr_t addr;
     uct_tcp_ep_t *ep;
     ucs_status_t status;
+    uint64_t nonce;
 
     memcpy(&addr, params->iface_addr, sizeof(addr));
     ep = uct_tcp_ep_alloc(iface);
@@ -622,7 +655,12 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
         goto err_free;
     }
 
-    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE, addr.secret);
+    status = uct_tcp_pair_user_init(ep, &ep->ext->peer_addr, &nonce);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_IFACE, addr.secret,
+                                        nonce);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -755,7 +793,8 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
         return UCS_OK; /* the peer connects to us */
     }
 
-    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP, addr.secret);
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP, addr.secret,
+                                        0);
     if (status != UCS_OK) {
         return status;
     }

@@ -44,7 +44,9 @@ void uct_tcp_ep_update_events(uct_tcp_ep_t *ep)
         (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) ? 0 : UCS_EVENT_SET_EVREAD;
     if ((ep->state == UCT_TCP_EP_CONNECTING) ||
         (!ucs_list_is_empty(&ep->tx_list) &&
-         !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED))) {
+         !(ep->flags & UCT_TCP_EP_FLAG_DEFERRED) &&
+         ((ep->state != UCT_TCP_EP_SWITCHING) ||
+          (ep->flags & UCT_TCP_EP_FLAG_SWITCH_QUEUED)))) {
         events |= UCS_EVENT_SET_EVWRITE;
     }
     if ((events != ep->events) &&
@@ -252,6 +254,7 @@ void uct_tcp_ep_free(uct_tcp_ep_t *ep)
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
     uct_base_ep_cleanup(&ep->super);
+    uct_tcp_pair_forget(ep);
     uct_tcp_ep_close_socket(ep);
     if ((ep->state == UCT_TCP_EP_RETRY_WAIT) ||
         (ep->state == UCT_TCP_EP_ACCEPTED) ||
@@ -304,6 +307,7 @@ void uct_tcp_ep_fail(uct_tcp_ep_t *ep, ucs_status_t status)
     ucs_debug("tcp ep %p: connection to %s lost (%s)", (void *)ep,
               uct_tcp_ep_peer_str(ep, str, sizeof(str)),
               ucs_status_string(status));
+    uct_tcp_pair_forget(ep);
     uct_tcp_ep_close_socket(ep);
     if ((ep->state == UCT_TCP_EP_RETRY_WAIT) ||
         (ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED)) {
@@ -378,7 +382,12 @@ ucs_status_t uct_tcp_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
 
 void uct_tcp_ep_destroy(uct_ep_h tl_ep)
 {
-    uct_tcp_ep_free(uct_tcp_ep(tl_ep));
+    uct_tcp_ep_t *ep = uct_tcp_ep(tl_ep);
+
+    /* the peer's ep may still use the connection */
+    if (!uct_tcp_pair_ep_release(ep)) {
+        uct_tcp_ep_free(ep);
+    }
 }
 
 ucs_status_t uct_tcp_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,

@@ -141,6 +141,40 @@ ucs_status_t uct_tcp_ep_create_to_iface(uct_tcp_iface_t *iface,
                                         uct_ep_h *ep_p);
 ucs_status_t uct_tcp_ep_create_for_ep(uct_tcp_iface_t *iface, uct_ep_h *ep_p);
 
+/* tcp_pair.c: one connection per pair of CONNECT_TO_IFACE eps */
+uint32_t uct_tcp_pair_key(const uct_tcp_sockaddr_t *addr);
+int uct_tcp_pair_side(const uct_tcp_iface_t *iface,
+                      const uct_tcp_sockaddr_t *peer);
+/* A user ep to the iface at @a peer joins the pairing: the nonce its
+ * handshake carries (0: none) */
+ucs_status_t uct_tcp_pair_user_init(uct_tcp_ep_t *ep,
+                                    const uct_tcp_sockaddr_t *peer,
+                                    uint64_t *nonce_p);
+/* An accepted CONNECT_TO_IFACE connection from the iface at @a from */
+void uct_tcp_pair_accepted(uct_tcp_ep_t *ep, const uct_tcp_handshake_t *hs,
+                           const uct_tcp_sockaddr_t *from);
+/* Takes @a ep out of the pairing tables */
+void uct_tcp_pair_forget(uct_tcp_ep_t *ep);
+/* The user destroys @a ep: 1 if it became internal because the peer's
+ * user ep still uses its connection */
+int uct_tcp_pair_ep_release(uct_tcp_ep_t *ep);
+ucs_status_t uct_tcp_ep_rx_switch(uct_tcp_ep_t *ep, const uct_tcp_hdr_t *hdr,
+                                  char *payload, size_t avail);
+ucs_status_t uct_tcp_ep_rx_switch_ack(uct_tcp_ep_t *ep,
+                                      const uct_tcp_hdr_t *hdr, char *payload,
+                                      size_t avail);
+ucs_status_t uct_tcp_ep_rx_unpair(uct_tcp_ep_t *ep, const uct_tcp_hdr_t *hdr,
+                                  char *payload, size_t avail);
+
+/* Whether the send queue may be written: connected, and while a switch is
+ * under way only up to its SWITCH */
+static inline int uct_tcp_ep_can_write(const uct_tcp_ep_t *ep)
+{
+    return (ep->state == UCT_TCP_EP_CONNECTED) ||
+           ((ep->state == UCT_TCP_EP_SWITCHING) &&
+            (ep->flags & UCT_TCP_EP_FLAG_SWITCH_QUEUED));
+}
+
 /* tcp_tx.c: the send queue, coalescing, AM operations */
 void uct_tcp_ep_tx_purge(uct_tcp_ep_t *ep, ucs_status_t status);
 uct_tcp_tx_t *uct_tcp_ep_tx_buf_get(uct_tcp_ep_t *ep);

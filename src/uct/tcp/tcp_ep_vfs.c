@@ -21,6 +21,7 @@ static const char *uct_tcp_ep_state_names[] = {
     [UCT_TCP_EP_WAIT_PEER]  = "wait_peer",
     [UCT_TCP_EP_ACCEPTED]   = "accepted",
     [UCT_TCP_EP_CONNECTED]  = "connected",
+    [UCT_TCP_EP_SWITCHING]  = "switching",
     [UCT_TCP_EP_FAILED]     = "failed",
     [UCT_TCP_EP_DESTROYED]  = "destroyed"};
 

@@ -427,7 +427,11 @@ static const struct {
         UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_get_resp, UCT_TCP_HDR_FLAG_DENIED},
     [UCT_TCP_OP_ACK_REQ - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_ack_req, 0},
     [UCT_TCP_OP_ACK -
-        UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_ack, UCT_TCP_HDR_FLAG_DENIED}};
+        UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_ack, UCT_TCP_HDR_FLAG_DENIED},
+    [UCT_TCP_OP_SWITCH - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_switch, 0},
+    [UCT_TCP_OP_SWITCH_ACK - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_switch_ack,
+                                                UCT_TCP_HDR_FLAG_DENIED},
+    [UCT_TCP_OP_UNPAIR - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_unpair, 0}};
 
 /* Handles the message at the head of the receive buffer, if complete (or
  * starts streaming it); see uct_tcp_rx_msg_func_t for the result. */
@@ -868,7 +872,8 @@ static int uct_tcp_ep_rx_is_stale(const uct_tcp_ep_t *ep, ucs_time_t since,
 {
     const uct_tcp_iface_t *iface = uct_tcp_iface(ep->super.super.iface);
 
-    return (ep->state == UCT_TCP_EP_CONNECTED) &&
+    return ((ep->state == UCT_TCP_EP_CONNECTED) ||
+            (ep->state == UCT_TCP_EP_SWITCHING)) &&
            !(ep->flags & UCT_TCP_EP_FLAG_RX_STOPPED) &&
            ((now - since) > iface->config.peer_timeout);
 }

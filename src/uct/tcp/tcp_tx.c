@@ -23,6 +23,9 @@ static void uct_tcp_ep_tx_release(uct_tcp_ep_t *ep, uct_tcp_tx_t *tx,
                                   ucs_status_t status)
 {
     ucs_list_del(&tx->list);
+    if (tx->is_switch) {
+        ep->flags &= ~UCT_TCP_EP_FLAG_SWITCH_QUEUED; /* it went out */
+    }
     if (tx->is_buf) {
         ep->tx_queued -= (uint32_t)tx->length;
         uct_tcp_ep_iface(ep)->tx_queued -= tx->length;
@@ -58,6 +61,7 @@ uct_tcp_tx_t *uct_tcp_ep_tx_buf_get(uct_tcp_ep_t *ep)
     tx->comp      = NULL;
     tx->rkey      = 0;
     tx->is_buf    = 1;
+    tx->is_switch = 0;
     tx->iov_index = 0;
     tx->iovcnt    = 0;
     tx->length    = 0;
@@ -86,7 +90,8 @@ char *uct_tcp_ep_tx_reserve(uct_tcp_ep_t *ep, size_t n, int user,
 
     if (!ucs_list_is_empty(&ep->tx_list)) {
         tx = ucs_list_tail(&ep->tx_list, uct_tcp_tx_t, list);
-        if (tx->is_buf && (tx->length + n <= iface->config.tx_buf_size)) {
+        if (tx->is_buf && !tx->is_switch &&
+            (tx->length + n <= iface->config.tx_buf_size)) {
             *tx_p = tx;
             return tx->data + tx->length;
         }
@@ -263,6 +268,10 @@ static int uct_tcp_ep_tx_gather(uct_tcp_ep_t *ep, struct iovec *vec)
     uint32_t i;
     int cnt = 0;
 
+    if (ucs_unlikely(ep->state == UCT_TCP_EP_SWITCHING) &&
+        !(ep->flags & UCT_TCP_EP_FLAG_SWITCH_QUEUED)) {
+        return 0; /* all that is left waits for the SWITCH's answer */
+    }
     ucs_list_for_each(tx, &ep->tx_list, list) {
         if (cnt == UCT_TCP_MAX_SEND_IOV) {
             break;
@@ -271,6 +280,9 @@ static int uct_tcp_ep_tx_gather(uct_tcp_ep_t *ep, struct iovec *vec)
             vec[cnt].iov_base = tx->data + tx->offset;
             vec[cnt].iov_len  = tx->length - tx->offset;
             ++cnt;
+            if (ucs_unlikely(tx->is_switch)) {
+                break; /* the rest goes after its answer */
+            }
             continue;
         }
         if ((tx->rkey != 0) && !uct_tcp_ep_tx_region_ok(ep, tx)) {
@@ -335,6 +347,8 @@ static ucs_status_t uct_tcp_ep_tx_write(uct_tcp_ep_t *ep)
         cnt = uct_tcp_ep_tx_gather(ep, vec);
         if (cnt < 0) {
             return UCS_ERR_CONNECTION_RESET;
+        } else if (cnt == 0) {
+            return UCS_OK; /* held until a switch ends */
         }
         total = 0;
         for (i = 0; i < cnt; ++i) {
@@ -401,7 +415,7 @@ void uct_tcp_ep_tx_progress(uct_tcp_ep_t *ep)
  * error handler never runs inside the application's send. */
 void uct_tcp_ep_tx_kick(uct_tcp_ep_t *ep)
 {
-    if (ep->state == UCT_TCP_EP_CONNECTED) {
+    if (uct_tcp_ep_can_write(ep)) {
         (void)uct_tcp_ep_tx_write(ep);
     }
     uct_tcp_ep_update_events(ep);

@@ -30,20 +30,23 @@
 namespace uct_tcp_test {
 
 /* ------------------------------------------------------------------------
- * Wire format, version 4. Integers are little-endian on the wire except
+ * Wire format, version 5. Integers are little-endian on the wire except
  * ports and addresses, which are in network order.
  */
 namespace wire {
 
 const uint64_t MAGIC   = 0x706374756e65706full; /* "openuctp" */
-const uint16_t VERSION = 4;
+const uint16_t VERSION = 5;
 
 enum {
     OP_PUT      = 0x40,
     OP_GET_REQ  = 0x41,
     OP_GET_RESP = 0x42,
     OP_ACK_REQ  = 0x43,
-    OP_ACK      = 0x44
+    OP_ACK        = 0x44,
+    OP_SWITCH     = 0x45,
+    OP_SWITCH_ACK = 0x46,
+    OP_UNPAIR     = 0x47
 };
 
 enum { CONN_TO_IFACE = 1, CONN_TO_EP = 2 };
@@ -84,6 +87,7 @@ struct handshake {
     uint64_t src_ep_cookie;
     uint8_t listen_addr[16];
     uint64_t secret;
+    uint64_t src_nonce;
 };
 
 struct handshake_reply {
@@ -124,7 +128,7 @@ struct ep_addr {
 #pragma pack(pop)
 
 static_assert(sizeof(hdr) == 8, "message header is 8 bytes");
-static_assert(sizeof(handshake) == 64, "handshake is 64 bytes");
+static_assert(sizeof(handshake) == 72, "handshake is 72 bytes");
 static_assert(offsetof(handshake, listen_addr) == 40, "handshake layout");
 static_assert(sizeof(handshake_reply) == 16, "handshake reply is 16 bytes");
 static_assert(sizeof(get_req) == 24, "GET request is 24 bytes");
