@@ -20,8 +20,8 @@
 #      deliver nothing
 #
 # TCP_HOSTILE, STREAM_CHECK and UCT_INFO point at the programs (make check
-# sets them); HOSTILE_PROTO=3 makes the attacker speak protocol 3 (a build
-# before version 4). Every program runs in its own session (setsid), the
+# sets them); HOSTILE_PROTO=3 or 4 makes the attacker speak that older
+# protocol (a build before version 4 or 5). Every program runs in its own session (setsid), the
 # server on one CPU and its peers on another where there are two. Prints
 # one line per step and PASS/FAIL/SKIP lines; exits 0, 1, or 77 when tcp
 # on lo is missing.
@@ -29,7 +29,7 @@
 : "${TCP_HOSTILE:=./tcp_hostile}"
 : "${STREAM_CHECK:=./uct_stream_check}"
 : "${UCT_INFO:=../../src/tools/info/uct_info}"
-: "${HOSTILE_PROTO:=4}"
+: "${HOSTILE_PROTO:=5}"
 
 PEER_TIMEOUT=2
 FLOOD_CONNS=4100

@@ -54,7 +54,7 @@ start_origin() {
 
 # run NAME ORIGINS OPTIONS...: a whole run, every process must exit 0
 run() {
-    local origins=$2 tlog rc_t pid n bad=0
+    local origins=$2 tlog rc_t pid n bad=0 moved
     NAME=$1
     shift 2
     tlog="$LOGDIR/$NAME.target"
@@ -81,8 +81,20 @@ run() {
     done
     wait_exit "$TARGET_PID" 10
     rc_t=$RC
+    # over tcp with CONNECT_TO_IFACE each origin and the target share one
+    # connection: one endpoint of each pair moved to the other's
+    moved=$(cat "$tlog" "$LOGDIR/$NAME".origin* 2>/dev/null |
+        sed -n 's/.*endpoints moved to their peer.s connection: //p' |
+        awk '{ s += $1 } END { print s + 0 }')
+    if [ "$OSC_TL" = tcp ] && [ "$NAME" = iface ] &&
+        [ "$moved" -ne "$origins" ]; then
+        echo "    $moved endpoints moved to their peer's connection," \
+            "expected $origins (one per origin-target pair)"
+        bad=1
+    fi
     if [ $bad -eq 0 ] && [ "$rc_t" -eq 0 ] && grep -q '^OK ' "$tlog"; then
-        pass "$NAME: $(grep '^OK ' "$tlog")"
+        pass "$NAME: $(grep '^OK ' "$tlog"); $moved endpoints moved to" \
+            "their peer's connection"
         RAN="$RAN $NAME"
     else
         fail "$NAME: target exit $rc_t"

@@ -22,13 +22,15 @@
  * from src/uct/tcp/tcp.h: an attacker shares no header with its target,
  * and a change of the format on either side fails these checks instead
  * of being followed silently. Integers are little-endian on the wire,
- * ports and addresses in network order. Version 4 is the current one;
- * version 3 (-V 3) differs in the cookies (32 bits, so its handshake is
- * 56 bytes and its endpoint address 18) and is spoken only to show what
- * a build before the fixes of protocol 4 lets through.
+ * ports and addresses in network order. Version 5 is the current one;
+ * version 4 (-V 4) lacks the pairing nonce at the end of the handshake
+ * (64 bytes), and version 3 (-V 3) also differs in the cookies (32 bits,
+ * so its handshake is 56 bytes and its endpoint address 18); they are
+ * spoken only to show what older builds let through.
  */
 #define HX_MAGIC          0x706374756e65706full /* "openuctp" */
-#define HX_VERSION        4
+#define HX_VERSION        5
+#define HX_HS_LEN_V5      72
 #define HX_HS_LEN_V4      64
 #define HX_HS_LEN_V3      56
 #define HX_REPLY_LEN      16
@@ -70,13 +72,14 @@ typedef struct {
     uint64_t src_ep_cookie;
     uint8_t listen_addr[16];
     uint64_t secret;
+    uint64_t src_nonce; /* version 5: pairing nonce (CONN_TO_IFACE) */
 } hx_handshake_t;
 
 /* ------------------------------------------------------------------------
  * The process attacked, as its address file describes it
  */
 typedef struct {
-    int proto; /* protocol version spoken: 4, or 3 */
+    int proto; /* protocol version spoken: 5, 4 or 3 */
     union {
         struct sockaddr sa;
         struct sockaddr_in in;

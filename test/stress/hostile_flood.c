@@ -116,7 +116,7 @@ static void hx_flood_close(hx_flood_t *f, unsigned i)
 /* Connects #i, sends the handshake and half a header in one write */
 static void hx_flood_open(hx_flood_t *f, unsigned i, double now)
 {
-    uint8_t buf[HX_HS_LEN_V4 + HX_FLOOD_HALF];
+    uint8_t buf[HX_HS_LEN_V5 + HX_FLOOD_HALF];
     hx_handshake_t hs;
     size_t len;
     int fd;

@@ -297,6 +297,10 @@ size_t hx_handshake_pack(const hx_target_t *t, const hx_handshake_t *hs,
     p += 8 + 2 * cookie;
     memcpy(p, hs->listen_addr, 16);
     hx_put_le(p + 16, hs->secret, 8);
+    if (t->proto >= 5) {
+        hx_put_le(p + 24, hs->src_nonce, 8);
+        return (size_t)(p + 32 - out);
+    }
     return (size_t)(p + 24 - out);
 }
 
@@ -383,7 +387,7 @@ int hx_wait_close(int fd, int timeout_ms)
 int hx_handshake(int fd, const hx_target_t *t, const hx_handshake_t *hs,
                  const void *extra, size_t extra_len)
 {
-    uint8_t buf[HX_HS_LEN_V4 + HX_EXTRA_MAX];
+    uint8_t buf[HX_HS_LEN_V5 + HX_EXTRA_MAX];
     size_t len;
     int status;
 
@@ -455,7 +459,7 @@ int hx_parse_check(int argc, char **argv, const char *extra_opts,
     optind = 1;
     while ((c = getopt(argc, argv, opts)) != -1) {
         if (c == 'V') {
-            if (hx_parse_uint(c, optarg, 3, 4, &proto) != 0) {
+            if (hx_parse_uint(c, optarg, 3, 5, &proto) != 0) {
                 return -1;
             }
         } else if ((c == '?') || (handle == NULL) ||

@@ -44,6 +44,8 @@
 #include <common/uct_md_find.h>
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
+#include <ucs/datastruct/string_buffer.h>
+#include <ucs/vfs/vfs.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -391,6 +393,57 @@ static void osc_open(osc_ctx_t *ctx)
     osc_check_status(uct_iface_set_am_handler(ctx->iface, OSC_AM_REPLY,
                                               osc_am_reply, ctx, 0),
                      "uct_iface_set_am_handler");
+}
+
+/* Names of a directory of the object tree (at most 8) */
+typedef struct {
+    char names[8][64];
+    unsigned count;
+} osc_dir_t;
+
+static void osc_dir_add(const char *name, void *arg)
+{
+    osc_dir_t *dir = arg;
+
+    if (dir->count < 8) {
+        snprintf(dir->names[dir->count++], sizeof(dir->names[0]), "%s", name);
+    }
+}
+
+/* Prints how many endpoints of this process's tcp interfaces moved to the
+ * connection their peer opened (pair_switched_eps in the object tree), so
+ * the check can tell that each pair shares one connection. */
+static void osc_report_pairs(const char *role)
+{
+    osc_dir_t workers = {.count = 0}, ifaces;
+    ucs_string_buffer_t strb;
+    unsigned long moved = 0;
+    char path[256];
+    int found = 0;
+    unsigned w, i;
+
+    ucs_vfs_path_list_dir("/uct/worker", osc_dir_add, &workers);
+    for (w = 0; w < workers.count; ++w) {
+        ifaces.count = 0;
+        snprintf(path, sizeof(path), "/uct/worker/%s/iface",
+                 workers.names[w]);
+        ucs_vfs_path_list_dir(path, osc_dir_add, &ifaces);
+        for (i = 0; i < ifaces.count; ++i) {
+            snprintf(path, sizeof(path),
+                     "/uct/worker/%s/iface/%s/pair_switched_eps",
+                     workers.names[w], ifaces.names[i]);
+            ucs_string_buffer_init(&strb);
+            if (ucs_vfs_path_read_file(path, &strb) == UCS_OK) {
+                moved += strtoul(ucs_string_buffer_cstr(&strb), NULL, 10);
+                found = 1;
+            }
+            ucs_string_buffer_cleanup(&strb);
+        }
+    }
+    if (found) {
+        printf("%s: endpoints moved to their peer's connection: %lu\n", role,
+               moved);
+    }
 }
 
 static uct_ep_h osc_ep_create(osc_ctx_t *ctx, const char *dev_addr,
@@ -998,6 +1051,7 @@ static void osc_origin(osc_ctx_t *ctx)
     printf("origin %u: %lu iterations checked, the lock found taken %lu "
            "times; target: %s\n",
            ctx->id, ctx->iters, ctx->contended, verdict ? "OK" : "FAILED");
+    osc_report_pairs("origin");
     uct_ep_destroy(ctx->ep);
     uct_rkey_release(ctx->component, &ctx->rkey);
     uct_md_mem_dereg(ctx->md, ctx->buf_memh);
@@ -1140,6 +1194,7 @@ static void osc_target(osc_ctx_t *ctx)
                    " iterations, lock word %" PRIu64 "\n",
                    counter, total, lock);
         }
+        osc_report_pairs("target");
         fflush(stdout);
     }
     for (id = 1; id <= ctx->origins; ++id) {
@@ -1209,6 +1264,9 @@ int main(int argc, char **argv)
     osc_ctx_t ctx;
     int c;
 
+    /* the object tree, in this process only (no daemon): the pairing
+     * report reads it */
+    ucs_vfs_set_enabled(1);
     memset(&ctx, 0, sizeof(ctx));
     ctx.tl        = "tcp";
     ctx.dev       = "lo";
