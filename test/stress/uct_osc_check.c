@@ -425,8 +425,7 @@ static void osc_report_pairs(const char *role)
     ucs_vfs_path_list_dir("/uct/worker", osc_dir_add, &workers);
     for (w = 0; w < workers.count; ++w) {
         ifaces.count = 0;
-        snprintf(path, sizeof(path), "/uct/worker/%s/iface",
-                 workers.names[w]);
+        snprintf(path, sizeof(path), "/uct/worker/%s/iface", workers.names[w]);
         ucs_vfs_path_list_dir(path, osc_dir_add, &ifaces);
         for (i = 0; i < ifaces.count; ++i) {
             snprintf(path, sizeof(path),

@@ -77,22 +77,22 @@
 
 /* Message ids past the AM range */
 enum {
-    UCT_TCP_OP_PUT      = 0x40, /* uct_tcp_put_hdr_t, then data */
-    UCT_TCP_OP_GET_REQ  = 0x41, /* uct_tcp_get_req_t */
-    UCT_TCP_OP_GET_RESP = 0x42, /* data of the oldest outstanding GET, or
-                                   nothing with UCT_TCP_HDR_FLAG_DENIED */
-    UCT_TCP_OP_ACK_REQ = 0x43,  /* no payload: answer with one ACK */
-    UCT_TCP_OP_ACK     = 0x44,  /* no payload: everything sent before the
-                                   matching ACK_REQ was handled; with
-                                   UCT_TCP_HDR_FLAG_DENIED, some PUT since
-                                   the previous ACK was refused */
+    UCT_TCP_OP_PUT      = 0x40,   /* uct_tcp_put_hdr_t, then data */
+    UCT_TCP_OP_GET_REQ  = 0x41,   /* uct_tcp_get_req_t */
+    UCT_TCP_OP_GET_RESP = 0x42,   /* data of the oldest outstanding GET, or
+                                     nothing with UCT_TCP_HDR_FLAG_DENIED */
+    UCT_TCP_OP_ACK_REQ = 0x43,    /* no payload: answer with one ACK */
+    UCT_TCP_OP_ACK     = 0x44,    /* no payload: everything sent before the
+                                     matching ACK_REQ was handled; with
+                                     UCT_TCP_HDR_FLAG_DENIED, some PUT since
+                                     the previous ACK was refused */
     UCT_TCP_OP_SWITCH = 0x45,     /* 8-byte nonce: the sender's ep moves to
                                      the connection our ep of that nonce
                                      opened to it (see tcp_pair.c) */
     UCT_TCP_OP_SWITCH_ACK = 0x46, /* no payload: the SWITCH before it was
                                      handled; with UCT_TCP_HDR_FLAG_DENIED,
                                      refused (stay on this connection) */
-    UCT_TCP_OP_UNPAIR     = 0x47, /* no payload: the sender's user ep on
+    UCT_TCP_OP_UNPAIR = 0x47,     /* no payload: the sender's user ep on
                                      this connection was destroyed */
     UCT_TCP_OP_LAST
 };
@@ -367,8 +367,8 @@ typedef enum {
     UCT_TCP_EP_CONNECTED,
     UCT_TCP_EP_SWITCHING, /* connected; what follows the SWITCH is held
                              until its answer */
-    UCT_TCP_EP_FAILED,   /* socket closed; sends return an error */
-    UCT_TCP_EP_DESTROYED /* freed at the end of this progress pass */
+    UCT_TCP_EP_FAILED,    /* socket closed; sends return an error */
+    UCT_TCP_EP_DESTROYED  /* freed at the end of this progress pass */
 } uct_tcp_ep_state_t;
 
 enum {
@@ -386,13 +386,13 @@ enum {
     UCT_TCP_EP_FLAG_BURST = UCS_BIT(9), /* the last send not held came within
                                            UCX_TCP_COALESCE_TIME of the
                                            write before it */
-    UCT_TCP_EP_FLAG_IN_PAIRS  = UCS_BIT(10), /* in iface->pair_peers under
-                                                the key in ep->id */
-    UCT_TCP_EP_FLAG_IN_NONCES = UCS_BIT(11), /* in iface->pair_nonces under
-                                                ep->cookie */
-    UCT_TCP_EP_FLAG_PEER_USER = UCS_BIT(12), /* the other end is a user ep */
-    UCT_TCP_EP_FLAG_SWITCH    = UCS_BIT(13), /* a SWITCH is sent or queued;
-                                                its answer is awaited */
+    UCT_TCP_EP_FLAG_IN_PAIRS = UCS_BIT(10),     /* in iface->pair_peers under
+                                                   the key in ep->id */
+    UCT_TCP_EP_FLAG_IN_NONCES = UCS_BIT(11),    /* in iface->pair_nonces under
+                                                   ep->cookie */
+    UCT_TCP_EP_FLAG_PEER_USER = UCS_BIT(12),    /* the other end is a user ep */
+    UCT_TCP_EP_FLAG_SWITCH    = UCS_BIT(13),    /* a SWITCH is sent or queued;
+                                                   its answer is awaited */
     UCT_TCP_EP_FLAG_SWITCH_QUEUED = UCS_BIT(14) /* the SWITCH is still in
                                                    the send queue */
 };
@@ -405,8 +405,8 @@ typedef struct uct_tcp_tx {
     uint64_t rkey;          /* zcopy GET response: the region it is
                                sent from, checked per write; else 0 */
     uint8_t is_buf;
-    uint8_t is_switch; /* holds a SWITCH: nothing after it is written
-                          before the answer */
+    uint8_t is_switch;  /* holds a SWITCH: nothing after it is written
+                           before the answer */
     uint32_t iov_index; /* zcopy: first entry not fully sent */
     uint32_t iovcnt;
     size_t length; /* buffer: bytes written */

@@ -793,8 +793,7 @@ ucs_status_t uct_tcp_ep_connect_to_ep(uct_ep_h tl_ep,
         return UCS_OK; /* the peer connects to us */
     }
 
-    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP, addr.secret,
-                                        0);
+    status = uct_tcp_ep_queue_handshake(ep, UCT_TCP_CONN_TO_EP, addr.secret, 0);
     if (status != UCS_OK) {
         return status;
     }

@@ -696,10 +696,10 @@ void uct_tcp_iface_vfs_init(uct_iface_h tl_iface)
                      "rma_denied_by_peers");
     uct_vfs_add_value(iface, iface->config.tx_buf_size,
                       "tx_queue_limit_per_ep");
-    uct_vfs_add_uint(iface, &iface->pair_switched,
-                     sizeof(iface->pair_switched), "pair_switched_eps");
-    uct_vfs_add_uint(iface, &iface->pair_unpaired,
-                     sizeof(iface->pair_unpaired), "pair_unpaired_eps");
+    uct_vfs_add_uint(iface, &iface->pair_switched, sizeof(iface->pair_switched),
+                     "pair_switched_eps");
+    uct_vfs_add_uint(iface, &iface->pair_unpaired, sizeof(iface->pair_unpaired),
+                     "pair_unpaired_eps");
 }
 
 /* ------------------------------------------------------------------------

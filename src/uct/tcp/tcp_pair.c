@@ -272,8 +272,7 @@ static int uct_tcp_pair_move(uct_tcp_ep_t *ep, uct_tcp_ep_t *from)
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
 
     if (ucs_event_set_mod(iface->event_set, from->fd,
-                          (ucs_event_set_types_t)from->events,
-                          ep) != UCS_OK) {
+                          (ucs_event_set_types_t)from->events, ep) != UCS_OK) {
         return 0;
     }
     uct_tcp_ep_defer_stop(from);
@@ -294,8 +293,8 @@ static int uct_tcp_pair_move(uct_tcp_ep_t *ep, uct_tcp_ep_t *from)
     ucs_list_splice_tail(&ep->tx_list, &from->tx_list);
     ep->tx_queued += from->tx_queued;
     ep->tx_ops += from->tx_ops;
-    ep->flags |= from->flags &
-                 (UCT_TCP_EP_FLAG_PEER_USER | UCT_TCP_EP_FLAG_PUT_DENIED);
+    ep->flags |=
+        from->flags & (UCT_TCP_EP_FLAG_PEER_USER | UCT_TCP_EP_FLAG_PUT_DENIED);
     ep->rx_phase = UCT_TCP_RX_MESSAGES;
     if (iface->hot_ep == from) {
         iface->hot_ep = ep;
@@ -326,8 +325,8 @@ ucs_status_t uct_tcp_ep_rx_switch_ack(uct_tcp_ep_t *ep,
     void *value;
 
     if ((hdr->length != 0) || uct_tcp_ep_is_internal(ep) ||
-        ((ep->flags & (UCT_TCP_EP_FLAG_SWITCH |
-                       UCT_TCP_EP_FLAG_SWITCH_QUEUED)) !=
+        ((ep->flags &
+          (UCT_TCP_EP_FLAG_SWITCH | UCT_TCP_EP_FLAG_SWITCH_QUEUED)) !=
          UCT_TCP_EP_FLAG_SWITCH)) {
         uct_tcp_ep_protocol_error(ep, "answer to a switch that was not "
                                       "asked for");

@@ -429,8 +429,8 @@ static const struct {
     [UCT_TCP_OP_ACK -
         UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_ack, UCT_TCP_HDR_FLAG_DENIED},
     [UCT_TCP_OP_SWITCH - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_switch, 0},
-    [UCT_TCP_OP_SWITCH_ACK - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_switch_ack,
-                                                UCT_TCP_HDR_FLAG_DENIED},
+    [UCT_TCP_OP_SWITCH_ACK -
+        UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_switch_ack, UCT_TCP_HDR_FLAG_DENIED},
     [UCT_TCP_OP_UNPAIR - UCT_TCP_OP_PUT] = {uct_tcp_ep_rx_unpair, 0}};
 
 /* Handles the message at the head of the receive buffer, if complete (or

@@ -39,10 +39,10 @@ const uint64_t MAGIC   = 0x706374756e65706full; /* "openuctp" */
 const uint16_t VERSION = 5;
 
 enum {
-    OP_PUT      = 0x40,
-    OP_GET_REQ  = 0x41,
-    OP_GET_RESP = 0x42,
-    OP_ACK_REQ  = 0x43,
+    OP_PUT        = 0x40,
+    OP_GET_REQ    = 0x41,
+    OP_GET_RESP   = 0x42,
+    OP_ACK_REQ    = 0x43,
     OP_ACK        = 0x44,
     OP_SWITCH     = 0x45,
     OP_SWITCH_ACK = 0x46,

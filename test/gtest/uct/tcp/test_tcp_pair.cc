@@ -54,18 +54,18 @@ protected:
     void check_both_ways(uct_ep_h low_ep, uct_ep_h high_ep, unsigned n)
     {
         for (unsigned i = 0; i < n; ++i) {
-            EXPECT_TRUE(send_am_and_wait(low_ep, GOOD_AM_ID, 100 + i,
-                                         *m_rec_high));
-            EXPECT_TRUE(send_am_and_wait(high_ep, GOOD_AM_ID, 200 + i,
-                                         *m_rec_low));
+            EXPECT_TRUE(
+                send_am_and_wait(low_ep, GOOD_AM_ID, 100 + i, *m_rec_high));
+            EXPECT_TRUE(
+                send_am_and_wait(high_ep, GOOD_AM_ID, 200 + i, *m_rec_low));
         }
     }
 
-    entity *m_low            = nullptr;
-    entity *m_high           = nullptr;
-    am_recorder *m_rec_low   = nullptr;
-    am_recorder *m_rec_high  = nullptr;
-    size_t m_sockets         = 0;
+    entity *m_low           = nullptr;
+    entity *m_high          = nullptr;
+    am_recorder *m_rec_low  = nullptr;
+    am_recorder *m_rec_high = nullptr;
+    size_t m_sockets        = 0;
 };
 
 /* The lower iface connects first and talks; the higher one's ep, created
@@ -112,13 +112,12 @@ TEST_F(uct_tcp_pair, move_keeps_the_order)
     ASSERT_TRUE(high_ep != NULL);
 
     while (next < total) {
-        ucs_status_t status = uct_ep_am_short(high_ep, GOOD_AM_ID, next, NULL,
-                                              0);
+        ucs_status_t status =
+            uct_ep_am_short(high_ep, GOOD_AM_ID, next, NULL, 0);
         if (status == UCS_OK) {
             ++next;
         } else {
-            ASSERT_EQ(UCS_ERR_NO_RESOURCE, status)
-                << ucs_status_string(status);
+            ASSERT_EQ(UCS_ERR_NO_RESOURCE, status) << ucs_status_string(status);
             progress();
         }
         if ((next == 300) && (low_ep == NULL)) {
@@ -135,12 +134,12 @@ TEST_F(uct_tcp_pair, move_keeps_the_order)
         uct_completion_t comp; /* first: the callback's argument */
         bool done;
     } fl;
-    fl.comp.func   = [](uct_completion_t *c) {
+    fl.comp.func = [](uct_completion_t *c) {
         reinterpret_cast<flush_done *>(c)->done = true;
     };
-    fl.comp.count  = 1;
-    fl.comp.status = UCS_OK;
-    fl.done        = false;
+    fl.comp.count       = 1;
+    fl.comp.status      = UCS_OK;
+    fl.done             = false;
     ucs_status_t status = uct_ep_flush(high_ep, 0, &fl.comp);
     if (status == UCS_INPROGRESS) {
         ASSERT_TRUE(wait_for([&] { return fl.done; }, "the flush"));
