@@ -308,8 +308,6 @@ typedef struct uct_tcp_iface {
                                    ep that may use the connection from it:
                                    an internal ep (a connection it opened)
                                    or a user ep (waiting for one) */
-    ucs_hash_t pair_nonces;     /* nonce -> our user ep whose connection
-                                   to a higher iface a SWITCH may name */
     uint32_t pair_switched;     /* eps moved to their peer's connection */
     uint32_t pair_unpaired;     /* user eps destroyed while the peer's
                                    ep kept using their connection */
@@ -388,8 +386,9 @@ enum {
                                            write before it */
     UCT_TCP_EP_FLAG_IN_PAIRS = UCS_BIT(10),     /* in iface->pair_peers under
                                                    the key in ep->id */
-    UCT_TCP_EP_FLAG_IN_NONCES = UCS_BIT(11),    /* in iface->pair_nonces under
-                                                   ep->cookie */
+    UCT_TCP_EP_FLAG_IN_NONCES = UCS_BIT(11),    /* in iface->ep_ids (IN_IDS too)
+                                                   as the ep a SWITCH with the
+                                                   nonce in ep->cookie names */
     UCT_TCP_EP_FLAG_PEER_USER = UCS_BIT(12),    /* the other end is a user ep */
     UCT_TCP_EP_FLAG_SWITCH    = UCS_BIT(13),    /* a SWITCH is sent or queued;
                                                    its answer is awaited */

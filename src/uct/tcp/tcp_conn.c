@@ -327,15 +327,6 @@ static int uct_tcp_handshake_prefix_ok(const char *data)
     return (magic == UCT_TCP_MAGIC) && (version == UCT_TCP_VERSION);
 }
 
-/* Compares secrets and cookies in a time that does not depend on where
- * they differ */
-static int uct_tcp_secret_equal(uint64_t a, uint64_t b)
-{
-    volatile uint64_t diff = a ^ b;
-
-    return diff == 0;
-}
-
 /* Whether the @a n bytes at @a p are all zero */
 static int uct_tcp_is_zero(const void *p, size_t n)
 {
@@ -416,6 +407,14 @@ static uct_tcp_ep_t *uct_tcp_ep_handshake_to_ep(uct_tcp_ep_t *ep,
         return NULL;
     }
     target = value;
+    if (!(target->flags & UCT_TCP_EP_FLAG_TO_EP)) {
+        /* a slot a pairing nonce holds, not an endpoint address */
+        snprintf(why, sizeof(why),
+                 "it names endpoint %u, which has no endpoint address",
+                 hs->dst_ep_id);
+        uct_tcp_ep_refuse(ep, UCT_TCP_HS_NO_EP, why);
+        return NULL;
+    }
     if ((target->state != UCT_TCP_EP_WAIT_PEER) ||
         (target->flags & UCT_TCP_EP_FLAG_CONNECTOR)) {
         snprintf(why, sizeof(why), "endpoint %u already has a connection",

@@ -28,6 +28,15 @@ int uct_tcp_ep_peer_addr(const uct_tcp_ep_t *ep, uct_tcp_sockaddr_t *addr);
 /* The peer's address as text, for messages. */
 const char *uct_tcp_ep_peer_str(const uct_tcp_ep_t *ep, char *buf, size_t max);
 
+/* Compares secrets, cookies and nonces in a time that does not depend on
+ * where they differ */
+static inline int uct_tcp_secret_equal(uint64_t a, uint64_t b)
+{
+    volatile uint64_t diff = a ^ b;
+
+    return diff == 0;
+}
+
 static inline int uct_tcp_ep_is_internal(const uct_tcp_ep_t *ep)
 {
     return ep->flags & UCT_TCP_EP_FLAG_INTERNAL;

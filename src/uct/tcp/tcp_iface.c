@@ -753,7 +753,6 @@ static void uct_tcp_iface_close(uct_iface_h tl_iface)
     ucs_arbiter_cleanup(&iface->arbiter);
     ucs_ptr_array_cleanup(&iface->ep_ids, 0);
     uct_tcp_peer_table_cleanup(&iface->peers);
-    ucs_hash_cleanup(&iface->pair_nonces);
     ucs_hash_cleanup(&iface->pair_peers);
     if (iface->rx_spare != NULL) {
         ucs_mpool_put(iface->rx_spare);
@@ -1082,14 +1081,10 @@ ucs_status_t uct_tcp_iface_open(uct_md_h md, uct_worker_h worker,
     if (status != UCS_OK) {
         goto err_cleanup_peers;
     }
-    status = ucs_hash_init(&iface->pair_nonces, 0);
-    if (status != UCS_OK) {
-        goto err_cleanup_pair_peers;
-    }
 
     status = uct_tcp_iface_init_mpools(iface);
     if (status != UCS_OK) {
-        goto err_cleanup_pair_nonces;
+        goto err_cleanup_pair_peers;
     }
 
     iface->align_buf = malloc(config->rx_seg_size + iface->super.am_alignment);
@@ -1137,8 +1132,6 @@ err_cleanup_mpools:
     ucs_mpool_cleanup(&iface->op_mp, 0);
     ucs_mpool_cleanup(&iface->rx_mp, 0);
     ucs_mpool_cleanup(&iface->tx_mp, 0);
-err_cleanup_pair_nonces:
-    ucs_hash_cleanup(&iface->pair_nonces);
 err_cleanup_pair_peers:
     ucs_hash_cleanup(&iface->pair_peers);
 err_cleanup_peers:

@@ -7,9 +7,11 @@
  * (by address and port) moves to the connection the ep of the lower iface
  * opened, so that both eps of the pair share one ordered stream:
  *
- *  - An ep to a higher iface draws a 64-bit nonce and sends it in its
- *    handshake; only the iface it connects to learns it. The ep is kept
- *    in iface->pair_nonces under the nonce until a SWITCH names it.
+ *  - An ep to a higher iface takes a slot of iface->ep_ids and draws a
+ *    nonce: the slot in the upper 32 bits, 32 random bits below. It sends
+ *    the nonce in its handshake; only the iface it connects to learns it.
+ *    The ep keeps the slot until a SWITCH names it (8-16 bytes of the
+ *    table per ep, the same as a CONNECT_TO_EP ep's id).
  *  - At the higher iface, the internal ep serving that connection is kept
  *    in iface->pair_peers under a key of the lower iface's address; a
  *    user ep to the lower iface finds it there (or, created first, waits
@@ -84,10 +86,9 @@ void uct_tcp_pair_forget(uct_tcp_ep_t *ep)
         (value == ep)) {
         ucs_hash_remove(&iface->pair_peers, ep->id, NULL);
     }
-    if ((ep->flags & UCT_TCP_EP_FLAG_IN_NONCES) &&
-        (ucs_hash_get(&iface->pair_nonces, ep->cookie, &value) == UCS_OK) &&
-        (value == ep)) {
-        ucs_hash_remove(&iface->pair_nonces, ep->cookie, NULL);
+    if (ep->flags & UCT_TCP_EP_FLAG_IN_NONCES) {
+        ucs_ptr_array_remove(&iface->ep_ids, ep->id, NULL);
+        ep->flags &= ~UCT_TCP_EP_FLAG_IN_IDS;
     }
     ep->flags &= ~(UCT_TCP_EP_FLAG_IN_PAIRS | UCT_TCP_EP_FLAG_IN_NONCES);
 }
@@ -130,21 +131,20 @@ ucs_status_t uct_tcp_pair_user_init(uct_tcp_ep_t *ep,
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     int side               = uct_tcp_pair_side(iface, peer);
     uct_tcp_ep_t *other;
-    ucs_status_t status;
-    uint64_t nonce;
-    uint32_t key;
+    uint32_t key, rnd;
+    unsigned id;
 
     *nonce_p = 0;
     if (side < 0) {
         /* the peer's ep will move to our connection: name it */
-        status = ucs_sys_random_bytes(&nonce, sizeof(nonce));
-        if ((status != UCS_OK) || (nonce == 0) ||
-            (ucs_hash_put(&iface->pair_nonces, nonce, ep) != UCS_OK)) {
+        if ((ucs_sys_random_bytes(&rnd, sizeof(rnd)) != UCS_OK) ||
+            (ucs_ptr_array_insert(&iface->ep_ids, ep, &id) != UCS_OK)) {
             return UCS_OK; /* not shared; still correct */
         }
-        ep->cookie = nonce;
-        ep->flags |= UCT_TCP_EP_FLAG_IN_NONCES;
-        *nonce_p = nonce;
+        ep->id     = id;
+        ep->cookie = ((uint64_t)id << 32) | rnd;
+        ep->flags |= UCT_TCP_EP_FLAG_IN_IDS | UCT_TCP_EP_FLAG_IN_NONCES;
+        *nonce_p = ep->cookie;
     } else if (side > 0) {
         key = uct_tcp_pair_key(peer);
         if (ucs_hash_get(&iface->pair_peers, key, (void **)&other) != UCS_OK) {
@@ -208,10 +208,11 @@ ucs_status_t uct_tcp_ep_rx_switch(uct_tcp_ep_t *ep, const uct_tcp_hdr_t *hdr,
                                   char *payload, size_t avail)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
-    uct_tcp_ep_t *target   = NULL;
     uint8_t flags          = UCT_TCP_HDR_FLAG_DENIED;
+    uct_tcp_ep_t *target;
     uct_tcp_hdr_t ack;
     uint64_t nonce;
+    void *value;
 
     if (hdr->length != sizeof(nonce)) {
         uct_tcp_ep_protocol_error(ep, "malformed switch request");
@@ -223,10 +224,15 @@ ucs_status_t uct_tcp_ep_rx_switch(uct_tcp_ep_t *ep, const uct_tcp_hdr_t *hdr,
     memcpy(&nonce, payload, sizeof(nonce));
     ep->rx->offset += sizeof(*hdr) + sizeof(nonce);
 
-    if ((nonce != 0) &&
-        (ucs_hash_get(&iface->pair_nonces, nonce, (void **)&target) ==
-         UCS_OK) &&
-        (target != ep) && (target->state == UCT_TCP_EP_CONNECTED)) {
+    /* the slot says where to look, the whole nonce must match */
+    if (!ucs_ptr_array_lookup(&iface->ep_ids, (unsigned)(nonce >> 32),
+                              &value)) {
+        value = NULL;
+    }
+    target = value;
+    if ((target != NULL) && (target->flags & UCT_TCP_EP_FLAG_IN_NONCES) &&
+        uct_tcp_secret_equal(target->cookie, nonce) && (target != ep) &&
+        (target->state == UCT_TCP_EP_CONNECTED)) {
         /* a nonce names one connection, once */
         uct_tcp_pair_forget(target);
         target->flags |= UCT_TCP_EP_FLAG_PEER_USER;

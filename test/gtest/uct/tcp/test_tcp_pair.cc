@@ -235,3 +235,70 @@ TEST_F(uct_tcp_pair, forged_claim_is_denied)
     wait_shared();
     check_both_ways(low_ep, high_ep, 2);
 }
+
+/* What a peer can send of the pairing messages: a SWITCH naming no ep of
+ * ours (a guess, or the slot of an endpoint address) is answered DENIED
+ * and moves nothing; a malformed SWITCH, an answer to a SWITCH never sent
+ * and an UNPAIR on a connection nobody paired close that connection, with
+ * at most one warning each */
+TEST_F(uct_tcp_pair, hostile_pairing_messages)
+{
+    init_pair();
+    uct_ep_h low_ep = m_low->connect_to(*m_high);
+    ASSERT_TRUE(low_ep != NULL);
+    ASSERT_TRUE(send_am_and_wait(low_ep, GOOD_AM_ID, 1, *m_rec_high));
+    uct_ep_h to_ep = create_unconnected_ep(*m_low);
+    ASSERT_TRUE(to_ep != NULL);
+
+    ucs::scoped_log_capture capture;
+    size_t mark = log_mark();
+
+    /* guesses: random, slot 0..3 with random bits, all ones */
+    for (uint64_t nonce : {0x0123456789abcdefull, 0ull, 1ull << 32,
+                           (2ull << 32) | 0x5a5a5a5a, ~0ull}) {
+        raw_socket sock;
+        ASSERT_TRUE(sock.connect_to(iface_sockaddr(*m_low)));
+        handshake_accepted(sock, *m_low);
+        ASSERT_TRUE(sock.send_obj(wire::make_hdr(wire::OP_SWITCH, 8)));
+        uint64_t le = htole64(nonce);
+        ASSERT_TRUE(sock.send_obj(le));
+        wire::hdr h;
+        ASSERT_TRUE(recv_hdr(sock.fd(), &h));
+        EXPECT_EQ(wire::OP_SWITCH_ACK, h.id);
+        EXPECT_EQ(wire::FLAG_DENIED, h.flags) << "nonce " << nonce;
+        EXPECT_EQ(0u, h.length);
+    }
+
+    /* malformed SWITCH, unsolicited SWITCH_ACK, UNPAIR: closed */
+    for (uint8_t id : {(uint8_t)wire::OP_SWITCH, (uint8_t)wire::OP_SWITCH_ACK,
+                       (uint8_t)wire::OP_UNPAIR}) {
+        raw_socket sock;
+        ASSERT_TRUE(sock.connect_to(iface_sockaddr(*m_low)));
+        handshake_accepted(sock, *m_low);
+        ASSERT_TRUE(
+            sock.send_obj(wire::make_hdr(id, (id == wire::OP_SWITCH) ? 4 : 0)));
+        if (id == wire::OP_SWITCH) {
+            uint32_t junk = 7;
+            ASSERT_TRUE(sock.send_obj(junk));
+        }
+        EXPECT_TRUE(wait_closed(sock.fd())) << "message id " << (int)id;
+    }
+
+    /* none of it touched the real pair */
+    EXPECT_EQ(0u, iface_uint(*m_low, "pair_switched_eps"));
+    uct_ep_h high_ep = m_high->connect_to(*m_low);
+    ASSERT_TRUE(high_ep != NULL);
+    check_both_ways(low_ep, high_ep, 2);
+    wait_shared();
+
+    /* closing the ifaces prints what the rate limit held back */
+    destroy_own_ep(to_ep);
+    m_low->destroy_ep(low_ep);
+    m_high->destroy_ep(high_ep);
+    remove_entity(m_low);
+    remove_entity(m_high);
+    std::vector<std::string> warns = log_lines(mark, "warn");
+    EXPECT_LE(warns.size(), 2u) << join(warns); /* one, and its summary */
+    EXPECT_TRUE(log_lines(mark, "error").empty())
+        << join(log_lines(mark, "error"));
+}
