@@ -94,8 +94,8 @@ void uct_tcp_pair_forget(uct_tcp_ep_t *ep)
 }
 
 /* Queues SWITCH(@a nonce) on @a ep; what is queued after it waits for
- * the answer. */
-static void uct_tcp_pair_switch_start(uct_tcp_ep_t *ep, uint64_t nonce)
+ * the answer. 0 if out of send buffers (logged; @a ep stays where it is). */
+static int uct_tcp_pair_switch_start(uct_tcp_ep_t *ep, uint64_t nonce)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
     char msg[sizeof(uct_tcp_hdr_t) + sizeof(uint64_t)];
@@ -103,7 +103,7 @@ static void uct_tcp_pair_switch_start(uct_tcp_ep_t *ep, uint64_t nonce)
 
     tx = uct_tcp_ep_tx_buf_get(ep);
     if (tx == NULL) {
-        return; /* logged; the ep stays on its own connection */
+        return 0;
     }
     uct_tcp_hdr_write(msg, UCT_TCP_OP_SWITCH, sizeof(nonce), 0);
     memcpy(msg + sizeof(uct_tcp_hdr_t), &nonce, sizeof(nonce));
@@ -122,6 +122,7 @@ static void uct_tcp_pair_switch_start(uct_tcp_ep_t *ep, uint64_t nonce)
               "opened",
               (void *)iface, (void *)ep);
     uct_tcp_ep_tx_kick(ep);
+    return 1;
 }
 
 ucs_status_t uct_tcp_pair_user_init(uct_tcp_ep_t *ep,
@@ -158,9 +159,10 @@ ucs_status_t uct_tcp_pair_user_init(uct_tcp_ep_t *ep,
             /* the peer's connection is here: move to it once our own
              * connection confirms it (SWITCH on an internal ep: reserved
              * for the ep that asked) */
-            other->flags |= UCT_TCP_EP_FLAG_SWITCH;
             ep->id = key;
-            uct_tcp_pair_switch_start(ep, other->cookie);
+            if (uct_tcp_pair_switch_start(ep, other->cookie)) {
+                other->flags |= UCT_TCP_EP_FLAG_SWITCH;
+            }
         }
     }
     return UCS_OK;
@@ -191,9 +193,9 @@ void uct_tcp_pair_accepted(uct_tcp_ep_t *ep, const uct_tcp_handshake_t *hs,
         if (ucs_hash_put(&iface->pair_peers, key, ep) != UCS_OK) {
             return;
         }
-        ep->flags |= UCT_TCP_EP_FLAG_IN_PAIRS | UCT_TCP_EP_FLAG_SWITCH;
-        if (other->state != UCT_TCP_EP_FAILED) {
-            uct_tcp_pair_switch_start(other, hs->src_nonce);
+        ep->flags |= UCT_TCP_EP_FLAG_IN_PAIRS;
+        if (uct_tcp_pair_switch_start(other, hs->src_nonce)) {
+            ep->flags |= UCT_TCP_EP_FLAG_SWITCH; /* reserved for it */
         }
         return;
     }
