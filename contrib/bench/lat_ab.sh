@@ -1,6 +1,8 @@
 #!/bin/bash
 # Latency of two builds of uct_perftest over tcp/lo, alternated in one run:
 #   contrib/bench/lat_ab.sh -a BUILD_A -b BUILD_B [-r ROUNDS] [-t TESTS]
+#                           [-o "CLIENT OPTIONS"]
+# -o adds options to every client run (e.g. "-D zcopy -s 8k -C iface").
 # Each round runs every test once with A, then with B; the server is on
 # CPU 0, the client on CPU 1, each in its own session. Prints each
 # round's typical (p50) latency and the medians with the ratio B/A. Used
@@ -9,17 +11,18 @@
 set -euo pipefail
 
 usage() {
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
-a= b= rounds=6 tests="put_lat am_lat" port=23456
-while getopts "a:b:r:t:h" opt; do
+a= b= rounds=6 tests="put_lat am_lat" port=23456 opts=
+while getopts "a:b:r:t:o:h" opt; do
     case $opt in
     a) a=$OPTARG ;;
     b) b=$OPTARG ;;
     r) rounds=$OPTARG ;;
     t) tests=$OPTARG ;;
+    o) opts=$OPTARG ;;
     *) usage ;;
     esac
 done
@@ -40,7 +43,8 @@ run() {
     local spid=$!
     sleep 0.3
     line=$(setsid -w timeout 60 taskset -c 1 "$bin" -x tcp -d lo -p "$port" \
-           -t "$2" -n 20000 -w 2000 -f csv 127.0.0.1 2>/dev/null | tail -1)
+           -t "$2" -n 20000 -w 2000 $opts -f csv 127.0.0.1 2>/dev/null |
+           tail -1)
     wait "$spid" 2>/dev/null || true
     port=$((port + 1))
     echo "$line" | cut -d, -f5

@@ -97,26 +97,71 @@ TEST_F(uct_tcp_pair, simultaneous_connects_share_one_connection)
     check_both_ways(low_ep, high_ep, 2);
 }
 
-/* The higher iface's ep sends a stream of AMs and a GET on its own
+/* The higher iface's ep sends a stream of AMs and GETs on its own
  * connection, and keeps sending while it moves to the connection the
- * lower iface opens meanwhile: every AM arrives once, in order, and the
- * flush after the last covers them all */
+ * lower iface opens meanwhile: every AM arrives once, in order, and every
+ * GET (some answered on the old connection, some on the new one) has
+ * completed with its data in place when the flush after the last does */
 TEST_F(uct_tcp_pair, move_keeps_the_order)
 {
-    const uint64_t total = 3000;
-    uint64_t next        = 0;
-    uct_ep_h low_ep      = NULL;
+    const uint64_t total   = 3000;
+    const size_t get_len   = 4096;
+    const unsigned get_gap = 100; /* AMs between GETs */
+    struct get_done {
+        uct_completion_t comp; /* first: the callback's argument */
+        int done;
+    };
+    uint64_t next   = 0;
+    uct_ep_h low_ep = NULL;
 
     init_pair();
     uct_ep_h high_ep = m_high->connect_to(*m_low);
     ASSERT_TRUE(high_ep != NULL);
 
+    unsigned num_gets = (unsigned)(total / get_gap);
+    mapped_buffer remote(get_len * num_gets, *m_low);
+    mapped_buffer local(get_len * num_gets, *m_high);
+    remote.pattern_fill(77);
+    local.memset(0xee);
+    std::vector<get_done> gets(num_gets);
+    std::vector<char> am_data(2048, 'a');
+    unsigned posted = 0;
+
     while (next < total) {
-        ucs_status_t status =
-            uct_ep_am_short(high_ep, GOOD_AM_ID, next, NULL, 0);
-        if (status == UCS_OK) {
-            ++next;
+        ucs_status_t status;
+        if ((next % get_gap == 0) && (posted == next / get_gap) &&
+            (posted < num_gets)) {
+            get_done &g = gets[posted];
+            g.comp.func = [](uct_completion_t *c) {
+                reinterpret_cast<get_done *>(c)->done = 1;
+            };
+            g.comp.count  = 1;
+            g.comp.status = UCS_OK;
+            g.done        = 0;
+            uct_iov_t iov = local.iov(posted * get_len, get_len);
+            status        = uct_ep_get_zcopy(high_ep, &iov, 1,
+                                             remote.addr() + posted * get_len,
+                                             remote.rkey(), &g.comp);
+            if (status == UCS_OK) {
+                g.done = 1;
+            }
+            if ((status == UCS_OK) || (status == UCS_INPROGRESS)) {
+                ++posted;
+                continue;
+            }
         } else {
+            /* 2 KiB each, so that the old connection still holds some
+             * when the move happens */
+            memcpy(am_data.data(), &next, sizeof(next));
+            pack_arg pa = {am_data.data(), am_data.size()};
+            ssize_t ret =
+                uct_ep_am_bcopy(high_ep, GOOD_AM_ID, pack_buffer, &pa, 0);
+            status = (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+            if (status == UCS_OK) {
+                ++next;
+            }
+        }
+        if (status != UCS_OK) {
             ASSERT_EQ(UCS_ERR_NO_RESOURCE, status) << ucs_status_string(status);
             progress();
         }
@@ -129,29 +174,39 @@ TEST_F(uct_tcp_pair, move_keeps_the_order)
         }
     }
     ASSERT_TRUE(low_ep != NULL);
+    ASSERT_EQ(num_gets, posted);
 
-    struct flush_done {
-        uct_completion_t comp; /* first: the callback's argument */
-        bool done;
-    } fl;
+    struct get_done fl;
     fl.comp.func = [](uct_completion_t *c) {
-        reinterpret_cast<flush_done *>(c)->done = true;
+        reinterpret_cast<get_done *>(c)->done = 1;
     };
     fl.comp.count       = 1;
     fl.comp.status      = UCS_OK;
-    fl.done             = false;
+    fl.done             = 0;
     ucs_status_t status = uct_ep_flush(high_ep, 0, &fl.comp);
     if (status == UCS_INPROGRESS) {
-        ASSERT_TRUE(wait_for([&] { return fl.done; }, "the flush"));
+        ASSERT_TRUE(wait_for([&] { return fl.done != 0; }, "the flush"));
         status = fl.comp.status;
     }
     EXPECT_EQ(UCS_OK, status);
-    ASSERT_EQ(total, m_rec_low->count())
-        << "a flush completed before every AM arrived";
+    /* a tcp flush covers GETs and PUTs; AMs it leaves in the socket */
+    ASSERT_TRUE(
+        wait_for([&] { return m_rec_low->count() >= total; }, "every AM"));
+    progress_for(20);
+    ASSERT_EQ(total, m_rec_low->count()) << "an AM arrived twice";
     for (uint64_t i = 0; i < total; ++i) {
         ASSERT_EQ(i, am_header_of(m_rec_low->at(i).data))
             << "AM " << i << " out of order";
     }
+    for (unsigned i = 0; i < num_gets; ++i) {
+        EXPECT_TRUE(gets[i].done) << "GET " << i << " not completed by the "
+                                  << "flush";
+        EXPECT_EQ(UCS_OK, gets[i].comp.status) << "GET " << i;
+        EXPECT_EQ(0, memcmp(local.cptr() + i * get_len,
+                            remote.cptr() + i * get_len, get_len))
+            << "GET " << i << " data";
+    }
+    local.check_guard();
     wait_shared();
     check_both_ways(low_ep, high_ep, 2);
 }
