@@ -79,7 +79,19 @@ int uct_tcp_pair_side(const uct_tcp_iface_t *iface,
 void uct_tcp_pair_forget(uct_tcp_ep_t *ep)
 {
     uct_tcp_iface_t *iface = uct_tcp_ep_iface(ep);
+    uct_tcp_ep_t *reserved;
     void *value;
+
+    /* a user ep that goes while its SWITCH is out gives back the internal
+     * ep it reserved (another ep may ask for it; a used nonce is DENIED) */
+    if (!uct_tcp_ep_is_internal(ep) && (ep->flags & UCT_TCP_EP_FLAG_SWITCH) &&
+        (ucs_hash_get(&iface->pair_peers, ep->id, &value) == UCS_OK)) {
+        reserved = value;
+        if (uct_tcp_ep_is_internal(reserved) &&
+            (reserved->cookie == ep->cookie)) {
+            reserved->flags &= ~UCT_TCP_EP_FLAG_SWITCH;
+        }
+    }
 
     if ((ep->flags & UCT_TCP_EP_FLAG_IN_PAIRS) &&
         (ucs_hash_get(&iface->pair_peers, ep->id, &value) == UCS_OK) &&

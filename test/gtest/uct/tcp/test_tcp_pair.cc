@@ -357,3 +357,26 @@ TEST_F(uct_tcp_pair, hostile_pairing_messages)
     EXPECT_TRUE(log_lines(mark, "error").empty())
         << join(log_lines(mark, "error"));
 }
+
+/* An ep of the higher iface destroyed while its SWITCH is still queued
+ * gives back the connection it reserved: the next ep to the same peer
+ * moves to it */
+TEST_F(uct_tcp_pair, destroyed_while_switching_frees_the_reservation)
+{
+    init_pair();
+    uct_ep_h low_ep = m_low->connect_to(*m_high);
+    ASSERT_TRUE(low_ep != NULL);
+    ASSERT_TRUE(send_am_and_wait(low_ep, GOOD_AM_ID, 1, *m_rec_high));
+
+    /* finds the lower iface's connection and queues its SWITCH at once */
+    uct_ep_h first = m_high->connect_to(*m_low);
+    ASSERT_TRUE(first != NULL);
+    m_high->destroy_ep(first);
+
+    uct_ep_h high_ep = m_high->connect_to(*m_low);
+    ASSERT_TRUE(high_ep != NULL);
+    check_both_ways(low_ep, high_ep, 2);
+    wait_for([&] { return iface_uint(*m_high, "pair_switched_eps") == 1; },
+             "the second ep to move to the lower iface's connection");
+    check_both_ways(low_ep, high_ep, 2);
+}
