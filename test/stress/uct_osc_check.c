@@ -317,6 +317,18 @@ static void osc_check_status(ucs_status_t status, const char *what)
 
 static ucs_status_t osc_err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
 {
+    osc_ctx_t *ctx = arg;
+    unsigned id;
+
+    /* the target names the origin, whether the transport or the control
+     * connection notices first that it is gone */
+    for (id = 1; (ep != NULL) && (id <= ctx->origins); ++id) {
+        if (ctx->eps[id] == ep) {
+            osc_fail("target: origin %u went away (the transport reports: "
+                     "%s)",
+                     id, ucs_status_string(status));
+        }
+    }
     osc_fail("the transport reports the peer failed: %s",
              ucs_status_string(status));
     return UCS_OK;
