@@ -3,8 +3,9 @@
 # floor, interleaved in one run; or (-S) size sweeps drawn as curves.
 #
 #   contrib/bench/perf_compare.sh [-b BUILDDIR] [-r ROUNDS] [-q] [-c S,C]
-#                                 [-t tcp,self] [-u UCXDIR | -U] [-o DIR]
-#   contrib/bench/perf_compare.sh -S [-b BUILDDIR] [-t tcp,self] [-o DIR]
+#                                 [-t tcp,self,posix,sysv,cma]
+#                                 [-u UCXDIR | -U] [-o DIR]
+#   contrib/bench/perf_compare.sh -S [-b BUILDDIR] [-t LIST] [-o DIR]
 #
 # See contrib/bench/README.md for what is measured and how to read it.
 set -u -o pipefail
@@ -18,7 +19,8 @@ Usage: contrib/bench/perf_compare.sh [options]
 
 Runs the same benchmark harness (src/tools/perf, uct_perftest) built
 against openuct and against Debian's UCX 1.13, UCX's own ucx_perftest,
-and the floor (sockperf for tcp), interleaved round by round, and prints
+and the floor (sockperf for tcp, test/bench/sm_floor and memcpy_floor for
+the shared-memory transports), interleaved round by round, and prints
 the medians, the ratios openuct/UCX and openuct/floor, and the targets.
 With -S it sweeps message sizes instead and draws the curves.
 
@@ -27,7 +29,8 @@ With -S it sweeps message sizes instead and draws the curves.
   -r ROUNDS    rounds (default 5); the table shows the median
   -q           quick: shorter runs, fewer iterations
   -c S,C       CPUs of the server and of the client (default 0,1)
-  -t LIST      transports, comma separated: tcp, self (default both)
+  -t LIST      transports, comma separated: tcp, self, posix, sysv, cma
+               (default tcp,self)
   -u UCXDIR    where UCX 1.13 is unpacked (default: BUILDDIR/../ucx-1.13);
                fetched with apt-get download and dpkg-deb -x when missing
   -U           without UCX (openuct and the floor only)
@@ -86,13 +89,19 @@ server_cpu=${cpus%,*}
 client_cpu=${cpus#*,}
 do_tcp=0
 do_self=0
+sm_fifo_tls=()      # posix, sysv: active messages through a FIFO
+do_cma=0
 for t in ${tls//,/ }; do
     case $t in
     tcp) do_tcp=1 ;;
     self) do_self=1 ;;
-    *) die "-t: unknown transport '$t'; choose from tcp,self" ;;
+    posix|sysv) [[ " ${sm_fifo_tls[*]} " == *" $t "* ]] || sm_fifo_tls+=("$t") ;;
+    cma) do_cma=1 ;;
+    *) die "-t: unknown transport '$t'; choose from tcp,self,posix,sysv,cma" ;;
     esac
 done
+sm_tls=("${sm_fifo_tls[@]}")
+[ $do_cma -eq 1 ] && sm_tls+=(cma)
 do_rndv=$do_tcp     # the rendezvous rows come with tcp
 
 # ------------------------------------------------------------------ tools
@@ -120,6 +129,32 @@ for c in "$server_cpu" "$client_cpu"; do
 done
 [ "$server_cpu" != "$client_cpu" ] ||
     note "server and client share CPU $server_cpu; busy-polling sides will compete"
+
+# The floors of the shared-memory transports (test/bench): one cache line
+# between the two CPUs, and memcpy
+sm_floor=$builddir/test/bench/sm_floor
+memcpy_floor=$builddir/test/bench/memcpy_floor
+if [ ${#sm_tls[@]} -gt 0 ]; then
+    [ ${#sm_fifo_tls[@]} -eq 0 ] || [ -x "$sm_floor" ] ||
+        note "no $sm_floor (make -C $builddir): the posix and sysv rows have no floor"
+    [ -x "$memcpy_floor" ] ||
+        note "no $memcpy_floor (make -C $builddir): the memcpy floor is missing"
+fi
+
+# The shared-memory transports openuct's build has (uct_info -d); the
+# figures of one it lacks are n/a
+oct_sm_tls=""
+sm_transports() {
+    local info=$builddir/src/tools/info/uct_info t
+    [ -x "$info" ] || { note "no $info: openuct's shared-memory figures are n/a"; return; }
+    oct_sm_tls=" $(env -u UCX_MODULE_DIR "$info" -d 2>/dev/null |
+        awk '/Transport:/ { print $NF }' | sort -u | tr '\n' ' ')"
+    for t in "${sm_tls[@]}"; do
+        [[ $oct_sm_tls == *" $t "* ]] ||
+            note "openuct's build has no $t transport (uct_info -d): its $t figures are n/a"
+    done
+}
+[ ${#sm_tls[@]} -gt 0 ] && sm_transports
 
 # The largest AM bcopy and AM zcopy of openuct's tcp on lo, in bytes, as
 # uct_info -d -t tcp prints them ("am_bcopy: <= 8184", "am_zcopy:
@@ -162,8 +197,9 @@ fetch_ucx() {
     local dl p deb
     [ -x "$ucx_root/usr/bin/ucx_perftest" ] && return 0
     note "fetching ${ucx_packages[*]} into $ucx_root"
-    command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
+    if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-deb >/dev/null 2>&1; then
         die "apt-get and dpkg-deb are needed to fetch UCX (Debian); or pass -U"
+    fi
     mkdir -p "$ucx_root" || die "cannot create $ucx_root"
     dl=$(mktemp -d "${TMPDIR:-/tmp}/$prog-deb.XXXXXX") || die "no temporary directory"
     chmod 0777 "$dl"
@@ -234,6 +270,16 @@ self_dev() {
     if [ "$1" = oct ]; then echo memory; else echo memory0; fi
 }
 
+# tl_dev IMPL TL: the device of TL (tcp runs over lo; posix, sysv and cma
+# have "memory" in both libraries)
+tl_dev() {
+    case $2 in
+    self) self_dev "$1" ;;
+    tcp) echo lo ;;
+    *) echo memory ;;
+    esac
+}
+
 # ----------------------------------------------------------- run lengths
 
 if [ "$quick" -eq 1 ]; then
@@ -243,6 +289,10 @@ if [ "$quick" -eq 1 ]; then
     n_64k=5000          #   tcp bandwidth at 8-64 KiB
     n_1m=500            #   tcp bandwidth at 1 MiB
     n_self=1000000      #   self
+    n_sm_lat=100000     #   posix, sysv ping-pong (and sm_floor's)
+    n_sm_rate=1000000   #   posix, sysv 8-byte message rate
+    n_sm_8k=100000      #   posix, sysv AM bcopy 8 KiB
+    n_sm_1m=1000        #   cma 1 MiB
 else
     sp_time=2
     n_lat=20000
@@ -250,6 +300,10 @@ else
     n_64k=20000
     n_1m=2000
     n_self=10000000
+    n_sm_lat=1000000
+    n_sm_rate=10000000
+    n_sm_8k=1000000
+    n_sm_1m=5000
 fi
 client_timeout=120      # seconds a client run may take before it is killed
 server_timeout=600      # upper bound of a server's life
@@ -455,11 +509,21 @@ to_uxp_args() {
 }
 
 # try_run IMPL LOG TL ARGS...: one run of IMPL, loopback over self or
-# client/server over tcp/lo. Returns 0 with the figures in fig_p50,
-# fig_avg, fig_bw, fig_rate; 2 when IMPL cannot run it; 1 when it failed.
+# client/server over tcp/lo, posix, sysv or cma (server on the server
+# CPU, client on the client CPU; the out-of-band connection over
+# 127.0.0.1). Returns 0 with the figures in fig_p50, fig_avg, fig_bw,
+# fig_rate; 2 when IMPL cannot run it; 1 when it failed.
 try_run() {
-    local impl=$1 log=$2 tl=$3 rc line args base
+    local impl=$1 log=$2 tl=$3 rc line args base dev
     shift 3
+    case $tl in
+    posix|sysv|cma)
+        if [ "$impl" = oct ] && [[ $oct_sm_tls != *" $tl "* ]]; then
+            echo "openuct's build has no $tl transport" >"$log"
+            return 2
+        fi ;;
+    esac
+    dev=$(tl_dev "$impl" "$tl")
     impl_cmd "$impl"
     base=("${cmd[@]}")
     if [ "$impl" = uxp ]; then
@@ -492,13 +556,13 @@ try_run() {
             "${args[@]}"
         rc=$?
     else
-        start_server "$log.server" "${base[@]}" -x tcp -d lo -p @PORT@ ||
-            { note "the $impl server did not start (see -o logs)"; return 1; }
+        start_server "$log.server" "${base[@]}" -x "$tl" -d "$dev" -p @PORT@ ||
+            { note "the $impl $tl server did not start (see -o logs)"; return 1; }
         if [ "$impl" = uxp ]; then
             run_client "$log" "${base[@]}" 127.0.0.1 -p "$server_port" \
-                -x tcp -d lo "${args[@]}"
+                -x "$tl" -d "$dev" "${args[@]}"
         else
-            run_client "$log" "${base[@]}" -x tcp -d lo -p "$server_port" \
+            run_client "$log" "${base[@]}" -x "$tl" -d "$dev" -p "$server_port" \
                 "${args[@]}" 127.0.0.1
         fi
         rc=$?
@@ -638,6 +702,51 @@ self_round() {
     metric "$r" self_am_lat self -t am_lat -D short -s 8 -B 16 -n "$n_self" -w $((n_self / 10))
     metric "$r" self_am_lat1 self -t am_lat -D short -s 8 -1 -B 16 -n "$n_self" -w $((n_self / 10))
     metric "$r" self_am_rate self -t am_bw -D short -s 8 -n "$n_self" -w $((n_self / 10))
+}
+
+# posix and sysv: AM latency, rate and bcopy bandwidth; cma: PUT and GET
+# zcopy bandwidth at 1 MiB. Client/server, as tcp. The floors run first
+# in odd rounds and last in even ones.
+sm_round() {
+    local r=$1 t
+    [ $((r % 2)) -eq 1 ] && sm_floor_round "$r"
+    for t in "${sm_fifo_tls[@]}"; do
+        metric "$r" "${t}_am_lat" "$t" -t am_lat -D short -s 8 -n "$n_sm_lat" -w $((n_sm_lat / 10))
+        metric "$r" "${t}_am_rate" "$t" -t am_bw -D short -s 8 -n "$n_sm_rate" -w $((n_sm_rate / 10))
+        metric "$r" "${t}_am_bw_8k" "$t" -t am_bw -D bcopy -s 8k -n "$n_sm_8k" -w $((n_sm_8k / 10))
+    done
+    if [ $do_cma -eq 1 ]; then
+        metric "$r" cma_put_bw_1m cma -t put_bw -D zcopy -s 1m -n "$n_sm_1m" -w $((n_sm_1m / 10))
+        metric "$r" cma_get_bw_1m cma -t get_bw -D zcopy -s 1m -n "$n_sm_1m" -w $((n_sm_1m / 10))
+    fi
+    [ $((r % 2)) -eq 0 ] && sm_floor_round "$r"
+}
+
+# The floors of the shared-memory rows: test/bench/sm_floor, one cache
+# line between the server and the client CPU (ping-pong p50, half a round
+# trip, and the rate of a 64-line ring acknowledged every 32 messages),
+# for posix and sysv; memcpy_floor at 8 KiB and 1 MiB on the client CPU
+sm_floor_round() {
+    local r=$1 log v
+    if [ ${#sm_fifo_tls[@]} -gt 0 ]; then
+        log=$work/r$r-sm_floor.log
+        if [ -x "$sm_floor" ]; then
+            run_client "$log" "$sm_floor" -c "$server_cpu,$client_cpu" \
+                -n "$n_sm_lat"
+        fi
+        v=$(awk -F, '$1 == "am_lat" && $2 == "floor" { print $5; exit }' "$log" 2>/dev/null)
+        record sm_lat "${v:-fail}"
+        v=$(awk -F, '$1 == "am_bw" && $2 == "floor" { print $8; exit }' "$log" 2>/dev/null)
+        record sm_rate "${v:-fail}"
+    fi
+    log=$work/r$r-memcpy_floor.log
+    if [ -x "$memcpy_floor" ]; then
+        run_client "$log" "$memcpy_floor" -s 8k,1m -t 0.3
+    fi
+    v=$(awk -F, '$1 == 8192 { print $4; exit }' "$log" 2>/dev/null)
+    record mc_bw_8k "${v:-fail}"
+    v=$(awk -F, '$1 == 1048576 { print $4; exit }' "$log" 2>/dev/null)
+    record mc_bw_1m "${v:-fail}"
 }
 
 # Heap of an idle connected tcp endpoint: test/bench/tcp_ep_memory, built
@@ -935,6 +1044,45 @@ rndv_table() {
     own_row "target: rndv 8 KiB <= 2x am_lat zcopy 8 KiB" rndv_lat_8k p50 am_lat_8k p50 2 "<=" 2.0
 }
 
+# The rows of posix, sysv and cma. Each is set against UCX's transport
+# of the same name through the same harness (oct/UCX)
+sm_rows() {
+    local t
+    for t in "${sm_fifo_tls[@]}"; do
+        row "$t am_lat short 8 B p50 [usec]" "${t}_am_lat" p50 3 sm_lat ucx "<=" 1.0
+        row "$t am_lat short 8 B p50 vs floor" "${t}_am_lat" p50 3 sm_lat floor "<=" 1.5
+        row "$t am_bw short 8 B [msg/s]" "${t}_am_rate" rate 0 sm_rate ucx ">=" 1.0
+        row "$t am_bw bcopy 8 KiB [MiB/s]" "${t}_am_bw_8k" bw 1 mc_bw_8k ucx ">=" 1.0
+    done
+    if [ $do_cma -eq 1 ]; then
+        for t in put get; do
+            row "cma ${t}_bw zcopy 1 MiB [MiB/s]" "cma_${t}_bw_1m" bw 1 mc_bw_1m ucx ">=" 0.95
+            row "cma ${t}_bw zcopy 1 MiB vs memcpy" "cma_${t}_bw_1m" bw 1 mc_bw_1m floor ">=" 0.8
+        done
+    fi
+}
+
+# The per-round lines of posix, sysv and cma
+sm_rounds_lines() {
+    local t i
+    if [ ${#sm_fifo_tls[@]} -gt 0 ]; then
+        rounds_line "sm_floor ping-pong 8 B p50" sm_lat 3
+        rounds_line "sm_floor ring 8 B [msg/s]" sm_rate 0
+        rounds_line "memcpy 8 KiB [MiB/s]" mc_bw_8k 1
+    fi
+    for t in "${sm_fifo_tls[@]}"; do
+        for i in "${impls[@]}"; do rounds_line "$i $t am_lat 8 B p50" "$i:${t}_am_lat.p50" 3; done
+        for i in "${impls[@]}"; do rounds_line "$i $t am_bw 8 B [msg/s]" "$i:${t}_am_rate.rate" 0; done
+        for i in "${impls[@]}"; do rounds_line "$i $t am_bw bcopy 8 KiB" "$i:${t}_am_bw_8k.bw" 1; done
+    done
+    if [ $do_cma -eq 1 ]; then
+        rounds_line "memcpy 1 MiB [MiB/s]" mc_bw_1m 1
+        for t in put get; do
+            for i in "${impls[@]}"; do rounds_line "$i cma ${t}_bw 1 MiB" "$i:cma_${t}_bw_1m.bw" 1; done
+        done
+    fi
+}
+
 print_table() {
     local i s
     echo
@@ -945,6 +1093,11 @@ print_table() {
         "median of $rounds interleaved round(s)$([ "$quick" -eq 1 ] && echo ", quick"); ${elapsed} s"
     echo "# load average before the run: ${load:-unknown}"
     echo "# columns: floor = sockperf (raw TCP; busy-poll ping-pong 14 B, throughput);"
+    if [ ${#sm_tls[@]} -gt 0 ]; then
+        echo "#   for posix and sysv sm_floor (one cache line between the two CPUs:"
+        echo "#   ping-pong, and a 64-line ring acked every 32) and memcpy_floor (8 KiB);"
+        echo "#   for cma memcpy_floor (1 MiB);"
+    fi
     echo "#   ucx_perftest = UCX's own harness; UCX = uct_perftest built against UCX;"
     echo "#   openuct = uct_perftest on openuct. Latency in usec (p50 of half a round"
     echo "#   trip unless said), rate in msg/s, bandwidth in MiB/s."
@@ -967,6 +1120,7 @@ print_table() {
         row "self am_lat short 8 B avg, -B16 [usec]" self_am_lat avg 4 - ucx "<=" 1.0
         row "self am_bw short 8 B [msg/s]" self_am_rate rate 0 - ucx ">=" 1.0
     fi
+    sm_rows
     if [ $do_tcp -eq 1 ]; then
         row "tcp idle connected ep, heap [B/ep]" ep_heap avg 0 - abs "<=" 160
         row "tcp idle connected ep, heap vs UCX" ep_heap avg 0 - ucx "<=" 1.0
@@ -987,7 +1141,8 @@ print_table() {
     [ $do_rndv -eq 1 ] && rndv_table
     echo "#"
     echo "# n/a: that implementation cannot run the test (UCX 1.13's tcp has no put"
-    echo "# short or get zcopy); fail: the run failed (rerun with -o DIR for the logs)"
+    echo "# short or get zcopy; openuct's build may lack posix, sysv or cma: uct_info -d);"
+    echo "# fail: the run failed (rerun with -o DIR for the logs)"
     echo "#"
     echo "# per round (openuct / UCX through the harness / ucx_perftest):"
     if [ $do_tcp -eq 1 ]; then
@@ -1014,6 +1169,7 @@ print_table() {
         for i in "${impls[@]}"; do rounds_line "$i self am_lat avg" "$i:self_am_lat.avg" 4; done
         for i in "${impls[@]}"; do rounds_line "$i self am_bw [msg/s]" "$i:self_am_rate.rate" 0; done
     fi
+    sm_rounds_lines
     echo "# targets: $n_passed passed, $n_missed missed"
 }
 
@@ -1177,6 +1333,10 @@ for ((r = 1; r <= rounds; r++)); do
         note "round $r/$rounds: self"
         self_round "$r"
     fi
+    if [ ${#sm_tls[@]} -gt 0 ]; then
+        note "round $r/$rounds: ${sm_tls[*]}"
+        sm_round "$r"
+    fi
 done
 elapsed=$(($(date +%s) - start))
 
@@ -1195,11 +1355,16 @@ print_table
 
 # Nothing measured for openuct means the comparison could not run at all
 have=0
+failed=0
 for k in "${!vals[@]}"; do
     [[ $k == oct:* ]] || continue
     for v in ${vals[$k]}; do
         is_number "$v" && have=1
+        [ "$v" = fail ] && failed=1
     done
 done
+if [ $have -eq 0 ] && [ $failed -eq 0 ]; then
+    die "openuct could run none of the tests: its build lacks the transports asked (uct_info -d)"
+fi
 [ $have -eq 1 ] || die "openuct's uct_perftest produced no result; rerun with -o DIR and read its logs"
 exit 0
