@@ -1184,6 +1184,8 @@ sweep_mid_self="8k"               # AM bcopy (both libraries: up to 8 KiB)
 sweep_all="8,32,128,512,2k,8k,32k,128k,512k,2m,4m"
 sweep_low="8,32,128,512,2k,8k,32k"
 sweep_high="128k,512k,2m,4m"
+sweep_sm_short="8,32"             # posix, sysv: AM short (UCX 1.13: up to 100 B)
+sweep_sm_bcopy="128,512,2k,8k"    # AM bcopy (UCX 1.13: up to 8256 B)
 
 # sweep_csv IMPL TL SERIES LOG: appends the rows of a uct_perftest CSV
 # log as "impl,series,size,latency_usec,msg_per_sec,mib_per_sec"
@@ -1255,7 +1257,7 @@ sweep_tcp() {
 }
 
 sweep_self() {
-    local impl floor=$builddir/test/bench/memcpy_floor
+    local impl
     for impl in "${impls[@]}"; do
         [ "$impl" = uxp ] && continue
         note "sweep: self, $impl"
@@ -1268,14 +1270,69 @@ sweep_self() {
         sweep_run "$impl" self put_bw -t put_bw -D bcopy -s "$sweep_low" -n 100000 -w 10000
         sweep_run "$impl" self put_bw -t put_bw -D bcopy -s "$sweep_high" -n 2000 -w 200
     done
-    if [ -x "$floor" ]; then
-        note "sweep: self, memcpy"
-        run_client "$work/sweep-memcpy.log" "$floor" -s "${sweep_all}"
-        awk -F, 'NR > 1 { print "memcpy,copy," $1 "," $2 "," $3 "," $4 }' \
-            "$work/sweep-memcpy.log" >>"$csv"
-    else
-        note "sweep: no $floor; the self curves have no floor"
+    sweep_memcpy "$sweep_all"
+}
+
+# sweep_sm_fifo TL: posix or sysv, AM 8 B - 8 KiB (their puts reach
+# only memory their md allocated, which the harness does not use); the
+# floors are sm_floor at 8 B and memcpy
+sweep_sm_fifo() {
+    local tl=$1 impl
+    for impl in "${impls[@]}"; do
+        [ "$impl" = uxp ] && continue
+        note "sweep: $tl, $impl"
+        sweep_run "$impl" "$tl" am_lat -t am_lat -D short -s "$sweep_sm_short" -n 200000 -w 20000
+        sweep_run "$impl" "$tl" am_lat -t am_lat -D bcopy -s "$sweep_sm_bcopy" -n 200000 -w 20000
+        sweep_run "$impl" "$tl" am_bw -t am_bw -D short -s "$sweep_sm_short" -n 2000000 -w 200000
+        sweep_run "$impl" "$tl" am_bw -t am_bw -D bcopy -s "$sweep_sm_bcopy" -n 500000 -w 50000
+    done
+    sweep_sm_floor
+    sweep_memcpy "8,32,128,512,2k,8k"
+}
+
+# sweep_cma: PUT and GET zcopy, 8 B - 4 MiB; the floor is memcpy
+sweep_cma() {
+    local impl
+    for impl in "${impls[@]}"; do
+        [ "$impl" = uxp ] && continue
+        note "sweep: cma, $impl"
+        sweep_run "$impl" cma put_lat -t put_lat -D zcopy -s "$sweep_low" -n 20000 -w 2000
+        sweep_run "$impl" cma put_lat -t put_lat -D zcopy -s "$sweep_high" -n 500 -w 50
+        sweep_run "$impl" cma get_lat -t get_lat -D zcopy -s "$sweep_low" -n 20000 -w 2000
+        sweep_run "$impl" cma get_lat -t get_lat -D zcopy -s "$sweep_high" -n 500 -w 50
+        sweep_run "$impl" cma put_bw -t put_bw -D zcopy -s "$sweep_low" -n 50000 -w 5000
+        sweep_run "$impl" cma put_bw -t put_bw -D zcopy -s "$sweep_high" -n 1000 -w 100
+        sweep_run "$impl" cma get_bw -t get_bw -D zcopy -s "$sweep_low" -n 50000 -w 5000
+        sweep_run "$impl" cma get_bw -t get_bw -D zcopy -s "$sweep_high" -n 1000 -w 100
+    done
+    sweep_memcpy "$sweep_all"
+}
+
+# sweep_sm_floor: sm_floor's ping-pong latency and ring rate at 8 B
+sweep_sm_floor() {
+    local log=$work/sweep-sm_floor-$RANDOM.log
+    if [ ! -x "$sm_floor" ]; then
+        note "sweep: no $sm_floor; no cache-line floor"
+        return
     fi
+    note "sweep: sm_floor"
+    run_client "$log" "$sm_floor" -c "$server_cpu,$client_cpu"
+    awk -F, '$1 == "am_lat" && $2 == "floor" { lat = $5 }
+             $1 == "am_bw" && $2 == "floor" { rate = $8; bw = $7 }
+             END { if (lat != "" || rate != "") print "sm_floor,line,8," lat "," rate "," bw }' \
+        "$log" >>"$csv"
+}
+
+# sweep_memcpy SIZES: memcpy_floor's curve
+sweep_memcpy() {
+    local log=$work/sweep-memcpy-$RANDOM.log
+    if [ ! -x "$memcpy_floor" ]; then
+        note "sweep: no $memcpy_floor; no memcpy floor"
+        return
+    fi
+    note "sweep: memcpy"
+    run_client "$log" "$memcpy_floor" -s "$1"
+    awk -F, 'NR > 1 { print "memcpy,copy," $1 "," $2 "," $3 "," $4 }' "$log" >>"$csv"
 }
 
 # sweep_plot TL TITLE: TL's CSV drawn to TL.png
@@ -1285,6 +1342,7 @@ sweep_plot() {
 }
 
 sweep_main() {
+    local t
     out_dir=${keep_dir:-$builddir/curves}
     mkdir -p "$out_dir" || die "cannot create $out_dir"
     keep_dir=""         # the CSV and PNG files are the output
@@ -1299,6 +1357,18 @@ sweep_main() {
         echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
         sweep_self
         sweep_plot self "self (in-process): openuct, UCX ${ucx_version:-}, memcpy ($(nproc) CPUs, $(date +%F))"
+    fi
+    for t in "${sm_fifo_tls[@]}"; do
+        csv=$out_dir/$t.csv
+        echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
+        sweep_sm_fifo "$t"
+        sweep_plot "$t" "$t (shared-memory FIFO, CPUs $server_cpu and $client_cpu): openuct, UCX ${ucx_version:-}, sm_floor, memcpy ($(nproc) CPUs, $(date +%F))"
+    done
+    if [ $do_cma -eq 1 ]; then
+        csv=$out_dir/cma.csv
+        echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec" >"$csv"
+        sweep_cma
+        sweep_plot cma "cma (process_vm_writev/readv, CPUs $server_cpu and $client_cpu): openuct, UCX ${ucx_version:-}, memcpy ($(nproc) CPUs, $(date +%F))"
     fi
     note "CSV and PNG files in $out_dir"
 }
