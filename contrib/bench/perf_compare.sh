@@ -1092,11 +1092,16 @@ print_table() {
     echo "# server on CPU $server_cpu, client on CPU $client_cpu, each under setsid;" \
         "median of $rounds interleaved round(s)$([ "$quick" -eq 1 ] && echo ", quick"); ${elapsed} s"
     echo "# load average before the run: ${load:-unknown}"
-    echo "# columns: floor = sockperf (raw TCP; busy-poll ping-pong 14 B, throughput);"
-    if [ ${#sm_tls[@]} -gt 0 ]; then
-        echo "#   for posix and sysv sm_floor (one cache line between the two CPUs:"
-        echo "#   ping-pong, and a 64-line ring acked every 32) and memcpy_floor (8 KiB);"
-        echo "#   for cma memcpy_floor (1 MiB);"
+    echo "# columns: floor = the raw floor of the row:"
+    if [ $do_tcp -eq 1 ]; then
+        echo "#   tcp: sockperf (raw TCP; busy-poll ping-pong 14 B, throughput);"
+    fi
+    if [ ${#sm_fifo_tls[@]} -gt 0 ]; then
+        echo "#   ${sm_fifo_tls[*]}: sm_floor (one cache line between the two CPUs: ping-pong,"
+        echo "#   and a 64-line ring acked every 32), memcpy_floor at 8 KiB for bcopy;"
+    fi
+    if [ $do_cma -eq 1 ]; then
+        echo "#   cma: memcpy_floor at 1 MiB (one process, in cache);"
     fi
     echo "#   ucx_perftest = UCX's own harness; UCX = uct_perftest built against UCX;"
     echo "#   openuct = uct_perftest on openuct. Latency in usec (p50 of half a round"
