@@ -86,12 +86,12 @@ typedef struct uct_cma_iface {
     size_t seg_size;
     size_t max_iov;
     double bandwidth;
-    ucs_mpool_t op_mp;       /* uct_cma_op_t with max_iov entries */
-    ucs_list_link_t active;  /* head ops of the eps with work */
-    ucs_list_link_t flushes; /* iface flushes waiting */
-    size_t num_active;       /* ops on the active list */
-    size_t num_queued;       /* PUT, GET and FAIL ops in ep queues */
-    size_t queued_bytes;     /* bytes those PUTs and GETs have left */
+    ucs_mpool_t op_mp;             /* uct_cma_op_t with max_iov entries */
+    ucs_list_link_t active;        /* head ops of the eps with work */
+    ucs_list_link_t flushes;       /* iface flushes waiting */
+    size_t num_active;             /* ops on the active list */
+    size_t num_queued;             /* PUT, GET and FAIL ops in ep queues */
+    size_t queued_bytes;           /* bytes those PUTs and GETs have left */
     struct uct_cma_ep *failing_ep; /* reporting its failure; NULL if
                                       destroyed meanwhile */
     int event_fd;                  /* -1 until event_fd_get */
@@ -99,14 +99,16 @@ typedef struct uct_cma_iface {
     ucs_log_limit_t err_log;       /* failed system calls */
 } uct_cma_iface_t;
 
-/* An endpoint: 40 bytes, nothing else on the heap (see cma_ep.c) */
+/* An endpoint: 56 bytes, nothing else on the heap (see cma_ep.c) */
 typedef struct uct_cma_ep {
     uct_base_ep_t super;
     uct_sm_proc_t peer;
-    uct_cma_op_t *tail; /* last op of the queue (tail->next is the
-                           head), NULL when empty */
-    uint32_t num_ops;   /* PUTs and GETs queued */
-    ucs_status_t status; /* UCS_OK, or why the peer failed */
+    uct_cma_op_t *tail;      /* last op of the queue (tail->next is the
+                                head), NULL when empty */
+    uint32_t num_ops;        /* PUTs and GETs queued */
+    ucs_status_t status;     /* UCS_OK, or why the peer failed */
+    size_t queued_bytes;     /* bytes those PUTs and GETs have left */
+    ucs_status_t last_error; /* of the last operation that failed */
 } uct_cma_ep_t;
 
 /* Shared by the files of the transport */

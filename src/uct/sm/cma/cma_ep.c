@@ -4,8 +4,9 @@
  *
  * An endpoint keeps its queued operations in a circular list through
  * op->next (it holds the tail, whose next is the head), so an idle
- * endpoint is 40 bytes: the base, the peer process (pid, pidfd, start
- * time), the tail, a count and a status. Only the head of each queue is
+ * endpoint is 56 bytes: the base, the peer process (pid, pidfd, start
+ * time), the tail, and what the object tree shows (ops and bytes
+ * queued, status, last error). Only the head of each queue is
  * on the interface's active list; when it completes, flush markers right
  * behind it complete too and the next operation takes its place at the
  * tail of the active list.
@@ -36,7 +37,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-UCS_STATIC_ASSERT_SIZE_LE(uct_cma_ep_t, 48);
+UCS_STATIC_ASSERT_SIZE_LE(uct_cma_ep_t, 56);
 
 /* ------------------------------------------------------------------------
  * Cursor over an iov: blocks of count/stride, then the system call
@@ -107,12 +108,12 @@ static ssize_t uct_cma_ep_xfer(uct_cma_ep_t *ep, int is_put,
             elem = offset = 0;
             continue;
         }
-        chunk                  = ucs_min(iov->length - offset, limit - total);
-        local[count].iov_base  = (char *)iov->buffer +
+        chunk                 = ucs_min(iov->length - offset, limit - total);
+        local[count].iov_base = (char *)iov->buffer +
                                 (((iov->count > 1) ? iov->stride : 0) * elem) +
                                 offset;
-        local[count].iov_len   = chunk;
-        total                 += chunk;
+        local[count].iov_len = chunk;
+        total += chunk;
         ++count;
         offset += chunk;
         if (offset == iov->length) {
@@ -177,6 +178,7 @@ static void uct_cma_ep_push(uct_cma_iface_t *iface, uct_cma_ep_t *ep,
     }
     if (op->type <= UCT_CMA_OP_GET) {
         ++ep->num_ops;
+        ep->queued_bytes += op->cursor.remaining;
     }
 
     if (ep->tail == NULL) {
@@ -209,6 +211,7 @@ static uct_cma_op_t *uct_cma_ep_pop(uct_cma_iface_t *iface, uct_cma_ep_t *ep)
     }
     if (head->type <= UCT_CMA_OP_GET) {
         --ep->num_ops;
+        ep->queued_bytes -= head->cursor.remaining;
     }
     head->next = NULL;
     return head;
@@ -216,8 +219,8 @@ static uct_cma_op_t *uct_cma_ep_pop(uct_cma_iface_t *iface, uct_cma_ep_t *ep)
 
 /* Empties the ep's queue into a NULL-terminated chain; @a head_active:
  * the head is still on the active list */
-static uct_cma_op_t *uct_cma_ep_detach(uct_cma_iface_t *iface,
-                                       uct_cma_ep_t *ep, int head_active)
+static uct_cma_op_t *uct_cma_ep_detach(uct_cma_iface_t *iface, uct_cma_ep_t *ep,
+                                       int head_active)
 {
     uct_cma_op_t *chain = NULL, **last = &chain;
     uct_cma_op_t *op;
@@ -329,7 +332,8 @@ static void uct_cma_ep_set_failed(uct_cma_iface_t *iface, uct_cma_ep_t *ep,
 
     ucs_debug("cma ep %p: peer pid %d exited: %s", (void *)ep,
               (int)ep->peer.pid, ucs_status_string(status));
-    ep->status = status;
+    ep->status     = status;
+    ep->last_error = status;
     if (ep->tail != NULL) {
         uct_cma_iface_signal(iface);
         return; /* progress sees the status at the head op */
@@ -357,6 +361,7 @@ static ucs_status_t uct_cma_ep_xfer_error(uct_cma_iface_t *iface,
     const char *call = is_put ? "process_vm_writev" : "process_vm_readv";
 
     if (err == EFAULT) {
+        ep->last_error = UCS_ERR_INVALID_ADDR;
         /* a remote (or local) range that is not mapped as needed */
         ucs_debug("cma ep %p: %s(pid %d, remote 0x%" PRIx64 ") failed: "
                   "bad address",
@@ -377,6 +382,7 @@ static ucs_status_t uct_cma_ep_xfer_error(uct_cma_iface_t *iface,
                         (void *)ep, call, (int)ep->peer.pid,
                         cursor->remote_addr, strerror(err));
     }
+    ep->last_error = UCS_ERR_IO_ERROR;
     return UCS_ERR_IO_ERROR;
 }
 
@@ -405,6 +411,7 @@ unsigned uct_cma_ep_progress_one(uct_cma_iface_t *iface, uct_cma_op_t *op)
                                                             (int)-ret));
         }
         iface->queued_bytes -= (size_t)ret;
+        ep->queued_bytes -= (size_t)ret;
         if (op->cursor.remaining > 0) {
             uct_cma_active_add(iface, op); /* its next turn */
             return 0;
@@ -418,9 +425,9 @@ unsigned uct_cma_ep_progress_one(uct_cma_iface_t *iface, uct_cma_op_t *op)
  * PUT and GET
  */
 
-static UCS_F_ALWAYS_INLINE ucs_status_t uct_cma_ep_zcopy(
-    uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
-    uct_completion_t *comp, int is_put)
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_cma_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                 uint64_t remote_addr, uct_completion_t *comp, int is_put)
 {
     uct_cma_ep_t *ep       = uct_cma_ep(tl_ep);
     uct_cma_iface_t *iface = uct_cma_ep_iface(ep);
@@ -617,9 +624,11 @@ ucs_status_t uct_cma_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         return UCS_ERR_UNREACHABLE;
     }
 
-    ep->tail    = NULL;
-    ep->num_ops = 0;
-    ep->status  = UCS_OK;
+    ep->tail         = NULL;
+    ep->num_ops      = 0;
+    ep->status       = UCS_OK;
+    ep->queued_bytes = 0;
+    ep->last_error   = UCS_OK;
     uct_base_ep_init(&ep->super, &iface->super);
     *ep_p = &ep->super.super;
     return UCS_OK;
@@ -670,12 +679,31 @@ static void uct_cma_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
     }
 }
 
+/* operations queued and the bytes they have left */
+static void uct_cma_ep_vfs_show_tx_queue(void *obj, ucs_string_buffer_t *strb,
+                                         void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_cma_ep_t *ep = obj;
+
+    ucs_string_buffer_appendf(strb, "ops %u\nbytes %zu\n",
+                              (unsigned)ep->num_ops, ep->queued_bytes);
+}
+
+static void uct_cma_ep_vfs_show_last_error(void *obj, ucs_string_buffer_t *strb,
+                                           void *arg_ptr, uint64_t arg_u64)
+{
+    const uct_cma_ep_t *ep = obj;
+
+    uct_vfs_append_status(strb, ep->last_error);
+}
+
 void uct_cma_ep_vfs_init(uct_ep_h tl_ep)
 {
     uct_cma_ep_t *ep = uct_cma_ep(tl_ep);
 
     uct_vfs_add_file(ep, uct_cma_ep_vfs_show_peer, NULL, 0, "peer");
     uct_vfs_add_file(ep, uct_cma_ep_vfs_show_state, NULL, 0, "state");
-    uct_vfs_add_uint(ep, &ep->num_ops, sizeof(ep->num_ops), "inflight_ops");
+    uct_vfs_add_file(ep, uct_cma_ep_vfs_show_tx_queue, NULL, 0, "tx_queue");
     uct_vfs_add_value(ep, 0, "pending");
+    uct_vfs_add_file(ep, uct_cma_ep_vfs_show_last_error, NULL, 0, "last_error");
 }

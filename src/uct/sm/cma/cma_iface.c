@@ -141,9 +141,10 @@ static ucs_status_t uct_cma_iface_query(uct_iface_h tl_iface,
     attr->cap.flags = UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
                       UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
-                      UCT_IFACE_FLAG_EP_CHECK | UCT_IFACE_FLAG_CB_SYNC;
-    attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
-                            UCT_IFACE_FLAG_EVENT_FD;
+                      UCT_IFACE_FLAG_EP_CHECK | UCT_IFACE_FLAG_PENDING |
+                      UCT_IFACE_FLAG_CB_SYNC;
+    attr->cap.event_flags =
+        UCT_IFACE_FLAG_EVENT_SEND_COMP | UCT_IFACE_FLAG_EVENT_FD;
 
     attr->cap.put.min_zcopy       = 0;
     attr->cap.put.max_zcopy       = SIZE_MAX;
@@ -312,24 +313,21 @@ static void uct_cma_iface_vfs_show_address(void *obj, ucs_string_buffer_t *strb,
                                            void *arg_ptr, uint64_t arg_u64)
 {
     ucs_string_buffer_appendf(strb, "pid %d start %" PRIu64 "\n",
-                              (int)uct_sm_self_pid(),
-                              uct_sm_self_start_time());
+                              (int)uct_sm_self_pid(), uct_sm_self_start_time());
 }
 
 void uct_cma_iface_vfs_init(uct_iface_h tl_iface)
 {
     uct_cma_iface_t *iface = uct_cma_iface(tl_iface);
 
-    uct_vfs_add_file(iface, uct_cma_iface_vfs_show_address, NULL, 0,
-                     "address");
+    uct_vfs_add_file(iface, uct_cma_iface_vfs_show_address, NULL, 0, "address");
     uct_vfs_add_uint(iface, &iface->num_queued, sizeof(iface->num_queued),
                      "inflight_ops");
     uct_vfs_add_uint(iface, &iface->queued_bytes, sizeof(iface->queued_bytes),
                      "inflight_bytes");
     uct_vfs_add_uint(iface, &iface->seg_size, sizeof(iface->seg_size),
                      "seg_size");
-    uct_vfs_add_uint(iface, &iface->max_iov, sizeof(iface->max_iov),
-                     "max_iov");
+    uct_vfs_add_uint(iface, &iface->max_iov, sizeof(iface->max_iov), "max_iov");
 }
 
 static const uct_iface_ops_t uct_cma_iface_ops = {
@@ -444,8 +442,8 @@ ucs_status_t uct_cma_iface_open(uct_md_h md, uct_worker_h worker,
     ucs_log_limit_init(&iface->err_log);
 
     ucs_mpool_params_reset(&mp_params);
-    mp_params.elem_size = sizeof(uct_cma_op_t) +
-                          (iface->max_iov * sizeof(uct_iov_t));
+    mp_params.elem_size =
+        sizeof(uct_cma_op_t) + (iface->max_iov * sizeof(uct_iov_t));
     mp_params.alignment       = UCS_CACHE_LINE_SIZE;
     mp_params.elems_per_chunk = 32;
     mp_params.name            = "cma_ops";

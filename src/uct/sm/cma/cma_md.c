@@ -37,8 +37,7 @@ int uct_cma_ptrace_scope(void)
     long scope;
     char *end;
 
-    if (ucs_read_file_str(buf, sizeof(buf), 1, UCT_CMA_PTRACE_SCOPE_FILE) <
-        0) {
+    if (ucs_read_file_str(buf, sizeof(buf), 1, UCT_CMA_PTRACE_SCOPE_FILE) < 0) {
         return -1; /* no Yama: the classic ptrace rules (same user) */
     }
     scope = strtol(buf, &end, 10);
@@ -141,8 +140,7 @@ static ucs_status_t uct_cma_query_devices(uct_md_h md,
         return UCS_OK;
     }
 
-    return uct_single_device_resource(md, UCT_SM_DEV_NAME,
-                                      UCT_DEVICE_TYPE_SHM,
+    return uct_single_device_resource(md, UCT_SM_DEV_NAME, UCT_DEVICE_TYPE_SHM,
                                       UCS_SYS_DEVICE_ID_UNKNOWN, devs_p,
                                       num_devices_p);
 }
@@ -231,7 +229,7 @@ uct_tl_t uct_cma_tl = {.name           = UCT_CMA_NAME,
                        .config         = {.name   = "CMA transport",
                                           .prefix = "CMA_",
                                           .table  = uct_cma_iface_config_table,
-                                          .size = sizeof(uct_cma_iface_config_t)},
+                                          .size   = sizeof(uct_cma_iface_config_t)},
                        .iface_vfs_init = uct_cma_iface_vfs_init,
                        .ep_vfs_init    = uct_cma_ep_vfs_init};
 
