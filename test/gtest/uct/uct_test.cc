@@ -528,22 +528,45 @@ unsigned uct_test::entity::progress()
 uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
                                        size_t offset)
     : m_entity(e), m_alloc(NULL), m_ptr(NULL), m_length(length),
-      m_memh(UCT_MEM_HANDLE_NULL), m_registered(false), m_rkey_unpacked(false)
+      m_memh(UCT_MEM_HANDLE_NULL), m_registered(false), m_md_alloc(false),
+      m_rkey_unpacked(false)
 {
+    const uct_md_attr_t &attr = e.md_attr();
+    size_t total              = offset + length + GUARD;
+
     m_rkey.rkey   = UCT_INVALID_RKEY;
     m_rkey.handle = NULL;
     m_rkey.type   = NULL;
 
-    if (posix_memalign(&m_alloc, 64, offset + length + GUARD) != 0) {
-        throw std::runtime_error("posix_memalign(" +
-                                 std::to_string(offset + length + GUARD) +
+    if (!(attr.cap.flags & UCT_MD_FLAG_REG) &&
+        (attr.cap.flags & UCT_MD_FLAG_ALLOC)) {
+        /* remote access only to memory the md allocates (posix, sysv) */
+        uct_mem_alloc_params_t params;
+        uct_allocated_memory_t mem;
+        uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
+        uct_md_h md               = e.md();
+
+        ::memset(&params, 0, sizeof(params));
+        params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
+                            UCT_MEM_ALLOC_PARAM_FIELD_MDS |
+                            UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+        params.flags     = UCT_MD_MEM_ACCESS_ALL;
+        params.mds.mds   = &md;
+        params.mds.count = 1;
+        params.name      = "gtest mapped_buffer";
+        UCT_TEST_CALL(uct_mem_alloc(total, &method, 1, &params, &mem));
+        m_md_mem   = mem;
+        m_md_alloc = true;
+        m_alloc    = mem.address;
+        m_memh     = mem.memh;
+    } else if (posix_memalign(&m_alloc, 64, total) != 0) {
+        throw std::runtime_error("posix_memalign(" + std::to_string(total) +
                                  ") failed");
     }
     m_ptr = static_cast<char *>(m_alloc) + offset;
     ::memset(m_alloc, 0, offset + length);
     ::memset(cptr() + length, 0xa5, GUARD);
 
-    const uct_md_attr_t &attr = e.md_attr();
     try {
         if (attr.cap.flags & UCT_MD_FLAG_REG) {
             UCT_TEST_CALL(uct_md_mem_reg(e.md(), m_ptr,
@@ -563,8 +586,17 @@ uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
         if (m_registered) {
             uct_md_mem_dereg(e.md(), m_memh);
         }
-        free(m_alloc);
+        release_memory();
         throw;
+    }
+}
+
+void uct_test::mapped_buffer::release_memory()
+{
+    if (m_md_alloc) {
+        EXPECT_EQ(UCS_OK, uct_mem_free(&m_md_mem));
+    } else {
+        free(m_alloc);
     }
 }
 
@@ -576,7 +608,7 @@ uct_test::mapped_buffer::~mapped_buffer()
     if (m_registered) {
         EXPECT_EQ(UCS_OK, uct_md_mem_dereg(m_entity.md(), m_memh));
     }
-    free(m_alloc);
+    release_memory();
 }
 
 uct_iov_t uct_test::mapped_buffer::iov(size_t offset, size_t length) const

@@ -339,8 +339,12 @@ public:
         size_t m_length;
         uct_mem_h m_memh;
         bool m_registered;
+        bool m_md_alloc; /* m_md_mem holds the memory */
+        uct_allocated_memory_t m_md_mem;
         uct_rkey_bundle_t m_rkey;
         bool m_rkey_unpacked;
+
+        void release_memory();
     };
 
     /*
