@@ -23,6 +23,7 @@
 #include <ucs/datastruct/arbiter.h>
 #include <ucs/datastruct/hash.h>
 #include <ucs/memory/mpool.h>
+#include <ucs/time/time.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -162,8 +163,11 @@ typedef struct uct_mm_fifo_rx {
     uint32_t *free_descs; /* descriptors nobody holds */
     char *desc_va;        /* in-place descriptors, or NULL */
     size_t desc_va_len;
-    size_t desc_va_stride; /* private bytes + desc_stride */
-    size_t priv_len;       /* private bytes before each descriptor */
+    size_t desc_va_stride;  /* private bytes + desc_stride */
+    size_t priv_len;        /* private bytes before each descriptor */
+    ucs_time_t stall_check; /* next look for a stalled element */
+    ucs_time_t stall_since; /* when read_index was seen stalled, or 0 */
+    uint64_t stall_index;
 } uct_mm_fifo_rx_t;
 
 typedef struct uct_mm_iface {

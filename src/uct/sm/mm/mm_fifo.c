@@ -79,5 +79,7 @@ void uct_mm_fifo_init(uct_mm_fifo_view_t *view)
         /* round -1 is odd: nothing is ready for round 0 */
         elem->flags = UCT_MM_FIFO_ELEM_OWNER;
         elem->desc  = i;
+        elem->seq   = UINT32_MAX - i; /* not the number of any element
+                                         the receiver will read here soon */
     }
 }

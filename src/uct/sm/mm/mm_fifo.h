@@ -14,7 +14,11 @@
  * - Each element starts with a 16-byte header. Its flags byte is written
  *   last (a release store): its owner bit is the parity of h / fifo_size,
  *   so it flips on each wrap and an element is ready when the bit matches
- *   the parity the receiver expects for its read index.
+ *   the parity the receiver expects for its read index, and the header's
+ *   seq holds the low 32 bits of h (bytes a stray writer leaves are not
+ *   taken for a message).
+ * - An element claimed and not written for a second (its sender died in
+ *   the middle, or someone overwrote it) is skipped, so the FIFO goes on.
  * - Short messages travel inside the element. Longer ones go into a
  *   descriptor of the segment: the element's desc field tells the sender
  *   which one. The receiver hands descriptors to handlers in place; when a
@@ -75,7 +79,7 @@ typedef struct uct_mm_fifo_elem {
     uint16_t reserved;
     uint32_t length; /* payload bytes */
     uint32_t desc;   /* the descriptor of the next long message */
-    uint32_t reserved2;
+    uint32_t seq;    /* low 32 bits of the element number */
 } uct_mm_fifo_elem_t;
 
 /** What defines a FIFO's layout (in the interface address, 24 bytes). */
@@ -181,9 +185,20 @@ static inline void uct_mm_fifo_publish(const uct_mm_fifo_view_t *view,
                                        uct_mm_fifo_elem_t *elem, uint64_t index,
                                        uint8_t flags)
 {
+    elem->seq = (uint32_t)index;
     __atomic_store_n(&elem->flags,
                      (uint8_t)(flags | uct_mm_fifo_owner(view, index)),
                      __ATOMIC_RELEASE);
+}
+
+/** Whether element number @a index, whose flags are @a flags, is ready. */
+static inline int uct_mm_fifo_ready(const uct_mm_fifo_view_t *view,
+                                    const uct_mm_fifo_elem_t *elem,
+                                    uint64_t index, uint8_t flags)
+{
+    return !((flags ^ uct_mm_fifo_owner(view, index)) &
+             UCT_MM_FIFO_ELEM_OWNER) &&
+           (*(volatile const uint32_t *)&elem->seq == (uint32_t)index);
 }
 
 /** Whether there is room for a message in a peer's FIFO now. */

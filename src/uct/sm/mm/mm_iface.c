@@ -49,6 +49,9 @@
 /* Liveness of peers with pending sends is checked this often */
 #define UCT_MM_PEER_CHECK_MSEC 100.0
 
+/* An element claimed and not written for this long is skipped */
+#define UCT_MM_STALL_MSEC 1000.0
+
 static ucs_config_field_t uct_mm_iface_common_config_table[] = {
     {"", "", NULL, ucs_offsetof(uct_mm_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
@@ -245,38 +248,99 @@ static UCS_F_ALWAYS_INLINE void uct_mm_iface_rx_elem(uct_mm_iface_t *iface,
     /* neither: an element its sender claimed but could not fill */
 }
 
+static void uct_mm_iface_publish_tail(uct_mm_fifo_rx_t *rx)
+{
+    /* the elements and the descriptor numbers written into them are the
+     * senders' again */
+    __atomic_store_n(&rx->view.ctl->tail, rx->read_index, __ATOMIC_RELEASE);
+    rx->published = rx->read_index;
+}
+
 static UCS_F_ALWAYS_INLINE unsigned uct_mm_iface_poll(uct_mm_iface_t *iface)
 {
     uct_mm_fifo_rx_t *rx = &iface->rx;
     uint64_t index       = rx->read_index;
     uct_mm_fifo_elem_t *elem;
     unsigned count;
+    uint32_t slot;
     uint8_t flags;
 
     for (count = 0; count < iface->max_poll; ++count) {
         elem  = uct_mm_fifo_elem(&rx->view, index);
         flags = __atomic_load_n(&elem->flags, __ATOMIC_ACQUIRE);
-        if (((flags ^ uct_mm_fifo_owner(&rx->view, index)) &
-             UCT_MM_FIFO_ELEM_OWNER) != 0) {
+        if (!uct_mm_fifo_ready(&rx->view, elem, index, flags)) {
             break;
         }
-        uct_mm_iface_rx_elem(iface, elem, flags,
-                             (uint32_t)(index & rx->view.mask));
+        slot = (uint32_t)(index & rx->view.mask);
+        uct_mm_iface_rx_elem(iface, elem, flags, slot);
+        /* whatever was written there, the next sender finds the
+         * descriptor this element really has */
+        elem->desc     = rx->elem_desc[slot];
         rx->read_index = ++index;
         if (index - rx->published >= rx->release_batch) {
-            /* the elements and the descriptor numbers written into them
-             * are the senders' again */
-            __atomic_store_n(&rx->view.ctl->tail, index, __ATOMIC_RELEASE);
-            rx->published = index;
+            uct_mm_iface_publish_tail(rx);
         }
     }
     return count;
+}
+
+/*
+ * When a poll found nothing, now and then: an element claimed but not
+ * written for UCT_MM_STALL_MSEC is given up (its sender died while
+ * writing it, or another process overwrote it), so one lost element does
+ * not stop the FIFO; the tail is stored again in case it was overwritten.
+ */
+static void uct_mm_iface_check_stall(uct_mm_iface_t *iface)
+{
+    uct_mm_fifo_rx_t *rx = &iface->rx;
+    ucs_time_t now       = ucs_get_time();
+    uint64_t head;
+
+    if (now < rx->stall_check) {
+        return;
+    }
+    rx->stall_check = now + ucs_time_from_msec(UCT_MM_STALL_MSEC / 4);
+
+    if (rx->read_index != rx->published) {
+        uct_mm_iface_publish_tail(rx);
+    }
+
+    head = __atomic_load_n(&rx->view.ctl->head, __ATOMIC_ACQUIRE) &
+           ~UCT_MM_FIFO_HEAD_ARMED;
+    if (head == rx->read_index) {
+        rx->stall_since = 0;
+        return;
+    }
+
+    if ((rx->stall_since == 0) || (rx->stall_index != rx->read_index)) {
+        rx->stall_index = rx->read_index;
+        rx->stall_since = now;
+        return;
+    }
+    if (now - rx->stall_since < ucs_time_from_msec(UCT_MM_STALL_MSEC)) {
+        return;
+    }
+
+    ++iface->rx_bad;
+    ucs_log_limited(&iface->bad_log, UCS_LOG_LEVEL_WARN,
+                    "%s iface %p: FIFO element %" PRIu64 " was claimed and "
+                    "not written for %.0f ms (its sender died, or a process "
+                    "of this user overwrote it): skipped",
+                    uct_mm_iface_name(iface), (void *)iface, rx->read_index,
+                    UCT_MM_STALL_MSEC);
+    ++rx->read_index;
+    uct_mm_iface_publish_tail(rx);
+    rx->stall_since = 0;
 }
 
 static unsigned uct_mm_iface_progress(uct_iface_h tl_iface)
 {
     uct_mm_iface_t *iface = uct_mm_iface(tl_iface);
     unsigned count        = uct_mm_iface_poll(iface);
+
+    if (ucs_unlikely(count == 0)) {
+        uct_mm_iface_check_stall(iface);
+    }
 
     if (ucs_unlikely(!ucs_arbiter_is_empty(&iface->arbiter))) {
         count += ucs_arbiter_dispatch(&iface->arbiter, 1, uct_mm_ep_dispatch_cb,
