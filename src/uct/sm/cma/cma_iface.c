@@ -117,7 +117,8 @@ static ucs_status_t uct_cma_iface_flush(uct_iface_h tl_iface, unsigned flags,
     /* completes once nothing is queued (later operations also delay it) */
     op = ucs_mpool_get(&iface->op_mp);
     if (op == NULL) {
-        return UCS_ERR_NO_RESOURCE;
+        ucs_error("cma iface %p: no memory for a flush", (void *)iface);
+        return UCS_ERR_NO_MEMORY;
     }
     op->type = UCT_CMA_OP_IFACE_FLUSH;
     op->comp = comp;

@@ -908,6 +908,39 @@ TEST_F(test_cma, bad_remote_address_fails_the_op_not_the_ep)
     EXPECT_EQ(0, m_err.calls);
 }
 
+/* Only progress moves queued work: arm refuses while some is queued,
+ * and work queued while armed wakes the sleeper at once */
+TEST_F(test_cma, event_fd_wakes_for_queued_work)
+{
+    const size_t length = 1024 * 1024;
+    peer_process peer;
+    ASSERT_TRUE(peer.start(length));
+    open({{"SEG_SIZE", "64k"}});
+    uct_ep_h ep = connect(peer);
+    ASSERT_NE(nullptr, ep);
+    m_eps.push_back(ep);
+
+    int fd = -1;
+    ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(m_side.iface, &fd));
+    ASSERT_EQ(UCS_OK, uct_iface_event_arm(m_side.iface, UCT_EVENT_SEND_COMP));
+    struct pollfd pfd = {fd, POLLIN, 0};
+    EXPECT_EQ(0, poll(&pfd, 1, 0)) << "readable with nothing queued";
+
+    std::vector<uint8_t> src(length);
+    completion comp;
+    uct_iov_t v = iov(src.data(), length);
+    ASSERT_EQ(UCS_INPROGRESS,
+              uct_ep_put_zcopy(ep, &v, 1, peer.hello.buffer, 0, &comp.uct));
+    EXPECT_EQ(1, poll(&pfd, 1, 1000)) << "queued work did not wake the fd";
+    EXPECT_EQ(UCS_ERR_BUSY,
+              uct_iface_event_arm(m_side.iface, UCT_EVENT_SEND_COMP));
+    EXPECT_EQ(UCS_ERR_BUSY,
+              uct_iface_event_arm(m_side.iface, UCT_EVENT_SEND_COMP))
+        << "armed with work queued: a sleeper would never wake";
+    ASSERT_TRUE(wait([&] { return comp.calls > 0; }));
+    EXPECT_EQ(UCS_OK, uct_iface_event_arm(m_side.iface, UCT_EVENT_SEND_COMP));
+}
+
 TEST_F(test_cma, destroy_cancels_queued_ops)
 {
     peer_process peer;
