@@ -68,6 +68,12 @@ ucs_status_t uct_mm_remote_get(uct_mm_iface_t *iface,
                       addr->seg.pid);
             return UCS_ERR_UNREACHABLE;
         }
+        if (remote->status != UCS_OK) {
+            ucs_error("%s: the process of the peer interface (pid %u) has "
+                      "exited",
+                      name, addr->seg.pid);
+            return UCS_ERR_UNREACHABLE;
+        }
         ++remote->refcount;
         *remote_p = remote;
         return UCS_OK;
@@ -155,13 +161,10 @@ void uct_mm_remote_put(uct_mm_iface_t *iface, uct_mm_remote_t *remote)
         return;
     }
 
+    /* a failure not reported yet goes with it: the next report finds
+     * nothing of it */
     ucs_hash_remove(&iface->remotes, remote->key, NULL);
     --iface->num_remotes;
-    if (remote->status != UCS_OK) {
-        /* nothing of it is left to report */
-        ucs_assert(iface->failures > 0);
-        --iface->failures;
-    }
     uct_mm_remote_free(iface, remote);
 }
 

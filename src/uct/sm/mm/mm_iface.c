@@ -175,13 +175,19 @@ static void uct_mm_iface_deliver_desc(uct_mm_iface_t *iface,
     ucs_status_t status;
     void *data;
 
-    if ((iface->rx.desc_va == NULL) || (iface->rx.num_free == 0)) {
+    if (iface->rx.desc_va == NULL) {
         uct_mm_iface_deliver_copy(
             iface, am_id, uct_mm_fifo_desc_data(&iface->rx.view, desc), length);
         return;
     }
 
     data = uct_mm_iface_desc_in_place(iface, desc);
+    if (ucs_unlikely(iface->rx.num_free == 0)) {
+        /* no spare to replace it if the handler keeps it */
+        uct_mm_iface_deliver_copy(iface, am_id, data, length);
+        return;
+    }
+
     if (ucs_unlikely(iface->super.am_tracer != NULL)) {
         uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
                            length);
