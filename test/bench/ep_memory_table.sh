@@ -1,6 +1,7 @@
 #!/bin/bash
 # Heap per idle connected endpoint of every transport, in one table:
-# tcp and self measured here by tcp_ep_memory, rc and ud taken from the
+# tcp, self, posix and sysv measured here by tcp_ep_memory (the shared
+# memory of a posix or sysv interface is in uct_info -y), rc and ud from the
 # output of verbs_ep_memory (which needs an RDMA device: run it in the
 # Soft-RoCE VM, e.g. contrib/bench/verbs_ep_memory.sh -k > FILE, and pass
 # FILE here).
@@ -44,7 +45,7 @@ fi
 printf "%-14s %7s %9s %9s %9s %10s\n" transport eps "ep heap" "peer heap" \
        kernel kept
 status=0
-for tl in tcp self; do
+for tl in tcp self posix sysv; do
     line=$("$prog" -t "$tl" -n "$eps" | grep '^ep-memory:')
     if [ -z "$line" ]; then
         printf "%-14s %7s %s\n" "$tl" "$eps" "(run failed)"

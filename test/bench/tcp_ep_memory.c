@@ -539,7 +539,7 @@ int main(int argc, char **argv)
     }
 
     if (ctx.dev_name == NULL) {
-        ctx.dev_name = strcmp(ctx.tl_name, "self") ? "lo" : "memory";
+        ctx.dev_name = strcmp(ctx.tl_name, "tcp") ? "memory" : "lo";
     }
     mem_raise_fd_limit(&ctx);
     ctx.eps = calloc(ctx.num_eps, sizeof(*ctx.eps));

@@ -88,7 +88,9 @@ expect_out types "^UCS:$" "^UCT API:$" "^UCT transport base:$" \
     "^    sizeof(uct_base_iface_t) = \.* $num$" \
     "^Heap of live objects" \
     "^    worker \.* $num$" \
-    "^    self/memory \.* iface $num, ep $num$"
+    "^    self/memory \.* iface $num, ep $num$" \
+    "^    posix/memory \.* iface $num, ep $num, shared memory $num$" \
+    "^    sysv/memory \.* iface $num, ep $num, shared memory $num$"
 
 # -s: the machine
 run system "$UCT_INFO" -s

@@ -176,6 +176,30 @@ static int uct_info_first_of_tl(const uct_tl_resource_desc_t *resources,
     return 1;
 }
 
+/* Bytes of shared mappings of this process (mappings with an 's' in
+ * their permissions in /proc/self/maps): the shared memory of the
+ * shared-memory transports. -1 when the file cannot be read. */
+static long uct_info_shared_mapped(void)
+{
+    unsigned long start, end;
+    char perms[8], line[512];
+    long total = 0;
+    FILE *maps;
+
+    maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        if ((sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) &&
+            (perms[3] == 's')) {
+            total += (long)(end - start);
+        }
+    }
+    fclose(maps);
+    return total;
+}
+
 /* Creates UCT_INFO_NUM_EPS endpoints on @a iface, to itself when it
  * connects to an interface, unconnected when it connects to an endpoint;
  * sets @a per_ep_p to the average heap of one. */
@@ -248,8 +272,8 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
     uct_iface_attr_t attr;
     ucs_status_t status;
     uct_iface_h iface;
-    long before, per_iface, per_ep = 0;
-    char name[UCT_INFO_TYPE_WIDTH + 1];
+    long before, per_iface, per_ep = 0, shm_before, shm = 0;
+    char name[UCT_INFO_TYPE_WIDTH + 1], shm_text[64];
     int len;
 
     len = snprintf(name, sizeof(name), "%s/%s ", resource->tl_name,
@@ -271,24 +295,33 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
     params.mode.device.tl_name  = resource->tl_name;
     params.mode.device.dev_name = resource->dev_name;
 
-    before = uct_info_heap_in_use();
-    status = uct_iface_open(md, worker, &params, config, &iface);
+    shm_before = uct_info_shared_mapped();
+    before     = uct_info_heap_in_use();
+    status     = uct_iface_open(md, worker, &params, config, &iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         printf("    %s cannot open: %s\n", name, ucs_status_string(status));
         return;
     }
     per_iface = uct_info_heap_in_use() - before;
+    if (shm_before >= 0) {
+        shm = uct_info_shared_mapped() - shm_before;
+    }
+    shm_text[0] = '\0';
+    if (shm > 0) {
+        snprintf(shm_text, sizeof(shm_text), ", shared memory %ld", shm);
+    }
 
     status = uct_iface_query(iface, &attr);
     if (status == UCS_OK) {
         status = uct_info_measure_eps(iface, &attr, &per_ep);
     }
     if (status == UCS_OK) {
-        printf("    %s iface %ld, ep %ld\n", name, per_iface, per_ep);
+        printf("    %s iface %ld, ep %ld%s\n", name, per_iface, per_ep,
+               shm_text);
     } else {
-        printf("    %s iface %ld, ep not measured: %s\n", name, per_iface,
-               ucs_status_string(status));
+        printf("    %s iface %ld, ep not measured: %s%s\n", name, per_iface,
+               ucs_status_string(status), shm_text);
     }
     uct_iface_close(iface);
 }
@@ -374,7 +407,9 @@ static int uct_info_print_heap(void)
            "their creation;\none device per transport, an endpoint is the "
            "average of %d, just created: a\nconnecting endpoint still holds "
            "its connection state and buffers, which an\nidle connected tcp "
-           "endpoint gives back after about a second):\n",
+           "endpoint gives back after about a second;\nshared memory: the "
+           "shared mappings an interface added, as the receive\nFIFO and "
+           "descriptors of posix and sysv):\n",
            UCT_INFO_NUM_EPS);
     if (uct_info_heap_in_use() < 0) {
         printf("    not measurable: the C library has no mallinfo2()\n\n");
