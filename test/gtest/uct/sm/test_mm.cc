@@ -1124,3 +1124,64 @@ TEST_P(test_mm, heap_per_idle_ep)
     EXPECT_LE(sizeof(uct_mm_ep_t), 64u);
     EXPECT_LE(per_ep, 64.0 + 16.0) << "bytes of heap per endpoint";
 }
+
+/* A receiver asleep on its event fd wakes for a message another process
+ * sends after it armed; a sender makes no system call to a receiver that
+ * is not asleep */
+TEST_P(test_mm, sleeping_receiver_wakes)
+{
+    entity &rx_e = *create_entity(config());
+    entity &tx_e = *create_entity(config());
+    received rx;
+    rx.next.resize(1, 0);
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(rx_e.iface(), AM_ID, seq_handler,
+                                               &rx, 0));
+    int fd;
+    ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(rx_e.iface(), &fd));
+
+    /* awake receiver: no wake-ups sent */
+    uct_ep_h ep = tx_e.connect_to(rx_e);
+    for (uint32_t seq = 0; seq < 100;) {
+        seq_msg msg = {0, seq};
+        uint64_t header;
+        memcpy(&header, &msg, sizeof(header));
+        if (uct_ep_am_short(ep, AM_ID, header, NULL, 0) == UCS_OK) {
+            ++seq;
+        }
+        rx_e.progress();
+    }
+    wait_for(
+        [&] {
+            rx_e.progress();
+            return rx.total >= 100;
+        },
+        "messages");
+    EXPECT_EQ(0u, mm_iface(tx_e)->tx_signals);
+
+    /* asleep: a message sent before the arm makes it busy */
+    rx.next[0]        = 0;
+    rx.total          = 0;
+    struct pollfd pfd = {fd, POLLIN, 0};
+    ASSERT_EQ(UCS_OK, uct_iface_event_arm(rx_e.iface(), UCT_EVENT_RECV));
+    EXPECT_EQ(0, poll(&pfd, 1, 0)) << "readable with nothing sent";
+
+    ib_peer::process peer;
+    ASSERT_TRUE(start_peer("sender:0:1", peer));
+    send_addresses(rx_e, peer);
+    EXPECT_EQ(1, poll(&pfd, 1, 10000)) << "the sleeping receiver was not "
+                                          "woken";
+    wait_for(
+        [&] {
+            rx_e.progress();
+            return rx.total >= 1;
+        },
+        "the message");
+    EXPECT_EQ(1u, rx.next[0]);
+    ib_peer::stop(peer);
+
+    /* armed again, then a message already claimed: busy, not asleep */
+    ASSERT_EQ(UCS_OK, uct_iface_event_arm(rx_e.iface(), UCT_EVENT_RECV));
+    EXPECT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, 0, NULL, 0));
+    EXPECT_EQ(1u, mm_iface(tx_e)->tx_signals) << "one wake-up per sleep";
+    EXPECT_EQ(UCS_ERR_BUSY, uct_iface_event_arm(rx_e.iface(), UCT_EVENT_RECV));
+}
