@@ -1,23 +1,30 @@
 #!/bin/bash
 #
 # The hello world run the way the README shows it: a server and a client,
-# two processes, over tcp on lo.
+# two processes, over tcp on lo, then over the shared-memory transports
+# posix and sysv on device memory.
 #   1. -i, -b and -z, each at 8 bytes and at the mode's limit (-s max):
 #      both exit 0, nothing on stderr, the server prints "received N
 #      bytes: <text>" and the client "sent N bytes with <mode> over
-#      tcp/lo"; one byte over the limit is refused naming the limit
-#   2. a client sending control characters and a backslash: the server
-#      prints them escaped, bounded, with no raw control byte, and
-#      rejects the text; both exit 1
-#   3. a client with no server to talk to exits 1 saying so
-#   4. loopback (-l, one process), as contrib/quickstart.sh runs it
-# Every process runs under timeout. The server takes a free port (-p 0)
-# and says which.
+#      TL/DEV"; one byte over the limit is refused naming the limit.
+#      A mode uct_info -d does not list for the transport (am_zcopy of
+#      posix and sysv) is not skipped: the server and the client given
+#      it must each exit 1 at once, saying the transport lacks it
+#   2. loopback (-l, one process), as contrib/quickstart.sh runs it
+#   3. over tcp only: a client sending control characters and a
+#      backslash: the server prints them escaped, bounded, with no raw
+#      control byte, and rejects the text; both exit 1
+#   4. over tcp only: a client with no server to talk to exits 1 saying so
+# A transport uct_info -d does not list fails the check. Every process
+# runs under timeout. The server takes a free port (-p 0) for the
+# address exchange, a TCP socket whatever the transport, and says which.
 #
-# HELLO points at the program (make check sets it); by default
-# ./uct_hello_world, the build tree's examples directory.
+# HELLO points at the program and UCT_INFO at uct_info (make check sets
+# both); by default ./uct_hello_world, the build tree's examples
+# directory, and ../src/tools/info/uct_info beside it.
 
 : "${HELLO:=./uct_hello_world}"
+: "${UCT_INFO:=$(dirname "$HELLO")/../src/tools/info/uct_info}"
 
 # Without an error handler, a connection failure (such as a peer tearing
 # down too early) is reported at level diag: show it, stderr must be empty
@@ -29,6 +36,8 @@ LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/openuct-hello.XXXXXX")
 SERVER_PID=""
 FAILED=0
 LAST_PORT=""
+TL=tcp
+DEV=lo
 
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; FAILED=1; }
@@ -70,7 +79,7 @@ run_pair() {
     local server_args=$1 port i
     shift
 
-    timeout "$LIMIT" "$HELLO" -t tcp -d lo -p 0 $server_args \
+    timeout "$LIMIT" "$HELLO" -t "$TL" -d "$DEV" -p 0 $server_args \
         >"$LOGDIR/$NAME.server" 2>"$LOGDIR/$NAME.server.err" &
     SERVER_PID=$!
 
@@ -86,7 +95,8 @@ run_pair() {
 
     if [ -n "$port" ]; then
         LAST_PORT=$port
-        timeout "$LIMIT" "$HELLO" -t tcp -d lo -p "$port" -n localhost "$@" \
+        timeout "$LIMIT" "$HELLO" -t "$TL" -d "$DEV" -p "$port" -n localhost \
+            "$@" \
             >"$LOGDIR/$NAME.client" 2>"$LOGDIR/$NAME.client.err"
         CRC=$?
     else
@@ -108,16 +118,16 @@ logs() {
 # $1: -i, -b or -z; $2: mode name; $3: size (a number or max)
 check_send() {
     local flag=$1 mode=$2 size=$3 n want_server want_client err
-    NAME="send$flag-$size"
+    NAME="$TL-send$flag-$size"
 
     run_pair "" "$flag" -s "$size"
 
-    n=$(sed -n "s/^sent \([0-9]*\) bytes with $mode over tcp\/lo$/\1/p" \
+    n=$(sed -n "s|^sent \([0-9]*\) bytes with $mode over $TL/$DEV$|\1|p" \
         "$LOGDIR/$NAME.client")
     if [ "$size" != max ] && [ "$n" != "$size" ]; then
         n=""
     fi
-    want_client="sent $n bytes with $mode over tcp/lo"
+    want_client="sent $n bytes with $mode over $TL/$DEV"
     want_server="received $n bytes: $(expected_text "${n:-0}")"
 
     err=""
@@ -135,25 +145,27 @@ check_send() {
     [ -s "$LOGDIR/$NAME.client.err" ] && err="$err; client wrote to stderr"
 
     if [ -n "$err" ]; then
-        fail "$mode -s $size: ${err#; }"
+        fail "$TL/$DEV $mode -s $size: ${err#; }"
         logs
         return
     fi
-    pass "$mode -s $size: $want_client; $want_server"
+    pass "$TL/$DEV $mode -s $size: $want_client; $want_server"
 
     [ "$size" = max ] || return
 
     # The limit is the limit: one byte more is refused, naming it
-    NAME="over$flag"
-    timeout "$LIMIT" "$HELLO" -t tcp -d lo -l "$flag" -s $((n + 1)) \
+    NAME="$TL-over$flag"
+    timeout "$LIMIT" "$HELLO" -t "$TL" -d "$DEV" -l "$flag" -s $((n + 1)) \
         >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
     RC=$?
     if [ $RC -eq 1 ] &&
-       grep -q "outside the $mode limits of tcp/lo ([0-9]*\.\.$n bytes)" \
+       grep -q "outside the $mode limits of $TL/$DEV ([0-9]*\.\.$n bytes)" \
             "$LOGDIR/$NAME.err"; then
-        pass "$mode -s $((n + 1)): refused: $(cat "$LOGDIR/$NAME.err")"
+        pass "$TL/$DEV $mode -s $((n + 1)): refused:" \
+             "$(cat "$LOGDIR/$NAME.err")"
     else
-        fail "$mode -s $((n + 1)): exit $RC, expected 1 and the limit $n"
+        fail "$TL/$DEV $mode -s $((n + 1)): exit $RC, expected 1 and the" \
+             "limit $n"
         show_logs "$LOGDIR/$NAME.out" "$LOGDIR/$NAME.err"
     fi
 }
@@ -211,32 +223,98 @@ check_no_server() {
 
 check_loopback() {
     local want="received 11 bytes: hello world"
-    NAME="loopback"
+    NAME="$TL-loopback"
 
-    timeout "$LIMIT" "$HELLO" -t tcp -d lo -l \
+    timeout "$LIMIT" "$HELLO" -t "$TL" -d "$DEV" -l \
         >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
     RC=$?
     if [ $RC -eq 0 ] && [ "$(cat "$LOGDIR/$NAME.out")" = "$want" ] &&
        [ ! -s "$LOGDIR/$NAME.err" ]; then
-        pass "loopback -t tcp -d lo -l: $want"
+        pass "loopback -t $TL -d $DEV -l: $want"
     else
-        fail "loopback -t tcp -d lo -l: exit $RC, expected 0 and '$want'"
+        fail "loopback -t $TL -d $DEV -l: exit $RC, expected 0 and '$want'"
         show_logs "$LOGDIR/$NAME.out" "$LOGDIR/$NAME.err"
     fi
+}
+
+# A mode the transport lacks: the server, and a client pointed at a port
+# nobody listens on, each refuse it before any exchange: exit 1 at once,
+# one line naming the transport and the mode, nothing on stdout.
+# $1: -i, -b or -z; $2: mode name
+check_refused() {
+    local flag=$1 mode=$2 msg role
+    msg="$TL/$DEV does not support $mode; try another of -i, -b, -z"
+    msg="$msg (uct_info -d -t $TL)"
+
+    for role in server client; do
+        NAME="$TL-refused$flag-$role"
+        if [ $role = server ]; then
+            timeout "$LIMIT" "$HELLO" -t "$TL" -d "$DEV" -p 0 "$flag" \
+                >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
+        else
+            timeout "$LIMIT" "$HELLO" -t "$TL" -d "$DEV" -p 1 -n localhost \
+                "$flag" >"$LOGDIR/$NAME.out" 2>"$LOGDIR/$NAME.err"
+        fi
+        RC=$?
+        if [ $RC -eq 1 ] && [ "$(cat "$LOGDIR/$NAME.err")" = "$msg" ] &&
+           [ ! -s "$LOGDIR/$NAME.out" ]; then
+            pass "$TL/$DEV $mode ($role $flag): not offered, refused: $msg"
+        else
+            fail "$TL/$DEV $mode ($role $flag): exit $RC, expected 1 and" \
+                 "'$msg'"
+            show_logs "$LOGDIR/$NAME.out" "$LOGDIR/$NAME.err"
+        fi
+    done
+}
+
+# The capability lines uct_info -d prints for transport $1 on device $2;
+# nothing when it does not list them
+tl_caps() {
+    "$UCT_INFO" -d -t "$1" 2>/dev/null |
+        awk -v dev="$2" '$2 == "Transport:" { on = 0 }
+                         $2 == "Device:" { on = ($3 == dev) }
+                         on'
+}
+
+# Every mode at 8 bytes and at its limit, over $TL/$DEV; a mode the
+# transport does not list is checked to be refused
+check_transport() {
+    local caps size mode
+    caps=$(tl_caps "$TL" "$DEV")
+    if [ -z "$caps" ]; then
+        fail "$TL/$DEV: '$UCT_INFO -d -t $TL' does not list it"
+        return
+    fi
+    for size in 8 max; do
+        for mode in -i:am_short -b:am_bcopy -z:am_zcopy; do
+            if printf '%s\n' "$caps" | grep -q "^# *${mode#*:}: "; then
+                check_send "${mode%%:*}" "${mode#*:}" "$size"
+            elif [ "$size" = 8 ]; then
+                check_refused "${mode%%:*}" "${mode#*:}"
+            fi
+        done
+    done
+    check_loopback
 }
 
 if [ ! -x "$HELLO" ]; then
     echo "FAIL: $HELLO is not built"
     exit 1
 fi
+if [ ! -x "$UCT_INFO" ]; then
+    echo "FAIL: $UCT_INFO is not built"
+    exit 1
+fi
 
-for size in 8 max; do
-    check_send -i am_short "$size"
-    check_send -b am_bcopy "$size"
-    check_send -z am_zcopy "$size"
+for TL_DEV in tcp/lo posix/memory sysv/memory; do
+    TL=${TL_DEV%/*}
+    DEV=${TL_DEV#*/}
+    check_transport
 done
+
+TL=tcp
+DEV=lo
 check_hostile
-check_loopback
 check_no_server
 
 exit $FAILED

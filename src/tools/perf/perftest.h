@@ -182,10 +182,13 @@ typedef struct perf_side {
     uint8_t am_id;      /* where this side receives data */
     uint8_t peer_am_id; /* where the peer does */
 
-    /* [send half | receive half], registered when the md can */
+    /* [send half | receive half], registered when the md can; allocated
+     * by the md (mem) when it allocates and does not register */
     char *buf;
     size_t half;
     uct_mem_h memh;
+    uct_allocated_memory_t mem;
+    int md_allocated;
 
     /* The peer's buffer */
     uint64_t remote_buf;

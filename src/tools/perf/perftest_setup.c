@@ -460,28 +460,9 @@ static void perf_comp_cb(uct_completion_t *self)
     side->free_comps[side->num_free++] = comp->index;
 }
 
-static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side, size_t max_size)
+static int perf_side_comps_alloc(perf_ctx_t *ctx, perf_side_t *side)
 {
-    ucs_status_t status;
     unsigned i;
-    void *buf;
-
-    side->half = (perf_max(max_size, 64) + 63) & ~(size_t)63;
-    if (posix_memalign(&buf, PERF_BUF_ALIGN, 2 * side->half) != 0) {
-        fprintf(stderr, "cannot allocate a %zu-byte buffer\n", 2 * side->half);
-        return -1;
-    }
-    side->buf = buf;
-    memset(side->buf, 0, 2 * side->half);
-
-    if (ctx->md_attr.cap.flags & UCT_MD_FLAG_REG) {
-        status = uct_md_mem_reg(ctx->md, side->buf, 2 * side->half,
-                                UCT_MD_MEM_ACCESS_ALL, &side->memh);
-        if (status != UCS_OK) {
-            side->memh = UCT_MEM_HANDLE_NULL;
-            return perf_fail("uct_md_mem_reg", status);
-        }
-    }
 
     side->num_comps  = ctx->params.outstanding;
     side->comps      = calloc(side->num_comps, sizeof(*side->comps));
@@ -500,6 +481,64 @@ static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side, size_t max_size)
     side->completed   = 0;
     side->comp_status = UCS_OK;
     return 0;
+}
+
+/* The buffer from the md itself, registered with it by the allocation */
+static int perf_side_md_alloc(perf_ctx_t *ctx, perf_side_t *side)
+{
+    uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
+    uct_mem_alloc_params_t params;
+    ucs_status_t status;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
+                        UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
+                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
+                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+    params.flags      = UCT_MD_MEM_ACCESS_ALL;
+    params.mem_type   = UCS_MEMORY_TYPE_HOST;
+    params.mds.mds    = &ctx->md;
+    params.mds.count  = 1;
+    params.name       = "uct_perftest buffer";
+    status = uct_mem_alloc(2 * side->half, &method, 1, &params, &side->mem);
+    if (status != UCS_OK) {
+        return perf_fail("uct_mem_alloc", status);
+    }
+    side->md_allocated = 1;
+    side->buf          = side->mem.address;
+    side->memh         = side->mem.memh;
+    memset(side->buf, 0, 2 * side->half);
+    return perf_side_comps_alloc(ctx, side);
+}
+
+static int perf_side_alloc(perf_ctx_t *ctx, perf_side_t *side, size_t max_size)
+{
+    ucs_status_t status;
+    void *buf;
+
+    side->half = (perf_max(max_size, 64) + 63) & ~(size_t)63;
+    if (!(ctx->md_attr.cap.flags & UCT_MD_FLAG_REG) &&
+        (ctx->md_attr.cap.flags & UCT_MD_FLAG_ALLOC)) {
+        /* Peers reach only memory the md allocated (posix, sysv) */
+        return perf_side_md_alloc(ctx, side);
+    }
+    if (posix_memalign(&buf, PERF_BUF_ALIGN, 2 * side->half) != 0) {
+        fprintf(stderr, "cannot allocate a %zu-byte buffer\n", 2 * side->half);
+        return -1;
+    }
+    side->buf = buf;
+    memset(side->buf, 0, 2 * side->half);
+
+    if (ctx->md_attr.cap.flags & UCT_MD_FLAG_REG) {
+        status = uct_md_mem_reg(ctx->md, side->buf, 2 * side->half,
+                                UCT_MD_MEM_ACCESS_ALL, &side->memh);
+        if (status != UCS_OK) {
+            side->memh = UCT_MEM_HANDLE_NULL;
+            return perf_fail("uct_md_mem_reg", status);
+        }
+    }
+
+    return perf_side_comps_alloc(ctx, side);
 }
 
 int perf_side_prepare(perf_ctx_t *ctx, perf_side_t *side, size_t max_size,
@@ -670,10 +709,14 @@ void perf_side_close(perf_ctx_t *ctx, perf_side_t *side)
     if (side->have_rkey) {
         uct_rkey_release(ctx->component, &side->rkey);
     }
-    if (side->memh != UCT_MEM_HANDLE_NULL) {
-        uct_md_mem_dereg(ctx->md, side->memh);
+    if (side->md_allocated) {
+        uct_mem_free(&side->mem);
+    } else {
+        if (side->memh != UCT_MEM_HANDLE_NULL) {
+            uct_md_mem_dereg(ctx->md, side->memh);
+        }
+        free(side->buf);
     }
-    free(side->buf);
     free(side->comps);
     free(side->free_comps);
     if (!side->borrowed) {
