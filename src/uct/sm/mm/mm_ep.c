@@ -412,7 +412,9 @@ ucs_status_t uct_mm_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     elem = uct_mm_fifo_elem(&remote->fifo, index);
     data = (char *)(elem + 1);
     memcpy(data, &header, sizeof(header));
-    memcpy(data + sizeof(header), payload, length);
+    if (length != 0) { /* payload may be NULL then */
+        memcpy(data + sizeof(header), payload, length);
+    }
     uct_mm_ep_sent(iface, remote, elem, index, id, sizeof(header) + length,
                    UCT_MM_FIFO_ELEM_INLINE, wake);
     return UCS_OK;
