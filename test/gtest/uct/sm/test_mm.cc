@@ -199,6 +199,20 @@ int peer_hostile(raw_iface &r, int fd, const std::string &kind)
                 }
             }
         }
+    } else if (kind == "claim") {
+        /* dies between claiming an element and writing it */
+        uint64_t index;
+        int wake;
+        if (!uct_mm_fifo_claim(fifo, &index, &wake)) {
+            return 6;
+        }
+        char done = 'd';
+        if (write(fd, &done, 1) != 1) {
+            return 5;
+        }
+        for (;;) {
+            pause();
+        }
     } else {
         /* well-formed claims with a bad field: a huge length, an AM id
          * out of range, a descriptor number out of range */
@@ -1184,4 +1198,51 @@ TEST_P(test_mm, sleeping_receiver_wakes)
     EXPECT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, 0, NULL, 0));
     EXPECT_EQ(1u, mm_iface(tx_e)->tx_signals) << "one wake-up per sleep";
     EXPECT_EQ(UCS_ERR_BUSY, uct_iface_event_arm(rx_e.iface(), UCT_EVENT_RECV));
+}
+
+/* A sender killed between claiming an element and writing it: the
+ * receiver gives the element up after a second and goes on */
+TEST_P(test_mm, sender_killed_mid_message)
+{
+    ucs::scoped_log_capture cap;
+    entity &rx_e = *create_entity(config());
+    entity &tx_e = *create_entity(config());
+    received rx;
+    rx.next.resize(1, 0);
+    ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(rx_e.iface(), AM_ID, seq_handler,
+                                               &rx, 0));
+
+    ib_peer::process peer;
+    ASSERT_TRUE(start_peer("hostile:claim", peer));
+    send_addresses(rx_e, peer);
+    EXPECT_TRUE(wait_peer_done(rx_e, peer));
+    ib_peer::kill_and_wait(peer);
+
+    uct_ep_h ep = tx_e.connect_to(rx_e);
+    for (uint32_t seq = 0; seq < 10; ++seq) {
+        seq_msg msg = {0, seq};
+        uint64_t header;
+        memcpy(&header, &msg, sizeof(header));
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(ep, AM_ID, header, NULL, 0));
+    }
+    /* blocked behind the element the dead sender claimed */
+    for (int i = 0; i < 1000; ++i) {
+        rx_e.progress();
+    }
+    EXPECT_EQ(0u, rx.total);
+
+    ucs_time_t start = ucs_get_time();
+    wait_for(
+        [&] {
+            rx_e.progress();
+            return rx.total >= 10;
+        },
+        "messages");
+    double waited = ucs_time_to_sec(ucs_get_time() - start);
+    EXPECT_EQ(10u, rx.next[0]);
+    EXPECT_EQ(0u, rx.errors);
+    EXPECT_GT(waited, 0.5) << "skipped a claimed element too early";
+    EXPECT_TRUE(cap.contains("claimed and not written"));
+    ib_peer::stop(peer);
+    m_entities.clear();
 }
