@@ -168,6 +168,7 @@ typedef struct uct_mm_fifo_rx {
     ucs_time_t stall_check; /* next look for a stalled element */
     ucs_time_t stall_since; /* when read_index was seen stalled, or 0 */
     uint64_t stall_index;
+    unsigned idle_polls; /* progress calls that found nothing */
 } uct_mm_fifo_rx_t;
 
 typedef struct uct_mm_iface {

@@ -52,6 +52,9 @@
 /* An element claimed and not written for this long is skipped */
 #define UCT_MM_STALL_MSEC 1000.0
 
+/* Idle polls between two looks at the clock for a stalled element */
+#define UCT_MM_STALL_POLLS 256
+
 static ucs_config_field_t uct_mm_iface_common_config_table[] = {
     {"", "", NULL, ucs_offsetof(uct_mm_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
@@ -280,8 +283,12 @@ static UCS_F_ALWAYS_INLINE unsigned uct_mm_iface_poll(uct_mm_iface_t *iface)
         slot = (uint32_t)(index & rx->view.mask);
         uct_mm_iface_rx_elem(iface, elem, flags, slot);
         /* whatever was written there, the next sender finds the
-         * descriptor this element really has */
-        elem->desc     = rx->elem_desc[slot];
+         * descriptor this element really has (no store when it holds
+         * it already: the line stays shared) */
+        if (ucs_unlikely(*(volatile uint32_t *)&elem->desc !=
+                         rx->elem_desc[slot])) {
+            elem->desc = rx->elem_desc[slot];
+        }
         rx->read_index = ++index;
         if (index - rx->published >= rx->release_batch) {
             uct_mm_iface_publish_tail(rx);
@@ -344,7 +351,8 @@ static unsigned uct_mm_iface_progress(uct_iface_h tl_iface)
     uct_mm_iface_t *iface = uct_mm_iface(tl_iface);
     unsigned count        = uct_mm_iface_poll(iface);
 
-    if (ucs_unlikely(count == 0)) {
+    if (ucs_unlikely(count == 0) &&
+        ((++iface->rx.idle_polls % UCT_MM_STALL_POLLS) == 0)) {
         uct_mm_iface_check_stall(iface);
     }
 
