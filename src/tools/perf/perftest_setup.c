@@ -491,15 +491,14 @@ static int perf_side_md_alloc(perf_ctx_t *ctx, perf_side_t *side)
     ucs_status_t status;
 
     memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
-                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags      = UCT_MD_MEM_ACCESS_ALL;
-    params.mem_type   = UCS_MEMORY_TYPE_HOST;
-    params.mds.mds    = &ctx->md;
-    params.mds.count  = 1;
-    params.name       = "uct_perftest buffer";
+    params.field_mask =
+        UCT_MEM_ALLOC_PARAM_FIELD_FLAGS | UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
+        UCT_MEM_ALLOC_PARAM_FIELD_MDS | UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+    params.flags     = UCT_MD_MEM_ACCESS_ALL;
+    params.mem_type  = UCS_MEMORY_TYPE_HOST;
+    params.mds.mds   = &ctx->md;
+    params.mds.count = 1;
+    params.name      = "uct_perftest buffer";
     status = uct_mem_alloc(2 * side->half, &method, 1, &params, &side->mem);
     if (status != UCS_OK) {
         return perf_fail("uct_mem_alloc", status);
