@@ -8,9 +8,9 @@
 #   2. lintian on the result: any error fails
 #   3. installs libopenuct0, libopenuct-dev and openuct-utils with apt-get
 #   4. builds the installed hello world source against /usr with
-#      pkg-config --cflags --libs openuct and runs it client/server over tcp
-#      on lo (examples/check-hello.sh), then uct_info -v and -d from
-#      /usr/bin (the modules found in their installed directory), and the
+#      pkg-config --cflags --libs openuct and runs it client/server over
+#      tcp on lo, posix and sysv (examples/check-hello.sh), then uct_info
+#      -v and -d from /usr/bin (the modules found in their installed directory), and the
 #      example transport module built against /usr
 #   5. purges the packages again, also when a check failed
 # Refuses to install over installed openuct or UCX packages: they would be
@@ -137,7 +137,7 @@ done
 echo "check-deb: built the hello world with" \
      "$(pkg-config --cflags --libs openuct)"
 
-HELLO="$hello" bash "$top/examples/check-hello.sh" ||
+HELLO="$hello" UCT_INFO=/usr/bin/uct_info bash "$top/examples/check-hello.sh" ||
     fail "the hello world built against /usr failed (above)"
 
 /usr/bin/uct_info -v || fail "uct_info -v failed"
@@ -145,11 +145,11 @@ moddir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/openuct
 /usr/bin/uct_info -v | grep -q "module directory: $moddir" ||
     fail "uct_info -v does not name $moddir as the module directory"
 /usr/bin/uct_info -d >"$work/info.out" || fail "uct_info -d failed"
-for tl in self tcp; do
+for tl in self posix sysv tcp; do
     grep -q "Transport: $tl$" "$work/info.out" ||
         fail "uct_info -d does not list $tl: its module was not found"
 done
-echo "check-deb: uct_info finds the self and tcp modules in $moddir"
+echo "check-deb: uct_info finds the self, sm (posix, sysv) and tcp modules in $moddir"
 
 sh "$examples/plugin/check.sh" /usr ||
     fail "the example transport module does not work against /usr"
