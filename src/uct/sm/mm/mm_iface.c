@@ -56,7 +56,8 @@
 #define UCT_MM_STALL_POLLS 256
 
 static ucs_config_field_t uct_mm_iface_common_config_table[] = {
-    {"", "", NULL, ucs_offsetof(uct_mm_iface_config_t, super),
+    /* memory from uct_iface_mem_alloc() is a segment peers can map */
+    {"", "ALLOC=md,mmap,heap", NULL, ucs_offsetof(uct_mm_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
     {"FIFO_SIZE", "64",
