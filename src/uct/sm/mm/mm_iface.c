@@ -501,18 +501,19 @@ static ucs_status_t uct_mm_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
     return UCS_OK;
 }
 
-/* Reads the wake-ups waiting on our socket; 1 if there were any */
-static int uct_mm_iface_drain_sock(uct_mm_iface_t *iface)
+/* Reads the wake-ups waiting on our socket, a bounded number. They are
+ * only hints: any process of the host can send one, so whether to sleep
+ * is decided by the FIFO alone */
+static void uct_mm_iface_drain_sock(uct_mm_iface_t *iface)
 {
     char buf[16];
     int i;
 
     for (i = 0; i < 64; ++i) {
         if (recv(iface->sock, buf, sizeof(buf), MSG_DONTWAIT) < 0) {
-            return i > 0;
+            return;
         }
     }
-    return 1; /* more are waiting: do not sleep */
 }
 
 static ucs_status_t uct_mm_iface_event_arm(uct_iface_h tl_iface,
@@ -534,7 +535,7 @@ static ucs_status_t uct_mm_iface_event_arm(uct_iface_h tl_iface,
         return UCS_OK;
     }
 
-    (void)uct_mm_iface_drain_sock(iface);
+    uct_mm_iface_drain_sock(iface);
 
     /* set the sleep bit, then look: a sender that claimed before it will
      * not wake us, so anything claimed and not read means busy */
