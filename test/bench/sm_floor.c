@@ -11,6 +11,8 @@
  *        writes 2i+1, the responder waits for it and writes 2i+2, the
  *        initiator waits for that. Every round trip is timed; latency is
  *        half of it (p50, p99, minimum, and the average over the run).
+ *        With -L 2 the responder answers in a line of its own, so each
+ *        line has one writer, as in a pair of FIFOs.
  *   bw   one-way stream through a ring of WINDOW cache lines, as a FIFO:
  *        message k is the 8-byte sequence number k written into line
  *        k % WINDOW; the reader polls the line it expects next and, every
@@ -24,7 +26,7 @@
  * p99_lat_usec): "am_lat,floor,8,..." and "am_bw,floor,8,...".
  *
  * Usage: sm_floor [-c R,I] [-t lat|bw|all] [-n ITERS] [-w WARMUP]
- *                 [-W WINDOW] [-T SECONDS]
+ *                 [-W WINDOW] [-L 1|2] [-T SECONDS]
  *   R,I      CPUs of the responder (reader) and of the initiator (writer);
  *            default 0,1
  *   ITERS    measured round trips (lat) and messages (bw); default 1000000
@@ -32,6 +34,7 @@
  *   WARMUP   iterations before measuring (default ITERS/10)
  *   WINDOW   ring lines of the stream, a power of two 2-4096 (default 64,
  *            the FIFO size of UCX's posix and sysv transports)
+ *   -L       lat: 1, one line both ways (default); 2, one line per direction
  *   SECONDS  both processes give up after this long, exit code 2 (default
  *            60; 0: never)
  */
@@ -75,7 +78,7 @@ typedef struct {
     floor_ctl_t ping;  /* lat: the sequence number going back and forth */
     floor_ctl_t tail;  /* bw: messages the reader has acknowledged */
     floor_ctl_t ready; /* the responder is pinned and polling: phase */
-    floor_ctl_t pad;
+    floor_ctl_t pong;  /* lat with -L 2: the responder's answers */
     floor_elem_t ring[];
 } floor_shm_t;
 
@@ -89,6 +92,7 @@ typedef struct {
     int warmup_set;
     unsigned window;
     unsigned timeout;
+    unsigned lines; /* lat: 1, one line both ways; 2, one per direction */
 } floor_opts_t;
 
 static double floor_ticks_per_usec = 1e3; /* nanoseconds until calibrated */
@@ -202,16 +206,24 @@ static int floor_wait_ready(floor_shm_t *shm, uint64_t phase)
 
 /* ------------------------------------------------------------ responder */
 
-static void floor_respond_lat(floor_shm_t *shm, unsigned long total)
+/* Where the responder answers: the ping line itself, or its own line */
+static _Atomic uint64_t *floor_pong(floor_shm_t *shm, unsigned lines)
 {
-    uint64_t seq;
+    return (lines == 2) ? &shm->pong.value : &shm->ping.value;
+}
+
+static void floor_respond_lat(floor_shm_t *shm, unsigned long total,
+                              unsigned lines)
+{
+    _Atomic uint64_t *pong = floor_pong(shm, lines);
     unsigned long i;
+    uint64_t seq;
 
     for (i = 0; i < total; ++i) {
         seq = 2 * (uint64_t)i + 1;
         while (floor_load(&shm->ping.value) != seq) {
         }
-        floor_store(&shm->ping.value, seq + 1);
+        floor_store(pong, seq + 1);
     }
 }
 
@@ -241,7 +253,7 @@ static int floor_responder(floor_shm_t *shm, const floor_opts_t *opts,
     }
     if (opts->do_lat) {
         floor_store(&shm->ready.value, 1);
-        floor_respond_lat(shm, lat_total);
+        floor_respond_lat(shm, lat_total, opts->lines);
     }
     if (opts->do_bw) {
         floor_store(&shm->ready.value, 2);
@@ -260,8 +272,9 @@ static int floor_cmp_u64(const void *a, const void *b)
 }
 
 static void floor_lat(floor_shm_t *shm, unsigned long warmup,
-                      unsigned long iters, uint64_t *samples)
+                      unsigned long iters, unsigned lines, uint64_t *samples)
 {
+    _Atomic uint64_t *pong = floor_pong(shm, lines);
     uint64_t seq, t0, t1, start;
     unsigned long i, k, p99;
     double half_usec, avg;
@@ -269,7 +282,7 @@ static void floor_lat(floor_shm_t *shm, unsigned long warmup,
     for (i = 0; i < warmup; ++i) {
         seq = 2 * (uint64_t)i + 1;
         floor_store(&shm->ping.value, seq);
-        while (floor_load(&shm->ping.value) != seq + 1) {
+        while (floor_load(pong) != seq + 1) {
         }
     }
     start = floor_ticks();
@@ -277,7 +290,7 @@ static void floor_lat(floor_shm_t *shm, unsigned long warmup,
     for (k = 0; k < iters; ++k, ++i) {
         seq = 2 * (uint64_t)i + 1;
         floor_store(&shm->ping.value, seq);
-        while (floor_load(&shm->ping.value) != seq + 1) {
+        while (floor_load(pong) != seq + 1) {
         }
         t1         = floor_ticks();
         samples[k] = t1 - t0;
@@ -349,7 +362,7 @@ static int floor_parse_ulong(const char *s, unsigned long *v)
 static void floor_usage(FILE *f)
 {
     fprintf(f, "Usage: sm_floor [-c R,I] [-t lat|bw|all] [-n ITERS] "
-               "[-w WARMUP] [-W WINDOW] [-T SECONDS]\n");
+               "[-w WARMUP] [-W WINDOW] [-L 1|2] [-T SECONDS]\n");
 }
 
 static int floor_parse(int argc, char **argv, floor_opts_t *opts)
@@ -357,7 +370,7 @@ static int floor_parse(int argc, char **argv, floor_opts_t *opts)
     unsigned long v;
     int c, n;
 
-    while ((c = getopt(argc, argv, "c:t:n:w:W:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "c:t:n:w:W:L:T:h")) != -1) {
         switch (c) {
         case 'c':
             n = -1;
@@ -403,6 +416,13 @@ static int floor_parse(int argc, char **argv, floor_opts_t *opts)
             }
             opts->window = (unsigned)v;
             break;
+        case 'L':
+            if (strcmp(optarg, "1") && strcmp(optarg, "2")) {
+                fprintf(stderr, "sm_floor: -L wants 1 or 2 lines\n");
+                return -1;
+            }
+            opts->lines = (unsigned)(optarg[0] - '0');
+            break;
         case 'T':
             if ((floor_parse_ulong(optarg, &v) != 0) || (v > 86400)) {
                 fprintf(stderr, "sm_floor: -T wants 0-86400 seconds\n");
@@ -442,6 +462,7 @@ int main(int argc, char **argv)
         .bw_iters  = FLOOR_DEFAULT_LAT * FLOOR_BW_FACTOR,
         .window    = 64,
         .timeout   = 60,
+        .lines     = 1,
     };
     unsigned long lat_warmup, bw_warmup;
     uint64_t *samples = NULL;
@@ -504,7 +525,7 @@ int main(int argc, char **argv)
     printf("test,mode,size,iterations,typical_lat_usec,avg_lat_usec,"
            "bw_mib_s,msg_rate,min_lat_usec,p99_lat_usec\n");
     if (opts.do_lat && (floor_wait_ready(shm, 1) == 0)) {
-        floor_lat(shm, lat_warmup, opts.lat_iters, samples);
+        floor_lat(shm, lat_warmup, opts.lat_iters, opts.lines, samples);
         fflush(stdout);
     }
     if (opts.do_bw && (floor_wait_ready(shm, 2) == 0)) {
