@@ -52,9 +52,10 @@ typedef struct uct_mm_seg_ref {
 /** A segment mapped into this process, ours or a peer's. */
 typedef struct uct_mm_seg {
     void *address;
-    size_t length;
-    int fd; /* posix owner: the file, kept open so peers can open it
-               through /proc; -1 otherwise */
+    size_t length; /* mapped at address (an interface's own segment: the
+                      part its descriptors did not move away from) */
+    int fd;        /* posix owner: the file, kept open so peers can open it
+                      through /proc; -1 otherwise */
     uct_mm_seg_ref_t ref;
 } uct_mm_seg_t;
 

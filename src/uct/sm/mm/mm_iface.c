@@ -644,8 +644,11 @@ static void uct_mm_iface_split_descs(uct_mm_iface_t *iface)
                               iface->super.rx_headroom,
                           &iface->shared_release);
     }
-    /* the sender's view of our descriptors is where they are now */
-    rx->view.descs = NULL;
+    /* the part left where the segment was mapped is the control page
+     * and the elements: only that is unmapped with the segment (the
+     * range the descriptors left may hold other mappings by then) */
+    iface->seg.length = (size_t)(rx->view.descs - (char *)iface->seg.address);
+    rx->view.descs    = NULL;
     return;
 
 err:
@@ -822,7 +825,7 @@ void uct_mm_iface_vfs_init(uct_iface_h tl_iface)
 
     uct_vfs_add_file(iface, uct_mm_iface_vfs_show_address, NULL, 0, "address");
     uct_vfs_add_file(iface, uct_mm_iface_vfs_show_fifo, NULL, 0, "fifo");
-    uct_vfs_add_value(iface, iface->seg.length, "shm_bytes");
+    uct_vfs_add_value(iface, iface->seg.ref.length, "shm_bytes");
     uct_vfs_add_uint(iface, &iface->rx.num_free, sizeof(iface->rx.num_free),
                      "rx_free_descs");
     uct_vfs_add_uint(iface, &iface->rx_bad, sizeof(iface->rx_bad),

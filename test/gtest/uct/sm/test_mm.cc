@@ -32,6 +32,7 @@ extern "C" {
 #include <set>
 #include <sstream>
 #include <string>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1245,4 +1246,31 @@ TEST_P(test_mm, sender_killed_mid_message)
     EXPECT_TRUE(cap.contains("claimed and not written"));
     ib_peer::stop(peer);
     m_entities.clear();
+}
+
+/* The range the descriptors left when they moved behind private pages
+ * may hold another mapping by the time the interface closes: closing
+ * unmaps only what is still the segment's */
+TEST_P(test_mm, close_keeps_mappings_in_moved_range)
+{
+    entity *e           = create_entity(config());
+    uct_mm_iface_t *mmi = mm_iface(*e);
+    if (mmi->rx.desc_va == nullptr) {
+        GTEST_SKIP() << "descriptors not moved";
+    }
+    char *hole       = (char *)mmi->seg.address + mmi->seg.length;
+    size_t hole_size = mmi->seg.ref.length - mmi->seg.length;
+    ASSERT_GT(hole_size, 0u);
+
+    void *other =
+        mmap(hole, hole_size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    ASSERT_EQ((void *)hole, other) << "the range was not free: " << errno;
+    memset(other, 0x5a, hole_size);
+
+    m_entities.clear();
+    unsigned char vec;
+    EXPECT_EQ(0, mincore(other, getpagesize(), &vec))
+        << "closing the interface unmapped a mapping that is not its own";
+    munmap(other, hole_size);
 }
