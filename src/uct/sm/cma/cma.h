@@ -23,6 +23,7 @@
 #define UCT_CMA_H_
 
 #include <uct/base/uct_iface.h>
+#include <ucs/datastruct/hash.h>
 #include <uct/base/uct_md.h>
 #include <uct/sm/base/sm_sys.h>
 #include <ucs/datastruct/list.h>
@@ -89,6 +90,7 @@ typedef struct uct_cma_iface {
     ucs_mpool_t op_mp;             /* uct_cma_op_t with max_iov entries */
     ucs_list_link_t active;        /* head ops of the eps with work */
     ucs_list_link_t flushes;       /* iface flushes waiting */
+    ucs_hash_t peers;              /* (start << 22 | pid) -> uct_cma_peer_t */
     size_t num_active;             /* ops on the active list */
     size_t num_queued;             /* PUT, GET and FAIL ops in ep queues */
     size_t queued_bytes;           /* bytes those PUTs and GETs have left */
@@ -100,9 +102,17 @@ typedef struct uct_cma_iface {
 } uct_cma_iface_t;
 
 /* An endpoint: 56 bytes, nothing else on the heap (see cma_ep.c) */
+/* A peer process, shared by the endpoints of an interface to it: one
+ * pidfd per peer, not per endpoint */
+typedef struct uct_cma_peer {
+    uct_sm_proc_t proc;
+    uint64_t key; /* in the interface's peers */
+    unsigned refcount;
+} uct_cma_peer_t;
+
 typedef struct uct_cma_ep {
     uct_base_ep_t super;
-    uct_sm_proc_t peer;
+    uct_cma_peer_t *peer;
     uct_cma_op_t *tail;      /* last op of the queue (tail->next is the
                                 head), NULL when empty */
     uint32_t num_ops;        /* PUTs and GETs queued */
@@ -161,6 +171,8 @@ void uct_cma_iface_check_flushes(uct_cma_iface_t *iface);
 /* Endpoint (cma_ep.c) */
 ucs_status_t uct_cma_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
 void uct_cma_ep_destroy(uct_ep_h tl_ep);
+/** Frees the peers still in the table (of endpoints not destroyed). */
+void uct_cma_iface_peers_cleanup(uct_cma_iface_t *iface);
 void uct_cma_ep_vfs_init(uct_ep_h tl_ep);
 ucs_status_t uct_cma_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                   size_t iovcnt, uint64_t remote_addr,

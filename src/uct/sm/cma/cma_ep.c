@@ -4,12 +4,12 @@
  *
  * An endpoint keeps its queued operations in a circular list through
  * op->next (it holds the tail, whose next is the head), so an idle
- * endpoint is 56 bytes: the base, the peer process (pid, pidfd, start
- * time), the tail, and what the object tree shows (ops and bytes
- * queued, status, last error). Only the head of each queue is
- * on the interface's active list; when it completes, flush markers right
- * behind it complete too and the next operation takes its place at the
- * tail of the active list.
+ * endpoint is 48 bytes: the base, the peer process (pid, pidfd and start
+ * time, shared by the interface's endpoints to it), the tail, and what the
+ * object tree shows (ops and bytes queued, status, last error). Only the head
+ * of each queue is on the interface's active list; when it completes, flush
+ * markers right behind it complete too and the next operation takes its place
+ * at the tail of the active list.
  *
  * A peer fails when a system call finds its pid gone (ESRCH) or the
  * liveness check made before every call finds it exited: the endpoint
@@ -37,7 +37,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-UCS_STATIC_ASSERT_SIZE_LE(uct_cma_ep_t, 56);
+UCS_STATIC_ASSERT_SIZE_LE(uct_cma_ep_t, 48);
 
 /* ------------------------------------------------------------------------
  * Cursor over an iov: blocks of count/stride, then the system call
@@ -125,16 +125,17 @@ static ssize_t uct_cma_ep_xfer(uct_cma_ep_t *ep, int is_put,
         return -EINVAL; /* the iov holds fewer bytes than it claims */
     }
 
-    if (!uct_sm_proc_is_alive(&ep->peer)) {
+    if (!uct_sm_proc_is_alive(&ep->peer->proc)) {
         return -ESRCH;
     }
 
     remote.iov_base = (void *)(uintptr_t)cursor->remote_addr;
     remote.iov_len  = total;
     if (is_put) {
-        ret = process_vm_writev(ep->peer.pid, local, count, &remote, 1, 0);
+        ret =
+            process_vm_writev(ep->peer->proc.pid, local, count, &remote, 1, 0);
     } else {
-        ret = process_vm_readv(ep->peer.pid, local, count, &remote, 1, 0);
+        ret = process_vm_readv(ep->peer->proc.pid, local, count, &remote, 1, 0);
     }
     if (ret < 0) {
         return -errno;
@@ -331,7 +332,7 @@ static void uct_cma_ep_set_failed(uct_cma_iface_t *iface, uct_cma_ep_t *ep,
     }
 
     ucs_debug("cma ep %p: peer pid %d exited: %s", (void *)ep,
-              (int)ep->peer.pid, ucs_status_string(status));
+              (int)ep->peer->proc.pid, ucs_status_string(status));
     ep->status     = status;
     ep->last_error = status;
     if (ep->tail != NULL) {
@@ -343,7 +344,8 @@ static void uct_cma_ep_set_failed(uct_cma_iface_t *iface, uct_cma_ep_t *ep,
     if (op == NULL) {
         ucs_error("cma ep %p: no memory to report the failure of peer pid "
                   "%d; operations will return %s",
-                  (void *)ep, (int)ep->peer.pid, ucs_status_string(status));
+                  (void *)ep, (int)ep->peer->proc.pid,
+                  ucs_status_string(status));
         return;
     }
     op->type = UCT_CMA_OP_FAIL;
@@ -365,7 +367,8 @@ static ucs_status_t uct_cma_ep_xfer_error(uct_cma_iface_t *iface,
         /* a remote (or local) range that is not mapped as needed */
         ucs_debug("cma ep %p: %s(pid %d, remote 0x%" PRIx64 ") failed: "
                   "bad address",
-                  (void *)ep, call, (int)ep->peer.pid, cursor->remote_addr);
+                  (void *)ep, call, (int)ep->peer->proc.pid,
+                  cursor->remote_addr);
         return UCS_ERR_INVALID_ADDR;
     }
 
@@ -374,12 +377,13 @@ static ucs_status_t uct_cma_ep_xfer_error(uct_cma_iface_t *iface,
                         "cma ep %p: %s(pid %d) failed: %s; the peer is not "
                         "dumpable any more or the ptrace policy changed "
                         "(kernel.yama.ptrace_scope)",
-                        (void *)ep, call, (int)ep->peer.pid, strerror(err));
+                        (void *)ep, call, (int)ep->peer->proc.pid,
+                        strerror(err));
     } else {
         ucs_log_limited(&iface->err_log, UCS_LOG_LEVEL_ERROR,
                         "cma ep %p: %s(pid %d, remote 0x%" PRIx64
                         ") failed: %s",
-                        (void *)ep, call, (int)ep->peer.pid,
+                        (void *)ep, call, (int)ep->peer->proc.pid,
                         cursor->remote_addr, strerror(err));
     }
     ep->last_error = UCS_ERR_IO_ERROR;
@@ -552,7 +556,7 @@ ucs_status_t uct_cma_ep_check(uct_ep_h tl_ep, unsigned flags,
 {
     uct_cma_ep_t *ep = uct_cma_ep(tl_ep);
 
-    if ((ep->status == UCS_OK) && !uct_sm_proc_is_alive(&ep->peer)) {
+    if ((ep->status == UCS_OK) && !uct_sm_proc_is_alive(&ep->peer->proc)) {
         uct_cma_ep_set_failed(uct_cma_ep_iface(ep), ep,
                               UCS_ERR_CONNECTION_RESET);
     }
@@ -574,6 +578,78 @@ void uct_cma_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
 /* ------------------------------------------------------------------------
  * Create and destroy
  */
+
+/* The peer process @a pid that started at @a start, shared with the
+ * other endpoints to it; UCS_ERR_UNREACHABLE when it is not running */
+static ucs_status_t uct_cma_peer_get(uct_cma_iface_t *iface, uint32_t pid,
+                                     uint64_t start, uct_cma_peer_t **peer_p)
+{
+    /* pids are below 2^22 and start times (clock ticks since boot) below
+     * 2^42: the key names one process */
+    uint64_t key = (start << 22) | pid;
+    uct_cma_peer_t *peer;
+    ucs_status_t status;
+    void *value;
+
+    if (ucs_hash_get(&iface->peers, key, &value) == UCS_OK) {
+        peer = value;
+        if (!uct_sm_proc_is_alive(&peer->proc)) {
+            return UCS_ERR_UNREACHABLE;
+        }
+        ++peer->refcount;
+        *peer_p = peer;
+        return UCS_OK;
+    }
+
+    peer = calloc(1, sizeof(*peer));
+    if (peer == NULL) {
+        ucs_error("cma: failed to allocate a peer");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_sm_proc_open((pid_t)pid, start, &peer->proc);
+    if (status != UCS_OK) {
+        free(peer);
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    peer->key      = key;
+    peer->refcount = 1;
+    status         = ucs_hash_put(&iface->peers, key, peer);
+    if (status != UCS_OK) {
+        ucs_error("cma: no memory for the peer table");
+        uct_sm_proc_close(&peer->proc);
+        free(peer);
+        return status;
+    }
+
+    *peer_p = peer;
+    return UCS_OK;
+}
+
+static void uct_cma_peer_put(uct_cma_iface_t *iface, uct_cma_peer_t *peer)
+{
+    if (--peer->refcount > 0) {
+        return;
+    }
+    ucs_hash_remove(&iface->peers, peer->key, NULL);
+    uct_sm_proc_close(&peer->proc);
+    free(peer);
+}
+
+void uct_cma_iface_peers_cleanup(uct_cma_iface_t *iface)
+{
+    ucs_hash_iter_t iter = UCS_HASH_ITER_INIT;
+    uint64_t key;
+    void *value;
+
+    /* peers of endpoints the user did not destroy */
+    while (ucs_hash_next(&iface->peers, &iter, &key, &value)) {
+        uct_sm_proc_close(&((uct_cma_peer_t *)value)->proc);
+        free(value);
+    }
+    ucs_hash_cleanup(&iface->peers);
+}
 
 ucs_status_t uct_cma_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
 {
@@ -614,14 +690,14 @@ ucs_status_t uct_cma_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_sm_proc_open((pid_t)pid, start, &ep->peer);
+    status = uct_cma_peer_get(iface, pid, start, &ep->peer);
     if (status != UCS_OK) {
         free(ep);
         ucs_diag("cma: process %" PRIu32 " that started at %" PRIu64
                  " is not running (it exited, or its pid now names another "
                  "process)",
                  pid, start);
-        return UCS_ERR_UNREACHABLE;
+        return status;
     }
 
     ep->tail         = NULL;
@@ -646,7 +722,7 @@ void uct_cma_ep_destroy(uct_ep_h tl_ep)
 
     chain = uct_cma_ep_detach(iface, ep, 1);
     uct_base_ep_cleanup(&ep->super);
-    uct_sm_proc_close(&ep->peer);
+    uct_cma_peer_put(iface, ep->peer);
     free(ep);
 
     /* the endpoint is gone: completions may not reach it */
@@ -663,7 +739,7 @@ static void uct_cma_ep_vfs_show_peer(void *obj, ucs_string_buffer_t *strb,
     const uct_cma_ep_t *ep = obj;
 
     ucs_string_buffer_appendf(strb, "pid %d start %" PRIu64 "\n",
-                              (int)ep->peer.pid, ep->peer.start);
+                              (int)ep->peer->proc.pid, ep->peer->proc.start);
 }
 
 static void uct_cma_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,

@@ -301,6 +301,7 @@ static void uct_cma_iface_close(uct_iface_h tl_iface)
     if (iface->event_fd >= 0) {
         close(iface->event_fd);
     }
+    uct_cma_iface_peers_cleanup(iface);
     ucs_mpool_cleanup(&iface->op_mp, 1);
     uct_base_iface_cleanup(&iface->super);
     free(iface);
@@ -442,6 +443,11 @@ ucs_status_t uct_cma_iface_open(uct_md_h md, uct_worker_h worker,
     ucs_list_head_init(&iface->flushes);
     ucs_log_limit_init(&iface->err_log);
 
+    status = ucs_hash_init(&iface->peers, 8);
+    if (status != UCS_OK) {
+        goto err_cleanup_base;
+    }
+
     ucs_mpool_params_reset(&mp_params);
     mp_params.elem_size =
         sizeof(uct_cma_op_t) + (iface->max_iov * sizeof(uct_iov_t));
@@ -450,7 +456,7 @@ ucs_status_t uct_cma_iface_open(uct_md_h md, uct_worker_h worker,
     mp_params.name            = "cma_ops";
     status                    = ucs_mpool_init(&iface->op_mp, &mp_params);
     if (status != UCS_OK) {
-        goto err_cleanup_base;
+        goto err_hash;
     }
 
     uct_cma_allow_ptracers();
@@ -458,6 +464,8 @@ ucs_status_t uct_cma_iface_open(uct_md_h md, uct_worker_h worker,
     *iface_p = &iface->super.super;
     return UCS_OK;
 
+err_hash:
+    ucs_hash_cleanup(&iface->peers);
 err_cleanup_base:
     uct_base_iface_cleanup(&iface->super);
 err_free:

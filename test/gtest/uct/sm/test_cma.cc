@@ -23,6 +23,7 @@ extern "C" {
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <malloc.h>
 #include <poll.h>
 #include <string>
@@ -1022,6 +1023,43 @@ TEST_F(test_cma, idle_ep_heap_is_at_most_64_bytes)
     printf("heap per idle cma ep: %.1f bytes (first batch %.1f)\n", per_ep,
            (double)(heap[1] - heap[0]) / num_eps);
     EXPECT_LE(per_ep, 64.0);
+}
+
+/* Endpoints to one peer share its pidfd: 500 of them hold one
+ * descriptor, not 500 (the open files limit is often 1024) */
+TEST_F(test_cma, eps_to_one_peer_share_one_descriptor)
+{
+    const unsigned num_eps = 500;
+    peer_process peer;
+    ASSERT_TRUE(peer.start(4096));
+    open();
+
+    auto open_fds = [] {
+        unsigned count = 0;
+        DIR *dir       = opendir("/proc/self/fd");
+        while ((dir != nullptr) && (readdir(dir) != nullptr)) {
+            ++count;
+        }
+        if (dir != nullptr) {
+            closedir(dir);
+        }
+        return count;
+    };
+
+    unsigned before = open_fds();
+    std::vector<uct_ep_h> eps;
+    for (unsigned i = 0; i < num_eps; ++i) {
+        uct_ep_h ep = connect(peer);
+        ASSERT_NE(nullptr, ep);
+        eps.push_back(ep);
+    }
+    unsigned during = open_fds();
+    for (uct_ep_h ep : eps) {
+        uct_ep_destroy(ep);
+    }
+    EXPECT_LE(during, before + 1)
+        << "descriptors for " << num_eps << " endpoints to one peer";
+    EXPECT_EQ(before, open_fds()) << "a descriptor outlived its endpoints";
 }
 
 /* A process that is not dumpable cannot be reached by its peers: cma is
