@@ -187,8 +187,9 @@ typedef struct uct_mm_iface {
     ucs_arbiter_t arbiter;          /* endpoints with pending requests */
     ucs_hash_t remotes;             /* key -> uct_mm_remote_t* */
     unsigned num_remotes;
-    int inline_copy; /* short payloads are copied to be aligned */
-    int sock;        /* our wake-up socket (abstract name) */
+    int inline_copy;  /* short payloads are copied to be aligned */
+    void *put_bounce; /* put_bcopy near a segment's end packs here */
+    int sock;         /* our wake-up socket (abstract name) */
     char sock_name[UCT_MM_SOCK_NAME_LEN];
     int tx_sock;           /* sends wake-ups to peers, -1 until needed */
     ucs_time_t check_time; /* next liveness check of pending peers */

@@ -559,21 +559,50 @@ ucs_status_t uct_mm_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 ssize_t uct_mm_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                             void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
-    uct_mm_iface_t *iface = uct_mm_ep_iface(uct_mm_ep(tl_ep));
+    uct_mm_iface_t *iface    = uct_mm_ep_iface(uct_mm_ep(tl_ep));
+    const uct_mm_rkey_t *key = (const uct_mm_rkey_t *)rkey;
+    size_t max               = iface->seg_size; /* put max_bcopy */
     ucs_status_t status;
-    size_t length;
+    size_t length, room;
     void *dst;
 
-    /* the packer may write up to the end of the segment */
     status = uct_mm_rkey_range(iface, rkey, remote_addr, 0, &dst);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    length = pack_cb(dst, arg);
-    ucs_assertv(
-        remote_addr - ((const uct_mm_rkey_t *)rkey)->remote_address + length <=
-            ((const uct_mm_rkey_t *)rkey)->length,
-        "put_bcopy packed %zu bytes past the end of the segment", length);
+
+    room = key->length - (remote_addr - key->remote_address);
+    if (ucs_likely(room >= max)) {
+        /* the packer writes at most max_bcopy bytes: straight there */
+        length = pack_cb(dst, arg);
+    } else {
+        /* near the end of the segment: through a buffer of ours, so a
+         * packer cannot write past the mapping */
+        if (iface->put_bounce == NULL) {
+            iface->put_bounce = malloc(max);
+            if (iface->put_bounce == NULL) {
+                ucs_error("%s: no memory for a put_bcopy buffer of %zu bytes",
+                          iface->mapper->name, max);
+                return UCS_ERR_NO_MEMORY;
+            }
+        }
+        length = pack_cb(iface->put_bounce, arg);
+        if (length <= ucs_min(room, max)) {
+            memcpy(dst, iface->put_bounce, length);
+        }
+    }
+
+    if (ucs_unlikely(length > max)) {
+        return uct_iface_invalid_length(&iface->super, "put_bcopy packed",
+                                        length, max);
+    }
+    if (ucs_unlikely(length > room)) {
+        ucs_error("%s: put_bcopy of %zu bytes at 0x%" PRIx64 " passes the "
+                  "end of the remote segment (%zu bytes left): nothing "
+                  "written",
+                  iface->mapper->name, length, remote_addr, room);
+        return UCS_ERR_INVALID_ADDR;
+    }
     uct_iface_stat_put(&iface->super, length);
     return (ssize_t)length;
 }

@@ -413,7 +413,7 @@ static ucs_status_t uct_mm_iface_query(uct_iface_h tl_iface,
     attr->cap.am.max_iov         = 1;
 
     attr->cap.put.max_short       = UINT_MAX;
-    attr->cap.put.max_bcopy       = SIZE_MAX;
+    attr->cap.put.max_bcopy       = iface->seg_size;
     attr->cap.put.opt_zcopy_align = 1;
     attr->cap.put.align_mtu       = 1;
     attr->cap.get.max_short       = UINT_MAX;
@@ -782,6 +782,7 @@ static void uct_mm_iface_close(uct_iface_h tl_iface)
                         uct_mm_iface_name(iface));
     uct_mm_iface_remotes_cleanup(iface);
     ucs_arbiter_cleanup(&iface->arbiter);
+    free(iface->put_bounce);
     if (iface->tx_sock >= 0) {
         close(iface->tx_sock);
     }

@@ -1296,3 +1296,48 @@ TEST_P(test_mm, close_keeps_mappings_in_moved_range)
         munmap(p, page);
     }
 }
+
+/* A put_bcopy at the end of a remote segment: a packer that stays inside
+ * it lands, one that goes past is refused and nothing past the end (or
+ * before it) is written */
+TEST_P(test_mm, put_bcopy_at_segment_end)
+{
+    entity &rx_e = *create_entity(config());
+    entity &tx_e = *create_entity(config());
+    uct_ep_h ep  = tx_e.connect_to(rx_e);
+    mapped_buffer buf(1000, rx_e);
+
+    const uct_mm_rkey_t *key = (const uct_mm_rkey_t *)buf.rkey();
+    uint64_t remote_end      = key->remote_address + key->length;
+    char *local_end          = (char *)(uintptr_t)remote_end;
+    struct packer {
+        size_t length;
+        static size_t pack(void *dest, void *arg)
+        {
+            packer *p = static_cast<packer *>(arg);
+            memset(dest, 0x7e, p->length);
+            return p->length;
+        }
+    };
+
+    memset(local_end - 64, 0, 64);
+    packer fits = {16};
+    EXPECT_EQ(16, uct_ep_put_bcopy(ep, packer::pack, &fits, remote_end - 16,
+                                   buf.rkey()));
+    EXPECT_EQ(0x7e, local_end[-1]);
+    EXPECT_EQ(0x7e, local_end[-16]);
+    EXPECT_EQ(0, local_end[-17]);
+
+    memset(local_end - 64, 0, 64);
+    packer too_long = {32};
+    {
+        ucs::scoped_log_capture cap;
+        EXPECT_EQ((ssize_t)UCS_ERR_INVALID_ADDR,
+                  uct_ep_put_bcopy(ep, packer::pack, &too_long, remote_end - 16,
+                                   buf.rkey()));
+        EXPECT_TRUE(cap.contains("passes the end"));
+    }
+    for (int i = 1; i <= 64; ++i) {
+        EXPECT_EQ(0, local_end[-i]) << "byte " << i << " before the end";
+    }
+}
