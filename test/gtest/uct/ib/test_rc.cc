@@ -11,12 +11,12 @@
  * instances.
  */
 #include "rc_test.h"
-#include "ib_peer_process.h"
+#include "../peer_process.h"
 
 namespace {
 
 /* ------------------------------------------------------------------------
- * The peer process of uct_rc.peer_process_killed (see ib_peer_process.h):
+ * The peer process of uct_rc.peer_process_killed (see peer_process.h):
  * the test binary started again with OPENUCT_RC_PEER_FD set runs this from
  * a static constructor and exits, never reaching the tests. It opens an
  * rc_verbs iface on the resource named in the environment, connects two
@@ -24,8 +24,8 @@ namespace {
  * killed.
  */
 
-using ib_peer::fd_read_blob;
-using ib_peer::fd_write_blob;
+using test_peer::fd_read_blob;
+using test_peer::fd_write_blob;
 
 const char PEER_FD_ENV[] = "OPENUCT_RC_PEER_FD";
 
@@ -50,7 +50,7 @@ int peer_process_main(int fd)
     if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
         return 2;
     }
-    component = ib_peer::find_component(component_name);
+    component = test_peer::find_component(component_name);
     if ((component == NULL) ||
         (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
         (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
@@ -138,7 +138,7 @@ int peer_process_main(int fd)
     }
 }
 
-const ib_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
+const test_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
 
 std::vector<resource> rc_verbs_resources()
 {
@@ -697,10 +697,10 @@ TEST_P(uct_rc, peer_process_killed)
     am_recorder &rb = install_recorder(*b, AM_ID);
 
     /* the peer process */
-    ib_peer::process peer;
+    test_peer::process peer;
     std::string error;
     ASSERT_TRUE(
-        ib_peer::start(PEER_FD_ENV,
+        test_peer::start(PEER_FD_ENV,
                        {"OPENUCT_RC_PEER_COMPONENT=" + res().component_name,
                         "OPENUCT_RC_PEER_MD=" + res().md_name,
                         "OPENUCT_RC_PEER_DEV=" + res().dev_name},
@@ -715,7 +715,7 @@ TEST_P(uct_rc, peer_process_killed)
               fd_read_blob(sock, peer_rkey, 30000) &&
               fd_read_blob(sock, peer_addr, 30000);
     if (!ok) {
-        ib_peer::stop(peer);
+        test_peer::stop(peer);
         FAIL() << "the peer process did not send its addresses";
     }
 
@@ -730,7 +730,7 @@ TEST_P(uct_rc, peer_process_killed)
          (connect(ep_idle, peer_dev, peer_ep[1]) == UCS_OK) &&
          fd_read_blob(sock, ready, 30000);
     if (!ok) {
-        ib_peer::stop(peer);
+        test_peer::stop(peer);
         FAIL() << "could not connect to the peer process";
     }
 
@@ -761,7 +761,7 @@ TEST_P(uct_rc, peer_process_killed)
     }
     EXPECT_TRUE(send_short(ab, 0));
 
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
 
     ucs::scoped_log_capture cap;
     const unsigned NUM_PUTS = 4;

@@ -309,7 +309,7 @@ TEST_P(uct_ud, peer_process_killed)
         ASSERT_TRUE(send_short(ap, i));
     }
     double killed = now_sec();
-    ib_peer::kill_and_wait(m_peer);
+    test_peer::kill_and_wait(m_peer);
 
     mapped_buffer sbuf(256, *a);
     uct_iov_t iov            = sbuf.iov(0, 256);

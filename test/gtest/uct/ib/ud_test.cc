@@ -424,7 +424,7 @@ std::vector<resource> ud_verbs_resources()
 namespace {
 
 /* ------------------------------------------------------------------------
- * The peer process of the peer_process_* tests (see ib_peer_process.h):
+ * The peer process of the peer_process_* tests (see peer_process.h):
  * the test binary started again with OPENUCT_UD_PEER_FD set runs this
  * from a static constructor and exits, never reaching the tests. It opens
  * a ud_verbs iface on the resource named in the environment, swaps
@@ -433,8 +433,8 @@ namespace {
  * gets, in order, until it is killed or the parent closes the socket.
  */
 
-using ib_peer::fd_read_blob;
-using ib_peer::fd_write_blob;
+using test_peer::fd_read_blob;
+using test_peer::fd_write_blob;
 
 const char PEER_FD_ENV[] = "OPENUCT_UD_PEER_FD";
 
@@ -472,7 +472,7 @@ int peer_process_main(int fd)
     if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
         return 2;
     }
-    component = ib_peer::find_component(component_name);
+    component = test_peer::find_component(component_name);
     if ((component == NULL) ||
         (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
         (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
@@ -545,7 +545,7 @@ int peer_process_main(int fd)
     }
 }
 
-const ib_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
+const test_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
 
 } // namespace
 
@@ -559,7 +559,7 @@ void uct_ud::TearDown()
         uct_ep_destroy(ep);
     }
     m_own_eps.clear();
-    ib_peer::stop(m_peer);
+    test_peer::stop(m_peer);
     m_raw.reset();
     uct_test::TearDown();
 }
@@ -844,7 +844,7 @@ bool uct_ud::start_peer(const entity &e, peer_process &peer)
 {
     std::string error;
 
-    if (!ib_peer::start(PEER_FD_ENV,
+    if (!test_peer::start(PEER_FD_ENV,
                         {"OPENUCT_UD_PEER_COMPONENT=" + res().component_name,
                          "OPENUCT_UD_PEER_MD=" + res().md_name,
                          "OPENUCT_UD_PEER_DEV=" + res().dev_name},
@@ -863,7 +863,7 @@ bool uct_ud::start_peer(const entity &e, peer_process &peer)
               fd_read_blob(peer.sock, ready, 30000);
     if (!ok) {
         ADD_FAILURE() << "the peer process did not come up";
-        ib_peer::stop(peer);
+        test_peer::stop(peer);
     }
     return ok;
 }

@@ -13,7 +13,7 @@
 #define OPENUCT_TEST_UCT_IB_UD_TEST_H_
 
 #include "../uct_test.h"
-#include "ib_peer_process.h"
+#include "../peer_process.h"
 
 extern "C" {
 #include <uct/ib/ud/ud.h>
@@ -181,7 +181,7 @@ protected:
     };
 
     /* A peer process (see peer_process_main in ud_test.cc) */
-    struct peer_process : ib_peer::process {
+    struct peer_process : test_peer::process {
         std::vector<char> dev_addr, iface_addr;
     };
 

@@ -6,11 +6,11 @@
  * killed with messages pending, nothing left behind by killed processes,
  * a tmpfs too small, reachability checks and the heap of an endpoint.
  *
- * Peer processes are this binary started again (ib_peer::start) with
+ * Peer processes are this binary started again (test_peer::start) with
  * OPENUCT_MM_PEER_FD set; they open their own interface with the raw API.
  */
 #include "../uct_test.h"
-#include "../ib/ib_peer_process.h"
+#include "../peer_process.h"
 
 extern "C" {
 #include <uct/sm/mm/mm.h>
@@ -66,7 +66,7 @@ struct raw_iface {
         uct_iface_config_t *config;
         uct_iface_params_t params;
 
-        component = ib_peer::find_component(tl.c_str());
+        component = test_peer::find_component(tl.c_str());
         if ((component == nullptr) ||
             (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK)) {
             return false;
@@ -125,8 +125,8 @@ struct raw_iface {
                     iface, (uct_device_addr_t *)dev.data()) == UCS_OK) &&
                (uct_iface_get_address(iface, (uct_iface_addr_t *)addr.data()) ==
                 UCS_OK) &&
-               ib_peer::fd_write_blob(fd, dev.data(), dev.size()) &&
-               ib_peer::fd_write_blob(fd, addr.data(), addr.size());
+               test_peer::fd_write_blob(fd, dev.data(), dev.size()) &&
+               test_peer::fd_write_blob(fd, addr.data(), addr.size());
     }
 };
 
@@ -141,8 +141,8 @@ int peer_sender(raw_iface &r, int fd, uint32_t id, uint32_t count)
 {
     std::vector<char> dev, addr;
 
-    if (!ib_peer::fd_read_blob(fd, dev, 10000) ||
-        !ib_peer::fd_read_blob(fd, addr, 10000)) {
+    if (!test_peer::fd_read_blob(fd, dev, 10000) ||
+        !test_peer::fd_read_blob(fd, addr, 10000)) {
         return 2;
     }
     uct_ep_h ep = r.connect(dev, addr);
@@ -178,8 +178,8 @@ int peer_hostile(raw_iface &r, int fd, const std::string &kind)
 {
     std::vector<char> dev, addr;
 
-    if (!ib_peer::fd_read_blob(fd, dev, 10000) ||
-        !ib_peer::fd_read_blob(fd, addr, 10000)) {
+    if (!test_peer::fd_read_blob(fd, dev, 10000) ||
+        !test_peer::fd_read_blob(fd, addr, 10000)) {
         return 2;
     }
     uct_ep_h ep = r.connect(dev, addr);
@@ -278,7 +278,7 @@ int peer_main(int fd)
     return 1;
 }
 
-ib_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_main);
+test_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_main);
 
 /* Process-wide error handler calls of the test */
 struct err_record {
@@ -368,10 +368,10 @@ protected:
         return dev;
     }
 
-    bool start_peer(const std::string &mode, ib_peer::process &peer)
+    bool start_peer(const std::string &mode, test_peer::process &peer)
     {
         std::string error;
-        bool ok = ib_peer::start(PEER_FD_ENV,
+        bool ok = test_peer::start(PEER_FD_ENV,
                                  {"OPENUCT_MM_PEER_TL=" + GetParam().tl_name,
                                   "OPENUCT_MM_PEER_MODE=" + mode},
                                  peer, error);
@@ -379,16 +379,16 @@ protected:
         return ok;
     }
 
-    void send_addresses(const entity &e, const ib_peer::process &peer)
+    void send_addresses(const entity &e, const test_peer::process &peer)
     {
         std::vector<char> dev = device_address(e), addr = iface_address(e);
-        ASSERT_TRUE(ib_peer::fd_write_blob(peer.sock, dev.data(), dev.size()));
+        ASSERT_TRUE(test_peer::fd_write_blob(peer.sock, dev.data(), dev.size()));
         ASSERT_TRUE(
-            ib_peer::fd_write_blob(peer.sock, addr.data(), addr.size()));
+            test_peer::fd_write_blob(peer.sock, addr.data(), addr.size()));
     }
 
     /* Waits for the one-byte "done" of a peer while progressing @a e */
-    bool wait_peer_done(entity &e, const ib_peer::process &peer,
+    bool wait_peer_done(entity &e, const test_peer::process &peer,
                         double timeout = DEFAULT_TIMEOUT)
     {
         bool done = false;
@@ -430,7 +430,7 @@ TEST_P(test_mm, sixteen_sender_processes)
     ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(rx_e.iface(), AM_ID, seq_handler,
                                                &rx, 0));
 
-    std::vector<ib_peer::process> peers(senders);
+    std::vector<test_peer::process> peers(senders);
     for (unsigned i = 0; i < senders; ++i) {
         ASSERT_TRUE(start_peer("sender:" + std::to_string(i) + ":" +
                                    std::to_string(count),
@@ -447,7 +447,7 @@ TEST_P(test_mm, sixteen_sender_processes)
     EXPECT_EQ(0u, rx.errors);
     for (unsigned i = 0; i < senders; ++i) {
         EXPECT_EQ(count, rx.next[i]) << "sender " << i;
-        ib_peer::stop(peers[i]);
+        test_peer::stop(peers[i]);
     }
     EXPECT_EQ(0u, mm_iface(rx_e)->rx_bad);
 }
@@ -672,11 +672,11 @@ TEST_P(test_mm, hostile_random_bytes)
     ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(rx_e.iface(), AM_ID, seq_handler,
                                                &rx, 0));
 
-    ib_peer::process peer;
+    test_peer::process peer;
     ASSERT_TRUE(start_peer("hostile:random", peer));
     send_addresses(rx_e, peer);
     EXPECT_TRUE(wait_peer_done(rx_e, peer));
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
 
     /* the descriptor numbers were overwritten too: a sender refuses
      * those (at most once per element: the receiver rewrites them) */
@@ -719,11 +719,11 @@ void test_mm::hostile_fields_dropped(const char *kind)
                                                    seq_handler, &rx, 0));
 
         ucs::scoped_log_capture cap;
-        ib_peer::process peer;
+        test_peer::process peer;
         ASSERT_TRUE(start_peer(std::string("hostile:") + kind, peer));
         send_addresses(rx_e, peer);
         EXPECT_TRUE(wait_peer_done(rx_e, peer));
-        ib_peer::stop(peer);
+        test_peer::stop(peer);
         wait_for(
             [&] {
                 rx_e.progress();
@@ -786,11 +786,11 @@ TEST_P(test_mm, hostile_descriptor_number)
                                                &rx, 0));
 
     ucs::scoped_log_capture cap;
-    ib_peer::process peer;
+    test_peer::process peer;
     ASSERT_TRUE(start_peer("hostile:desc", peer));
     send_addresses(rx_e, peer);
     EXPECT_TRUE(wait_peer_done(rx_e, peer));
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
 
     uct_ep_h ep     = tx_e.connect_to(rx_e);
     unsigned errors = 0;
@@ -830,11 +830,11 @@ TEST_P(test_mm, peer_killed_with_pending)
     params.err_handler_arg = &err;
     entity &tx_e           = *create_entity(params);
 
-    ib_peer::process peer;
+    test_peer::process peer;
     ASSERT_TRUE(start_peer("receiver", peer));
     std::vector<char> dev, addr;
-    ASSERT_TRUE(ib_peer::fd_read_blob(peer.sock, dev, 10000));
-    ASSERT_TRUE(ib_peer::fd_read_blob(peer.sock, addr, 10000));
+    ASSERT_TRUE(test_peer::fd_read_blob(peer.sock, dev, 10000));
+    ASSERT_TRUE(test_peer::fd_read_blob(peer.sock, addr, 10000));
 
     uct_ep_params_t ep_params;
     memset(&ep_params, 0, sizeof(ep_params));
@@ -854,7 +854,7 @@ TEST_P(test_mm, peer_killed_with_pending)
     req.func = [](uct_pending_req_t *) { return UCS_ERR_NO_RESOURCE; };
     ASSERT_EQ(UCS_OK, uct_ep_pending_add(ep, &req, 0));
 
-    ib_peer::kill_and_wait(peer);
+    test_peer::kill_and_wait(peer);
     wait_for(
         [&] {
             tx_e.progress();
@@ -875,7 +875,7 @@ TEST_P(test_mm, peer_killed_with_pending)
         &purged);
     EXPECT_EQ(1u, purged);
     uct_ep_destroy(ep);
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
 }
 
 /* uct_ep_check finds a killed peer with nothing outstanding */
@@ -887,11 +887,11 @@ TEST_P(test_mm, ep_check_finds_killed_peer)
     params.err_handler_arg = &err;
     entity &tx_e           = *create_entity(params);
 
-    ib_peer::process peer;
+    test_peer::process peer;
     ASSERT_TRUE(start_peer("receiver", peer));
     std::vector<char> dev, addr;
-    ASSERT_TRUE(ib_peer::fd_read_blob(peer.sock, dev, 10000));
-    ASSERT_TRUE(ib_peer::fd_read_blob(peer.sock, addr, 10000));
+    ASSERT_TRUE(test_peer::fd_read_blob(peer.sock, dev, 10000));
+    ASSERT_TRUE(test_peer::fd_read_blob(peer.sock, addr, 10000));
 
     uct_ep_params_t ep_params;
     memset(&ep_params, 0, sizeof(ep_params));
@@ -910,7 +910,7 @@ TEST_P(test_mm, ep_check_finds_killed_peer)
     }
     EXPECT_EQ(0u, err.calls) << "a live peer was reported";
 
-    ib_peer::kill_and_wait(peer);
+    test_peer::kill_and_wait(peer);
     EXPECT_EQ(UCS_OK, uct_ep_check(ep, 0, NULL));
     wait_for(
         [&] {
@@ -931,7 +931,7 @@ TEST_P(test_mm, ep_check_finds_killed_peer)
         EXPECT_EQ(UCS_ERR_UNREACHABLE, uct_ep_create(&ep_params, &ep2));
     }
     uct_ep_destroy(ep);
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
 }
 
 namespace {
@@ -974,23 +974,23 @@ unsigned sysv_segments_of(pid_t pid)
 TEST_P(test_mm, killed_processes_leave_nothing)
 {
     std::set<std::string> before = dev_shm_entries();
-    ib_peer::process rx_peer, tx_peer;
+    test_peer::process rx_peer, tx_peer;
 
     ASSERT_TRUE(start_peer("receiver", rx_peer));
     std::vector<char> dev, addr;
-    ASSERT_TRUE(ib_peer::fd_read_blob(rx_peer.sock, dev, 10000));
-    ASSERT_TRUE(ib_peer::fd_read_blob(rx_peer.sock, addr, 10000));
+    ASSERT_TRUE(test_peer::fd_read_blob(rx_peer.sock, dev, 10000));
+    ASSERT_TRUE(test_peer::fd_read_blob(rx_peer.sock, addr, 10000));
     ASSERT_TRUE(start_peer("sender:0:1000000000", tx_peer));
-    ASSERT_TRUE(ib_peer::fd_write_blob(tx_peer.sock, dev.data(), dev.size()));
-    ASSERT_TRUE(ib_peer::fd_write_blob(tx_peer.sock, addr.data(), addr.size()));
+    ASSERT_TRUE(test_peer::fd_write_blob(tx_peer.sock, dev.data(), dev.size()));
+    ASSERT_TRUE(test_peer::fd_write_blob(tx_peer.sock, addr.data(), addr.size()));
     usleep(200000);
 
     pid_t rx_pid = rx_peer.pid, tx_pid = tx_peer.pid;
     if (GetParam().tl_name == "sysv") {
         EXPECT_GT(sysv_segments_of(rx_pid), 0u) << "no segment to check";
     }
-    ib_peer::stop(tx_peer);
-    ib_peer::stop(rx_peer);
+    test_peer::stop(tx_peer);
+    test_peer::stop(rx_peer);
 
     EXPECT_EQ(0u, sysv_segments_of(rx_pid));
     EXPECT_EQ(0u, sysv_segments_of(tx_pid));
@@ -1180,7 +1180,7 @@ TEST_P(test_mm, sleeping_receiver_wakes)
     ASSERT_EQ(UCS_OK, uct_iface_event_arm(rx_e.iface(), UCT_EVENT_RECV));
     EXPECT_EQ(0, poll(&pfd, 1, 0)) << "readable with nothing sent";
 
-    ib_peer::process peer;
+    test_peer::process peer;
     ASSERT_TRUE(start_peer("sender:0:1", peer));
     send_addresses(rx_e, peer);
     EXPECT_EQ(1, poll(&pfd, 1, 10000)) << "the sleeping receiver was not "
@@ -1192,7 +1192,7 @@ TEST_P(test_mm, sleeping_receiver_wakes)
         },
         "the message");
     EXPECT_EQ(1u, rx.next[0]);
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
 
     /* armed again, then a message already claimed: busy, not asleep */
     ASSERT_EQ(UCS_OK, uct_iface_event_arm(rx_e.iface(), UCT_EVENT_RECV));
@@ -1213,11 +1213,11 @@ TEST_P(test_mm, sender_killed_mid_message)
     ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(rx_e.iface(), AM_ID, seq_handler,
                                                &rx, 0));
 
-    ib_peer::process peer;
+    test_peer::process peer;
     ASSERT_TRUE(start_peer("hostile:claim", peer));
     send_addresses(rx_e, peer);
     EXPECT_TRUE(wait_peer_done(rx_e, peer));
-    ib_peer::kill_and_wait(peer);
+    test_peer::kill_and_wait(peer);
 
     uct_ep_h ep = tx_e.connect_to(rx_e);
     for (uint32_t seq = 0; seq < 10; ++seq) {
@@ -1244,7 +1244,7 @@ TEST_P(test_mm, sender_killed_mid_message)
     EXPECT_EQ(0u, rx.errors);
     EXPECT_GT(waited, 0.5) << "skipped a claimed element too early";
     EXPECT_TRUE(cap.contains("claimed and not written"));
-    ib_peer::stop(peer);
+    test_peer::stop(peer);
     m_entities.clear();
 }
 

@@ -1,18 +1,18 @@
 /*
- * A second process for the ib suites (test_rc.cc, test_ud.cc): the test
- * binary started again, which opens its own interface and talks to the
- * test over a socket pair.
+ * A second process for the suites that need one (the ib, sm and shared
+ * suites): the test binary started again, which opens its own interface
+ * and talks to the test over a socket pair.
  *
  * A test file registers its peer main under the name of an environment
- * variable (a static ib_peer::main_registrar). ib_peer::start() runs
+ * variable (a static test_peer::main_registrar). test_peer::start() runs
  * /proc/self/exe with that variable set to the child's end of the socket
  * pair; in the child, the registration finds the variable set, runs the
  * peer main and exits with its return value, so the child never reaches
  * the tests. What goes over the socket is up to each test file; the blob
  * helpers below send and receive length-prefixed byte strings.
  */
-#ifndef OPENUCT_TEST_UCT_IB_PEER_PROCESS_H_
-#define OPENUCT_TEST_UCT_IB_PEER_PROCESS_H_
+#ifndef OPENUCT_TEST_UCT_PEER_PROCESS_H_
+#define OPENUCT_TEST_UCT_PEER_PROCESS_H_
 
 extern "C" {
 #include <uct/api/uct.h>
@@ -24,7 +24,7 @@ extern "C" {
 #include <sys/types.h>
 #include <vector>
 
-namespace ib_peer {
+namespace test_peer {
 
 /* ------------------------------------------------------------------------
  * Blobs over a socket: a 32-bit length in host order, then the bytes
@@ -96,6 +96,6 @@ void kill_and_wait(process &peer);
 /* kill_and_wait(), then closes the socket. Safe to call again. */
 void stop(process &peer);
 
-} // namespace ib_peer
+} // namespace test_peer
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * The peer process of the ib suites (ib_peer_process.h).
+ * The second process of the suites that need one (peer_process.h).
  */
-#include "ib_peer_process.h"
+#include "peer_process.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace ib_peer {
+namespace test_peer {
 
 namespace {
 
@@ -191,4 +191,4 @@ void stop(process &peer)
     }
 }
 
-} // namespace ib_peer
+} // namespace test_peer
