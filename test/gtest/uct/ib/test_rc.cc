@@ -701,10 +701,10 @@ TEST_P(uct_rc, peer_process_killed)
     std::string error;
     ASSERT_TRUE(
         test_peer::start(PEER_FD_ENV,
-                       {"OPENUCT_RC_PEER_COMPONENT=" + res().component_name,
-                        "OPENUCT_RC_PEER_MD=" + res().md_name,
-                        "OPENUCT_RC_PEER_DEV=" + res().dev_name},
-                       peer, error))
+                         {"OPENUCT_RC_PEER_COMPONENT=" + res().component_name,
+                          "OPENUCT_RC_PEER_MD=" + res().md_name,
+                          "OPENUCT_RC_PEER_DEV=" + res().dev_name},
+                         peer, error))
         << "cannot start the peer process: " << error;
     int sock = peer.sock;
 

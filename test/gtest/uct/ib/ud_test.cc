@@ -845,10 +845,10 @@ bool uct_ud::start_peer(const entity &e, peer_process &peer)
     std::string error;
 
     if (!test_peer::start(PEER_FD_ENV,
-                        {"OPENUCT_UD_PEER_COMPONENT=" + res().component_name,
-                         "OPENUCT_UD_PEER_MD=" + res().md_name,
-                         "OPENUCT_UD_PEER_DEV=" + res().dev_name},
-                        peer, error)) {
+                          {"OPENUCT_UD_PEER_COMPONENT=" + res().component_name,
+                           "OPENUCT_UD_PEER_MD=" + res().md_name,
+                           "OPENUCT_UD_PEER_DEV=" + res().dev_name},
+                          peer, error)) {
         ADD_FAILURE() << "cannot start the peer process: " << error;
         return false;
     }

@@ -372,9 +372,9 @@ protected:
     {
         std::string error;
         bool ok = test_peer::start(PEER_FD_ENV,
-                                 {"OPENUCT_MM_PEER_TL=" + GetParam().tl_name,
-                                  "OPENUCT_MM_PEER_MODE=" + mode},
-                                 peer, error);
+                                   {"OPENUCT_MM_PEER_TL=" + GetParam().tl_name,
+                                    "OPENUCT_MM_PEER_MODE=" + mode},
+                                   peer, error);
         EXPECT_TRUE(ok) << error;
         return ok;
     }
@@ -382,7 +382,8 @@ protected:
     void send_addresses(const entity &e, const test_peer::process &peer)
     {
         std::vector<char> dev = device_address(e), addr = iface_address(e);
-        ASSERT_TRUE(test_peer::fd_write_blob(peer.sock, dev.data(), dev.size()));
+        ASSERT_TRUE(
+            test_peer::fd_write_blob(peer.sock, dev.data(), dev.size()));
         ASSERT_TRUE(
             test_peer::fd_write_blob(peer.sock, addr.data(), addr.size()));
     }
@@ -982,7 +983,8 @@ TEST_P(test_mm, killed_processes_leave_nothing)
     ASSERT_TRUE(test_peer::fd_read_blob(rx_peer.sock, addr, 10000));
     ASSERT_TRUE(start_peer("sender:0:1000000000", tx_peer));
     ASSERT_TRUE(test_peer::fd_write_blob(tx_peer.sock, dev.data(), dev.size()));
-    ASSERT_TRUE(test_peer::fd_write_blob(tx_peer.sock, addr.data(), addr.size()));
+    ASSERT_TRUE(
+        test_peer::fd_write_blob(tx_peer.sock, addr.data(), addr.size()));
     usleep(200000);
 
     pid_t rx_pid = rx_peer.pid, tx_pid = tx_peer.pid;
