@@ -657,112 +657,118 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_mm_atomic_addr(uct_ep_h tl_ep,
     return uct_mm_rkey_range(iface, rkey, remote_addr, size, addr_p);
 }
 
-static ucs_status_t uct_mm_atomic_apply64(uint64_t *ptr, uct_atomic_op_t opcode,
-                                          uint64_t value, uint64_t *old_p)
+/*
+ * The atomic ops of both widths: size is 4 or 8, a 32-bit operand is the low
+ * half of a uint64_t, and a fetched 32-bit value comes back zero-extended.
+ */
+static ucs_status_t uct_mm_atomic_apply(void *ptr, size_t size,
+                                        uct_atomic_op_t opcode, uint64_t value,
+                                        uint64_t *old_p)
 {
+    int wide      = (size == sizeof(uint64_t));
+    uint64_t *p64 = ptr;
+    uint32_t *p32 = ptr;
+    uint32_t v32  = (uint32_t)value;
+
     switch (opcode) {
     case UCT_ATOMIC_OP_ADD:
-        *old_p = __atomic_fetch_add(ptr, value, __ATOMIC_SEQ_CST);
+        *old_p = wide ? __atomic_fetch_add(p64, value, __ATOMIC_SEQ_CST)
+                      : __atomic_fetch_add(p32, v32, __ATOMIC_SEQ_CST);
         return UCS_OK;
     case UCT_ATOMIC_OP_AND:
-        *old_p = __atomic_fetch_and(ptr, value, __ATOMIC_SEQ_CST);
+        *old_p = wide ? __atomic_fetch_and(p64, value, __ATOMIC_SEQ_CST)
+                      : __atomic_fetch_and(p32, v32, __ATOMIC_SEQ_CST);
         return UCS_OK;
     case UCT_ATOMIC_OP_OR:
-        *old_p = __atomic_fetch_or(ptr, value, __ATOMIC_SEQ_CST);
+        *old_p = wide ? __atomic_fetch_or(p64, value, __ATOMIC_SEQ_CST)
+                      : __atomic_fetch_or(p32, v32, __ATOMIC_SEQ_CST);
         return UCS_OK;
     case UCT_ATOMIC_OP_XOR:
-        *old_p = __atomic_fetch_xor(ptr, value, __ATOMIC_SEQ_CST);
+        *old_p = wide ? __atomic_fetch_xor(p64, value, __ATOMIC_SEQ_CST)
+                      : __atomic_fetch_xor(p32, v32, __ATOMIC_SEQ_CST);
         return UCS_OK;
     case UCT_ATOMIC_OP_SWAP:
-        *old_p = __atomic_exchange_n(ptr, value, __ATOMIC_SEQ_CST);
+        *old_p = wide ? __atomic_exchange_n(p64, value, __ATOMIC_SEQ_CST)
+                      : __atomic_exchange_n(p32, v32, __ATOMIC_SEQ_CST);
         return UCS_OK;
     default:
         return UCS_ERR_UNSUPPORTED;
     }
 }
 
-static ucs_status_t uct_mm_atomic_apply32(uint32_t *ptr, uct_atomic_op_t opcode,
-                                          uint32_t value, uint32_t *old_p)
+/* *result is a uint32_t or a uint64_t, as size says */
+static void uct_mm_atomic_result(void *result, size_t size, uint64_t value)
 {
-    switch (opcode) {
-    case UCT_ATOMIC_OP_ADD:
-        *old_p = __atomic_fetch_add(ptr, value, __ATOMIC_SEQ_CST);
-        return UCS_OK;
-    case UCT_ATOMIC_OP_AND:
-        *old_p = __atomic_fetch_and(ptr, value, __ATOMIC_SEQ_CST);
-        return UCS_OK;
-    case UCT_ATOMIC_OP_OR:
-        *old_p = __atomic_fetch_or(ptr, value, __ATOMIC_SEQ_CST);
-        return UCS_OK;
-    case UCT_ATOMIC_OP_XOR:
-        *old_p = __atomic_fetch_xor(ptr, value, __ATOMIC_SEQ_CST);
-        return UCS_OK;
-    case UCT_ATOMIC_OP_SWAP:
-        *old_p = __atomic_exchange_n(ptr, value, __ATOMIC_SEQ_CST);
-        return UCS_OK;
-    default:
-        return UCS_ERR_UNSUPPORTED;
+    if (size == sizeof(uint64_t)) {
+        *(uint64_t *)result = value;
+    } else {
+        *(uint32_t *)result = (uint32_t)value;
     }
 }
 
-static ucs_status_t uct_mm_atomic64(uct_ep_h ep, uct_atomic_op_t opcode,
-                                    uint64_t value, uint64_t *result,
-                                    uint64_t remote_addr, uct_rkey_t rkey,
-                                    int fetch)
+static ucs_status_t uct_mm_atomic(uct_ep_h ep, uct_atomic_op_t opcode,
+                                  size_t size, uint64_t value, void *result,
+                                  uint64_t remote_addr, uct_rkey_t rkey,
+                                  int fetch)
 {
     ucs_status_t status;
-    uint64_t *ptr, old = 0;
+    uint64_t old = 0;
+    void *ptr;
 
     if (!fetch && (opcode == UCT_ATOMIC_OP_SWAP)) {
         return UCS_ERR_UNSUPPORTED;
     }
-    status =
-        uct_mm_atomic_addr(ep, remote_addr, rkey, sizeof(*ptr), (void **)&ptr);
+    status = uct_mm_atomic_addr(ep, remote_addr, rkey, size, &ptr);
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_mm_atomic_apply64(ptr, opcode, value, &old);
+    status = uct_mm_atomic_apply(ptr, size, opcode, value, &old);
     if ((status == UCS_OK) && fetch) {
-        *result = old;
+        uct_mm_atomic_result(result, size, old);
     }
     return status;
 }
 
-static ucs_status_t uct_mm_atomic32(uct_ep_h ep, uct_atomic_op_t opcode,
-                                    uint32_t value, uint32_t *result,
-                                    uint64_t remote_addr, uct_rkey_t rkey,
-                                    int fetch)
+static ucs_status_t uct_mm_atomic_cswap(uct_ep_h ep, size_t size,
+                                        uint64_t compare, uint64_t swap,
+                                        uint64_t remote_addr, uct_rkey_t rkey,
+                                        void *result)
 {
+    uint32_t compare32 = (uint32_t)compare;
     ucs_status_t status;
-    uint32_t *ptr, old = 0;
+    void *ptr;
 
-    if (!fetch && (opcode == UCT_ATOMIC_OP_SWAP)) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-    status =
-        uct_mm_atomic_addr(ep, remote_addr, rkey, sizeof(*ptr), (void **)&ptr);
+    status = uct_mm_atomic_addr(ep, remote_addr, rkey, size, &ptr);
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_mm_atomic_apply32(ptr, opcode, value, &old);
-    if ((status == UCS_OK) && fetch) {
-        *result = old;
+    /* on failure compare receives the value found; on success it was it */
+    if (size == sizeof(uint64_t)) {
+        __atomic_compare_exchange_n((uint64_t *)ptr, &compare, swap, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    } else {
+        __atomic_compare_exchange_n((uint32_t *)ptr, &compare32, (uint32_t)swap,
+                                    0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        compare = compare32;
     }
-    return status;
+    uct_mm_atomic_result(result, size, compare);
+    return UCS_OK;
 }
 
 ucs_status_t uct_mm_ep_atomic64_post(uct_ep_h ep, uct_atomic_op_t opcode,
                                      uint64_t value, uint64_t remote_addr,
                                      uct_rkey_t rkey)
 {
-    return uct_mm_atomic64(ep, opcode, value, NULL, remote_addr, rkey, 0);
+    return uct_mm_atomic(ep, opcode, sizeof(value), value, NULL, remote_addr,
+                         rkey, 0);
 }
 
 ucs_status_t uct_mm_ep_atomic32_post(uct_ep_h ep, uct_atomic_op_t opcode,
                                      uint32_t value, uint64_t remote_addr,
                                      uct_rkey_t rkey)
 {
-    return uct_mm_atomic32(ep, opcode, value, NULL, remote_addr, rkey, 0);
+    return uct_mm_atomic(ep, opcode, sizeof(value), value, NULL, remote_addr,
+                         rkey, 0);
 }
 
 ucs_status_t uct_mm_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
@@ -770,7 +776,8 @@ ucs_status_t uct_mm_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
                                       uint64_t remote_addr, uct_rkey_t rkey,
                                       uct_completion_t *comp)
 {
-    return uct_mm_atomic64(ep, opcode, value, result, remote_addr, rkey, 1);
+    return uct_mm_atomic(ep, opcode, sizeof(value), value, result, remote_addr,
+                         rkey, 1);
 }
 
 ucs_status_t uct_mm_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
@@ -778,7 +785,8 @@ ucs_status_t uct_mm_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
                                       uint64_t remote_addr, uct_rkey_t rkey,
                                       uct_completion_t *comp)
 {
-    return uct_mm_atomic32(ep, opcode, value, result, remote_addr, rkey, 1);
+    return uct_mm_atomic(ep, opcode, sizeof(value), value, result, remote_addr,
+                         rkey, 1);
 }
 
 ucs_status_t uct_mm_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare,
@@ -786,19 +794,8 @@ ucs_status_t uct_mm_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare,
                                       uct_rkey_t rkey, uint64_t *result,
                                       uct_completion_t *comp)
 {
-    ucs_status_t status;
-    uint64_t *ptr;
-
-    status =
-        uct_mm_atomic_addr(ep, remote_addr, rkey, sizeof(*ptr), (void **)&ptr);
-    if (status != UCS_OK) {
-        return status;
-    }
-    /* on failure compare receives the value found; on success it was it */
-    __atomic_compare_exchange_n(ptr, &compare, swap, 0, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
-    *result = compare;
-    return UCS_OK;
+    return uct_mm_atomic_cswap(ep, sizeof(compare), compare, swap, remote_addr,
+                               rkey, result);
 }
 
 ucs_status_t uct_mm_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare,
@@ -806,18 +803,8 @@ ucs_status_t uct_mm_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare,
                                       uct_rkey_t rkey, uint32_t *result,
                                       uct_completion_t *comp)
 {
-    ucs_status_t status;
-    uint32_t *ptr;
-
-    status =
-        uct_mm_atomic_addr(ep, remote_addr, rkey, sizeof(*ptr), (void **)&ptr);
-    if (status != UCS_OK) {
-        return status;
-    }
-    __atomic_compare_exchange_n(ptr, &compare, swap, 0, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
-    *result = compare;
-    return UCS_OK;
+    return uct_mm_atomic_cswap(ep, sizeof(compare), compare, swap, remote_addr,
+                               rkey, result);
 }
 
 /* ------------------------------------------------------------------------
