@@ -22,99 +22,20 @@
 # killed on exit. Detection times are printed, and judged only against
 # the bounds above.
 
+. "$(dirname "$0")/check-lib.sh"
+
 builddir=${1:?usage: check-peer-failure.sh BUILDDIR}
-perftest="$builddir/src/tools/perf/uct_perftest"
-uct_info="$builddir/src/tools/info/uct_info"
-tl="-x tcp -d lo"
+tl_args="-x tcp -d lo"
 detect_limit=5    # seconds from the failure to the survivor's exit
 start_limit=15    # seconds for a run to start measuring
-work=$(mktemp -d "${TMPDIR:-/tmp}/perftest-peer.XXXXXX") || exit 1
-pids=""
-failures=0
+check_begin check-peer-failure "$builddir"
 
-cleanup() {
-    for pid in $pids; do
-        kill -CONT "$pid" 2>/dev/null
-        kill -KILL "$pid" 2>/dev/null
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-    echo "FAIL: $*"
-    for f in "$work"/server.err "$work"/client.err; do
-        [ -s "$f" ] && sed "s|^|    $(basename "$f"): |" "$f"
-    done
-    failures=$((failures + 1))
-}
-
-now_ms() {
-    date +%s%3N
-}
-
-# Whether something listens on TCP port $1
-port_listening() {
-    hex=$(printf '%04X' "$1")
-    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-        awk -v p="$hex" '$4 == "0A" { n = split($2, a, ":");
-                                      if (a[n] == p) f = 1 }
-                         END { exit !f }'
-}
-
-# Waits up to $2 seconds for process $1 to end; sets rc to its exit code,
-# or to "hung" after killing it
-wait_exit() {
-    deadline=$(($(now_ms) + $2 * 1000))
-    while kill -0 "$1" 2>/dev/null; do
-        if [ "$(now_ms)" -ge "$deadline" ]; then
-            kill -CONT "$1" 2>/dev/null
-            kill -KILL "$1" 2>/dev/null
-            wait "$1" 2>/dev/null
-            rc=hung
-            return
-        fi
-        sleep 0.05
-    done
-    wait "$1"
-    rc=$?
-}
-
-# Starts a server with options $* on a free port below the ephemeral
-# range; sets server and port once it listens
-start_server() {
-    for attempt in 1 2 3 4 5; do
-        port=$((20000 + ($$ * 13 + attempt * 977 + $(now_ms)) % 12000))
-        port_listening "$port" && continue
-        rm -f "$work/server.out" "$work/server.err"
-        "$perftest" $tl -p "$port" "$@" >"$work/server.out" \
-            2>"$work/server.err" &
-        server=$!
-        pids="$pids $server"
-        deadline=$(($(now_ms) + 5000))
-        while kill -0 "$server" 2>/dev/null &&
-              [ "$(now_ms)" -lt "$deadline" ]; do
-            port_listening "$port" && return 0
-            sleep 0.05
-        done
-        kill -KILL "$server" 2>/dev/null
-        wait "$server" 2>/dev/null
-    done
-    echo "FAIL: no server could listen (last try port $port)"
-    cat "$work/server.err"
-    exit 1
-}
-
-# Starts the client of the server on $port with options $*; sets client.
-# The old output goes first: the background shell truncates it only when it
-# gets to run, and a reader must not see the last client's progress lines.
-start_client() {
-    rm -f "$work/client.out" "$work/client.err"
-    "$perftest" $tl -p "$port" "$@" 127.0.0.1 >"$work/client.out" \
-        2>"$work/client.err" &
-    client=$!
-    pids="$pids $client"
+# Starts a server with options $*; every step needs one, so without it
+# the check ends here
+need_server() {
+    start_server "$@" && return 0
+    fail "no server could listen (last try port $port)"
+    check_end
 }
 
 # Waits until the client reports progress: the run is measuring
@@ -137,7 +58,7 @@ check_survivor() {
     name=$1 pid=$2 errfile=$3 pattern=$4 start=$5
     wait_exit "$pid" "$detect_limit"
     elapsed=$(($(now_ms) - start))
-    other=$(grep -v ' operations, [0-9.]* s$' "$errfile")
+    other=$(error_lines "$errfile")
     if [ "$rc" != 1 ]; then
         fail "$name: exit code $rc, expected 1 within $detect_limit s"
     elif [ "$(printf '%s\n' "$other" | grep -c .)" -ne 1 ]; then
@@ -145,13 +66,12 @@ check_survivor() {
     elif ! printf '%s\n' "$other" | grep -Eq "$pattern"; then
         fail "$name: the error line does not match '$pattern'"
     else
-        printf 'PASS: %s: exit 1 after %d.%03d s: %s\n' "$name" \
-            $((elapsed / 1000)) $((elapsed % 1000)) "$other"
+        printf 'PASS: %s: exit 1 after %s: %s\n' "$name" \
+            "$(seconds "$elapsed")" "$other"
         return 0
     fi
     return 1
 }
-
 peer_failed="^uct_perftest: peer failed during"
 on_tl="over tcp/lo: "
 no_progress="^uct_perftest: no progress from the peer for 2 s during"
@@ -165,7 +85,7 @@ fi
 
 # 1. The server dies: the client notices
 for test in am_bw am_lat put_lat; do
-    start_server
+    need_server
     start_client -t "$test" $long_run
     if ! wait_measuring; then
         fail "kill server, $test: the run did not start"
@@ -180,7 +100,7 @@ done
 
 # 2. The client dies: the server notices (put_bw: in the end barrier)
 for test in am_bw am_lat put_lat put_bw; do
-    start_server
+    need_server
     start_client -t "$test" $long_run
     if ! wait_measuring; then
         fail "kill client, $test: the run did not start"
@@ -198,7 +118,7 @@ done
 #    buffers, which take sends while the server is stopped, fill quickly.
 for args in "am_lat" "put_lat" "am_bw -D bcopy -s 1k"; do
     test=${args%% *}
-    start_server
+    need_server
     start_client -T 2 -t $args $long_run
     if ! wait_measuring; then
         fail "stop server, $test: the run did not start"
@@ -215,7 +135,7 @@ for args in "am_lat" "put_lat" "am_bw -D bcopy -s 1k"; do
 done
 
 # 4. The client of put_bw stops while the server waits in the barrier
-start_server -T 2
+need_server -T 2
 start_client -t put_bw $long_run
 if wait_measuring; then
     kill -STOP "$client"
@@ -229,38 +149,36 @@ else
 fi
 
 # 5. A server with -T 1 waits in the barrier while the client measures
-start_server -T 1
+need_server -T 1
 t0=$(now_ms)
 start_client -t put_bw -D zcopy -s 1m -n 1000 -w 10
-wait_exit "$client" 60
-client_rc=$rc
-wait_exit "$server" "$detect_limit"
+wait_pair 60 "$detect_limit"
 elapsed=$(($(now_ms) - t0))
-if [ "$client_rc" != 0 ] || [ "$rc" != 0 ]; then
-    fail "put_bw with a server -T 1: client exit $client_rc, server $rc"
+if [ "$client_rc" != 0 ] || [ "$server_rc" != 0 ]; then
+    fail "put_bw with a server -T 1: client exit $client_rc, server $server_rc"
 else
-    printf 'PASS: put_bw with a server -T 1: both exit 0 after %d.%03d s\n' \
-        $((elapsed / 1000)) $((elapsed % 1000))
+    printf 'PASS: put_bw with a server -T 1: both exit 0 after %s\n' \
+        "$(seconds "$elapsed")"
 fi
 
 # 6. The rendezvous pattern, two processes
 for conn in ep iface; do
-    start_server
+    need_server
     start_client -t rndv_lat -D zcopy -C "$conn" -s 8k,64k,1m -n 300 -w 30
-    wait_exit "$client" 60
-    client_rc=$rc
-    wait_exit "$server" "$detect_limit"
+    wait_pair 60 "$detect_limit"
     rows=$(awk '$1 == "rndv_lat" && $2 == "zcopy" && $5 > 0 && $5 <= $6' \
         "$work/client.out" | wc -l)
-    if [ "$client_rc" != 0 ] || [ "$rc" != 0 ] || [ "$rows" -ne 3 ]; then
-        fail "rndv_lat -C $conn: client exit $client_rc, server $rc, $rows rows"
+    if [ "$client_rc" != 0 ] || [ "$server_rc" != 0 ] ||
+       [ "$rows" -ne 3 ]; then
+        fail "rndv_lat -C $conn: client exit $client_rc, server $server_rc," \
+            "$rows rows"
     else
         printf 'PASS: rndv_lat -C %s: both exit 0, p50 %s\n' "$conn" \
             "$(awk '$1 == "rndv_lat" { printf "%s %s us; ", $3, $6 }' \
                 "$work/client.out")"
     fi
 done
-start_server
+need_server
 start_client -t rndv_lat -D zcopy -s 64k $long_run
 if wait_measuring; then
     kill -KILL "$server"
@@ -272,8 +190,4 @@ else
     fail "kill server, rndv_lat: the run did not start"
 fi
 
-if [ "$failures" -ne 0 ]; then
-    echo "check-peer-failure: $failures failure(s)"
-    exit 1
-fi
-echo "check-peer-failure: all passed"
+check_end

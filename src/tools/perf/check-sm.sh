@@ -19,90 +19,12 @@
 # between processes of one user, which a Yama policy or a non-dumpable
 # process takes away). Every process runs under -T and a bounded wait.
 
+. "$(dirname "$0")/check-lib.sh"
+
 builddir=${1:?usage: check-sm.sh BUILDDIR}
-perftest="$builddir/src/tools/perf/uct_perftest"
-uct_info="$builddir/src/tools/info/uct_info"
 run_limit=30      # seconds a client may take
 exit_limit=5      # seconds for the server to exit after its client
-work=$(mktemp -d "${TMPDIR:-/tmp}/perftest-sm.XXXXXX") || exit 1
-pids=""
-failures=0
-
-cleanup() {
-    for pid in $pids; do
-        kill -KILL "$pid" 2>/dev/null
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-    echo "FAIL: $*"
-    for f in "$work"/server.out "$work"/server.err "$work"/client.out \
-             "$work"/client.err; do
-        [ -s "$f" ] && sed "s|^|    $(basename "$f"): |" "$f"
-    done
-    failures=$((failures + 1))
-}
-
-now_ms() {
-    date +%s%3N
-}
-
-# Whether something listens on TCP port $1
-port_listening() {
-    hex=$(printf '%04X' "$1")
-    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-        awk -v p="$hex" '$4 == "0A" { n = split($2, a, ":");
-                                      if (a[n] == p) f = 1 }
-                         END { exit !f }'
-}
-
-# Waits up to $2 seconds for process $1 to end; sets rc to its exit code,
-# or to "hung" after killing it
-wait_exit() {
-    deadline=$(($(now_ms) + $2 * 1000))
-    while kill -0 "$1" 2>/dev/null; do
-        if [ "$(now_ms)" -ge "$deadline" ]; then
-            kill -KILL "$1" 2>/dev/null
-            wait "$1" 2>/dev/null
-            rc=hung
-            return
-        fi
-        sleep 0.05
-    done
-    wait "$1"
-    rc=$?
-}
-
-# Starts a server over $tl on a free port below the ephemeral range; sets
-# server and port once it listens
-start_server() {
-    for attempt in 1 2 3 4 5; do
-        port=$((20000 + ($$ * 13 + attempt * 977 + $(now_ms)) % 12000))
-        port_listening "$port" && continue
-        rm -f "$work/server.out" "$work/server.err"
-        "$perftest" -x "$tl" -d memory -p "$port" -T 10 \
-            >"$work/server.out" 2>"$work/server.err" &
-        server=$!
-        pids="$pids $server"
-        deadline=$(($(now_ms) + 5000))
-        while kill -0 "$server" 2>/dev/null &&
-              [ "$(now_ms)" -lt "$deadline" ]; do
-            port_listening "$port" && return 0
-            sleep 0.05
-        done
-        kill -KILL "$server" 2>/dev/null
-        wait "$server" 2>/dev/null
-    done
-    return 1
-}
-
-# Lines of $1 that are neither progress reports nor empty
-other_lines() {
-    grep -v ' operations, [0-9.]* s$' "$1" | grep -c .
-}
+check_begin check-sm "$builddir"
 
 # pair TEST MODE SIZES ITERS WARMUP: a server and a client over $tl; both
 # exit 0, quiet, one row per size of TEST MODE with p50 and the message
@@ -112,21 +34,15 @@ other_lines() {
 pair() {
     test=$1 mode=$2 sizes=$3 iters=$4 warmup=$5
     what="$tl $test -D $mode -s $sizes"
-    if ! start_server; then
+    tl_args="-x $tl -d memory"
+    if ! start_server -T 10; then
         fail "$what: no server could listen (last try port $port)"
         return
     fi
     t0=$(now_ms)
-    rm -f "$work/client.out" "$work/client.err"
-    "$perftest" -x "$tl" -d memory -p "$port" -T 10 -t "$test" -D "$mode" \
-        -s "$sizes" -n "$iters" -w "$warmup" 127.0.0.1 \
-        >"$work/client.out" 2>"$work/client.err" &
-    client=$!
-    pids="$pids $client"
-    wait_exit "$client" "$run_limit"
-    client_rc=$rc
-    wait_exit "$server" "$exit_limit"
-    server_rc=$rc
+    start_client -T 10 -t "$test" -D "$mode" -s "$sizes" -n "$iters" \
+        -w "$warmup"
+    wait_pair "$run_limit" "$exit_limit"
     elapsed=$(($(now_ms) - t0))
 
     want=$(echo "$sizes" | tr ',' '\n' | grep -c .)
@@ -136,14 +52,13 @@ pair() {
         "$work/client.out" | wc -l)
     if [ "$client_rc" != 0 ] || [ "$server_rc" != 0 ]; then
         fail "$what: client exit $client_rc, server exit $server_rc"
-    elif [ "$(other_lines "$work/client.err")" -ne 0 ] ||
-         [ "$(other_lines "$work/server.err")" -ne 0 ]; then
+    elif [ "$(error_lines "$work/client.err" | grep -c .)" -ne 0 ] ||
+         [ "$(error_lines "$work/server.err" | grep -c .)" -ne 0 ]; then
         fail "$what: the client or the server wrote to stderr"
     elif [ "$rows" -ne "$want" ]; then
         fail "$what: $rows result rows with positive figures, expected $want"
     else
-        printf 'PASS: %s: %d.%03d s, p50 %s\n' "$what" \
-            $((elapsed / 1000)) $((elapsed % 1000)) \
+        printf 'PASS: %s: %s, p50 %s\n' "$what" "$(seconds "$elapsed")" \
             "$(awk -v t="$test" '$1 == t { printf "%s B %s us; ", $3, $6 }' \
                 "$work/client.out")"
     fi
@@ -191,8 +106,4 @@ else
     "$uct_info" -d 2>&1 | sed -n 's/^# \(cma: .*\)/    \1/p'
 fi
 
-if [ "$failures" -ne 0 ]; then
-    echo "check-sm: $failures failure(s)"
-    exit 1
-fi
-echo "check-sm: all passed"
+check_end
