@@ -209,9 +209,9 @@ protected:
                            T expected, const std::string &what)
     {
         flush_ep(*p.sender, p.ep);
-        wait_for([&] { return *(volatile T *)remote.ptr() == expected; },
+        wait_for([&] { return remote.load<T>() == expected; },
                  what + " result at the target");
-        EXPECT_EQ(expected, *(volatile T *)remote.ptr()) << what;
+        EXPECT_EQ(expected, remote.load<T>()) << what;
     }
 };
 
@@ -578,7 +578,7 @@ template <typename T> void uct_rma::test_atomic_post()
                 std::string(api::name()) + "_post " + atomic_op_names[op];
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
-            *(T *)remote.ptr() = api::initial();
+            remote.store<T>(api::initial());
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
                 [&] {
@@ -618,7 +618,7 @@ template <typename T> void uct_rma::test_atomic_fetch()
                 std::string(api::name()) + "_fetch " + atomic_op_names[op];
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
-            *(T *)remote.ptr() = api::initial();
+            remote.store<T>(api::initial());
             T result           = (T)0xdeadbeefdeadbeefull;
             counted_completion comp;
 
@@ -661,7 +661,7 @@ template <typename T> void uct_rma::test_atomic_cswap()
                                (match ? "matching" : "not matching");
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
-            *(T *)remote.ptr() = api::initial();
+            remote.store<T>(api::initial());
             T compare          = match ? api::initial() : api::initial() + 1;
             T swap             = api::operand();
             T result           = 0;

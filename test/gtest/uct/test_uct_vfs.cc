@@ -133,6 +133,14 @@ size_t pack_string(void *dest, void *arg)
     return data->size();
 }
 
+/* The vfs shows the objects of this process: every receiver is here */
+uct_test::entity_params local_receiver()
+{
+    uct_test::entity_params params;
+    params.local_only = true;
+    return params;
+}
+
 } // namespace
 
 class uct_vfs : public uct_test {
@@ -400,7 +408,7 @@ TEST_P(uct_vfs, am_handlers_lists_the_ids_set)
 
 TEST_P(uct_vfs, ep_dirs_come_and_go_with_eps)
 {
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p                = m_pairs.at(0);
     std::vector<std::string> eps = ep_dirs(*p.sender);
 
@@ -428,7 +436,7 @@ TEST_P(uct_vfs, ep_dirs_come_and_go_with_eps)
 
 TEST_P(uct_vfs, ep_state_after_traffic)
 {
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p    = m_pairs.at(0);
     am_recorder &rec = install_recorder(*p.receiver, AM_ID);
     uint64_t num_msgs;
@@ -462,7 +470,7 @@ TEST_P(uct_vfs, tree_off_gives_ifaces_and_eps_nothing)
     } guard;
 
     ucs_vfs_set_enabled(0);
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p = m_pairs.at(0);
 
     for (const entity *e : {p.sender, p.receiver}) {
@@ -515,7 +523,7 @@ protected:
 
 TEST_P(uct_vfs_counters, am_messages_and_bytes_exact)
 {
-    UCT_TEST_INIT_PAIRS();
+    UCT_TEST_INIT_PAIRS(local_receiver());
     if (!m_pairs[0].sender->has_cap(UCT_IFACE_FLAG_AM_SHORT) &&
         !m_pairs[0].sender->has_cap(UCT_IFACE_FLAG_AM_BCOPY) &&
         !m_pairs[0].sender->has_cap(UCT_IFACE_FLAG_AM_ZCOPY)) {
@@ -554,7 +562,7 @@ TEST_P(uct_vfs_counters, am_messages_and_bytes_exact)
 
 TEST_P(uct_vfs_counters, only_active_ids_listed)
 {
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p = m_pairs.at(0);
 
     counters_t before = read_counters(*p.receiver);
@@ -573,7 +581,7 @@ TEST_P(uct_vfs_counters, only_active_ids_listed)
 
 TEST_P(uct_vfs_counters, put_and_get_exact)
 {
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p        = m_pairs.at(0);
     const size_t length  = 16;
     const unsigned count = 5;
@@ -651,7 +659,7 @@ protected:
 
 TEST_P(uct_vfs_tcp, accepted_connection_has_an_ep_dir)
 {
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p    = m_pairs.at(0);
     am_recorder &rec = install_recorder(*p.receiver, AM_ID);
     uint64_t num_msgs;
@@ -741,7 +749,7 @@ void count_purged(uct_pending_req_t *self, void *arg)
  * when the queue drains (dispatch) or is purged. */
 TEST_P(uct_vfs_tcp, full_socket_shows_queue_and_pending)
 {
-    UCT_TEST_INIT_PAIRS(entity_params(), false);
+    UCT_TEST_INIT_PAIRS(local_receiver(), false);
     const pair &p    = m_pairs.at(0);
     am_recorder &rec = install_recorder(*p.receiver, AM_ID);
     uint64_t num_msgs;

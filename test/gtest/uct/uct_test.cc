@@ -3,6 +3,7 @@
  * enumeration, entities, registered buffers, progress helpers.
  */
 #include "uct_test.h"
+#include "uct_test_peer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -284,18 +285,52 @@ uct_component_h uct_test::find_component(const std::string &name)
  */
 
 uct_test::entity::entity(const resource &res, const entity_params &params)
+    : entity(res, params, false)
+{}
+
+uct_test::entity::entity(const resource &res, const entity_params &params,
+                         bool in_peer_process)
     : m_res(res), m_params(params), m_component(NULL), m_md(NULL),
       m_async(NULL), m_worker(NULL), m_iface(NULL)
 {
     memset(&m_md_attr, 0, sizeof(m_md_attr));
     memset(&m_iface_attr, 0, sizeof(m_iface_attr));
 
+    m_component = find_component(res.component_name);
+    if (m_component == NULL) {
+        throw std::runtime_error("component '" + res.component_name +
+                                 "' is not loaded");
+    }
+
+    if (!in_peer_process) {
+        open_local();
+        return;
+    }
+
+    /* The peer's addresses and attributes stand for its interface here */
+    m_peer.reset(new uct_test_peer_link(res, params));
+    m_md_attr    = m_peer->md_attr();
+    m_iface_attr = m_peer->iface_attr();
+    m_dev_addr   = m_peer->dev_addr();
+    m_iface_addr = m_peer->iface_addr();
+}
+
+void uct_test::entity::require_local(const char *what) const
+{
+    if (m_peer) {
+        throw std::logic_error(std::string("entity::") + what + " of " +
+                               m_res.tl_name +
+                               ": the interface is in a peer process "
+                               "(set entity_params::local_only)");
+    }
+}
+
+void uct_test::entity::open_local()
+{
+    const resource &res         = m_res;
+    const entity_params &params = m_params;
+
     try {
-        m_component = find_component(res.component_name);
-        if (m_component == NULL) {
-            throw std::runtime_error("component '" + res.component_name +
-                                     "' is not loaded");
-        }
 
         uct_md_config_t *md_config;
         UCT_TEST_CALL(uct_md_config_read(m_component, NULL, NULL, &md_config));
@@ -382,6 +417,10 @@ uct_test::entity::~entity()
 
 void uct_test::entity::cleanup()
 {
+    if (m_peer) {
+        m_peer->close();
+        return;
+    }
     destroy_eps();
     if (m_iface != NULL) {
         uct_iface_close(m_iface);
@@ -411,6 +450,7 @@ bool uct_test::entity::is_reachable(const entity &other) const
 {
     const uct_iface_addr_t *iface_addr = NULL;
 
+    require_local("is_reachable()");
     if (other.m_iface_attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
         iface_addr = (const uct_iface_addr_t *)other.m_iface_addr.data();
     }
@@ -432,6 +472,7 @@ uct_ep_h uct_test::entity::create_ep_for_ep()
 {
     uct_ep_params_t params;
 
+    require_local("create_ep_for_ep()");
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = m_iface;
@@ -457,6 +498,7 @@ uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
 {
     uct_ep_params_t params;
 
+    require_local("connect_to()");
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE | extra_field_mask;
     params.iface      = m_iface;
@@ -473,6 +515,7 @@ uct_ep_h uct_test::entity::connect_to(entity &other, uint64_t extra_field_mask)
     }
 
     if (has_cap(UCT_IFACE_FLAG_CONNECT_TO_EP)) {
+        other.require_local("connect_to() an ep");
         if (!is_reachable(other)) {
             return NULL;
         }
@@ -510,6 +553,7 @@ void uct_test::entity::destroy_eps()
 ucs_status_t uct_test::entity::set_am_handler(uint8_t id, uct_am_callback_t cb,
                                               void *arg)
 {
+    require_local("set_am_handler()");
     uint32_t flags =
         has_cap(UCT_IFACE_FLAG_CB_SYNC) ? UCT_CB_FLAG_SYNC : UCT_CB_FLAG_ASYNC;
     return uct_iface_set_am_handler(m_iface, id, cb, arg, flags);
@@ -517,6 +561,9 @@ ucs_status_t uct_test::entity::set_am_handler(uint8_t id, uct_am_callback_t cb,
 
 unsigned uct_test::entity::progress()
 {
+    if (m_peer) {
+        return m_peer->progress();
+    }
     ucs_async_check_miss(m_async);
     return uct_worker_progress(m_worker);
 }
@@ -529,7 +576,8 @@ uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
                                        size_t offset)
     : m_entity(e), m_alloc(NULL), m_ptr(NULL), m_length(length),
       m_memh(UCT_MEM_HANDLE_NULL), m_registered(false), m_md_alloc(false),
-      m_rkey_unpacked(false)
+      m_rkey_unpacked(false), m_remote(e.peer()), m_remote_id(0),
+      m_remote_addr(0)
 {
     const uct_md_attr_t &attr = e.md_attr();
     size_t total              = offset + length + GUARD;
@@ -537,6 +585,31 @@ uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
     m_rkey.rkey   = UCT_INVALID_RKEY;
     m_rkey.handle = NULL;
     m_rkey.type   = NULL;
+
+    if (m_remote) {
+        /* The peer's buffer; m_alloc holds a copy of it and its guard */
+        std::vector<char> packed;
+        m_remote->buffer_alloc(length, offset, m_remote_id, m_remote_addr,
+                               packed);
+        m_alloc = calloc(1, length + GUARD);
+        if (m_alloc == NULL) {
+            m_remote->buffer_free(m_remote_id);
+            throw std::runtime_error("calloc(" + std::to_string(total) +
+                                     ") failed");
+        }
+        m_ptr = m_alloc;
+        if (!packed.empty()) {
+            ucs_status_t status =
+                uct_rkey_unpack(e.component(), packed.data(), &m_rkey);
+            if (status != UCS_OK) {
+                free(m_alloc);
+                m_remote->buffer_free(m_remote_id);
+                UCT_TEST_CALL(status);
+            }
+            m_rkey_unpacked = true;
+        }
+        return;
+    }
 
     if (!(attr.cap.flags & UCT_MD_FLAG_REG) &&
         (attr.cap.flags & UCT_MD_FLAG_ALLOC)) {
@@ -593,7 +666,13 @@ uct_test::mapped_buffer::mapped_buffer(size_t length, const entity &e,
 
 void uct_test::mapped_buffer::release_memory()
 {
-    if (m_md_alloc) {
+    if (m_remote) {
+        free(m_alloc);
+        /* Freed with the peer's interface when the entity went first */
+        if (m_remote->is_open()) {
+            m_remote->buffer_free(m_remote_id);
+        }
+    } else if (m_md_alloc) {
         EXPECT_EQ(UCS_OK, uct_mem_free(&m_md_mem));
     } else {
         free(m_alloc);
@@ -609,6 +688,76 @@ uct_test::mapped_buffer::~mapped_buffer()
         EXPECT_EQ(UCS_OK, uct_md_mem_dereg(m_entity.md(), m_memh));
     }
     release_memory();
+}
+
+void uct_test::mapped_buffer::require_local(const char *what) const
+{
+    if (m_remote) {
+        throw std::logic_error(std::string("mapped_buffer::") + what +
+                               ": the buffer is in a peer process (use "
+                               "load(), store() or the pattern calls)");
+    }
+}
+
+void uct_test::mapped_buffer::pull() const
+{
+    if (m_remote) {
+        std::string bytes = m_remote->read(m_remote_addr, m_length + GUARD);
+        ::memcpy(m_alloc, bytes.data(), bytes.size());
+    }
+}
+
+void uct_test::mapped_buffer::push()
+{
+    if (m_remote) {
+        m_remote->write(m_remote_addr, m_ptr, m_length);
+    }
+}
+
+void uct_test::mapped_buffer::read(void *value, size_t size) const
+{
+    if (size > m_length) {
+        throw std::logic_error("mapped_buffer::load() past the end");
+    }
+    if (m_remote) {
+        std::string bytes = m_remote->read(m_remote_addr, size);
+        ::memcpy(value, bytes.data(), size);
+        return;
+    }
+    /* One access of the word's size: the target of atomic operations */
+    switch (size) {
+    case sizeof(uint32_t):
+        *(uint32_t *)value = *(volatile uint32_t *)m_ptr;
+        break;
+    case sizeof(uint64_t):
+        *(uint64_t *)value = *(volatile uint64_t *)m_ptr;
+        break;
+    default:
+        ::memcpy(value, m_ptr, size);
+        break;
+    }
+}
+
+void uct_test::mapped_buffer::write(const void *value, size_t size)
+{
+    if (size > m_length) {
+        throw std::logic_error("mapped_buffer::store() past the end");
+    }
+    if (m_remote) {
+        m_remote->write(m_remote_addr, value, size);
+        return;
+    }
+    switch (size) {
+    case sizeof(uint32_t):
+        *(volatile uint32_t *)m_ptr = *(const uint32_t *)value;
+        break;
+    case sizeof(uint64_t):
+        *(volatile uint64_t *)m_ptr = *(const uint64_t *)value;
+        break;
+    default:
+        ::memcpy(m_ptr, value, size);
+        break;
+    }
 }
 
 uct_iov_t uct_test::mapped_buffer::iov(size_t offset, size_t length) const
@@ -697,15 +846,18 @@ size_t uct_test::mapped_buffer::pattern_mismatch(const void *buffer,
 void uct_test::mapped_buffer::pattern_fill(uint64_t seed)
 {
     pattern_fill(m_ptr, m_length, seed);
+    push();
 }
 
 bool uct_test::mapped_buffer::pattern_matches(uint64_t seed) const
 {
+    pull();
     return pattern_mismatch(m_ptr, m_length, seed) == m_length;
 }
 
 void uct_test::mapped_buffer::pattern_check(uint64_t seed) const
 {
+    pull();
     size_t i = pattern_mismatch(m_ptr, m_length, seed);
     if (i != m_length) {
         ADD_FAILURE() << "buffer of " << m_length << " bytes differs at byte "
@@ -719,12 +871,14 @@ void uct_test::mapped_buffer::pattern_check(uint64_t seed) const
 void uct_test::mapped_buffer::memset(int c)
 {
     ::memset(m_ptr, c, m_length);
+    push();
 }
 
 void uct_test::mapped_buffer::check_guard() const
 {
+    pull();
     for (size_t i = 0; i < GUARD; ++i) {
-        if ((uint8_t)cptr()[m_length + i] != 0xa5) {
+        if ((uint8_t) static_cast<char *>(m_ptr)[m_length + i] != 0xa5) {
             ADD_FAILURE() << "byte " << i << " past the end of a " << m_length
                           << "-byte buffer was overwritten";
             return;
@@ -738,6 +892,12 @@ void uct_test::mapped_buffer::check_guard() const
 
 void uct_test::am_recorder::install(entity &e, uint8_t id)
 {
+    if (e.is_remote()) {
+        m_remote    = e.peer();
+        m_remote_id = m_remote->recorder_install(id);
+        return;
+    }
+
     ucs_status_t status = e.set_am_handler(id, cb, this);
     if (status != UCS_OK) {
         throw std::runtime_error(std::string("uct_iface_set_am_handler: ") +
@@ -747,6 +907,11 @@ void uct_test::am_recorder::install(entity &e, uint8_t id)
 
 void uct_test::am_recorder::keep_descriptors(size_t headroom)
 {
+    if (m_remote) {
+        m_remote->recorder_keep(m_remote_id, headroom);
+        return;
+    }
+
     std::lock_guard<std::mutex> guard(m_lock);
     m_keep_desc = true;
     m_headroom  = headroom;
@@ -754,6 +919,11 @@ void uct_test::am_recorder::keep_descriptors(size_t headroom)
 
 void uct_test::am_recorder::release_kept()
 {
+    if (m_remote) {
+        m_remote->recorder_release(m_remote_id);
+        return;
+    }
+
     std::vector<void *> kept;
     {
         std::lock_guard<std::mutex> guard(m_lock);
@@ -766,20 +936,43 @@ void uct_test::am_recorder::release_kept()
 
 size_t uct_test::am_recorder::count() const
 {
+    if (m_remote) {
+        return m_remote->recorder_count(m_remote_id);
+    }
+
     std::lock_guard<std::mutex> guard(m_lock);
     return m_msgs.size();
 }
 
 uct_test::am_recorder::message uct_test::am_recorder::at(size_t i) const
 {
+    if (m_remote) {
+        return m_remote->recorder_at(m_remote_id, i);
+    }
+
     std::lock_guard<std::mutex> guard(m_lock);
     return m_msgs.at(i);
 }
 
 std::vector<void *> uct_test::am_recorder::kept() const
 {
+    if (m_remote) {
+        return m_remote->recorder_kept(m_remote_id);
+    }
+
     std::lock_guard<std::mutex> guard(m_lock);
     return m_kept;
+}
+
+std::string uct_test::am_recorder::read(const void *ptr, ssize_t offset,
+                                        size_t length) const
+{
+    const char *p = static_cast<const char *>(ptr) + offset;
+
+    if (m_remote) {
+        return m_remote->read((uintptr_t)p, length);
+    }
+    return std::string(p, length);
 }
 
 ucs_status_t uct_test::am_recorder::cb(void *arg, void *data, size_t length,
@@ -882,7 +1075,54 @@ bool uct_test::create_pairs(const entity_params &recv_params, bool loopback)
             m_pairs.push_back({"loopback", receiver, receiver, ep});
         }
     }
+
+    if (two_processes(recv_params) && (sender_res.dev_name == res().dev_name)) {
+        /* A sender of its own, so that the pairs stay independent */
+        entity *remote = create_entity_in_peer(recv_params);
+        entity *local  = create_entity(sender_res, entity_params());
+        if (!local->is_reachable(*remote)) {
+            throw std::runtime_error(res().tl_name + " on " + res().dev_name +
+                                     " is not reachable from another "
+                                     "process");
+        }
+        uct_ep_h ep = local->connect_to(*remote);
+        if (ep == NULL) {
+            throw std::runtime_error("cannot connect to " + res().tl_name +
+                                     " in another process");
+        }
+        m_pairs.push_back({"two-processes", local, remote, ep});
+    }
     return !m_pairs.empty();
+}
+
+bool uct_test::two_processes(const entity_params &recv_params) const
+{
+    const char *env = getenv("OPENUCT_TEST_TWO_PROCESS_TLS");
+    std::string tls = (env != NULL) ? env : "posix,sysv,cma,tcp";
+
+    if (recv_params.local_only || (recv_params.err_handler != nullptr)) {
+        return false;
+    }
+    for (const std::string &tl : split(tls, ',')) {
+        if (tl == res().tl_name) {
+            return true;
+        }
+    }
+    return false;
+}
+
+uct_test::entity *uct_test::create_entity_in_peer(const entity_params &params)
+{
+    m_entities.emplace_back(new entity(res(), params, true));
+    entity *e = m_entities.back().get();
+    if (!e->has_cap(UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
+        throw std::runtime_error(res().tl_name +
+                                 " cannot connect to an "
+                                 "interface: not testable in two processes "
+                                 "(leave it out of "
+                                 "OPENUCT_TEST_TWO_PROCESS_TLS)");
+    }
+    return e;
 }
 
 uct_test::am_recorder &uct_test::install_recorder(entity &e, uint8_t id)

@@ -26,8 +26,19 @@
  *  - wait_for(): progresses every entity until a condition holds, failing
  *    the test after a timeout (10 s).
  *  - pairs: the sender->receiver paths of a test: two interfaces when the
- *    receiver is reachable from another interface, and loopback (an
- *    interface sending to itself) when that is possible.
+ *    receiver is reachable from another interface, loopback (an
+ *    interface sending to itself) when that is possible, and two
+ *    processes (see below).
+ *
+ * Two processes: for the transports OPENUCT_TEST_TWO_PROCESS_TLS names
+ * (default "posix,sysv,cma,tcp"; "none" turns it off) that connect to an
+ * interface, create_pairs() adds a pair "two-processes" whose receiver
+ * lives in a peer process (this binary started again, uct_test_peer.cc).
+ * The test reaches that receiver through the same entity, mapped_buffer
+ * and am_recorder calls as a local one; each call becomes a request to
+ * the peer. What only exists in the receiver's process (its uct handles,
+ * raw pointers into its memory) throws std::logic_error naming the call;
+ * a test that needs it sets entity_params::local_only for its receiver.
  */
 #ifndef OPENUCT_TEST_UCT_TEST_H_
 #define OPENUCT_TEST_UCT_TEST_H_
@@ -115,7 +126,13 @@ struct uct_entity_params {
     uint64_t extra_field_mask = 0;
     /* uct_config_modify() calls on the iface config before opening */
     std::vector<std::pair<std::string, std::string>> config;
+    /* create_pairs(): the receiver must be in the test's process (the
+     * test uses its uct handles or memory directly) */
+    bool local_only = false;
 };
+
+/* The test's end of a peer process that holds a receiver (uct_test_peer) */
+class uct_test_peer_link;
 
 class uct_test : public ucs::test,
                  public testing::WithParamInterface<resource> {
@@ -150,6 +167,9 @@ public:
     class entity {
     public:
         entity(const resource &res, const entity_params &params);
+        /* An entity whose interface is opened in a new peer process */
+        entity(const resource &res, const entity_params &params,
+               bool in_peer_process);
         ~entity();
 
         entity(const entity &)            = delete;
@@ -165,6 +185,7 @@ public:
         }
         uct_md_h md() const
         {
+            require_local("md()");
             return m_md;
         }
         const uct_md_attr_t &md_attr() const
@@ -173,11 +194,22 @@ public:
         }
         uct_worker_h worker() const
         {
+            require_local("worker()");
             return m_worker;
         }
         uct_iface_h iface() const
         {
+            require_local("iface()");
             return m_iface;
+        }
+        /* Is the interface in a peer process? */
+        bool is_remote() const
+        {
+            return m_peer != nullptr;
+        }
+        const std::shared_ptr<uct_test_peer_link> &peer() const
+        {
+            return m_peer;
         }
         const uct_iface_attr_t &iface_attr() const
         {
@@ -251,6 +283,9 @@ public:
     private:
         uct_ep_h create_ep(const uct_ep_params_t &params);
         void cleanup();
+        void open_local();
+        /* Throws std::logic_error if the interface is in a peer process */
+        void require_local(const char *what) const;
 
         resource m_res;
         entity_params m_params;
@@ -264,6 +299,7 @@ public:
         std::vector<char> m_dev_addr;
         std::vector<char> m_iface_addr;
         std::vector<uct_ep_h> m_eps;
+        std::shared_ptr<uct_test_peer_link> m_peer;
     };
 
     /*
@@ -271,6 +307,11 @@ public:
      * allocation, registered with the entity's md (UCT_MD_FLAG_REG), with
      * a packed and unpacked remote key (UCT_MD_FLAG_NEED_RKEY). Guard
      * bytes after the buffer catch overruns (check_guard()).
+     *
+     * On an entity in a peer process the memory is the peer's: addr() is
+     * its address there and the rkey is unpacked here from what the peer
+     * packed. The pattern, memset, load and store calls read or write it
+     * through the peer; ptr(), cptr(), iov() and split_iov() throw.
      */
     class mapped_buffer {
     public:
@@ -282,15 +323,16 @@ public:
 
         void *ptr() const
         {
+            require_local("ptr()");
             return m_ptr;
         }
         char *cptr() const
         {
-            return static_cast<char *>(m_ptr);
+            return static_cast<char *>(ptr());
         }
         uint64_t addr() const
         {
-            return (uintptr_t)m_ptr;
+            return m_remote ? m_remote_addr : (uintptr_t)m_ptr;
         }
         size_t length() const
         {
@@ -324,6 +366,18 @@ public:
         /* Adds a failure if a byte past the end was written. */
         void check_guard() const;
 
+        /* The first sizeof(T) bytes, read or written as one access */
+        template <typename T> T load() const
+        {
+            T value;
+            read(&value, sizeof(value));
+            return value;
+        }
+        template <typename T> void store(T value)
+        {
+            write(&value, sizeof(value));
+        }
+
         static void pattern_fill(void *buffer, size_t length, uint64_t seed);
         static uint8_t pattern_byte(uint64_t seed, size_t i);
         /* Index of the first byte not matching, or length. */
@@ -333,9 +387,18 @@ public:
     private:
         static constexpr size_t GUARD = 64;
 
+        void require_local(const char *what) const;
+        /* Copies the peer's buffer and guard into the local copy */
+        void pull() const;
+        /* Copies the local copy of the buffer to the peer */
+        void push();
+        void read(void *value, size_t size) const;
+        void write(const void *value, size_t size);
+        void pack_and_unpack_rkey(const entity &e);
+
         const entity &m_entity;
         void *m_alloc;
-        void *m_ptr;
+        void *m_ptr; /* the buffer, or the local copy of the peer's */
         size_t m_length;
         uct_mem_h m_memh;
         bool m_registered;
@@ -343,6 +406,11 @@ public:
         uct_allocated_memory_t m_md_mem;
         uct_rkey_bundle_t m_rkey;
         bool m_rkey_unpacked;
+        /* In a peer process: the link, the peer's buffer number and the
+         * address of the buffer there */
+        std::shared_ptr<uct_test_peer_link> m_remote;
+        uint32_t m_remote_id;
+        uint64_t m_remote_addr;
 
         void release_memory();
     };
@@ -350,17 +418,19 @@ public:
     /*
      * Records the active messages delivered to one handler id. Can keep
      * descriptors (UCT_CB_PARAM_FLAG_DESC -> UCS_INPROGRESS) and write the
-     * user headroom in front of them.
+     * user headroom in front of them. Installed on an entity in a peer
+     * process, the recording happens there and every call asks the peer.
      */
     class am_recorder {
     public:
         struct message {
             std::string data;
             unsigned flags;
-            void *ptr; /* where the data was delivered */
+            void *ptr; /* where the data was delivered (in the
+                        * receiver's process) */
         };
 
-        am_recorder() : m_keep_desc(false), m_headroom(0)
+        am_recorder() : m_keep_desc(false), m_headroom(0), m_remote_id(0)
         {}
 
         /* Registers the recorder as @a e's handler for @a id. */
@@ -373,6 +443,10 @@ public:
         size_t count() const;
         message at(size_t i) const;
         std::vector<void *> kept() const;
+        /* @a length bytes at @a ptr, an address delivered to the handler
+         * (or @a offset bytes before it: negative offsets read the
+         * headroom) */
+        std::string read(const void *ptr, ssize_t offset, size_t length) const;
 
         static ucs_status_t cb(void *arg, void *data, size_t length,
                                unsigned flags);
@@ -383,6 +457,8 @@ public:
         std::vector<void *> m_kept;
         bool m_keep_desc;
         size_t m_headroom;
+        std::shared_ptr<uct_test_peer_link> m_remote;
+        uint32_t m_remote_id;
     };
 
     /* A path a message takes in a test. */
@@ -413,11 +489,19 @@ protected:
      *    reachable from it ("two-devices (PEERDEV -> DEV)" when
      *    OPENUCT_TEST_PEER_DEVS puts the sender on another device; then
      *    an unreachable receiver is an error);
-     *  - "loopback": the receiver sending to itself, when reachable.
+     *  - "loopback": the receiver sending to itself, when reachable;
+     *  - "two-processes": a sender here and a receiver with
+     *    @a recv_params in a peer process, for the transports
+     *    OPENUCT_TEST_TWO_PROCESS_TLS names (see the top of this file).
      * Skips the test (returns false) if the transport cannot connect.
      */
     bool create_pairs(const entity_params &recv_params = entity_params(),
                       bool loopback                    = true);
+
+    /* Does create_pairs() add a "two-processes" pair for this receiver? */
+    bool two_processes(const entity_params &recv_params) const;
+    /* An entity on the test's resource opened in a new peer process */
+    entity *create_entity_in_peer(const entity_params &params);
 
     /* Progresses every entity once; returns the event count. */
     unsigned progress();
