@@ -738,6 +738,15 @@ sm_floor_round() {
         record sm_lat "${v:-fail}"
         v=$(awk -F, '$1 == "am_bw" && $2 == "floor" { print $8; exit }' "$log" 2>/dev/null)
         record sm_rate "${v:-fail}"
+        # the same ping-pong with a line per direction, each line with one
+        # writer: the shape of a FIFO per receiver
+        log=$work/r$r-sm_floor2.log
+        if [ -x "$sm_floor" ]; then
+            run_client "$log" "$sm_floor" -c "$server_cpu,$client_cpu" \
+                -t lat -L 2 -n "$n_sm_lat"
+        fi
+        v=$(awk -F, '$1 == "am_lat" && $2 == "floor" { print $5; exit }' "$log" 2>/dev/null)
+        record sm_lat2 "${v:-fail}"
     fi
     log=$work/r$r-memcpy_floor.log
     if [ -x "$memcpy_floor" ]; then
@@ -1051,6 +1060,7 @@ sm_rows() {
     for t in "${sm_fifo_tls[@]}"; do
         row "$t am_lat short 8 B p50 [usec]" "${t}_am_lat" p50 3 sm_lat ucx "<=" 1.0
         row "$t am_lat short 8 B p50 vs floor" "${t}_am_lat" p50 3 sm_lat floor "<=" 1.5
+        row "$t am_lat short 8 B p50 vs floor -L 2" "${t}_am_lat" p50 3 sm_lat2 floor "<=" 1.5
         row "$t am_bw short 8 B [msg/s]" "${t}_am_rate" rate 0 sm_rate ucx ">=" 1.0
         row "$t am_bw bcopy 8 KiB [MiB/s]" "${t}_am_bw_8k" bw 1 mc_bw_8k ucx ">=" 1.0
     done
@@ -1067,6 +1077,7 @@ sm_rounds_lines() {
     local t i
     if [ ${#sm_fifo_tls[@]} -gt 0 ]; then
         rounds_line "sm_floor ping-pong 8 B p50" sm_lat 3
+        rounds_line "sm_floor -L 2 ping-pong 8 B p50" sm_lat2 3
         rounds_line "sm_floor ring 8 B [msg/s]" sm_rate 0
         rounds_line "memcpy 8 KiB [MiB/s]" mc_bw_8k 1
     fi
@@ -1099,6 +1110,8 @@ print_table() {
     if [ ${#sm_fifo_tls[@]} -gt 0 ]; then
         echo "#   ${sm_fifo_tls[*]}: sm_floor (one cache line between the two CPUs: ping-pong,"
         echo "#   and a 64-line ring acked every 32), memcpy_floor at 8 KiB for bcopy;"
+        echo "#   'floor -L 2': the ping-pong with one line per direction, each written by"
+        echo "#   one side only, as a message into the other's FIFO must be;"
     fi
     if [ $do_cma -eq 1 ]; then
         echo "#   cma: memcpy_floor at 1 MiB (one process, in cache);"
