@@ -7,27 +7,11 @@
  */
 #include "uct_test.h"
 
-#include <cerrno>
 #include <cstring>
-#include <poll.h>
 
 namespace {
 
 const uint8_t AM_ID = 11;
-
-/* poll() for readability; returns 1 readable, 0 timeout. */
-int wait_readable(int fd, int timeout_ms)
-{
-    struct pollfd pfd;
-    pfd.fd      = fd;
-    pfd.events  = POLLIN;
-    pfd.revents = 0;
-    int ret;
-    do {
-        ret = poll(&pfd, 1, timeout_ms);
-    } while ((ret < 0) && (errno == EINTR));
-    return (ret > 0) && (pfd.revents & POLLIN);
-}
 
 } // namespace
 
@@ -40,7 +24,7 @@ protected:
         ucs_status_t status = UCS_ERR_BUSY;
         wait_for(
             [&] {
-                status = uct_iface_event_arm(e.iface(), events);
+                status = e.event_arm(events);
                 return status != UCS_ERR_BUSY;
             },
             "uct_iface_event_arm to stop returning UCS_ERR_BUSY");
@@ -88,11 +72,7 @@ TEST_P(uct_event, unsupported_without_event_fd)
 
 TEST_P(uct_event, recv_makes_fd_readable)
 {
-    /* The receiver's event fd is polled here (test_mm wakes a receiver
-     * in another process) */
-    entity_params params;
-    params.local_only = true;
-    UCT_TEST_INIT_PAIRS(params);
+    UCT_TEST_INIT_PAIRS();
     entity *receiver = m_pairs[0].receiver;
     if (!receiver->has_event_cap(UCT_IFACE_FLAG_EVENT_FD) ||
         !receiver->has_event_cap(UCT_IFACE_FLAG_EVENT_RECV)) {
@@ -108,15 +88,15 @@ TEST_P(uct_event, recv_makes_fd_readable)
         am_recorder &rec = install_recorder(*p.receiver, AM_ID);
         int fd = -1, fd2 = -1;
 
-        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(p.receiver->iface(), &fd));
+        ASSERT_EQ(UCS_OK, p.receiver->event_fd_get(&fd));
         ASSERT_GE(fd, 0);
-        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(p.receiver->iface(), &fd2));
+        ASSERT_EQ(UCS_OK, p.receiver->event_fd_get(&fd2));
         EXPECT_EQ(fd, fd2) << "the event fd changed between calls";
 
         bool arm_sender = (p.sender != p.receiver) &&
                           p.sender->has_event_cap(UCT_IFACE_FLAG_EVENT_FD);
         if (arm_sender) {
-            ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(p.sender->iface(), &fd2));
+            ASSERT_EQ(UCS_OK, p.sender->event_fd_get(&fd2));
         }
 
         for (uint64_t round = 0; round < 3; ++round) {
@@ -131,14 +111,14 @@ TEST_P(uct_event, recv_makes_fd_readable)
                           arm_when_idle(*p.sender, UCT_EVENT_SEND_COMP));
             }
 
-            /* A message arrives: the fd wakes a sleeper */
+            /* A message arrives: the fd wakes a sleeper (in the
+             * receiver's process) */
             ASSERT_EQ(UCS_OK, send_one(p, round));
-            EXPECT_TRUE(wait_readable(fd, (int)(DEFAULT_TIMEOUT * 1000)))
+            EXPECT_TRUE(p.receiver->event_wait((int)(DEFAULT_TIMEOUT * 1000)))
                 << "event fd not readable after a message was sent";
 
             /* The event is pending: arm refuses, so nobody sleeps on it */
-            EXPECT_EQ(UCS_ERR_BUSY,
-                      uct_iface_event_arm(p.receiver->iface(), UCT_EVENT_RECV));
+            EXPECT_EQ(UCS_ERR_BUSY, p.receiver->event_arm(UCT_EVENT_RECV));
 
             ASSERT_TRUE(wait_for([&] { return rec.count() == round + 1; },
                                  "the message"));

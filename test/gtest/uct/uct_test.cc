@@ -6,6 +6,8 @@
 #include "uct_test_peer.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <poll.h>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -152,6 +154,23 @@ bool resource_selected(const resource &r,
         }
     }
     return false;
+}
+
+/* poll()s the event fd of @a iface; true once it is readable */
+bool wait_fd_readable(uct_iface_h iface, int timeout_ms)
+{
+    struct pollfd pfd;
+    int ret;
+
+    if (uct_iface_event_fd_get(iface, &pfd.fd) != UCS_OK) {
+        return false;
+    }
+    pfd.events  = POLLIN;
+    pfd.revents = 0;
+    do {
+        ret = poll(&pfd, 1, timeout_ms);
+    } while ((ret < 0) && (errno == EINTR));
+    return (ret > 0) && (pfd.revents & POLLIN);
 }
 
 void completion_cb(uct_completion_t *self)
@@ -566,6 +585,30 @@ unsigned uct_test::entity::progress()
     }
     ucs_async_check_miss(m_async);
     return uct_worker_progress(m_worker);
+}
+
+ucs_status_t uct_test::entity::event_fd_get(int *fd)
+{
+    if (m_peer) {
+        return m_peer->event_fd_get(fd);
+    }
+    return uct_iface_event_fd_get(m_iface, fd);
+}
+
+ucs_status_t uct_test::entity::event_arm(unsigned events)
+{
+    if (m_peer) {
+        return m_peer->event_arm(events);
+    }
+    return uct_iface_event_arm(m_iface, events);
+}
+
+bool uct_test::entity::event_wait(int timeout_ms)
+{
+    if (m_peer) {
+        return m_peer->event_wait(timeout_ms);
+    }
+    return wait_fd_readable(m_iface, timeout_ms);
 }
 
 /* ------------------------------------------------------------------------

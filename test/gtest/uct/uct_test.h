@@ -270,6 +270,14 @@ public:
 
         unsigned progress();
 
+        /* uct_iface_event_fd_get() (a descriptor of the interface's
+         * process) and uct_iface_event_arm() */
+        ucs_status_t event_fd_get(int *fd);
+        ucs_status_t event_arm(unsigned events);
+        /* Waits up to @a timeout_ms for the event fd to be readable, in
+         * the interface's process; false on a timeout */
+        bool event_wait(int timeout_ms);
+
         /* The packed device and interface addresses. */
         const std::vector<char> &dev_addr() const
         {

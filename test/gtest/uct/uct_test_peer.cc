@@ -36,6 +36,9 @@ enum op_t : uint32_t {
     OP_BUF_FREE,
     OP_READ,
     OP_WRITE,
+    OP_EVENT_FD,
+    OP_EVENT_ARM,
+    OP_EVENT_WAIT,
     OP_EXIT
 };
 
@@ -258,6 +261,18 @@ struct peer_state {
             memcpy((void *)(uintptr_t)addr, data.data(), data.size());
             break;
         }
+        case OP_EVENT_FD: {
+            int fd              = -1;
+            ucs_status_t status = e().event_fd_get(&fd);
+            w.put(status).put(fd);
+            break;
+        }
+        case OP_EVENT_ARM:
+            w.put(e().event_arm(r.get<unsigned>()));
+            break;
+        case OP_EVENT_WAIT:
+            w.put<uint8_t>(e().event_wait(r.get<int>()));
+            break;
         case OP_EXIT:
             return false;
         default:
@@ -405,6 +420,32 @@ unsigned uct_test_peer_link::progress()
     std::string reply = call(OP_PROGRESS, "");
     reader r(reply);
     return r.get<unsigned>();
+}
+
+ucs_status_t uct_test_peer_link::event_fd_get(int *fd)
+{
+    std::string reply = call(OP_EVENT_FD, "");
+    reader r(reply);
+    ucs_status_t status = r.get<ucs_status_t>();
+    int value           = r.get<int>();
+    if (status == UCS_OK) {
+        *fd = value;
+    }
+    return status;
+}
+
+ucs_status_t uct_test_peer_link::event_arm(unsigned events)
+{
+    std::string reply = call(OP_EVENT_ARM, writer().put(events).out);
+    reader r(reply);
+    return r.get<ucs_status_t>();
+}
+
+bool uct_test_peer_link::event_wait(int timeout_ms)
+{
+    std::string reply = call(OP_EVENT_WAIT, writer().put(timeout_ms).out);
+    reader r(reply);
+    return r.get<uint8_t>() != 0;
 }
 
 uint32_t uct_test_peer_link::recorder_install(uint8_t am_id)

@@ -64,6 +64,11 @@ public:
     /* Progresses the peer's worker; the number of events */
     unsigned progress();
 
+    /* The event calls of uct_test::entity, made in the peer */
+    ucs_status_t event_fd_get(int *fd);
+    ucs_status_t event_arm(unsigned events);
+    bool event_wait(int timeout_ms);
+
     /* AM recorders in the peer, numbered from 0 in install order */
     uint32_t recorder_install(uint8_t am_id);
     void recorder_keep(uint32_t rec, size_t headroom);
