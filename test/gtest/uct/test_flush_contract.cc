@@ -6,8 +6,9 @@
  * initiator's buffer for a GET or a fetch, the target's for a PUT) and its
  * completion has run with UCS_OK; a completion never runs before its data
  * is in place. Endpoints are connected both ways, to the interface and to
- * the endpoint, as the transport allows; many GETs of 8 B - 4 MiB are in
- * flight at once.
+ * the endpoint, as the transport allows, and to an interface in a peer
+ * process for the transports uct_test runs in two processes; many GETs of
+ * 8 B - 4 MiB are in flight at once.
  */
 #include "uct_test.h"
 
@@ -27,18 +28,30 @@ struct data_completion {
     int calls;
     ucs_status_t status;
     bool in_place; /* the data was there when it ran */
+    /* or the data is the pattern of seed in this buffer (which may be in
+     * a peer process) */
+    const uct_test::mapped_buffer *target;
 
     data_completion(const void *buf, size_t len, uint64_t pattern_seed)
         : buffer(buf), length(len), seed(pattern_seed), word(0), is_word(false),
-          calls(0), status(UCS_OK), in_place(false)
+          calls(0), status(UCS_OK), in_place(false), target(nullptr)
     {
         uct.func   = cb;
         uct.count  = 1;
         uct.status = UCS_OK;
     }
 
+    data_completion(const uct_test::mapped_buffer &buf, uint64_t pattern_seed)
+        : data_completion(nullptr, buf.length(), pattern_seed)
+    {
+        target = &buf;
+    }
+
     bool data_ok() const
     {
+        if (target != nullptr) {
+            return target->pattern_matches(seed);
+        }
         if (is_word) {
             return *(const volatile uint64_t *)buffer == word;
         }
@@ -82,7 +95,7 @@ size_t pack_pattern(void *dest, void *arg)
     return src->length();
 }
 
-enum conn_mode { CONN_IFACE, CONN_EP };
+enum conn_mode { CONN_IFACE, CONN_EP, CONN_IFACE_PEER };
 
 enum flush_kind { FLUSH_EP, FLUSH_IFACE };
 
@@ -93,13 +106,20 @@ protected:
     typedef uct_test::mapped_buffer mapped_buffer;
 
     /* Two entities (a sender and a receiver) with eps both ways in
-     * @a mode; false if the transport cannot connect that way. */
+     * @a mode (CONN_IFACE_PEER: the receiver in a peer process, an ep
+     * from the sender only); false if the transport cannot connect that
+     * way. */
     bool connect(conn_mode mode)
     {
-        uint64_t cap = (mode == CONN_IFACE) ? UCT_IFACE_FLAG_CONNECT_TO_IFACE
-                                            : UCT_IFACE_FLAG_CONNECT_TO_EP;
+        uint64_t cap = (mode == CONN_EP) ? UCT_IFACE_FLAG_CONNECT_TO_EP
+                                         : UCT_IFACE_FLAG_CONNECT_TO_IFACE;
 
-        m_sender   = create_entity();
+        m_sender = create_entity();
+        if (mode == CONN_IFACE_PEER) {
+            m_receiver = create_entity_in_peer(entity_params());
+            m_ep       = m_sender->connect_to(*m_receiver);
+            return m_ep != NULL;
+        }
         m_receiver = create_entity();
         if (!m_sender->has_cap(cap) || !m_sender->is_reachable(*m_receiver)) {
             return false;
@@ -274,8 +294,8 @@ void uct_flush_contract::puts_then_flush(bool zcopy, flush_kind kind)
         mapped_buffer &remote = remotes.back();
         local.pattern_fill(++seed);
         remote.memset(0xee);
-        /* the completion checks the target: in one process it can */
-        comps.emplace_back(remote.ptr(), length, seed);
+        /* the completion checks the target */
+        comps.emplace_back(remote, seed);
         data_completion &comp = comps.back();
         if (zcopy) {
             uct_iov_t iov = local.iov(0, length);
@@ -323,8 +343,8 @@ void uct_flush_contract::fetches_then_flush(flush_kind kind)
     }
     for (uint64_t i = 0; i < 64; ++i) {
         remotes.emplace_back(sizeof(uint64_t), *m_receiver);
-        mapped_buffer &remote     = remotes.back();
-        *(uint64_t *)remote.ptr() = 1000 * i;
+        mapped_buffer &remote = remotes.back();
+        remote.store<uint64_t>(1000 * i);
         results.push_back(~0ull);
         uint64_t *result = &results.back();
         comps.emplace_back(result, sizeof(*result), 0);
@@ -346,8 +366,7 @@ void uct_flush_contract::fetches_then_flush(flush_kind kind)
     check_done(comps, "fetch-add");
     uint64_t i = 0;
     for (const mapped_buffer &remote : remotes) {
-        EXPECT_EQ(1000 * i + 7, *(const volatile uint64_t *)remote.ptr())
-            << "word " << i;
+        EXPECT_EQ(1000 * i + 7, remote.load<uint64_t>()) << "word " << i;
         ++i;
     }
 }
@@ -356,8 +375,8 @@ void uct_flush_contract::run_all(conn_mode mode)
 {
     if (!connect(mode)) {
         GTEST_SKIP() << res().tl_name << " cannot connect "
-                     << ((mode == CONN_IFACE) ? "to an interface"
-                                              : "to an endpoint");
+                     << ((mode == CONN_EP) ? "to an endpoint"
+                                           : "to an interface");
     }
     for (flush_kind kind : {FLUSH_EP, FLUSH_IFACE}) {
         SCOPED_TRACE((kind == FLUSH_EP) ? "uct_ep_flush" : "uct_iface_flush");
@@ -377,6 +396,15 @@ TEST_P(uct_flush_contract, connected_to_iface)
 TEST_P(uct_flush_contract, connected_to_ep)
 {
     run_all(CONN_EP);
+}
+
+TEST_P(uct_flush_contract, connected_to_iface_in_peer_process)
+{
+    if (!two_processes(entity_params())) {
+        GTEST_SKIP() << res().tl_name << " is not run in two processes "
+                     << "(OPENUCT_TEST_TWO_PROCESS_TLS)";
+    }
+    run_all(CONN_IFACE_PEER);
 }
 
 UCT_INSTANTIATE_TEST_SUITE(uct_flush_contract);

@@ -5,6 +5,8 @@
 #include "uct_test_peer.h"
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -39,6 +41,7 @@ enum op_t : uint32_t {
     OP_EVENT_FD,
     OP_EVENT_ARM,
     OP_EVENT_WAIT,
+    OP_LOG,
     OP_EXIT
 };
 
@@ -119,6 +122,26 @@ bool recv_frame(int fd, std::string &data, int timeout_ms)
 /* ------------------------------------------------------------------------
  * The peer
  */
+
+/* Warnings and errors the peer logged since the test last asked: a test
+ * fails on them as on its own (common/test.cc) */
+std::vector<std::string> peer_log_lines;
+
+ucs_log_func_rc_t peer_log_handler(const char *file, unsigned line,
+                                   const char *function, ucs_log_level_t level,
+                                   const char *fmt, va_list ap)
+{
+    char buf[1024];
+    const char *base = strrchr(file, '/');
+
+    if (level <= UCS_LOG_LEVEL_WARN) {
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        peer_log_lines.push_back(std::string(ucs_log_level_names[level]) + " " +
+                                 (base ? base + 1 : file) + ":" +
+                                 std::to_string(line) + " " + buf);
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
 
 struct peer_state {
     std::unique_ptr<uct_test::entity> entity;
@@ -273,6 +296,13 @@ struct peer_state {
         case OP_EVENT_WAIT:
             w.put<uint8_t>(e().event_wait(r.get<int>()));
             break;
+        case OP_LOG:
+            w.put<uint32_t>((uint32_t)peer_log_lines.size());
+            for (const std::string &line : peer_log_lines) {
+                w.put_str(line);
+            }
+            peer_log_lines.clear();
+            break;
         case OP_EXIT:
             return false;
         default:
@@ -298,6 +328,8 @@ int peer_main(int fd)
     peer_state state;
     std::string request;
     bool running = true;
+
+    ucs_log_push_handler(peer_log_handler);
 
     /* The test waits for every reply: no timeout here, the end of the
      * stream (the test exited) ends the loop */
@@ -530,6 +562,21 @@ void uct_test_peer_link::close()
 {
     if (m_proc.sock < 0) {
         return;
+    }
+
+    /* What the peer logged fails the test, as in this process */
+    try {
+        std::string lines = call(OP_LOG, "");
+        reader r(lines);
+        for (uint32_t n = r.get<uint32_t>(); n > 0; --n) {
+            ADD_FAILURE() << "unexpected log line in the receiver's process: "
+                          << r.get_str();
+        }
+    } catch (const std::exception &e) {
+        ADD_FAILURE() << e.what();
+        if (m_proc.sock < 0) {
+            return;
+        }
     }
 
     std::string reply;

@@ -13,7 +13,9 @@
  * the bytes (at most 256 MiB). A request starts with a 32-bit opcode; a
  * reply with one byte, 1 for success or 0 followed by the error text.
  * Any failure of the peer (an error reply, an exit, no reply within the
- * timeout) throws std::runtime_error in the test.
+ * timeout) throws std::runtime_error in the test. A warning or error the
+ * peer logs fails the test when the link closes, as one logged in the
+ * test's process does (common/test.h).
  */
 #ifndef OPENUCT_TEST_UCT_UCT_TEST_PEER_H_
 #define OPENUCT_TEST_UCT_UCT_TEST_PEER_H_
