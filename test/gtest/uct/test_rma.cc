@@ -619,7 +619,7 @@ template <typename T> void uct_rma::test_atomic_fetch()
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
             remote.store<T>(api::initial());
-            T result           = (T)0xdeadbeefdeadbeefull;
+            T result = (T)0xdeadbeefdeadbeefull;
             counted_completion comp;
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
@@ -662,9 +662,9 @@ template <typename T> void uct_rma::test_atomic_cswap()
             SCOPED_TRACE(what);
             mapped_buffer remote(sizeof(T), *p.receiver);
             remote.store<T>(api::initial());
-            T compare          = match ? api::initial() : api::initial() + 1;
-            T swap             = api::operand();
-            T result           = 0;
+            T compare = match ? api::initial() : api::initial() + 1;
+            T swap    = api::operand();
+            T result  = 0;
             counted_completion comp;
 
             ucs_status_t status = (ucs_status_t)retry_no_resource(
