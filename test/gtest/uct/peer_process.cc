@@ -49,7 +49,9 @@ bool fd_write_blob(int fd, const void *data, uint32_t length)
     memcpy(buf.data(), &length, sizeof(length));
     memcpy(buf.data() + sizeof(length), data, length);
     for (size_t done = 0; done < buf.size();) {
-        ssize_t ret = write(fd, buf.data() + done, buf.size() - done);
+        /* a peer that died is an error here, not SIGPIPE */
+        ssize_t ret =
+            send(fd, buf.data() + done, buf.size() - done, MSG_NOSIGNAL);
         if (ret <= 0) {
             return false;
         }
