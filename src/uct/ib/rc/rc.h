@@ -26,12 +26,14 @@
  * Receive path. One shared receive queue per interface, posted from the
  * registered receive pool in batches from progress; it starts at a fill
  * target that doubles (up to RX_QUEUE_LEN) whenever the SRQ limit event
- * says it ran low. rnr_retry 7 covers a momentarily empty queue.
+ * says it ran low (uct_ib_rxq_t, ../base/ib_rxq.h). rnr_retry 7 covers a
+ * momentarily empty queue.
  */
 #ifndef UCT_IB_RC_H_
 #define UCT_IB_RC_H_
 
 #include <uct/ib/base/ib_iface.h>
+#include <uct/ib/base/ib_rxq.h>
 #include <uct/base/uct_pending.h>
 #include <ucs/datastruct/hash.h>
 #include <ucs/datastruct/list.h>
@@ -49,7 +51,7 @@ BEGIN_C_DECLS
 /** Receive buffers posted when an interface opens. */
 #define UCT_RC_RX_INIT_FILL 256
 
-/** Most receive buffers posted in one call (RX_MAX_BATCH is capped). */
+/** Most receive buffers posted in one chain (RX_MAX_BATCH is capped). */
 #define UCT_RC_RX_BATCH_MAX 128
 
 /** Largest flow-control window (the grant field is 16 bits). */
@@ -255,12 +257,8 @@ struct uct_rc_iface {
         uint32_t pool[UCT_RC_PSN_BATCH]; /* random, for the next eps */
         unsigned left;                   /* unused at the pool's end */
     } psn;
-    int cq_available; /* send CQ entries left */
-    struct {
-        unsigned posted; /* buffers in the SRQ */
-        unsigned target; /* fill level, grows to queue_len */
-        int low;         /* SRQ limit event seen (async) */
-    } rx;
+    int cq_available;            /* send CQ entries left */
+    uct_ib_rxq_t rx;             /* the SRQ's buffers */
     volatile int async_qp_error; /* a QP event arrived (async) */
     volatile int fatal;          /* the device failed (async) */
     ucs_log_limit_t proto_log;   /* bad headers from peers */

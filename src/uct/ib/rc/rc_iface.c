@@ -70,79 +70,18 @@ ucs_config_field_t uct_rc_verbs_iface_config_table[] = {
     {NULL}};
 
 /* ------------------------------------------------------------------------
- * Receive
+ * Descriptors, moderation, credits (the SRQ is filled by ../base/ib_rxq.c)
  */
 
-/* The fields of a receive descriptor before its payload */
+/* The fields of a receive descriptor before its payload (8 bytes) */
 typedef struct uct_rc_rx_desc {
-    uint32_t lkey;
+    uct_ib_rx_desc_t super;
     uint32_t reserved;
 } uct_rc_rx_desc_t;
-
-static void uct_rc_rx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
-{
-    ((uct_rc_rx_desc_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
-}
 
 static void uct_rc_tx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
 {
     ((uct_rc_op_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
-}
-
-/* Posts receive buffers up to the fill target, in batches */
-static unsigned uct_rc_iface_post_recv(uct_rc_iface_t *iface)
-{
-    unsigned batch = ucs_max(
-        1, ucs_min(iface->super.config.rx_max_batch, UCT_RC_RX_BATCH_MAX));
-    struct ibv_recv_wr wr[UCT_RC_RX_BATCH_MAX], *bad_wr;
-    struct ibv_sge sge[UCT_RC_RX_BATCH_MAX];
-    unsigned count, total = 0;
-    void *obj;
-    int ret;
-
-    while (iface->rx.posted < iface->rx.target) {
-        count = 0;
-        while ((count < batch) &&
-               (iface->rx.posted + count < iface->rx.target)) {
-            obj = ucs_mpool_get(&iface->rx_mp);
-            if (obj == NULL) {
-                break;
-            }
-            sge[count].addr =
-                (uintptr_t)uct_rx_desc_recv_buf(&iface->rx_layout, obj);
-            sge[count].length = (uint32_t)(iface->rx_layout.hdr_len +
-                                           iface->rx_layout.seg_size);
-            sge[count].lkey   = ((uct_rc_rx_desc_t *)obj)->lkey;
-            wr[count].wr_id   = (uintptr_t)obj;
-            wr[count].sg_list = &sge[count];
-            wr[count].num_sge = 1;
-            wr[count].next    = &wr[count + 1];
-            ++count;
-        }
-        if (count == 0) {
-            break;
-        }
-        wr[count - 1].next = NULL;
-        ret                = ibv_post_srq_recv(iface->srq, wr, &bad_wr);
-        if (ret != 0) {
-            ucs_error("rc_verbs iface %s: ibv_post_srq_recv failed: %s",
-                      iface->super.super.dev_name, strerror(ret));
-            /* the ones from bad_wr on were not posted */
-            for (; bad_wr != NULL; bad_wr = bad_wr->next) {
-                ucs_mpool_put((void *)(uintptr_t)bad_wr->wr_id);
-                --count;
-            }
-            iface->rx.posted += count;
-            total += count;
-            break;
-        }
-        iface->rx.posted += count;
-        total += count;
-        if (count < batch) {
-            break;
-        }
-    }
-    return total;
 }
 
 void uct_rc_iface_update_moderation(uct_rc_iface_t *iface)
@@ -152,26 +91,6 @@ void uct_rc_iface_update_moderation(uct_rc_iface_t *iface)
 
     iface->config.tx_moderation =
         ucs_max(1, ucs_min(iface->config.tx_moderation_max, per_ep));
-}
-
-/* The SRQ ran low: grow the fill target and arm the limit again */
-static void uct_rc_iface_rx_grow(uct_rc_iface_t *iface)
-{
-    struct ibv_srq_attr attr;
-    int ret;
-
-    iface->rx.low = 0;
-    iface->rx.target =
-        ucs_min(iface->rx.target * 2, iface->super.config.rx_queue_len);
-    uct_rc_iface_post_recv(iface);
-
-    memset(&attr, 0, sizeof(attr));
-    attr.srq_limit = iface->rx.target / 4;
-    ret            = ibv_modify_srq(iface->srq, &attr, IBV_SRQ_LIMIT);
-    if (ret != 0) {
-        ucs_debug("rc_verbs iface %s: ibv_modify_srq(limit %u) failed: %s",
-                  iface->super.super.dev_name, attr.srq_limit, strerror(ret));
-    }
 }
 
 /* A peer's grant or piggybacked credits */
@@ -558,12 +477,9 @@ unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
     }
     count += (n > 0) ? (unsigned)n : 0;
     if (ucs_unlikely(iface->rx.low)) {
-        uct_rc_iface_rx_grow(iface);
+        uct_ib_rxq_grow(&iface->rx);
     }
-    if (iface->rx.target - iface->rx.posted >=
-        ucs_min(iface->super.config.rx_max_batch, UCT_RC_RX_BATCH_MAX)) {
-        uct_rc_iface_post_recv(iface);
-    }
+    uct_ib_rxq_refill(&iface->rx);
 
     n = uct_ib_iface_poll_cq(&iface->super, UCT_IB_DIR_TX, wc,
                              (int)ucs_min(iface->super.config.tx_max_poll, 32));
@@ -847,7 +763,7 @@ static void uct_rc_iface_close(uct_iface_h tl_iface)
     free(iface->grants.eps);
     ucs_mpool_cleanup(&iface->op_mp, 1);
     ucs_mpool_cleanup(&iface->tx_mp, 1);
-    ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
+    uct_ib_rxq_cleanup(&iface->rx); /* after the SRQ */
     uct_ib_iface_cleanup(&iface->super);
     free(iface);
 }
@@ -960,10 +876,10 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     uct_iface_mpool_params_t mp_params;
     uct_ib_iface_init_attr_t init_attr;
     struct ibv_srq_init_attr srq_attr;
+    uct_ib_rxq_params_t rxq_params;
     ucs_mpool_params_t op_params;
     uct_rc_iface_t *iface;
     ucs_status_t status;
-    int ret;
 
     iface = calloc(1, sizeof(*iface));
     if (iface == NULL) {
@@ -994,17 +910,18 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     iface->cq_available = (int)iface->super.cq_len[UCT_IB_DIR_TX] - 1;
 
     /* receive descriptors: [lkey][... user headroom | rc header][payload] */
-    uct_rx_desc_layout_init(&iface->super.super, sizeof(uct_rc_rx_desc_t),
-                            sizeof(uct_rc_hdr_t), iface->config.seg_size,
-                            &iface->rx_layout);
-    uct_rx_desc_release_init(&iface->rx_release, &iface->rx_layout);
-    uct_rx_desc_mpool_params(&iface->rx_layout, &mp_params);
-    mp_params.elems_per_chunk = 128;
-    mp_params.max_elems       = 2 * iface->super.config.rx_queue_len;
-    mp_params.obj_init        = uct_rc_rx_obj_init;
-    mp_params.name            = "rc_recv_desc";
-    status =
-        uct_iface_mpool_init(&iface->super.super, &iface->rx_mp, &mp_params);
+    memset(&rxq_params, 0, sizeof(rxq_params));
+    rxq_params.name      = UCT_RC_VERBS_NAME;
+    rxq_params.mp_name   = "rc_recv_desc";
+    rxq_params.priv_size = sizeof(uct_rc_rx_desc_t);
+    rxq_params.hdr_len   = sizeof(uct_rc_hdr_t);
+    rxq_params.seg_size  = iface->config.seg_size;
+    rxq_params.mp        = &iface->rx_mp;
+    rxq_params.layout    = &iface->rx_layout;
+    rxq_params.release   = &iface->rx_release;
+    rxq_params.max_batch = UCT_RC_RX_BATCH_MAX;
+    rxq_params.init_fill = UCT_RC_RX_INIT_FILL;
+    status = uct_ib_rxq_init(&iface->rx, &iface->super, &rxq_params);
     if (status != UCS_OK) {
         goto err_ib_cleanup;
     }
@@ -1022,7 +939,7 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     status =
         uct_iface_mpool_init(&iface->super.super, &iface->tx_mp, &mp_params);
     if (status != UCS_OK) {
-        goto err_rx_mp;
+        goto err_rxq;
     }
 
     ucs_mpool_params_reset(&op_params);
@@ -1056,20 +973,9 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_hash;
     }
 
-    iface->rx.target =
-        ucs_min(UCT_RC_RX_INIT_FILL, iface->super.config.rx_queue_len);
-    if (uct_rc_iface_post_recv(iface) == 0) {
-        ucs_error("rc_verbs %s: could not post any receive buffer",
-                  iface->super.super.dev_name);
-        status = UCS_ERR_NO_MEMORY;
+    status = uct_ib_rxq_start(&iface->rx, NULL, iface->srq);
+    if (status != UCS_OK) {
         goto err_srq;
-    }
-    srq_attr.attr.srq_limit = iface->rx.target / 4;
-    ret = ibv_modify_srq(iface->srq, &srq_attr.attr, IBV_SRQ_LIMIT);
-    if (ret != 0) {
-        ucs_debug("rc_verbs %s: no SRQ limit event (%s); the receive queue "
-                  "stays at %u buffers",
-                  iface->super.super.dev_name, strerror(ret), iface->rx.target);
     }
 
     *iface_p = &iface->super.super.super;
@@ -1084,8 +990,8 @@ err_op_mp:
     ucs_mpool_cleanup(&iface->op_mp, 0);
 err_tx_mp:
     ucs_mpool_cleanup(&iface->tx_mp, 0);
-err_rx_mp:
-    ucs_mpool_cleanup(&iface->rx_mp, 0);
+err_rxq:
+    uct_ib_rxq_cleanup(&iface->rx);
 err_ib_cleanup:
     uct_ib_iface_cleanup(&iface->super);
 err_free:

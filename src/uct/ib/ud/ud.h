@@ -74,6 +74,7 @@
 #define UCT_IB_UD_H_
 
 #include <uct/ib/base/ib_iface.h>
+#include <uct/ib/base/ib_rxq.h>
 #include <uct/base/uct_pending.h>
 #include <ucs/async/async.h>
 #include <ucs/datastruct/list.h>
@@ -516,13 +517,13 @@ struct uct_ud_ep {
 
 /** Receive descriptor fields before the GRH area. */
 typedef struct uct_ud_rx_desc {
+    uct_ib_rx_desc_t super;
+    uint32_t length;        /* async_rx: payload bytes */
     ucs_queue_elem_t queue; /* iface->async_rx */
-    uint32_t lkey;
-    uint32_t length; /* async_rx: payload bytes */
-    uint32_t ep_id;  /* async_rx, ooo: of the ep */
-    uint16_t psn;    /* ooo: of the packet */
-    uint8_t type;    /* async_rx, ooo: AM id or PUT */
-    uint8_t hdr_len; /* async_rx, ooo: header and fixed part */
+    uint32_t ep_id;         /* async_rx, ooo: of the ep */
+    uint16_t psn;           /* ooo: of the packet */
+    uint8_t type;           /* async_rx, ooo: AM id or PUT */
+    uint8_t hdr_len;        /* async_rx, ooo: header and fixed part */
 } uct_ud_rx_desc_t;
 
 /** A remote QP holding packets after a gap (iface->ooo.peers). */
@@ -547,10 +548,7 @@ struct uct_ud_iface {
     ucs_mpool_t tx_mp;     /* packets (registered) */
     ucs_mpool_t marker_mp; /* flush markers */
     ucs_arbiter_t arbiter;
-    struct {
-        unsigned posted;
-        unsigned target;
-    } rx;
+    uct_ib_rxq_t rx; /* the QP's receive buffers */
     struct {
         int available;      /* send queue slots */
         uint32_t sn;        /* of the next work request */

@@ -82,75 +82,16 @@ ucs_config_field_t uct_ud_verbs_iface_config_table[] = {
     {NULL}};
 
 /* ------------------------------------------------------------------------
- * Pools and the receive queue
+ * Pools (the receive queue is filled by ../base/ib_rxq.c)
  */
-
-static void uct_ud_rx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
-{
-    ((uct_ud_rx_desc_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
-}
 
 static void uct_ud_tx_obj_init(uct_iface_h tl_iface, void *obj, uct_mem_h memh)
 {
     ((uct_ud_send_desc_t *)obj)->lkey = ((uct_ib_mem_t *)memh)->lkey;
 }
 
+/* Most receive buffers posted in one chain (RX_MAX_BATCH is capped) */
 #define UCT_UD_RX_BATCH_MAX 64
-
-/* Posts receive buffers up to the fill target */
-static unsigned uct_ud_iface_post_recv(uct_ud_iface_t *iface)
-{
-    unsigned batch = ucs_max(
-        1, ucs_min(iface->super.config.rx_max_batch, UCT_UD_RX_BATCH_MAX));
-    struct ibv_recv_wr wr[UCT_UD_RX_BATCH_MAX], *bad_wr;
-    struct ibv_sge sge[UCT_UD_RX_BATCH_MAX];
-    unsigned count, total = 0;
-    void *obj;
-    int ret;
-
-    while (iface->rx.posted < iface->rx.target) {
-        count = 0;
-        while ((count < batch) &&
-               (iface->rx.posted + count < iface->rx.target)) {
-            obj = ucs_mpool_get(&iface->rx_mp);
-            if (obj == NULL) {
-                break;
-            }
-            sge[count].addr =
-                (uintptr_t)uct_rx_desc_recv_buf(&iface->rx_layout, obj);
-            sge[count].length = (uint32_t)(iface->rx_layout.hdr_len +
-                                           iface->rx_layout.seg_size);
-            sge[count].lkey   = ((uct_ud_rx_desc_t *)obj)->lkey;
-            wr[count].wr_id   = (uintptr_t)obj;
-            wr[count].sg_list = &sge[count];
-            wr[count].num_sge = 1;
-            wr[count].next    = &wr[count + 1];
-            ++count;
-        }
-        if (count == 0) {
-            break;
-        }
-        wr[count - 1].next = NULL;
-        ret                = ibv_post_recv(iface->qp, wr, &bad_wr);
-        if (ret != 0) {
-            ucs_error("ud_verbs iface %s: ibv_post_recv failed: %s",
-                      iface->super.super.dev_name, strerror(ret));
-            for (; bad_wr != NULL; bad_wr = bad_wr->next) {
-                ucs_mpool_put((void *)(uintptr_t)bad_wr->wr_id);
-                --count;
-            }
-            iface->rx.posted += count;
-            total += count;
-            break;
-        }
-        iface->rx.posted += count;
-        total += count;
-        if (count < batch) {
-            break;
-        }
-    }
-    return total;
-}
 
 /* ------------------------------------------------------------------------
  * Acknowledgements owed
@@ -484,10 +425,7 @@ static unsigned uct_ud_iface_poll_rx(uct_ud_iface_t *iface, int async)
     for (i = 0; i < n; ++i) {
         uct_ud_iface_rx_one(iface, &wc[i], async);
     }
-    if (iface->rx.target - iface->rx.posted >=
-        ucs_min(iface->super.config.rx_max_batch, UCT_UD_RX_BATCH_MAX)) {
-        uct_ud_iface_post_recv(iface);
-    }
+    uct_ib_rxq_refill(&iface->rx);
     return (n > 0) ? (unsigned)n : 0;
 }
 
@@ -1009,7 +947,7 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
     free(iface->ooo.peers);
     ucs_mpool_cleanup(&iface->marker_mp, 1);
     ucs_mpool_cleanup(&iface->tx_mp, 1);
-    ucs_mpool_cleanup(&iface->rx_mp, 0); /* kept descriptors may remain */
+    uct_ib_rxq_cleanup(&iface->rx); /* after the QP */
     uct_ib_iface_cleanup(&iface->super);
     if (iface->own_async != NULL) {
         ucs_async_context_destroy(iface->own_async);
@@ -1239,6 +1177,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     const uct_ib_iface_config_t *ib_config = &config->super.super;
     uct_iface_mpool_params_t mp_params;
     uct_ib_iface_init_attr_t init_attr;
+    uct_ib_rxq_params_t rxq_params;
     ucs_mpool_params_t marker_params;
     uct_ud_iface_t *iface;
     ucs_status_t status;
@@ -1276,18 +1215,18 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
                           1;
 
     /* receive: [rx desc ... headroom | GRH area | ud header][payload] */
-    uct_rx_desc_layout_init(&iface->super.super, sizeof(uct_ud_rx_desc_t),
-                            UCT_UD_GRH_LEN + sizeof(uct_ud_hdr_t),
-                            iface->config.seg_size - sizeof(uct_ud_hdr_t),
-                            &iface->rx_layout);
-    uct_rx_desc_release_init(&iface->rx_release, &iface->rx_layout);
-    uct_rx_desc_mpool_params(&iface->rx_layout, &mp_params);
-    mp_params.elems_per_chunk = 128;
-    mp_params.max_elems       = 2 * iface->super.config.rx_queue_len;
-    mp_params.obj_init        = uct_ud_rx_obj_init;
-    mp_params.name            = "ud_recv_desc";
-    status =
-        uct_iface_mpool_init(&iface->super.super, &iface->rx_mp, &mp_params);
+    memset(&rxq_params, 0, sizeof(rxq_params));
+    rxq_params.name      = UCT_UD_VERBS_NAME;
+    rxq_params.mp_name   = "ud_recv_desc";
+    rxq_params.priv_size = sizeof(uct_ud_rx_desc_t);
+    rxq_params.hdr_len   = UCT_UD_GRH_LEN + sizeof(uct_ud_hdr_t);
+    rxq_params.seg_size  = iface->config.seg_size - sizeof(uct_ud_hdr_t);
+    rxq_params.mp        = &iface->rx_mp;
+    rxq_params.layout    = &iface->rx_layout;
+    rxq_params.release   = &iface->rx_release;
+    rxq_params.max_batch = UCT_UD_RX_BATCH_MAX;
+    rxq_params.init_fill = iface->super.config.rx_queue_len;
+    status = uct_ib_rxq_init(&iface->rx, &iface->super, &rxq_params);
     if (status != UCS_OK) {
         goto err_ib_cleanup;
     }
@@ -1304,7 +1243,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     status =
         uct_iface_mpool_init(&iface->super.super, &iface->tx_mp, &mp_params);
     if (status != UCS_OK) {
-        goto err_rx_mp;
+        goto err_rxq;
     }
 
     ucs_mpool_params_reset(&marker_params);
@@ -1358,11 +1297,8 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_tables;
     }
 
-    iface->rx.target = iface->super.config.rx_queue_len;
-    if (uct_ud_iface_post_recv(iface) == 0) {
-        ucs_error("ud_verbs %s: could not post any receive buffer",
-                  iface->super.super.dev_name);
-        status = UCS_ERR_NO_MEMORY;
+    status = uct_ib_rxq_start(&iface->rx, iface->qp, NULL);
+    if (status != UCS_OK) {
         goto err_qp;
     }
 
@@ -1395,8 +1331,8 @@ err_tables:
     ucs_mpool_cleanup(&iface->marker_mp, 0);
 err_tx_mp:
     ucs_mpool_cleanup(&iface->tx_mp, 0);
-err_rx_mp:
-    ucs_mpool_cleanup(&iface->rx_mp, 0);
+err_rxq:
+    uct_ib_rxq_cleanup(&iface->rx);
 err_ib_cleanup:
     uct_ib_iface_cleanup(&iface->super);
 err_free:
