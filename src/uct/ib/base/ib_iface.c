@@ -1,7 +1,7 @@
 /*
  * The ib interface layer: configuration, port and GID of an iface, its
  * completion queues and channel, event arming, device addresses, queue
- * pair helpers and the work-completion status.
+ * pair helpers, the work-completion status and the SGE limit message.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -1060,6 +1060,15 @@ void uct_ib_iface_log_wc_error(uct_ib_iface_t *iface, const struct ibv_wc *wc,
                       iface->super.dev_name, wc->qp_num, what,
                       ibv_wc_status_str(wc->status), (int)wc->opcode,
                       wc->vendor_err, uct_ib_wc_hint(wc->status));
+}
+
+ucs_status_t uct_ib_iface_too_many_sges(const uct_ib_iface_t *iface,
+                                        const char *what, unsigned max)
+{
+    ucs_diag("%s: %s: the iov needs more than %u SGEs (a strided entry "
+             "takes one per element); pass fewer per call",
+             iface->super.dev_name, what, max);
+    return UCS_ERR_UNSUPPORTED;
 }
 
 void uct_ib_iface_query(uct_ib_iface_t *iface, double overhead,

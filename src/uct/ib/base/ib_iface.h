@@ -16,6 +16,7 @@
  * - Queue pair helpers: creation on the iface's CQs and the md's PD, the
  *   inline limit found by trial, state changes with one error line, the
  *   QP timeout and RNR timer encodings.
+ * - SGEs, those of a zcopy iov, and the checks of an AM zcopy.
  * - Work-completion status to ucs_status_t.
  * - The part of iface_query every verbs transport shares.
  */
@@ -302,6 +303,91 @@ uint8_t uct_ib_rnr_timer_code(double seconds);
 /** The verbs MTU of a byte count 256..4096 (a power of two), or 0 when
  *  @a bytes is none of those. */
 enum ibv_mtu uct_ib_mtu_from_bytes(size_t bytes);
+
+/* ------------------------------------------------------------------------
+ * Scatter/gather lists
+ */
+
+/** One SGE: @a length bytes at @a addr, of local key @a lkey (0 for data
+ *  sent inline). */
+static UCS_F_ALWAYS_INLINE void uct_ib_sge_fill(struct ibv_sge *sge,
+                                                const void *addr, size_t length,
+                                                uint32_t lkey)
+{
+    sge->addr   = (uintptr_t)addr;
+    sge->length = (uint32_t)length;
+    sge->lkey   = lkey;
+}
+
+/**
+ * Fill at most @a max SGEs from the zcopy iov @a iov[0..iovcnt-1], whose
+ * memory handles are the ib md's (uct_ib_mem_t: their lkey; NULL gives 0).
+ * An entry of count > 1 takes one SGE per element, stride bytes apart;
+ * an entry of length or count 0 takes none. Sets *@a length_p to the
+ * bytes the SGEs cover.
+ *
+ * @return the SGE count, or -1 when @a max SGEs do not suffice (see
+ *         uct_ib_iface_too_many_sges()).
+ */
+static UCS_F_ALWAYS_INLINE int uct_ib_iov_to_sge(const uct_iov_t *iov,
+                                                 size_t iovcnt,
+                                                 struct ibv_sge *sge,
+                                                 size_t max, size_t *length_p)
+{
+    size_t i, c, n = 0, total = 0;
+    const uct_ib_mem_t *memh;
+
+    for (i = 0; i < iovcnt; ++i) {
+        if ((iov[i].length == 0) || (iov[i].count == 0)) {
+            continue;
+        }
+        memh = (const uct_ib_mem_t *)iov[i].memh;
+        for (c = 0; c < iov[i].count; ++c) {
+            if (n == max) {
+                return -1;
+            }
+            uct_ib_sge_fill(&sge[n],
+                            (const char *)iov[i].buffer +
+                                (c * ((iov[i].count > 1) ? iov[i].stride : 0)),
+                            iov[i].length, (memh != NULL) ? memh->lkey : 0);
+            total += iov[i].length;
+            ++n;
+        }
+    }
+    *length_p = total;
+    return (int)n;
+}
+
+/**
+ * The argument checks of an AM zcopy: the AM id, @a iovcnt at most
+ * @a max_iov (the send's first SGE is the header's), @a header_length at
+ * most @a max_hdr. Each failure is logged (uct_iface_check_*()).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_ib_iface_check_am_zcopy(
+    uct_ib_iface_t *iface, uint8_t id, unsigned header_length, size_t iovcnt,
+    size_t max_iov, size_t max_hdr)
+{
+    ucs_status_t status;
+
+    status = uct_iface_check_am_id(&iface->super, id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_iface_check_iovcnt(&iface->super, "am_zcopy", iovcnt, max_iov);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    return uct_iface_check_length(&iface->super, "am_zcopy header",
+                                  header_length, max_hdr);
+}
+
+/**
+ * An iov of @a what (e.g. "am_zcopy") needs more than @a max SGEs: one
+ * diagnostic line (a capability limit, not a bad argument: the caller
+ * may fall back), and UCS_ERR_UNSUPPORTED.
+ */
+ucs_status_t uct_ib_iface_too_many_sges(const uct_ib_iface_t *iface,
+                                        const char *what, unsigned max);
 
 /* ------------------------------------------------------------------------
  * Completions and queries

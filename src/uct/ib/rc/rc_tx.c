@@ -12,23 +12,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* A send descriptor from the registered pool, or NULL (counted) */
+/* An object of @a mp (send descriptors, ops), or NULL (counted) */
 static UCS_F_ALWAYS_INLINE uct_rc_op_t *
-uct_rc_iface_get_desc(uct_rc_iface_t *iface)
+uct_rc_iface_get_op(uct_rc_iface_t *iface, ucs_mpool_t *mp)
 {
-    uct_rc_op_t *desc = ucs_mpool_get(&iface->tx_mp);
-
-    if (ucs_unlikely(desc == NULL)) {
-        uct_iface_stat_tx_error(&iface->super.super, UCS_ERR_NO_RESOURCE);
-    }
-    return desc;
-}
-
-/* An op without a buffer, or NULL (counted) */
-static UCS_F_ALWAYS_INLINE uct_rc_op_t *
-uct_rc_iface_get_op(uct_rc_iface_t *iface)
-{
-    uct_rc_op_t *op = ucs_mpool_get(&iface->op_mp);
+    uct_rc_op_t *op = ucs_mpool_get(mp);
 
     if (ucs_unlikely(op == NULL)) {
         uct_iface_stat_tx_error(&iface->super.super, UCS_ERR_NO_RESOURCE);
@@ -36,48 +24,70 @@ uct_rc_iface_get_op(uct_rc_iface_t *iface)
     return op;
 }
 
-/* Fills at most @a max SGEs from a zcopy iov (memh of the ib md: its
- * lkey) and sets the total length. An entry of count > 1 takes one SGE per
- * element, @a stride apart. Entries of length 0 are skipped. Returns the
- * SGE count, or -1 when @a max SGEs do not suffice. */
-static UCS_F_ALWAYS_INLINE int uct_rc_iov_to_sge(const uct_iov_t *iov,
-                                                 size_t iovcnt,
-                                                 struct ibv_sge *sge,
-                                                 size_t max, size_t *length_p)
+/* A send descriptor for a request of @a ep, after the resources the
+ * request needs (an AM credit too when @a am); NULL with the status */
+static UCS_F_ALWAYS_INLINE uct_rc_op_t *
+uct_rc_ep_tx_desc(uct_rc_iface_t *iface, uct_rc_ep_t *ep, int am,
+                  ucs_status_t *status_p)
 {
-    size_t i, c, n = 0, total = 0;
-    const uct_ib_mem_t *memh;
+    uct_rc_op_t *desc;
 
-    for (i = 0; i < iovcnt; ++i) {
-        if ((iov[i].length == 0) || (iov[i].count == 0)) {
-            continue;
-        }
-        memh = iov[i].memh;
-        for (c = 0; c < iov[i].count; ++c) {
-            if (n == max) {
-                return -1;
-            }
-            sge[n].addr = (uintptr_t)iov[i].buffer +
-                          (c * ((iov[i].count > 1) ? iov[i].stride : 0));
-            sge[n].length = (uint32_t)iov[i].length;
-            sge[n].lkey   = (memh != NULL) ? memh->lkey : 0;
-            total += iov[i].length;
-            ++n;
-        }
+    *status_p =
+        am ? uct_rc_ep_am_check(iface, ep) : uct_rc_ep_tx_check(iface, ep);
+    if (ucs_unlikely(*status_p != UCS_OK)) {
+        return NULL;
     }
-    *length_p = total;
-    return (int)n;
+    desc = uct_rc_iface_get_op(iface, &iface->tx_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        *status_p = UCS_ERR_NO_RESOURCE;
+    }
+    return desc;
 }
 
-/* A strided iov that needs more SGEs than the QP has */
-static ucs_status_t uct_rc_iov_too_many_sges(uct_rc_iface_t *iface,
-                                             const char *what)
+/* Post @a wr (opcode, flags and remote part set) over
+ * @a sge[0..num_sge-1]; @a op, when not NULL, runs when the request is
+ * done, and goes back to its pool when the post fails */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_ep_post_sge(
+    uct_rc_iface_t *iface, uct_rc_ep_t *ep, struct ibv_send_wr *wr,
+    struct ibv_sge *sge, int num_sge, int signal, uct_rc_op_t *op)
 {
-    /* a capability limit, not a bad argument: the caller may fall back */
-    ucs_diag("rc_verbs %s: %s: the iov's strided entries need more than %u "
-             "SGEs; pass fewer elements per call",
-             iface->super.super.dev_name, what, iface->config.max_iov);
-    return UCS_ERR_UNSUPPORTED;
+    ucs_status_t status;
+
+    wr->sg_list = sge;
+    wr->num_sge = num_sge;
+    status      = uct_rc_ep_post(iface, ep, wr, signal, op);
+    if (ucs_unlikely(status != UCS_OK) && (op != NULL)) {
+        ucs_mpool_put(op);
+    }
+    return status;
+}
+
+/* An active message: a send, solicited so that it wakes a receiver that
+ * sleeps */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_ep_post_am(uct_rc_iface_t *iface, uct_rc_ep_t *ep, struct ibv_sge *sge,
+                  int num_sge, unsigned send_flags, int signal, uct_rc_op_t *op)
+{
+    struct ibv_send_wr wr;
+
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = send_flags | IBV_SEND_SOLICITED;
+    return uct_rc_ep_post_sge(iface, ep, &wr, sge, num_sge, signal, op);
+}
+
+/* An RDMA write or read of @a remote_addr (@a rkey) */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_ep_post_rdma(
+    uct_rc_iface_t *iface, uct_rc_ep_t *ep, enum ibv_wr_opcode opcode,
+    unsigned send_flags, struct ibv_sge *sge, int num_sge, uint64_t remote_addr,
+    uct_rkey_t rkey, int signal, uct_rc_op_t *op)
+{
+    struct ibv_send_wr wr;
+
+    wr.opcode              = opcode;
+    wr.send_flags          = send_flags;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
+    return uct_rc_ep_post_sge(iface, ep, &wr, sge, num_sge, signal, op);
 }
 
 static UCS_F_ALWAYS_INLINE void uct_rc_ep_am_sent(uct_rc_iface_t *iface,
@@ -106,7 +116,6 @@ ucs_status_t uct_rc_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
         uct_rc_hdr_t rc;
         uint64_t am;
     } UCS_S_PACKED hdr;
-    struct ibv_send_wr wr;
     struct ibv_sge sge[2];
     ucs_status_t status;
 
@@ -125,19 +134,11 @@ ucs_status_t uct_rc_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     }
 
     uct_rc_ep_fill_hdr(ep, &hdr.rc, id);
-    hdr.am        = header;
-    sge[0].addr   = (uintptr_t)&hdr;
-    sge[0].length = sizeof(hdr);
-    sge[0].lkey   = 0;
-    sge[1].addr   = (uintptr_t)payload;
-    sge[1].length = length;
-    sge[1].lkey   = 0;
-    wr.sg_list    = sge;
-    wr.num_sge    = (length == 0) ? 1 : 2;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
-
-    status = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
+    hdr.am = header;
+    uct_ib_sge_fill(&sge[0], &hdr, sizeof(hdr), 0);
+    uct_ib_sge_fill(&sge[1], payload, length, 0);
+    status = uct_rc_ep_post_am(iface, ep, sge, (length == 0) ? 1 : 2,
+                               IBV_SEND_INLINE, 0, NULL);
     if (ucs_likely(status == UCS_OK)) {
         uct_rc_ep_am_sent(iface, ep, id, &hdr.am, sizeof(hdr.am) + length);
     }
@@ -150,7 +151,6 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
     struct ibv_sge sge[UCT_RC_MAX_IOV + 1];
-    struct ibv_send_wr wr;
     uct_rc_hdr_t hdr;
     ucs_status_t status;
     size_t i, n, total = 0;
@@ -165,9 +165,7 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    sge[0].addr   = (uintptr_t)&hdr;
-    sge[0].length = sizeof(hdr);
-    sge[0].lkey   = 0;
+    uct_ib_sge_fill(&sge[0], &hdr, sizeof(hdr), 0);
     for (i = 0, n = 1; i < iovcnt; ++i) {
         size_t len = uct_iov_total_length(&iov[i], 1);
 
@@ -180,9 +178,7 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
             }
             continue;
         }
-        sge[n].addr   = (uintptr_t)iov[i].buffer;
-        sge[n].length = (uint32_t)len;
-        sge[n].lkey   = 0;
+        uct_ib_sge_fill(&sge[n], iov[i].buffer, len, 0);
         total += len;
         ++n;
     }
@@ -198,11 +194,8 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     }
 
     uct_rc_ep_fill_hdr(ep, &hdr, id);
-    wr.sg_list    = sge;
-    wr.num_sge    = (int)n;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
-    status        = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
+    status =
+        uct_rc_ep_post_am(iface, ep, sge, (int)n, IBV_SEND_INLINE, 0, NULL);
     if (ucs_likely(status == UCS_OK)) {
         uct_rc_ep_am_sent(iface, ep, id, (n > 1) ? (void *)sge[1].addr : NULL,
                           total);
@@ -216,7 +209,6 @@ ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
 {
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
-    struct ibv_send_wr wr;
     struct ibv_sge sge;
     uct_rc_op_t *desc;
     uct_rc_hdr_t *hdr;
@@ -228,13 +220,9 @@ ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_rc_ep_am_check(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    desc = uct_rc_iface_get_desc(iface);
+    desc = uct_rc_ep_tx_desc(iface, ep, 1, &status);
     if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
+        return status;
     }
 
     hdr    = uct_rc_desc_buf(desc);
@@ -248,16 +236,9 @@ ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     uct_rc_ep_fill_hdr(ep, hdr, id);
     desc->handler = uct_rc_op_release;
     desc->comp    = NULL;
-    sge.addr      = (uintptr_t)hdr;
-    sge.length    = (uint32_t)(sizeof(*hdr) + length);
-    sge.lkey      = desc->lkey;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SOLICITED;
-    status        = uct_rc_ep_post(iface, ep, &wr, 0, desc);
+    uct_ib_sge_fill(&sge, hdr, sizeof(*hdr) + length, desc->lkey);
+    status = uct_rc_ep_post_am(iface, ep, &sge, 1, 0, 0, desc);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(desc);
         return status;
     }
     uct_rc_ep_am_sent(iface, ep, id, hdr + 1, length);
@@ -272,7 +253,6 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
     struct ibv_sge sge[UCT_RC_MAX_IOV + 1];
-    struct ibv_send_wr wr;
     uct_rc_op_t *desc;
     uct_rc_hdr_t *hdr;
     ucs_status_t status;
@@ -280,24 +260,17 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     int n;
 
     (void)flags;
-    status = uct_iface_check_am_id(&iface->super.super, id);
+    status = uct_ib_iface_check_am_zcopy(&iface->super, id, header_length,
+                                         iovcnt, iface->config.max_iov - 1,
+                                         UCT_RC_MAX_AM_HDR);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_iface_check_iovcnt(&iface->super.super, "am_zcopy", iovcnt,
-                                    iface->config.max_iov - 1);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    status = uct_iface_check_length(&iface->super.super, "am_zcopy header",
-                                    header_length, UCT_RC_MAX_AM_HDR);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    n = uct_rc_iov_to_sge(iov, iovcnt, &sge[1], iface->config.max_iov - 1,
+    n = uct_ib_iov_to_sge(iov, iovcnt, &sge[1], iface->config.max_iov - 1,
                           &length);
     if (ucs_unlikely(n < 0)) {
-        return uct_rc_iov_too_many_sges(iface, "am_zcopy");
+        return uct_ib_iface_too_many_sges(&iface->super, "am_zcopy",
+                                          iface->config.max_iov - 1);
     }
     status =
         uct_iface_check_length(&iface->super.super, "am_zcopy",
@@ -305,13 +278,9 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_rc_ep_am_check(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    desc = uct_rc_iface_get_desc(iface);
+    desc = uct_rc_ep_tx_desc(iface, ep, 1, &status);
     if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
+        return status;
     }
 
     hdr = uct_rc_desc_buf(desc);
@@ -319,16 +288,9 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     memcpy(hdr + 1, header, header_length);
     desc->handler = uct_rc_op_complete;
     desc->comp    = comp;
-    sge[0].addr   = (uintptr_t)hdr;
-    sge[0].length = (uint32_t)(sizeof(*hdr) + header_length);
-    sge[0].lkey   = desc->lkey;
-    wr.sg_list    = sge;
-    wr.num_sge    = n + 1;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SOLICITED;
-    status        = uct_rc_ep_post(iface, ep, &wr, 1, desc);
+    uct_ib_sge_fill(&sge[0], hdr, sizeof(*hdr) + header_length, desc->lkey);
+    status = uct_rc_ep_post_am(iface, ep, sge, n + 1, 0, 1, desc);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(desc);
         return status;
     }
     uct_rc_ep_am_sent(iface, ep, id, header, header_length + length);
@@ -336,7 +298,7 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
 }
 
 /* ------------------------------------------------------------------------
- * RDMA write
+ * RDMA write and read
  */
 
 ucs_status_t uct_rc_ep_put_short(uct_ep_h tl_ep, const void *buffer,
@@ -345,7 +307,6 @@ ucs_status_t uct_rc_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 {
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
-    struct ibv_send_wr wr;
     struct ibv_sge sge;
     ucs_status_t status;
 
@@ -359,16 +320,9 @@ ucs_status_t uct_rc_ep_put_short(uct_ep_h tl_ep, const void *buffer,
         return status;
     }
 
-    sge.addr               = (uintptr_t)buffer;
-    sge.length             = length;
-    sge.lkey               = 0;
-    wr.sg_list             = &sge;
-    wr.num_sge             = 1;
-    wr.opcode              = IBV_WR_RDMA_WRITE;
-    wr.send_flags          = IBV_SEND_INLINE;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status                 = uct_rc_ep_post(iface, ep, &wr, 0, NULL);
+    uct_ib_sge_fill(&sge, buffer, length, 0);
+    status = uct_rc_ep_post_rdma(iface, ep, IBV_WR_RDMA_WRITE, IBV_SEND_INLINE,
+                                 &sge, 1, remote_addr, rkey, 0, NULL);
     if (ucs_likely(status == UCS_OK)) {
         uct_iface_stat_put(&iface->super.super, length);
     }
@@ -380,19 +334,14 @@ ssize_t uct_rc_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
 {
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
-    struct ibv_send_wr wr;
     struct ibv_sge sge;
     uct_rc_op_t *desc;
     ucs_status_t status;
     size_t length;
 
-    status = uct_rc_ep_tx_check(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    desc = uct_rc_iface_get_desc(iface);
+    desc = uct_rc_ep_tx_desc(iface, ep, 0, &status);
     if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
+        return status;
     }
 
     length = pack_cb(uct_rc_desc_buf(desc), arg);
@@ -402,24 +351,52 @@ ssize_t uct_rc_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                                         length, iface->config.seg_size);
     }
 
-    desc->handler          = uct_rc_op_release;
-    desc->comp             = NULL;
-    sge.addr               = (uintptr_t)uct_rc_desc_buf(desc);
-    sge.length             = (uint32_t)length;
-    sge.lkey               = desc->lkey;
-    wr.sg_list             = &sge;
-    wr.num_sge             = 1;
-    wr.opcode              = IBV_WR_RDMA_WRITE;
-    wr.send_flags          = 0;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status                 = uct_rc_ep_post(iface, ep, &wr, 0, desc);
+    desc->handler = uct_rc_op_release;
+    desc->comp    = NULL;
+    uct_ib_sge_fill(&sge, uct_rc_desc_buf(desc), length, desc->lkey);
+    status = uct_rc_ep_post_rdma(iface, ep, IBV_WR_RDMA_WRITE, 0, &sge, 1,
+                                 remote_addr, rkey, 0, desc);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(desc);
         return status;
     }
     uct_iface_stat_put(&iface->super.super, length);
     return (ssize_t)length;
+}
+
+ucs_status_t uct_rc_ep_get_bcopy(uct_ep_h tl_ep,
+                                 uct_unpack_callback_t unpack_cb, void *arg,
+                                 size_t length, uint64_t remote_addr,
+                                 uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
+    uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
+    struct ibv_sge sge;
+    uct_rc_op_t *desc;
+    ucs_status_t status;
+
+    status = uct_iface_check_length(&iface->super.super, "get_bcopy", length,
+                                    iface->config.seg_size);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    desc = uct_rc_ep_tx_desc(iface, ep, 0, &status);
+    if (ucs_unlikely(desc == NULL)) {
+        return status;
+    }
+
+    desc->handler      = uct_rc_op_get_bcopy_done;
+    desc->comp         = comp;
+    desc->u.get.cb     = unpack_cb;
+    desc->u.get.arg    = arg;
+    desc->u.get.length = length;
+    uct_ib_sge_fill(&sge, uct_rc_desc_buf(desc), length, desc->lkey);
+    status = uct_rc_ep_post_rdma(iface, ep, IBV_WR_RDMA_READ, 0, &sge, 1,
+                                 remote_addr, rkey, 1, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    uct_iface_stat_get(&iface->super.super, length);
+    return UCS_INPROGRESS;
 }
 
 /* An RDMA write or read of a zcopy iov */
@@ -431,7 +408,6 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_ep_rdma_zcopy(
     uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
     uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
     struct ibv_sge sge[UCT_RC_MAX_IOV];
-    struct ibv_send_wr wr;
     ucs_status_t status;
     uct_rc_op_t *op;
     size_t length;
@@ -446,26 +422,21 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_rc_ep_rdma_zcopy(
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    n = uct_rc_iov_to_sge(iov, iovcnt, sge, iface->config.max_iov, &length);
+    n = uct_ib_iov_to_sge(iov, iovcnt, sge, iface->config.max_iov, &length);
     if (ucs_unlikely(n < 0)) {
-        return uct_rc_iov_too_many_sges(iface, what);
+        return uct_ib_iface_too_many_sges(&iface->super, what,
+                                          iface->config.max_iov);
     }
-    op = uct_rc_iface_get_op(iface);
+    op = uct_rc_iface_get_op(iface, &iface->op_mp);
     if (ucs_unlikely(op == NULL)) {
         return UCS_ERR_NO_RESOURCE;
     }
 
-    op->handler            = uct_rc_op_complete;
-    op->comp               = comp;
-    wr.sg_list             = sge;
-    wr.num_sge             = n;
-    wr.opcode              = opcode;
-    wr.send_flags          = 0;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status                 = uct_rc_ep_post(iface, ep, &wr, 1, op);
+    op->handler = uct_rc_op_complete;
+    op->comp    = comp;
+    status      = uct_rc_ep_post_rdma(iface, ep, opcode, 0, sge, n, remote_addr,
+                                      rkey, 1, op);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(op);
         return status;
     }
     if (opcode == IBV_WR_RDMA_WRITE) {
@@ -482,59 +453,6 @@ ucs_status_t uct_rc_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 {
     return uct_rc_ep_rdma_zcopy(tl_ep, "put_zcopy", IBV_WR_RDMA_WRITE, iov,
                                 iovcnt, remote_addr, rkey, comp);
-}
-
-/* ------------------------------------------------------------------------
- * RDMA read
- */
-
-ucs_status_t uct_rc_ep_get_bcopy(uct_ep_h tl_ep,
-                                 uct_unpack_callback_t unpack_cb, void *arg,
-                                 size_t length, uint64_t remote_addr,
-                                 uct_rkey_t rkey, uct_completion_t *comp)
-{
-    uct_rc_ep_t *ep       = uct_rc_ep(tl_ep);
-    uct_rc_iface_t *iface = uct_rc_ep_iface(ep);
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-    uct_rc_op_t *desc;
-    ucs_status_t status;
-
-    status = uct_iface_check_length(&iface->super.super, "get_bcopy", length,
-                                    iface->config.seg_size);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    status = uct_rc_ep_tx_check(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    desc = uct_rc_iface_get_desc(iface);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    desc->handler          = uct_rc_op_get_bcopy_done;
-    desc->comp             = comp;
-    desc->u.get.cb         = unpack_cb;
-    desc->u.get.arg        = arg;
-    desc->u.get.length     = length;
-    sge.addr               = (uintptr_t)uct_rc_desc_buf(desc);
-    sge.length             = (uint32_t)length;
-    sge.lkey               = desc->lkey;
-    wr.sg_list             = &sge;
-    wr.num_sge             = 1;
-    wr.opcode              = IBV_WR_RDMA_READ;
-    wr.send_flags          = 0;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey        = uct_ib_md_direct_rkey(rkey);
-    status                 = uct_rc_ep_post(iface, ep, &wr, 1, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(desc);
-        return status;
-    }
-    uct_iface_stat_get(&iface->super.super, length);
-    return UCS_INPROGRESS;
 }
 
 ucs_status_t uct_rc_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
@@ -569,50 +487,52 @@ static ucs_status_t uct_rc_ep_atomic(uct_rc_ep_t *ep, enum ibv_wr_opcode opcode,
             (void *)ep, remote_addr);
         return UCS_ERR_INVALID_PARAM;
     }
-    status = uct_rc_ep_tx_check(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    desc = uct_rc_iface_get_desc(iface);
+    desc = uct_rc_ep_tx_desc(iface, ep, 0, &status);
     if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
+        return status;
     }
 
     desc->handler =
         (result != NULL) ? uct_rc_op_atomic_done : uct_rc_op_release;
     desc->comp               = comp;
     desc->u.atomic.result    = result;
-    sge.addr                 = (uintptr_t)uct_rc_desc_buf(desc);
-    sge.length               = sizeof(uint64_t);
-    sge.lkey                 = desc->lkey;
-    wr.sg_list               = &sge;
-    wr.num_sge               = 1;
     wr.opcode                = opcode;
     wr.send_flags            = 0;
     wr.wr.atomic.remote_addr = remote_addr;
     wr.wr.atomic.rkey        = uct_ib_md_direct_rkey(rkey);
     wr.wr.atomic.compare_add = compare_add;
     wr.wr.atomic.swap        = swap;
-    status = uct_rc_ep_post(iface, ep, &wr, result != NULL, desc);
+    uct_ib_sge_fill(&sge, uct_rc_desc_buf(desc), sizeof(uint64_t), desc->lkey);
+    status = uct_rc_ep_post_sge(iface, ep, &wr, &sge, 1, result != NULL, desc);
     if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put(desc);
         return status;
     }
     return (result != NULL) ? UCS_INPROGRESS : UCS_OK;
+}
+
+/* atomic64_post (@a result NULL) and atomic64_fetch: fetch-add only */
+static ucs_status_t uct_rc_ep_atomic_add(uct_ep_h tl_ep, uct_atomic_op_t opcode,
+                                         uint64_t value, uint64_t remote_addr,
+                                         uct_rkey_t rkey, uint64_t *result,
+                                         uct_completion_t *comp)
+{
+    if (opcode != UCT_ATOMIC_OP_ADD) {
+        ucs_error("rc_verbs: atomic64_%s supports UCT_ATOMIC_OP_ADD only "
+                  "(got %d); see the iface's cap.atomic64.%s",
+                  (result != NULL) ? "fetch" : "post", opcode,
+                  (result != NULL) ? "fop_flags" : "op_flags");
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return uct_rc_ep_atomic(uct_rc_ep(tl_ep), IBV_WR_ATOMIC_FETCH_AND_ADD,
+                            value, 0, remote_addr, rkey, result, comp);
 }
 
 ucs_status_t uct_rc_ep_atomic64_post(uct_ep_h tl_ep, uct_atomic_op_t opcode,
                                      uint64_t value, uint64_t remote_addr,
                                      uct_rkey_t rkey)
 {
-    if (opcode != UCT_ATOMIC_OP_ADD) {
-        ucs_error("rc_verbs: atomic64_post supports UCT_ATOMIC_OP_ADD only "
-                  "(got %d); see the iface's cap.atomic64.op_flags",
-                  opcode);
-        return UCS_ERR_UNSUPPORTED;
-    }
-    return uct_rc_ep_atomic(uct_rc_ep(tl_ep), IBV_WR_ATOMIC_FETCH_AND_ADD,
-                            value, 0, remote_addr, rkey, NULL, NULL);
+    return uct_rc_ep_atomic_add(tl_ep, opcode, value, remote_addr, rkey, NULL,
+                                NULL);
 }
 
 ucs_status_t uct_rc_ep_atomic64_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
@@ -620,14 +540,8 @@ ucs_status_t uct_rc_ep_atomic64_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
                                       uint64_t remote_addr, uct_rkey_t rkey,
                                       uct_completion_t *comp)
 {
-    if (opcode != UCT_ATOMIC_OP_ADD) {
-        ucs_error("rc_verbs: atomic64_fetch supports UCT_ATOMIC_OP_ADD only "
-                  "(got %d); see the iface's cap.atomic64.fop_flags",
-                  opcode);
-        return UCS_ERR_UNSUPPORTED;
-    }
-    return uct_rc_ep_atomic(uct_rc_ep(tl_ep), IBV_WR_ATOMIC_FETCH_AND_ADD,
-                            value, 0, remote_addr, rkey, result, comp);
+    return uct_rc_ep_atomic_add(tl_ep, opcode, value, remote_addr, rkey, result,
+                                comp);
 }
 
 ucs_status_t uct_rc_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,

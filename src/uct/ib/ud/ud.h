@@ -403,13 +403,6 @@ enum {
     UCT_UD_DESC_FLAG_IFLUSH = UCS_BIT(3)  /* comp is an iface flush's */
 };
 
-/** A user buffer of an AM zcopy, kept for resends. */
-typedef struct uct_ud_zcopy_iov {
-    uint64_t addr;
-    uint32_t length;
-    uint32_t lkey;
-} uct_ud_zcopy_iov_t;
-
 /**
  * A send descriptor: a packet kept until acknowledged (then until its
  * last work request completed), or a flush marker. Then the packet:
@@ -425,7 +418,8 @@ typedef struct uct_ud_send_desc {
     uint8_t flags;   /* UCT_UD_DESC_FLAG_* */
     uint8_t iovcnt;  /* zcopy */
     int8_t status;   /* async_comps: of the completion */
-    uct_ud_zcopy_iov_t iov[UCT_UD_MAX_ZCOPY_IOV];
+    struct ibv_sge iov[UCT_UD_MAX_ZCOPY_IOV]; /* zcopy: the user buffers,
+                                                 kept for resends */
 } uct_ud_send_desc_t;
 
 static inline uct_ud_hdr_t *uct_ud_desc_hdr(uct_ud_send_desc_t *desc)

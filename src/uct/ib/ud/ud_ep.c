@@ -673,10 +673,7 @@ ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     sge[0].length = desc->length;
     sge[0].lkey   = desc->lkey;
     for (i = 0; i < desc->iovcnt; ++i) {
-        sge[n].addr   = desc->iov[i].addr;
-        sge[n].length = desc->iov[i].length;
-        sge[n].lkey   = desc->iov[i].lkey;
-        ++n;
+        sge[n++] = desc->iov[i];
     }
     inl = (desc->iovcnt == 0) && (desc->length <= iface->config.max_inline);
     if (inl) {

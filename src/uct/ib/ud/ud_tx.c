@@ -105,11 +105,17 @@ static UCS_F_ALWAYS_INLINE void uct_ud_ep_am_sent(uct_ud_iface_t *iface,
  * Active messages
  */
 
-ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
-                                const void *payload, unsigned length)
+/* am_short (the 8-byte @a header, then @a length bytes at @a payload)
+ * and am_short_iov (@a header NULL: the @a length bytes of the iov) */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_ud_ep_am_short_common(
+    uct_ep_h tl_ep, uint8_t id, const char *what, const uint64_t *header,
+    const void *payload, const uct_iov_t *iov, size_t iovcnt, size_t length)
 {
     uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
     uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
+    size_t hdr_len        = (header != NULL) ? sizeof(*header) : 0;
+    size_t max = ucs_min(iface->config.max_inline, iface->config.seg_size) -
+                 sizeof(uct_ud_hdr_t) - sizeof(uint64_t);
     uct_ud_send_desc_t *desc;
     ucs_status_t status;
     uint8_t *data;
@@ -118,10 +124,7 @@ ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    status = uct_iface_check_length(
-        &iface->super.super, "am_short", length,
-        ucs_min(iface->config.max_inline, iface->config.seg_size) -
-            sizeof(uct_ud_hdr_t) - sizeof(header));
+    status = uct_iface_check_length(&iface->super.super, what, length, max);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -130,57 +133,36 @@ ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     desc = uct_ud_ep_tx_desc(iface, ep, &status);
     if (ucs_likely(desc != NULL)) {
         data = (uint8_t *)(uct_ud_desc_hdr(desc) + 1);
-        memcpy(data, &header, sizeof(header));
-        if (length > 0) { /* a header-only message may pass NULL */
-            memcpy(data + sizeof(header), payload, length);
+        if (header != NULL) {
+            memcpy(data, header, hdr_len);
+            if (length > 0) { /* a header-only message may pass NULL */
+                memcpy(data + hdr_len, payload, length);
+            }
+        } else {
+            uct_iov_to_buffer(iov, iovcnt, data);
         }
-        status =
-            uct_ud_ep_send_new(iface, ep, desc, id,
-                               sizeof(uct_ud_hdr_t) + sizeof(header) + length);
+        status = uct_ud_ep_send_new(iface, ep, desc, id,
+                                    sizeof(uct_ud_hdr_t) + hdr_len + length);
         if (status == UCS_OK) {
-            uct_ud_ep_am_sent(iface, id, data, sizeof(header) + length);
+            uct_ud_ep_am_sent(iface, id, data, hdr_len + length);
         }
     }
     uct_ud_leave(iface);
     return status;
 }
 
+ucs_status_t uct_ud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                const void *payload, unsigned length)
+{
+    return uct_ud_ep_am_short_common(tl_ep, id, "am_short", &header, payload,
+                                     NULL, 0, length);
+}
+
 ucs_status_t uct_ud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
                                     const uct_iov_t *iov, size_t iovcnt)
 {
-    uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
-    uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
-    size_t max = ucs_min(iface->config.max_inline, iface->config.seg_size) -
-                 sizeof(uct_ud_hdr_t) - sizeof(uint64_t);
-    size_t length;
-    uct_ud_send_desc_t *desc;
-    ucs_status_t status;
-    uint8_t *data;
-
-    status = uct_iface_check_am_id(&iface->super.super, id);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    length = uct_iov_total_length(iov, iovcnt);
-    status = uct_iface_check_length(&iface->super.super, "am_short_iov", length,
-                                    max);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    uct_ud_enter(iface);
-    desc = uct_ud_ep_tx_desc(iface, ep, &status);
-    if (ucs_likely(desc != NULL)) {
-        data = (uint8_t *)(uct_ud_desc_hdr(desc) + 1);
-        uct_iov_to_buffer(iov, iovcnt, data);
-        status = uct_ud_ep_send_new(iface, ep, desc, id,
-                                    sizeof(uct_ud_hdr_t) + length);
-        if (status == UCS_OK) {
-            uct_ud_ep_am_sent(iface, id, data, length);
-        }
-    }
-    uct_ud_leave(iface);
-    return status;
+    return uct_ud_ep_am_short_common(tl_ep, id, "am_short_iov", NULL, NULL, iov,
+                                     iovcnt, uct_iov_total_length(iov, iovcnt));
 }
 
 ssize_t uct_ud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
@@ -232,24 +214,15 @@ ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     uct_ud_ep_t *ep       = uct_ud_ep(tl_ep);
     uct_ud_iface_t *iface = uct_ud_ep_iface(ep);
     size_t max            = iface->config.seg_size - sizeof(uct_ud_hdr_t);
-    const uct_ib_mem_t *memh;
     uct_ud_send_desc_t *desc;
-    size_t i, c, total;
+    size_t total, length;
     ucs_status_t status;
-    unsigned n;
+    int n;
 
     (void)flags;
-    status = uct_iface_check_am_id(&iface->super.super, id);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    status = uct_iface_check_iovcnt(&iface->super.super, "am_zcopy", iovcnt,
-                                    iface->config.max_iov - 1);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    status = uct_iface_check_length(&iface->super.super, "am_zcopy header",
-                                    header_length, UCT_UD_MAX_AM_HDR);
+    status = uct_ib_iface_check_am_zcopy(&iface->super, id, header_length,
+                                         iovcnt, iface->config.max_iov - 1,
+                                         UCT_UD_MAX_AM_HDR);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -267,28 +240,13 @@ ucs_status_t uct_ud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     }
     /* the user buffers are sent in place, and again on a resend: they
      * stay the user's until the completion */
-    n = 0;
-    for (i = 0; i < iovcnt; ++i) {
-        if ((iov[i].length == 0) || (iov[i].count == 0)) {
-            continue;
-        }
-        memh = iov[i].memh;
-        for (c = 0; c < iov[i].count; ++c) {
-            if (n == iface->config.max_iov - 1) {
-                ucs_mpool_put(desc);
-                ucs_diag("ud_verbs %s: am_zcopy: the iov needs more than %u "
-                         "SGEs; pass fewer entries per call",
-                         iface->super.super.dev_name,
-                         iface->config.max_iov - 1);
-                status = UCS_ERR_UNSUPPORTED;
-                goto out;
-            }
-            desc->iov[n].addr = (uintptr_t)iov[i].buffer +
-                                (c * ((iov[i].count > 1) ? iov[i].stride : 0));
-            desc->iov[n].length = (uint32_t)iov[i].length;
-            desc->iov[n].lkey   = (memh != NULL) ? memh->lkey : 0;
-            ++n;
-        }
+    n = uct_ib_iov_to_sge(iov, iovcnt, desc->iov, iface->config.max_iov - 1,
+                          &length);
+    if (ucs_unlikely(n < 0)) {
+        ucs_mpool_put(desc);
+        status = uct_ib_iface_too_many_sges(&iface->super, "am_zcopy",
+                                            iface->config.max_iov - 1);
+        goto out;
     }
     desc->iovcnt = (uint8_t)n;
     desc->flags  = (n != 0) ? UCT_UD_DESC_FLAG_ZCOPY : 0;
