@@ -9,6 +9,8 @@
  * devices test/rxe/run.sh sets up; without RDMA devices the tests that need
  * one are skipped.
  */
+#include "ib_lookup.h"
+
 #include <common/test.h>
 
 extern "C" {
@@ -32,72 +34,17 @@ extern "C" {
 #include <unistd.h>
 #include <vector>
 
-namespace {
-
-/* Names of the verbs devices present */
-std::vector<std::string> ibv_device_names()
-{
-    std::vector<std::string> names;
-    struct ibv_device **devices;
-    int num_devices;
-
-    devices = ibv_get_device_list(&num_devices);
-    if (devices == NULL) {
-        return names;
-    }
-    for (int i = 0; i < num_devices; ++i) {
-        names.push_back(ibv_get_device_name(devices[i]));
-    }
-    ibv_free_device_list(devices);
-    return names;
-}
-
-uct_component_h find_ib_component()
-{
-    uct_component_h *components, found = NULL;
-    unsigned num_components;
-
-    if (uct_query_components(&components, &num_components) != UCS_OK) {
-        return NULL;
-    }
-    for (unsigned i = 0; i < num_components; ++i) {
-        if (!strcmp(components[i]->name, UCT_IB_COMPONENT_NAME)) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
-
-std::vector<std::string> md_names(uct_component_h component)
-{
-    std::vector<std::string> names;
-    uct_component_attr_t attr;
-
-    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
-    EXPECT_EQ(UCS_OK, uct_component_query(component, &attr));
-    std::vector<uct_md_resource_desc_t> res(attr.md_resource_count + 1);
-    attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-    attr.md_resources = res.data();
-    EXPECT_EQ(UCS_OK, uct_component_query(component, &attr));
-    for (unsigned i = 0; i < attr.md_resource_count; ++i) {
-        names.push_back(res[i].md_name);
-    }
-    return names;
-}
-
-} // namespace
-
 /* Discovery through the component: runs everywhere, devices or not */
 class uct_ib_component : public ucs::test {};
 
 TEST_F(uct_ib_component, one_md_per_verbs_device)
 {
-    uct_component_h component = find_ib_component();
+    uct_component_h component = ib_lookup::component();
     ASSERT_TRUE(component != NULL) << "the ib module was not loaded";
 
-    std::vector<std::string> expected = ibv_device_names();
-    std::vector<std::string> actual   = md_names(component);
+    std::vector<std::string> expected = ib_lookup::device_names();
+    std::vector<std::string> actual;
+    EXPECT_EQ(UCS_OK, ib_lookup::md_names(actual));
     EXPECT_EQ(std::set<std::string>(expected.begin(), expected.end()),
               std::set<std::string>(actual.begin(), actual.end()));
     if (expected.empty()) {
@@ -115,7 +62,7 @@ TEST_F(uct_ib_component, one_md_per_verbs_device)
 
 TEST_F(uct_ib_component, bad_gid_index_value_rejected)
 {
-    uct_component_h component = find_ib_component();
+    uct_component_h component = ib_lookup::component();
     ASSERT_TRUE(component != NULL) << "the ib module was not loaded";
 
     ucs::scoped_setenv env("UCX_IB_GID_INDEX", "first");
@@ -132,7 +79,7 @@ protected:
     void SetUp() override
     {
         ucs::test::SetUp();
-        if (ibv_device_names().empty()) {
+        if (ib_lookup::device_names().empty()) {
             GTEST_SKIP() << "no RDMA devices here (ibv_get_device_list "
                             "lists none); run under test/rxe/run.sh";
         }
@@ -151,20 +98,12 @@ protected:
     /* Opens device @a name, or NULL (and the test skips) */
     uct_ib_device_t *open_dev(const std::string &name, int async = 0)
     {
-        struct ibv_device **devices;
         uct_ib_device_t *dev = NULL;
-        int num_devices;
 
-        devices = ibv_get_device_list(&num_devices);
-        for (int i = 0; (devices != NULL) && (i < num_devices); ++i) {
-            if (name == ibv_get_device_name(devices[i])) {
-                dev = new uct_ib_device_t;
-                EXPECT_EQ(UCS_OK, uct_ib_device_init(dev, devices[i], async));
-            }
-        }
-        if (devices != NULL) {
-            ibv_free_device_list(devices);
-        }
+        ib_lookup::with_device(name, [&](struct ibv_device *device) {
+            dev = new uct_ib_device_t;
+            EXPECT_EQ(UCS_OK, uct_ib_device_init(dev, device, async));
+        });
         if (dev != NULL) {
             m_devs.push_back(dev);
         }
@@ -428,7 +367,7 @@ protected:
         if (IsSkipped()) {
             return;
         }
-        m_component = find_ib_component();
+        m_component = ib_lookup::component();
         ASSERT_TRUE(m_component != NULL);
 
         memset(&m_tl, 0, sizeof(m_tl));
@@ -457,14 +396,11 @@ protected:
                                          num_devices_p);
     }
 
-    uct_md_h open_md(const char *name)
+    static uct_md_h open_md(const char *name)
     {
-        uct_md_config_t *config;
         uct_md_h md = NULL;
 
-        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
-        EXPECT_EQ(UCS_OK, uct_md_open(m_component, name, config, &md));
-        uct_config_release(config);
+        EXPECT_EQ(UCS_OK, ib_lookup::open_md(name, &md));
         return md;
     }
 
@@ -472,7 +408,9 @@ protected:
     std::set<std::string> resource_names()
     {
         std::set<std::string> names;
-        for (const std::string &md_name : md_names(m_component)) {
+        std::vector<std::string> md_names;
+        EXPECT_EQ(UCS_OK, ib_lookup::md_names(md_names));
+        for (const std::string &md_name : md_names) {
             uct_tl_resource_desc_t *res;
             unsigned num_res;
             uct_md_h md = open_md(md_name.c_str());
@@ -556,14 +494,8 @@ TEST_F(uct_ib_md_devices, gid_index_config)
     EXPECT_EQ(0u, gid.gid_index);
 
     /* uct_info -d shows the chosen GID through the md */
-    char *buf    = NULL;
-    size_t size  = 0;
-    FILE *stream = open_memstream(&buf, &size);
-    ASSERT_TRUE(stream != NULL);
-    uct_md_print_info(md, stream);
-    fclose(stream);
-    std::string out(buf, size);
-    free(buf);
+    std::string out = ib_lookup::md_info(md);
+    ASSERT_FALSE(out.empty());
     EXPECT_NE(std::string::npos, out.find("(index 0, UCX_IB_GID_INDEX)"))
         << out;
     uct_md_close(md);

@@ -7,6 +7,8 @@
  * (names, inline probe, CQ sizes, path MTU), the async event hook, and the
  * event fd with arm on a loopback RC QP pair connected by the helpers.
  */
+#include "ib_lookup.h"
+
 #include <common/test.h>
 
 extern "C" {
@@ -503,39 +505,6 @@ TEST_F(uct_ib_iface_addr, reserved_bits_unreachable)
 
 namespace {
 
-bool have_verbs_device(const std::string &name)
-{
-    struct ibv_device **devices;
-    bool found = false;
-    int num_devices;
-
-    devices = ibv_get_device_list(&num_devices);
-    for (int i = 0; (devices != NULL) && (i < num_devices); ++i) {
-        found = found || (name == ibv_get_device_name(devices[i]));
-    }
-    if (devices != NULL) {
-        ibv_free_device_list(devices);
-    }
-    return found;
-}
-
-uct_component_h find_ib_component()
-{
-    uct_component_h *components, found = NULL;
-    unsigned num_components;
-
-    if (uct_query_components(&components, &num_components) != UCS_OK) {
-        return NULL;
-    }
-    for (unsigned i = 0; i < num_components; ++i) {
-        if (!strcmp(components[i]->name, UCT_IB_COMPONENT_NAME)) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
-
 struct async_record {
     std::vector<uct_ib_async_event_t> events;
     uct_ib_iface_t *iface;
@@ -553,7 +522,7 @@ protected:
         m_opened = false;
         m_filled = false;
         s_async  = &m_async;
-        if (!have_verbs_device("rxe_lo")) {
+        if (!ib_lookup::have_device("rxe_lo")) {
             GTEST_SKIP() << "no device rxe_lo; run under test/rxe/run.sh";
         }
         memset(&m_ops, 0, sizeof(m_ops));
@@ -585,14 +554,8 @@ protected:
 
     void open_md(const std::string &dev)
     {
-        uct_component_h component = find_ib_component();
-        uct_md_config_t *config;
-
         close_md();
-        ASSERT_TRUE(component != NULL);
-        ASSERT_EQ(UCS_OK, uct_md_config_read(component, NULL, NULL, &config));
-        ASSERT_EQ(UCS_OK, uct_md_open(component, dev.c_str(), config, &m_md));
-        uct_config_release(config);
+        ASSERT_EQ(UCS_OK, ib_lookup::open_md(dev, &m_md));
     }
 
     void close_md()
@@ -668,7 +631,7 @@ TEST_F(uct_ib_iface_dev, open_on_each_rxe_port)
                  {"rxe_v1", IBV_MTU_1024}};
 
     for (const auto &port : ports) {
-        if (!have_verbs_device(port.dev)) {
+        if (!ib_lookup::have_device(port.dev)) {
             continue;
         }
         SCOPED_TRACE(port.dev);

@@ -8,6 +8,8 @@
  * on (yes); the cached variant is skipped when the md has no cache. The
  * tests run on rxe_lo, as set up by test/rxe/run.sh, and skip without it.
  */
+#include "ib_lookup.h"
+
 #include <common/test.h>
 
 extern "C" {
@@ -31,39 +33,6 @@ namespace {
 
 const char *const TEST_DEVICE = "rxe_lo";
 const unsigned GID_INDEX      = 1; /* ::ffff:127.0.0.1, RoCE v2 */
-
-bool have_verbs_device(const char *name)
-{
-    struct ibv_device **devices;
-    bool found = false;
-    int num_devices;
-
-    devices = ibv_get_device_list(&num_devices);
-    for (int i = 0; (devices != NULL) && (i < num_devices); ++i) {
-        found = found || !strcmp(ibv_get_device_name(devices[i]), name);
-    }
-    if (devices != NULL) {
-        ibv_free_device_list(devices);
-    }
-    return found;
-}
-
-uct_component_h find_ib_component()
-{
-    uct_component_h *components, found = NULL;
-    unsigned num_components;
-
-    if (uct_query_components(&components, &num_components) != UCS_OK) {
-        return NULL;
-    }
-    for (unsigned i = 0; i < num_components; ++i) {
-        if (!strcmp(components[i]->name, UCT_IB_COMPONENT_NAME)) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
 
 /*
  * Two RC QPs connected to each other on port 1 of a device: the requester
@@ -270,19 +239,17 @@ private:
 } // namespace
 
 /* Parameter: the value of UCX_IB_RCACHE */
-class ib_md : public ucs::test,
-              public testing::WithParamInterface<std::string> {
+class ib_md : public ib_md_fixture {
 protected:
+    ib_md() : ib_md_fixture(TEST_DEVICE)
+    {}
+
     void SetUp() override
     {
-        ucs::test::SetUp();
-        if (!have_verbs_device(TEST_DEVICE)) {
-            GTEST_SKIP() << "no RDMA device " << TEST_DEVICE
-                         << " here; run under test/rxe/run.sh";
+        ib_md_fixture::SetUp();
+        if (stopped()) {
+            return;
         }
-
-        m_component = find_ib_component();
-        ASSERT_TRUE(m_component != NULL) << "the ib module was not loaded";
 
         m_md = open_md(GetParam(), true);
         ASSERT_TRUE(m_md != NULL);
@@ -290,14 +257,6 @@ protected:
             GTEST_SKIP() << "the registration cache could not be created "
                             "(UCX_IB_RCACHE=try went on without it)";
         }
-    }
-
-    void TearDown() override
-    {
-        if (m_md != NULL) {
-            uct_md_close(m_md);
-        }
-        ucs::test::TearDown();
     }
 
     bool cached() const
@@ -311,13 +270,9 @@ protected:
     {
         ucs::scoped_setenv env("UCX_IB_RCACHE",
                                (rcache == "yes") ? "try" : rcache.c_str());
-        uct_md_config_t *config;
         uct_md_h md = NULL;
 
-        EXPECT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
-        ucs_status_t status =
-            uct_md_open(m_component, TEST_DEVICE, config, &md);
-        uct_config_release(config);
+        ucs_status_t status = ib_lookup::open_md(TEST_DEVICE, &md);
         if (expect_ok) {
             EXPECT_EQ(UCS_OK, status);
         }
@@ -388,9 +343,6 @@ protected:
         ibv_dereg_mr(mr);
         return status;
     }
-
-    uct_component_h m_component = NULL;
-    uct_md_h m_md               = NULL;
 };
 
 TEST_P(ib_md, query)
@@ -468,19 +420,9 @@ TEST_P(ib_md, remote_write_with_packed_rkey)
 
 TEST_P(ib_md, remote_write_into_allocated_memory)
 {
-    uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
-    uct_mem_alloc_params_t params;
     uct_allocated_memory_t mem;
 
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags     = UCT_MD_MEM_ACCESS_ALL;
-    params.mds.mds   = &m_md;
-    params.mds.count = 1;
-    params.name      = "ib_md test";
-    ASSERT_EQ(UCS_OK, uct_mem_alloc(10000, &method, 1, &params, &mem));
+    ASSERT_EQ(UCS_OK, alloc_on_md(10000, "ib_md test", &mem));
     EXPECT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
     EXPECT_EQ(m_md, mem.md);
     EXPECT_GE(mem.length, 10000u);
@@ -591,14 +533,8 @@ TEST_P(ib_md, register_again_and_subrange)
     }
 
     /* the statistics as uct_info -d prints them */
-    char *text   = NULL;
-    size_t size  = 0;
-    FILE *stream = open_memstream(&text, &size);
-    ASSERT_TRUE(stream != NULL);
-    uct_md_print_info(m_md, stream);
-    fclose(stream);
-    std::string info(text, size);
-    free(text);
+    std::string info = ib_lookup::md_info(m_md);
+    ASSERT_FALSE(info.empty());
     if (cached()) {
         EXPECT_NE(std::string::npos, info.find("hits 2 misses 1")) << info;
     } else {
@@ -778,10 +714,7 @@ TEST_P(ib_md, rcache_off_or_required)
     uct_md_close(md);
 
     ucs::scoped_setenv env("UCX_IB_RCACHE", "yes");
-    uct_md_config_t *config;
-    ASSERT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
-    ASSERT_EQ(UCS_OK, uct_md_open(m_component, TEST_DEVICE, config, &md));
-    uct_config_release(config);
+    ASSERT_EQ(UCS_OK, ib_lookup::open_md(TEST_DEVICE, &md));
     EXPECT_TRUE(uct_ib_md_rcache(md) != NULL);
     uct_md_close(md);
 }

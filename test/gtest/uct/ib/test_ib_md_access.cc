@@ -10,6 +10,8 @@
  * config) and on; tests that need one of the two skip in the other. They
  * run on rxe_lo, as set up by test/rxe/run.sh, and skip without it.
  */
+#include "ib_lookup.h"
+
 #include <common/test.h>
 
 extern "C" {
@@ -32,70 +34,29 @@ namespace {
 
 const char *const ACCESS_TEST_DEVICE = "rxe_lo";
 
-bool verbs_device_present(const char *name)
-{
-    struct ibv_device **devices;
-    bool found = false;
-    int num_devices;
-
-    devices = ibv_get_device_list(&num_devices);
-    if (devices == NULL) {
-        return false;
-    }
-    for (int i = 0; i < num_devices; ++i) {
-        found = found || !strcmp(ibv_get_device_name(devices[i]), name);
-    }
-    ibv_free_device_list(devices);
-    return found;
-}
-
-uct_component_h ib_component()
-{
-    uct_component_h *components, found = NULL;
-    unsigned num_components;
-
-    if (uct_query_components(&components, &num_components) != UCS_OK) {
-        return NULL;
-    }
-    for (unsigned i = 0; i < num_components; ++i) {
-        if (!strcmp(components[i]->name, UCT_IB_COMPONENT_NAME)) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
-
 const int PUT = IBV_ACCESS_REMOTE_WRITE;
 const int GET = IBV_ACCESS_REMOTE_READ;
 
 } // namespace
 
 /* Parameter: the md config's RCACHE value */
-class ib_md_access : public ucs::test,
-                     public testing::WithParamInterface<std::string> {
+class ib_md_access : public ib_md_fixture {
 protected:
+    ib_md_access() : ib_md_fixture(ACCESS_TEST_DEVICE)
+    {}
+
     void SetUp() override
     {
-        ucs::test::SetUp();
-        if (!verbs_device_present(ACCESS_TEST_DEVICE)) {
-            GTEST_SKIP() << "no RDMA device " << ACCESS_TEST_DEVICE
-                         << " here; run under test/rxe/run.sh";
+        ib_md_fixture::SetUp();
+        if (stopped()) {
+            return;
         }
 
-        m_component = ib_component();
-        ASSERT_TRUE(m_component != NULL) << "the ib module was not loaded";
-
-        uct_md_config_t *config;
-        ASSERT_EQ(UCS_OK, uct_md_config_read(m_component, NULL, NULL, &config));
         /* "try" for the cached variant, so a build without the cache
          * skips instead of failing */
-        EXPECT_EQ(UCS_OK,
-                  uct_config_modify(config, "RCACHE", cached() ? "try" : "n"));
-        ucs_status_t status =
-            uct_md_open(m_component, ACCESS_TEST_DEVICE, config, &m_md);
-        uct_config_release(config);
-        ASSERT_EQ(UCS_OK, status);
+        ASSERT_EQ(UCS_OK,
+                  ib_lookup::open_md(ACCESS_TEST_DEVICE, &m_md,
+                                     {{"RCACHE", cached() ? "try" : "n"}}));
         if (cached() != (uct_ib_md_rcache(m_md) != NULL)) {
             GTEST_SKIP() << "the registration cache could not be created";
         }
@@ -108,10 +69,7 @@ protected:
         for (auto &area : m_areas) {
             munmap(area.first, area.second);
         }
-        if (m_md != NULL) {
-            uct_md_close(m_md);
-        }
-        ucs::test::TearDown();
+        ib_md_fixture::TearDown();
     }
 
     bool cached() const
@@ -193,9 +151,7 @@ protected:
         return __atomic_load_n(&md()->num_dereg, __ATOMIC_RELAXED);
     }
 
-    uct_component_h m_component = NULL;
-    uct_md_h m_md               = NULL;
-    size_t m_page               = 4096;
+    size_t m_page = 4096;
     std::vector<std::pair<void *, size_t>> m_areas;
 };
 
@@ -389,19 +345,9 @@ TEST_P(ib_md_access, cached_region_refused_after_unmap)
 
 TEST_P(ib_md_access, allocated_memory_granted)
 {
-    uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
-    uct_mem_alloc_params_t params;
     uct_allocated_memory_t mem;
 
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags     = UCT_MD_MEM_ACCESS_ALL;
-    params.mds.mds   = &m_md;
-    params.mds.count = 1;
-    params.name      = "ib_md_access test";
-    ASSERT_EQ(UCS_OK, uct_mem_alloc(10000, &method, 1, &params, &mem));
+    ASSERT_EQ(UCS_OK, alloc_on_md(10000, "ib_md_access test", &mem));
     ASSERT_EQ(UCT_ALLOC_METHOD_MD, mem.method);
     uint32_t key = rkey(mem.memh);
     char *buf    = (char *)mem.address;
