@@ -705,12 +705,8 @@ static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
     attr->cap.put.opt_zcopy_align = 64;
     attr->cap.put.align_mtu       = mtu;
 
-    attr->cap.get.max_bcopy       = seg_size;
-    attr->cap.get.min_zcopy       = 0;
-    attr->cap.get.max_zcopy       = max_msg;
-    attr->cap.get.max_iov         = iface->config.max_iov;
-    attr->cap.get.opt_zcopy_align = 64;
-    attr->cap.get.align_mtu       = mtu;
+    attr->cap.get           = attr->cap.put; /* the same, but no short */
+    attr->cap.get.max_short = 0;
 
     if (iface->config.atomics) {
         attr->cap.flags |= UCT_IFACE_FLAG_ATOMIC_DEVICE;

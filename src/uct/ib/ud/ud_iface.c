@@ -1349,51 +1349,50 @@ static ucs_status_t uct_ud_query_devices(uct_md_h md,
                                      num_devices_p);
 }
 
+/* Where an unsigned field of the interface is, and its size */
+#define UCT_UD_IFACE_FIELD(_field)        \
+    ucs_offsetof(uct_ud_iface_t, _field), \
+        sizeof(((uct_ud_iface_t *)NULL)->_field)
+
+/* The unsigned fields shown in the interface's object tree */
+static const struct {
+    const char *name;
+    size_t offset;
+    size_t size;
+} uct_ud_iface_vfs_uints[] = {
+    {"rx_posted", UCT_UD_IFACE_FIELD(rx.posted)},
+    {"endpoints", UCT_UD_IFACE_FIELD(eps.count)},
+    {"address_handles", UCT_UD_IFACE_FIELD(ahs.count)},
+    {"peer_endpoints", UCT_UD_IFACE_FIELD(eps.num_private)},
+    {"closing_endpoints", UCT_UD_IFACE_FIELD(eps.num_zombies)},
+    {"peer_disconnects", UCT_UD_IFACE_FIELD(stats.disc_rx)},
+    {"creq_refused", UCT_UD_IFACE_FIELD(stats.creq_refused)},
+    {"rx_dropped", UCT_UD_IFACE_FIELD(stats.rx_dropped)},
+    {"rx_stale", UCT_UD_IFACE_FIELD(stats.rx_stale)},
+    {"rx_duplicates", UCT_UD_IFACE_FIELD(stats.rx_dup)},
+    {"rx_out_of_order", UCT_UD_IFACE_FIELD(stats.rx_ooo)},
+    {"rx_held_after_gap", UCT_UD_IFACE_FIELD(ooo.count)},
+    {"rx_peers_holding", UCT_UD_IFACE_FIELD(ooo.num_peers)},
+    {"rx_over_share", UCT_UD_IFACE_FIELD(stats.rx_over_share)},
+    {"rx_evicted", UCT_UD_IFACE_FIELD(stats.rx_evicted)},
+    {"rx_reorder_full", UCT_UD_IFACE_FIELD(stats.rx_ooo_full)},
+    {"tx_resent", UCT_UD_IFACE_FIELD(stats.tx_resent)},
+    {"put_denied", UCT_UD_IFACE_FIELD(stats.put_denied)},
+    {"creq_denied", UCT_UD_IFACE_FIELD(stats.creq_denied)}};
+
 /* Object tree files of the interface */
 static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)
 {
     uct_ud_iface_t *iface = uct_ud_iface(tl_iface);
+    size_t i;
 
-    uct_vfs_add_uint(iface, &iface->rx.posted, sizeof(iface->rx.posted),
-                     "rx_posted");
-    uct_vfs_add_uint(iface, &iface->eps.count, sizeof(iface->eps.count),
-                     "endpoints");
-    uct_vfs_add_uint(iface, &iface->ahs.count, sizeof(iface->ahs.count),
-                     "address_handles");
-    uct_vfs_add_uint(iface, &iface->eps.num_private,
-                     sizeof(iface->eps.num_private), "peer_endpoints");
-    uct_vfs_add_uint(iface, &iface->eps.num_zombies,
-                     sizeof(iface->eps.num_zombies), "closing_endpoints");
-    uct_vfs_add_uint(iface, &iface->stats.disc_rx, sizeof(iface->stats.disc_rx),
-                     "peer_disconnects");
-    uct_vfs_add_uint(iface, &iface->stats.creq_refused,
-                     sizeof(iface->stats.creq_refused), "creq_refused");
-    uct_vfs_add_uint(iface, &iface->stats.rx_dropped,
-                     sizeof(iface->stats.rx_dropped), "rx_dropped");
-    uct_vfs_add_uint(iface, &iface->stats.rx_stale,
-                     sizeof(iface->stats.rx_stale), "rx_stale");
-    uct_vfs_add_uint(iface, &iface->stats.rx_dup, sizeof(iface->stats.rx_dup),
-                     "rx_duplicates");
-    uct_vfs_add_uint(iface, &iface->stats.rx_ooo, sizeof(iface->stats.rx_ooo),
-                     "rx_out_of_order");
-    uct_vfs_add_uint(iface, &iface->ooo.count, sizeof(iface->ooo.count),
-                     "rx_held_after_gap");
-    uct_vfs_add_uint(iface, &iface->ooo.num_peers, sizeof(iface->ooo.num_peers),
-                     "rx_peers_holding");
-    uct_vfs_add_uint(iface, &iface->stats.rx_over_share,
-                     sizeof(iface->stats.rx_over_share), "rx_over_share");
-    uct_vfs_add_uint(iface, &iface->stats.rx_evicted,
-                     sizeof(iface->stats.rx_evicted), "rx_evicted");
-    uct_vfs_add_uint(iface, &iface->stats.rx_ooo_full,
-                     sizeof(iface->stats.rx_ooo_full), "rx_reorder_full");
+    for (i = 0; i < ucs_static_array_size(uct_ud_iface_vfs_uints); ++i) {
+        uct_vfs_add_uint(
+            iface, (char *)iface + uct_ud_iface_vfs_uints[i].offset,
+            uct_ud_iface_vfs_uints[i].size, uct_ud_iface_vfs_uints[i].name);
+    }
     uct_vfs_add_value(iface, iface->ooo.max, "reorder_bufs");
     uct_vfs_add_value(iface, iface->ooo.share, "peer_reorder_bufs");
-    uct_vfs_add_uint(iface, &iface->stats.tx_resent,
-                     sizeof(iface->stats.tx_resent), "tx_resent");
-    uct_vfs_add_uint(iface, &iface->stats.put_denied,
-                     sizeof(iface->stats.put_denied), "put_denied");
-    uct_vfs_add_uint(iface, &iface->stats.creq_denied,
-                     sizeof(iface->stats.creq_denied), "creq_denied");
     uct_vfs_add_value(iface, iface->config.max_inline, "max_inline");
     uct_vfs_add_value(iface, iface->config.tx_window, "tx_window");
 }
