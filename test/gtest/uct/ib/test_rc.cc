@@ -11,148 +11,6 @@
  * instances.
  */
 #include "rc_test.h"
-#include "../peer_process.h"
-
-namespace {
-
-/* ------------------------------------------------------------------------
- * The peer process of uct_rc.peer_process_killed (see peer_process.h):
- * the test binary started again with OPENUCT_RC_PEER_FD set runs this from
- * a static constructor and exits, never reaching the tests. It opens an
- * rc_verbs iface on the resource named in the environment, connects two
- * endpoints to the parent's over the socket, and serves until it is
- * killed.
- */
-
-using test_peer::fd_read_blob;
-using test_peer::fd_write_blob;
-
-const char PEER_FD_ENV[] = "OPENUCT_RC_PEER_FD";
-
-int peer_process_main(int fd)
-{
-    const char *component_name = getenv("OPENUCT_RC_PEER_COMPONENT");
-    const char *md_name        = getenv("OPENUCT_RC_PEER_MD");
-    const char *dev_name       = getenv("OPENUCT_RC_PEER_DEV");
-    uct_component_h component;
-    uct_md_config_t *md_config;
-    uct_iface_config_t *iface_config;
-    ucs_async_context_t *async;
-    uct_worker_h worker;
-    uct_iface_params_t params;
-    uct_iface_attr_t attr;
-    uct_md_attr_t md_attr;
-    uct_iface_h iface;
-    uct_mem_h memh;
-    uct_md_h md;
-    uct_ep_h eps[2];
-
-    if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
-        return 2;
-    }
-    component = test_peer::find_component(component_name);
-    if ((component == NULL) ||
-        (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
-        (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
-        (uct_md_query(md, &md_attr) != UCS_OK) ||
-        (ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) !=
-         UCS_OK) ||
-        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) != UCS_OK) ||
-        (uct_md_iface_config_read(md, UCT_RC_VERBS_NAME, NULL, NULL,
-                                  &iface_config) != UCS_OK)) {
-        return 3;
-    }
-
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                        UCT_IFACE_PARAM_FIELD_DEVICE |
-                        UCT_IFACE_PARAM_FIELD_FEATURES;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = UCT_RC_VERBS_NAME;
-    params.mode.device.dev_name = dev_name;
-    params.features             = UCT_IFACE_FEATURE_AM | UCT_IFACE_FEATURE_PUT;
-    if ((uct_iface_open(md, worker, &params, iface_config, &iface) != UCS_OK) ||
-        (uct_iface_query(iface, &attr) != UCS_OK)) {
-        return 4;
-    }
-    uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-
-    std::vector<char> dev_addr(attr.device_addr_len);
-    std::vector<char> ep_addr[2];
-    uct_iface_get_device_address(iface, (uct_device_addr_t *)dev_addr.data());
-    for (int i = 0; i < 2; ++i) {
-        uct_ep_params_t ep_params;
-        memset(&ep_params, 0, sizeof(ep_params));
-        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-        ep_params.iface      = iface;
-        ep_addr[i].resize(attr.ep_addr_len);
-        if ((uct_ep_create(&ep_params, &eps[i]) != UCS_OK) ||
-            (uct_ep_get_address(eps[i], (uct_ep_addr_t *)ep_addr[i].data()) !=
-             UCS_OK)) {
-            return 5;
-        }
-    }
-
-    /* a buffer the parent writes to */
-    std::vector<char> rkey(std::max<size_t>(md_attr.rkey_packed_size, 1));
-    static char target[4096];
-    uint64_t target_addr = (uintptr_t)target;
-    if ((uct_md_mem_reg(md, target, sizeof(target), UCT_MD_MEM_ACCESS_ALL,
-                        &memh) != UCS_OK) ||
-        (uct_md_mkey_pack(md, memh, rkey.data()) != UCS_OK)) {
-        return 6;
-    }
-
-    std::vector<char> peer_dev, peer_ep[2];
-    if (!fd_write_blob(fd, dev_addr.data(), (uint32_t)dev_addr.size()) ||
-        !fd_write_blob(fd, ep_addr[0].data(), (uint32_t)ep_addr[0].size()) ||
-        !fd_write_blob(fd, ep_addr[1].data(), (uint32_t)ep_addr[1].size()) ||
-        !fd_write_blob(fd, rkey.data(), (uint32_t)md_attr.rkey_packed_size) ||
-        !fd_write_blob(fd, &target_addr, sizeof(target_addr)) ||
-        !fd_read_blob(fd, peer_dev, 30000) ||
-        !fd_read_blob(fd, peer_ep[0], 30000) ||
-        !fd_read_blob(fd, peer_ep[1], 30000)) {
-        return 7;
-    }
-    for (int i = 0; i < 2; ++i) {
-        if (uct_ep_connect_to_ep(
-                eps[i], (const uct_device_addr_t *)peer_dev.data(),
-                (const uct_ep_addr_t *)peer_ep[i].data()) != UCS_OK) {
-            return 8;
-        }
-    }
-    if (!fd_write_blob(fd, "R", 1)) {
-        return 9;
-    }
-
-    /* serve until killed, or until the parent goes away */
-    for (;;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        uct_worker_progress(worker);
-        if (poll(&pfd, 1, 1) > 0) {
-            char c;
-            if (read(fd, &c, 1) <= 0) {
-                return 0;
-            }
-        }
-    }
-}
-
-const test_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
-
-std::vector<resource> rc_verbs_resources()
-{
-    std::vector<resource> out;
-
-    for (const resource &r : uct_test::enum_resources()) {
-        if (r.tl_name == UCT_RC_VERBS_NAME) {
-            out.push_back(r);
-        }
-    }
-    return out;
-}
-
-} // namespace
 
 /* ------------------------------------------------------------------------
  * Flow control
@@ -221,7 +79,7 @@ TEST_P(uct_rc, stalled_receiver_window_and_grants)
              "the whole window back");
     progress_for(50);
 
-    EXPECT_EQ(iota(TOTAL), headers(rec));
+    EXPECT_EQ(iota(0, TOTAL), headers(rec));
     EXPECT_EQ(0u, back.count()) << "the receiver sent active messages";
     /* what the receiver posted were the grants: at most one per half
      * window (one grant hands back what several messages freed when they
@@ -273,8 +131,8 @@ TEST_P(uct_rc, grants_ride_on_reverse_traffic)
     std::cout << "[ INFO     ] explicit grants: one way " << one_way_grants
               << ", two ways " << grants_ab << " + " << grants_ba << std::endl;
     EXPECT_EQ(0u, grants_ab + grants_ba);
-    EXPECT_EQ(iota(N), headers(ra));
-    EXPECT_EQ(iota(2 * N), headers(rb));
+    EXPECT_EQ(iota(0, N), headers(ra));
+    EXPECT_EQ(iota(0, 2 * N), headers(rb));
 }
 
 /* ------------------------------------------------------------------------
@@ -303,7 +161,7 @@ TEST_P(uct_rc, srq_refilled_by_progress)
     }
     wait_for([&] { return rec.count() == N; }, "every message");
     progress_for(50);
-    EXPECT_EQ(iota(N), headers(rec));
+    EXPECT_EQ(iota(0, N), headers(rec));
     EXPECT_EQ(QUEUE_LEN, iface->rx.target);
     EXPECT_GE(iface->rx.posted, iface->rx.target - iface->rx.target / 4)
         << "the receive queue was not refilled";
@@ -677,7 +535,7 @@ TEST_P(uct_rc, device_fatal_event_fails_the_eps)
     close_all();
 }
 
-/* A peer process (this binary started again, see peer_process_main)
+/* A peer process (this binary started again, see ib_peer.h)
  * connects two eps to ours and is killed with SIGKILL. Our ep with PUTs
  * and AMs outstanding completes every one with an error and calls the
  * error handler once with UCS_ERR_ENDPOINT_TIMEOUT; uct_ep_check on the
@@ -697,47 +555,15 @@ TEST_P(uct_rc, peer_process_killed)
     am_recorder &rb = install_recorder(*b, AM_ID);
 
     /* the peer process */
-    test_peer::process peer;
-    std::string error;
-    ASSERT_TRUE(
-        test_peer::start(PEER_FD_ENV,
-                         {"OPENUCT_RC_PEER_COMPONENT=" + res().component_name,
-                          "OPENUCT_RC_PEER_MD=" + res().md_name,
-                          "OPENUCT_RC_PEER_DEV=" + res().dev_name},
-                         peer, error))
-        << "cannot start the peer process: " << error;
-    int sock = peer.sock;
-
-    std::vector<char> peer_dev, peer_ep[2], peer_rkey, peer_addr, ready;
-    bool ok = fd_read_blob(sock, peer_dev, 30000) &&
-              fd_read_blob(sock, peer_ep[0], 30000) &&
-              fd_read_blob(sock, peer_ep[1], 30000) &&
-              fd_read_blob(sock, peer_rkey, 30000) &&
-              fd_read_blob(sock, peer_addr, 30000);
-    if (!ok) {
-        test_peer::stop(peer);
-        FAIL() << "the peer process did not send its addresses";
-    }
-
+    ASSERT_TRUE(start_peer(ib_peer::options()));
     uct_ep_h ep_busy = raw_ep(*a), ep_idle = raw_ep(*a);
-    std::vector<char> addr_busy = ep_address(ep_busy);
-    std::vector<char> addr_idle = ep_address(ep_idle);
-    ok                          = fd_write_blob(sock, a->dev_addr().data(),
-                                                (uint32_t)a->dev_addr().size()) &&
-         fd_write_blob(sock, addr_busy.data(), (uint32_t)addr_busy.size()) &&
-         fd_write_blob(sock, addr_idle.data(), (uint32_t)addr_idle.size()) &&
-         (connect(ep_busy, peer_dev, peer_ep[0]) == UCS_OK) &&
-         (connect(ep_idle, peer_dev, peer_ep[1]) == UCS_OK) &&
-         fd_read_blob(sock, ready, 30000);
-    if (!ok) {
-        test_peer::stop(peer);
-        FAIL() << "could not connect to the peer process";
-    }
+    ASSERT_TRUE(connect_with_peer(*a, ep_busy));
+    ASSERT_TRUE(connect_with_peer(*a, ep_idle));
 
     uct_rkey_bundle_t rkey;
-    uint64_t remote_addr;
-    memcpy(&remote_addr, peer_addr.data(), sizeof(remote_addr));
-    ASSERT_EQ(UCS_OK, uct_rkey_unpack(a->component(), peer_rkey.data(), &rkey));
+    uint64_t remote_addr = m_peer.buffer_addr;
+    ASSERT_EQ(UCS_OK,
+              uct_rkey_unpack(a->component(), m_peer.rkey.data(), &rkey));
     std::unique_ptr<mapped_buffer> sbuf(new mapped_buffer(1024, *a));
     sbuf->pattern_fill(3);
     uct_iov_t iov = sbuf->iov(0, sbuf->length());
@@ -761,7 +587,7 @@ TEST_P(uct_rc, peer_process_killed)
     }
     EXPECT_TRUE(send_short(ab, 0));
 
-    test_peer::stop(peer);
+    test_peer::stop(m_peer);
 
     ucs::scoped_log_capture cap;
     const unsigned NUM_PUTS = 4;
@@ -812,7 +638,7 @@ TEST_P(uct_rc, peer_process_killed)
         /* counted once per failed ep, as the handler is called */
         EXPECT_EQ(2u, uct_base_iface(a->iface())->stats.peer_failures);
     }
-    EXPECT_EQ(iota(3), headers(rb));
+    EXPECT_EQ(iota(0, 3), headers(rb));
     std::cout << "[ INFO     ] dead peer: handler after " << elapsed
               << " s, uct_ep_check to handler " << check_elapsed << " s"
               << std::endl;
@@ -842,24 +668,13 @@ TEST_P(uct_rc, thousand_endpoints)
 
     size_t heap_before = mallinfo2().uordblks;
     double t0          = now_sec();
-    for (unsigned i = 0; i < N; ++i) {
-        eps.push_back(a->connect_to(*b));
-        ASSERT_TRUE(eps.back() != NULL) << i;
-    }
+    ASSERT_TRUE(connect_eps(*a, *b, N, eps));
     double t_connect  = now_sec() - t0;
     size_t heap_after = mallinfo2().uordblks;
 
     t0 = now_sec();
-    for (unsigned i = 0; i < N; ++i) {
-        ASSERT_TRUE(send_short(eps[i], i));
-    }
-    wait_for([&] { return rec.count() == N; }, "a message on every ep", 60);
-    flush_iface(*a);
+    ASSERT_TRUE(send_one_on_each(*a, eps, rec));
     double t_send = now_sec() - t0;
-
-    std::vector<uint64_t> got = headers(rec);
-    std::sort(got.begin(), got.end());
-    EXPECT_EQ(iota(N), got);
     EXPECT_EQ(2 * N, rc_iface_of(*a)->eps.count + rc_iface_of(*b)->eps.count);
     /* every ep is found by its QP number */
     for (const entity *e : {a, b}) {
@@ -980,7 +795,7 @@ TEST_P(uct_rc, solicited_event_rule)
         }
         wait_for([&] { return rec.count() == i + 1; }, "the message");
     }
-    EXPECT_EQ(iota(ITERS), headers(rec));
+    EXPECT_EQ(iota(0, ITERS), headers(rec));
 
     /* send completions */
     sender_flush();
@@ -1144,5 +959,6 @@ TEST_P(uct_rc, kept_descriptors_aligned_and_returned)
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(uct_rc);
-INSTANTIATE_TEST_SUITE_P(, uct_rc, testing::ValuesIn(rc_verbs_resources()),
+INSTANTIATE_TEST_SUITE_P(, uct_rc,
+                         testing::ValuesIn(resources_of(UCT_RC_VERBS_NAME)),
                          uct_test::resource_name);

@@ -22,18 +22,6 @@ uint32_t address_psn(const std::vector<char> &addr)
            ((uint32_t)rc_addr.psn[2] << 16);
 }
 
-/* Captured lines since @a from that contain @a text */
-size_t count_lines(const ucs::scoped_log_capture &cap, size_t from,
-                   const std::string &text)
-{
-    size_t count = 0;
-
-    for (size_t i = from; i < cap.messages().size(); ++i) {
-        count += cap.messages()[i].find(text) != std::string::npos;
-    }
-    return count;
-}
-
 } // namespace
 
 /* The first PSN of each ep is random on its own: 24 bits, distinct across
@@ -147,19 +135,19 @@ TEST_P(uct_rc, immediate_data_and_long_grant_dropped)
     ucs::scoped_log_capture cap;
     size_t first = cap.messages().size();
     ASSERT_EQ(0, post(am, true));
-    wait_for([&] { return count_lines(cap, first, "immediate data") > 0; },
+    wait_for([&] { return lines_with(cap, first, "immediate data") > 0; },
              "the message with immediate data dropped");
     progress_for(50);
     EXPECT_EQ(0u, rec.count()) << "delivered";
-    EXPECT_EQ(1u, count_lines(cap, first, "dropped a 11-byte message"));
+    EXPECT_EQ(1u, lines_with(cap, first, "dropped a 11-byte message"));
 
     usleep(1100000); /* the next line passes the limit */
     first = cap.messages().size();
     ASSERT_EQ(0, post(grant, false));
     wait_for(
-        [&] { return count_lines(cap, first, "bytes after a credit grant"); },
+        [&] { return lines_with(cap, first, "bytes after a credit grant"); },
         "the grant with a byte after it dropped");
-    EXPECT_EQ(1u, count_lines(cap, first, "dropped a 4-byte message"));
+    EXPECT_EQ(1u, lines_with(cap, first, "dropped a 4-byte message"));
 
     /* the same message without immediate data is delivered */
     ASSERT_EQ(0, post(am, false));

@@ -293,7 +293,7 @@ TEST_P(uct_ud, peer_process_killed)
     am_recorder &echo = install_recorder(*a, AM_ID);
     EXPECT_EQ(ucs_time_from_sec(TIMEOUT), ud(*a)->config.timeout);
 
-    ASSERT_TRUE(start_peer(*a, m_peer));
+    ASSERT_TRUE(start_echo_peer(*a));
     uct_ep_h ap = connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr);
 
     /* live: 100 echoes, then traffic in flight when it dies */
@@ -374,7 +374,7 @@ TEST_P(uct_ud, peer_process_stopped_and_continued)
     entity *a         = create_entity(params({{"UD_TIMEOUT", "4s"}}, true));
     am_recorder &echo = install_recorder(*a, AM_ID);
 
-    ASSERT_TRUE(start_peer(*a, m_peer));
+    ASSERT_TRUE(start_echo_peer(*a));
     uct_ep_h ap     = connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr);
     ud_stats before = stats(*a);
 
@@ -484,7 +484,7 @@ TEST_P(uct_ud, ten_thousand_endpoints)
 {
     /* what it measures is the transport's, not the device's: the first
      * ud_verbs device is enough (the VM's devices are all rxe) */
-    if (res().dev_name != ud_verbs_resources().front().dev_name) {
+    if (res().dev_name != resources_of(UCT_UD_VERBS_NAME).front().dev_name) {
         GTEST_SKIP() << "runs on the first ud_verbs device only";
     }
     unsigned N      = ucs::test_scale(10000);
@@ -500,10 +500,7 @@ TEST_P(uct_ud, ten_thousand_endpoints)
 
     size_t heap_before = mallinfo2().uordblks;
     double t0          = now_sec();
-    for (unsigned i = 0; i < N; ++i) {
-        eps.push_back(a->connect_to(*b));
-        ASSERT_TRUE(eps.back() != NULL) << i;
-    }
+    ASSERT_TRUE(connect_eps(*a, *b, N, eps));
     double t_create = now_sec() - t0;
     wait_for(
         [&] {
@@ -524,15 +521,8 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     EXPECT_EQ(N, private_count(*b));
 
     t0 = now_sec();
-    for (unsigned i = 0; i < N; ++i) {
-        ASSERT_TRUE(send_short(eps[i], i));
-    }
-    wait_for([&] { return rec.count() == N; }, "a message on every ep", 60);
-    flush_iface(*a);
-    double t_send             = now_sec() - t0;
-    std::vector<uint64_t> got = headers(rec);
-    std::sort(got.begin(), got.end());
-    EXPECT_EQ(iota(0, N), got);
+    ASSERT_TRUE(send_one_on_each(*a, eps, rec));
+    double t_send = now_sec() - t0;
     EXPECT_TRUE(m_errs.calls.empty());
 
     t0 = now_sec();

@@ -1,57 +1,19 @@
 /*
  * The code of ud_test.h: helpers, packets, the stranger's UD QP, the
- * uct_ud fixture, the peer process of the peer_process_* tests, and the
- * suite's instances (one per ud_verbs resource) for every test_ud*.cc.
+ * uct_ud fixture, and the suite's instances (one per ud_verbs resource)
+ * for every test_ud*.cc.
  */
 #include "ud_test.h"
+#include "ib_lookup.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <endian.h>
-#include <poll.h>
 #include <stdexcept>
 #include <unistd.h>
 
 namespace uct_ud_test {
-
-double now_sec()
-{
-    return std::chrono::duration<double>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-uint64_t am_header(const uct_test::am_recorder::message &msg)
-{
-    uint64_t value = UINT64_MAX;
-
-    if (msg.data.size() >= sizeof(value)) {
-        memcpy(&value, msg.data.data(), sizeof(value));
-    }
-    return value;
-}
-
-std::vector<uint64_t> headers(const uct_test::am_recorder &rec)
-{
-    std::vector<uint64_t> out;
-
-    for (size_t i = 0; i < rec.count(); ++i) {
-        out.push_back(am_header(rec.at(i)));
-    }
-    return out;
-}
-
-std::vector<uint64_t> iota(uint64_t first, uint64_t n)
-{
-    std::vector<uint64_t> out;
-
-    for (uint64_t i = 0; i < n; ++i) {
-        out.push_back(first + i);
-    }
-    return out;
-}
 
 std::string hex(uint32_t value)
 {
@@ -59,15 +21,6 @@ std::string hex(uint32_t value)
 
     snprintf(buf, sizeof(buf), "0x%x", value);
     return buf;
-}
-
-ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status)
-{
-    err_log *log = static_cast<err_log *>(arg);
-
-    log->calls.emplace_back(ep, status);
-    log->times.push_back(now_sec());
-    return UCS_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -184,18 +137,9 @@ raw_ud_qp::raw_ud_qp(const std::string &dev_name, uint8_t port,
     : m_ctx(NULL), m_pd(NULL), m_cq(NULL), m_qp(NULL), m_mr(NULL), m_ah(NULL),
       m_port(port), m_gid_index(gid_index), m_buf((NUM_RECV + 1) * BUF_SIZE)
 {
-    int num;
-    struct ibv_device **list = ibv_get_device_list(&num);
-
-    if (list == NULL) {
-        throw std::runtime_error("ibv_get_device_list failed");
-    }
-    for (int i = 0; i < num; ++i) {
-        if (dev_name == ibv_get_device_name(list[i])) {
-            m_ctx = ibv_open_device(list[i]);
-        }
-    }
-    ibv_free_device_list(list);
+    ib_lookup::with_device(dev_name, [this](struct ibv_device *device) {
+        m_ctx = ibv_open_device(device);
+    });
     if (m_ctx == NULL) {
         throw std::runtime_error("cannot open " + dev_name);
     }
@@ -407,147 +351,7 @@ void raw_ud_qp::cleanup()
     m_ctx = NULL;
 }
 
-std::vector<resource> ud_verbs_resources()
-{
-    std::vector<resource> out;
-
-    for (const resource &r : uct_test::enum_resources()) {
-        if (r.tl_name == UCT_UD_VERBS_NAME) {
-            out.push_back(r);
-        }
-    }
-    return out;
-}
-
 } // namespace uct_ud_test
-
-namespace {
-
-/* ------------------------------------------------------------------------
- * The peer process of the peer_process_* tests (see peer_process.h):
- * the test binary started again with OPENUCT_UD_PEER_FD set runs this
- * from a static constructor and exits, never reaching the tests. It opens
- * a ud_verbs iface on the resource named in the environment, swaps
- * interface addresses with the parent over the socket, connects an ep to
- * the parent's iface and sends back the header of every active message it
- * gets, in order, until it is killed or the parent closes the socket.
- */
-
-using test_peer::fd_read_blob;
-using test_peer::fd_write_blob;
-
-const char PEER_FD_ENV[] = "OPENUCT_UD_PEER_FD";
-
-std::vector<uint64_t> peer_received;
-
-ucs_status_t peer_am_cb(void *arg, void *data, size_t length, unsigned flags)
-{
-    uint64_t value;
-
-    (void)arg;
-    (void)flags;
-    if (length >= sizeof(value)) {
-        memcpy(&value, data, sizeof(value));
-        peer_received.push_back(value);
-    }
-    return UCS_OK;
-}
-
-int peer_process_main(int fd)
-{
-    const char *component_name = getenv("OPENUCT_UD_PEER_COMPONENT");
-    const char *md_name        = getenv("OPENUCT_UD_PEER_MD");
-    const char *dev_name       = getenv("OPENUCT_UD_PEER_DEV");
-    uct_component_h component;
-    uct_md_config_t *md_config;
-    uct_iface_config_t *iface_config;
-    ucs_async_context_t *async;
-    uct_worker_h worker;
-    uct_iface_params_t params;
-    uct_iface_attr_t attr;
-    uct_iface_h iface;
-    uct_md_h md;
-    uct_ep_h ep;
-
-    if ((component_name == NULL) || (md_name == NULL) || (dev_name == NULL)) {
-        return 2;
-    }
-    component = test_peer::find_component(component_name);
-    if ((component == NULL) ||
-        (uct_md_config_read(component, NULL, NULL, &md_config) != UCS_OK) ||
-        (uct_md_open(component, md_name, md_config, &md) != UCS_OK) ||
-        (ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) !=
-         UCS_OK) ||
-        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) != UCS_OK) ||
-        (uct_md_iface_config_read(md, UCT_UD_VERBS_NAME, NULL, NULL,
-                                  &iface_config) != UCS_OK)) {
-        return 3;
-    }
-
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                        UCT_IFACE_PARAM_FIELD_DEVICE |
-                        UCT_IFACE_PARAM_FIELD_FEATURES;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = UCT_UD_VERBS_NAME;
-    params.mode.device.dev_name = dev_name;
-    params.features             = UCT_IFACE_FEATURE_AM;
-    if ((uct_iface_open(md, worker, &params, iface_config, &iface) != UCS_OK) ||
-        (uct_iface_query(iface, &attr) != UCS_OK) ||
-        (uct_iface_set_am_handler(iface, AM_ID, peer_am_cb, NULL,
-                                  UCT_CB_FLAG_SYNC) != UCS_OK)) {
-        return 4;
-    }
-    uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-
-    std::vector<char> dev_addr(attr.device_addr_len);
-    std::vector<char> iface_addr(attr.iface_addr_len);
-    std::vector<char> parent_dev, parent_iface;
-    if ((uct_iface_get_device_address(
-             iface, (uct_device_addr_t *)dev_addr.data()) != UCS_OK) ||
-        (uct_iface_get_address(iface, (uct_iface_addr_t *)iface_addr.data()) !=
-         UCS_OK) ||
-        !fd_write_blob(fd, dev_addr.data(), (uint32_t)dev_addr.size()) ||
-        !fd_write_blob(fd, iface_addr.data(), (uint32_t)iface_addr.size()) ||
-        !fd_read_blob(fd, parent_dev, 30000) ||
-        !fd_read_blob(fd, parent_iface, 30000)) {
-        return 5;
-    }
-
-    uct_ep_params_t ep_params;
-    memset(&ep_params, 0, sizeof(ep_params));
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                           UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = iface;
-    ep_params.dev_addr   = (const uct_device_addr_t *)parent_dev.data();
-    ep_params.iface_addr = (const uct_iface_addr_t *)parent_iface.data();
-    if ((uct_ep_create(&ep_params, &ep) != UCS_OK) ||
-        !fd_write_blob(fd, "R", 1)) {
-        return 6;
-    }
-
-    size_t echoed = 0;
-    for (;;) {
-        uct_worker_progress(worker);
-        while ((echoed < peer_received.size()) &&
-               (uct_ep_am_short(ep, AM_ID, peer_received[echoed], NULL, 0) ==
-                UCS_OK)) {
-            ++echoed;
-        }
-        struct pollfd pfd = {fd, POLLIN, 0};
-        if (::poll(&pfd, 1, (echoed < peer_received.size()) ? 0 : 1) > 0) {
-            char c;
-            if (read(fd, &c, 1) <= 0) {
-                return 0;
-            }
-        }
-    }
-}
-
-const test_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
-
-} // namespace
 
 /* ------------------------------------------------------------------------
  * The fixture
@@ -555,26 +359,8 @@ const test_peer::main_registrar peer_registrar(PEER_FD_ENV, peer_process_main);
 
 void uct_ud::TearDown()
 {
-    for (uct_ep_h ep : m_own_eps) {
-        uct_ep_destroy(ep);
-    }
-    m_own_eps.clear();
-    test_peer::stop(m_peer);
     m_raw.reset();
-    uct_test::TearDown();
-}
-
-uct_ud::entity_params
-uct_ud::params(const std::vector<std::pair<std::string, std::string>> &config,
-               bool err_handler)
-{
-    entity_params p;
-    p.config = config;
-    if (err_handler) {
-        p.err_handler     = err_cb;
-        p.err_handler_arg = &m_errs;
-    }
-    return p;
+    uct_ib_test::TearDown();
 }
 
 uct_ud::ud_stats uct_ud::stats(const entity &e)
@@ -787,87 +573,16 @@ void uct_ud::expect_unchanged(const ud_stats &a, const ud_stats &b,
     }
 }
 
-size_t uct_ud::lines_with(const ucs::scoped_log_capture &cap, size_t from,
-                          const std::string &text)
+bool uct_ud::start_echo_peer(const entity &e)
 {
-    const std::vector<std::string> &msgs = cap.messages();
-    size_t count                         = 0;
+    ib_peer::options opts;
 
-    for (size_t i = from; i < msgs.size(); ++i) {
-        if (msgs[i].find(text) != std::string::npos) {
-            ++count;
-        }
-    }
-    return count;
-}
-
-bool uct_ud::send_short(uct_ep_h ep, uint64_t value)
-{
-    ssize_t ret = retry_no_resource(
-        [&] { return (ssize_t)uct_ep_am_short(ep, AM_ID, value, NULL, 0); },
-        "uct_ep_am_short");
-    EXPECT_EQ(UCS_OK, ret) << ucs_status_string((ucs_status_t)ret);
-    return ret == UCS_OK;
-}
-
-uct_ep_h uct_ud::connect_iface(const entity &e, const std::vector<char> &dev,
-                               const std::vector<char> &iface_addr)
-{
-    uct_ep_params_t p;
-    uct_ep_h ep;
-
-    memset(&p, 0, sizeof(p));
-    p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
-                   UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    p.iface             = e.iface();
-    p.dev_addr          = (const uct_device_addr_t *)dev.data();
-    p.iface_addr        = (const uct_iface_addr_t *)iface_addr.data();
-    ucs_status_t status = uct_ep_create(&p, &ep);
-    if (status != UCS_OK) {
-        throw std::runtime_error(std::string("uct_ep_create: ") +
-                                 ucs_status_string(status));
-    }
-    m_own_eps.push_back(ep);
-    return ep;
-}
-
-void uct_ud::close_all()
-{
-    for (uct_ep_h ep : m_own_eps) {
-        uct_ep_destroy(ep);
-    }
-    m_own_eps.clear();
-    reset_entities();
-}
-
-bool uct_ud::start_peer(const entity &e, peer_process &peer)
-{
-    std::string error;
-
-    if (!test_peer::start(PEER_FD_ENV,
-                          {"OPENUCT_UD_PEER_COMPONENT=" + res().component_name,
-                           "OPENUCT_UD_PEER_MD=" + res().md_name,
-                           "OPENUCT_UD_PEER_DEV=" + res().dev_name},
-                          peer, error)) {
-        ADD_FAILURE() << "cannot start the peer process: " << error;
-        return false;
-    }
-
-    std::vector<char> ready;
-    bool ok = fd_read_blob(peer.sock, peer.dev_addr, 30000) &&
-              fd_read_blob(peer.sock, peer.iface_addr, 30000) &&
-              fd_write_blob(peer.sock, e.dev_addr().data(),
-                            (uint32_t)e.dev_addr().size()) &&
-              fd_write_blob(peer.sock, e.iface_addr().data(),
-                            (uint32_t)e.iface_addr().size()) &&
-              fd_read_blob(peer.sock, ready, 30000);
-    if (!ok) {
-        ADD_FAILURE() << "the peer process did not come up";
-        test_peer::stop(peer);
-    }
-    return ok;
+    opts.features   = UCT_IFACE_FEATURE_AM;
+    opts.echo_am_id = AM_ID;
+    return start_peer(opts) && peer_connects_to(e);
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(uct_ud);
-INSTANTIATE_TEST_SUITE_P(, uct_ud, testing::ValuesIn(ud_verbs_resources()),
+INSTANTIATE_TEST_SUITE_P(, uct_ud,
+                         testing::ValuesIn(resources_of(UCT_UD_VERBS_NAME)),
                          uct_test::resource_name);

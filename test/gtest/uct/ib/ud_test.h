@@ -1,8 +1,9 @@
 /*
  * The base of the ud_verbs suites (test_ud*.cc in this folder): helpers,
  * packets as a stranger builds them, a UD QP of the test's own (the
- * stranger), and the uct_ud fixture. ud_test.cc holds their code, the
- * peer process of the peer_process_* tests and the suite's instances.
+ * stranger), and the uct_ud fixture. ud_test.cc holds their code and the
+ * suite's instances; the peer process of the peer_process_* tests is
+ * ib_peer.h's.
  *
  * The tests read the transport's state through the structs of
  * src/uct/ib/ud/ud.h. They run on the ud_verbs resources only, which exist
@@ -12,8 +13,7 @@
 #ifndef OPENUCT_TEST_UCT_IB_UD_TEST_H_
 #define OPENUCT_TEST_UCT_IB_UD_TEST_H_
 
-#include "../uct_test.h"
-#include "../peer_process.h"
+#include "ib_test.h"
 
 extern "C" {
 #include <uct/ib/ud/ud.h>
@@ -22,43 +22,17 @@ extern "C" {
 
 #include <infiniband/verbs.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace uct_ud_test {
 
 const uint8_t AM_ID = 5;
 
-double now_sec();
-
-uint64_t am_header(const uct_test::am_recorder::message &msg);
-
-std::vector<uint64_t> headers(const uct_test::am_recorder &rec);
-
-std::vector<uint64_t> iota(uint64_t first, uint64_t n);
-
 std::string hex(uint32_t value);
-
-/* Error handler calls of an interface */
-struct err_log {
-    std::vector<std::pair<uct_ep_h, ucs_status_t>> calls;
-    std::vector<double> times;
-
-    size_t count(uct_ep_h ep) const
-    {
-        return std::count_if(calls.begin(), calls.end(),
-                             [ep](const std::pair<uct_ep_h, ucs_status_t> &c) {
-                                 return c.first == ep;
-                             });
-    }
-};
-
-ucs_status_t err_cb(void *arg, uct_ep_h ep, ucs_status_t status);
 
 /* ------------------------------------------------------------------------
  * Packets as a stranger builds them
@@ -156,16 +130,16 @@ private:
     bool m_send_done = false;
 };
 
-/* The ud_verbs resources, the suite's parameters */
-std::vector<resource> ud_verbs_resources();
-
 } // namespace uct_ud_test
 
 /* The fixture and the suites use these names unqualified. */
 using namespace uct_ud_test;
 
-class uct_ud : public uct_test {
+class uct_ud : public uct_ib_test {
 protected:
+    uct_ud() : uct_ib_test(AM_ID)
+    {}
+
     /* The drop counters of an iface */
     struct ud_stats {
         uint64_t rx_dropped, rx_stale, rx_dup, rx_ooo, tx_resent, put_denied,
@@ -180,16 +154,7 @@ protected:
         uint32_t ep_id  = 0; /* the iface's ep for it */
     };
 
-    /* A peer process (see peer_process_main in ud_test.cc) */
-    struct peer_process : test_peer::process {
-        std::vector<char> dev_addr, iface_addr;
-    };
-
     void TearDown() override;
-
-    entity_params
-    params(const std::vector<std::pair<std::string, std::string>> &config = {},
-           bool err_handler = false);
 
     static uct_ud_iface_t *ud(const entity &e)
     {
@@ -253,23 +218,9 @@ protected:
     static void expect_unchanged(const ud_stats &a, const ud_stats &b,
                                  std::vector<uint64_t ud_stats::*> changed);
 
-    /* Number of captured lines (since @a from) that contain @a text */
-    static size_t lines_with(const ucs::scoped_log_capture &cap, size_t from,
-                             const std::string &text);
-
-    bool send_short(uct_ep_h ep, uint64_t value);
-
-    /* An ep of @a e to the interface at @a dev / @a iface_addr, destroyed
-     * at the end */
-    uct_ep_h connect_iface(const entity &e, const std::vector<char> &dev,
-                           const std::vector<char> &iface_addr);
-
-    /* Destroys every ep and closes every iface now (inside a capture) */
-    void close_all();
-
-    /* Starts the peer process on the test's resource; it connects to
-     * @a e. False (and a failure) when it did not come up. */
-    bool start_peer(const entity &e, peer_process &peer);
+    /* Starts the peer process, which echoes AM_ID, and connects it to
+     * @a e's iface. False (and a failure) when it did not come up. */
+    bool start_echo_peer(const entity &e);
 
     /* test_ud_hostile.cc */
     void hostile_setup();
@@ -287,10 +238,7 @@ protected:
     /* test_ud.cc */
     void simultaneous_connect(bool hold_async);
 
-    err_log m_errs;
-    std::vector<uct_ep_h> m_own_eps;
     std::unique_ptr<raw_ud_qp> m_raw;
-    peer_process m_peer;
 
     /* hostile_setup(): a sends to b through m_ab; m_rec records b's AMs */
     entity *m_a        = NULL;
