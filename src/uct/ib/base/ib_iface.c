@@ -782,6 +782,15 @@ int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
     return uct_ib_bits_equal(ours.gid, peer.gid, bits);
 }
 
+int uct_ib_iface_is_reachable(const uct_iface_h tl_iface,
+                              const uct_device_addr_t *dev_addr,
+                              const uct_iface_addr_t *iface_addr)
+{
+    (void)iface_addr;
+    return uct_ib_iface_is_reachable_addr(
+        uct_ib_iface(tl_iface), (const uct_ib_device_addr_t *)dev_addr);
+}
+
 void uct_ib_iface_fill_ah_attr(const uct_ib_iface_t *iface,
                                const uct_ib_device_addr_t *addr,
                                struct ibv_ah_attr *ah_attr)
@@ -1089,4 +1098,12 @@ void uct_ib_iface_query(uct_ib_iface_t *iface, double overhead,
     attr->cap.event_flags =
         UCT_IFACE_FLAG_EVENT_SEND_COMP | UCT_IFACE_FLAG_EVENT_RECV |
         UCT_IFACE_FLAG_EVENT_RECV_SIG | UCT_IFACE_FLAG_EVENT_FD;
+}
+
+ucs_status_t uct_ib_iface_query_devices(uct_md_h md,
+                                        uct_tl_device_resource_t **devices_p,
+                                        unsigned *num_devices_p)
+{
+    return uct_ib_device_query_ports(&uct_ib_md_from(md)->dev, devices_p,
+                                     num_devices_p);
 }

@@ -245,6 +245,13 @@ ucs_status_t uct_ib_iface_get_device_address(uct_iface_h tl_iface,
 int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
                                    const uct_ib_device_addr_t *addr);
 
+/** uct_iface_is_reachable of a transport for which the device address
+ *  decides (uct_ib_iface_is_reachable_addr(); @a iface_addr is not
+ *  looked at). */
+int uct_ib_iface_is_reachable(const uct_iface_h tl_iface,
+                              const uct_device_addr_t *dev_addr,
+                              const uct_iface_addr_t *iface_addr);
+
 /**
  * Fill @a ah_attr to reach @a addr from @a iface's port: the LID, the
  * service level, and the GRH (GID, our GID index, traffic class, hop
@@ -418,6 +425,12 @@ void uct_ib_iface_log_wc_error(uct_ib_iface_t *iface, const struct ibv_wc *wc,
  */
 void uct_ib_iface_query(uct_ib_iface_t *iface, double overhead,
                         uct_iface_attr_t *attr);
+
+/** uct_tl_t::query_devices of a verbs transport: the usable ports of
+ *  @a md's device (uct_ib_device_query_ports()). */
+ucs_status_t uct_ib_iface_query_devices(uct_md_h md,
+                                        uct_tl_device_resource_t **devices_p,
+                                        unsigned *num_devices_p);
 
 END_C_DECLS
 

@@ -654,15 +654,6 @@ static ucs_status_t uct_rc_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-static int uct_rc_iface_is_reachable(const uct_iface_h tl_iface,
-                                     const uct_device_addr_t *dev_addr,
-                                     const uct_iface_addr_t *iface_addr)
-{
-    (void)iface_addr;
-    return uct_ib_iface_is_reachable_addr(
-        &uct_rc_iface(tl_iface)->super, (const uct_ib_device_addr_t *)dev_addr);
-}
-
 static ucs_status_t uct_rc_iface_query(uct_iface_h tl_iface,
                                        uct_iface_attr_t *attr)
 {
@@ -797,7 +788,7 @@ static const uct_iface_ops_t uct_rc_iface_ops = {
     .iface_query              = uct_rc_iface_query,
     .iface_get_device_address = uct_ib_iface_get_device_address,
     .iface_get_address        = uct_rc_iface_get_address,
-    .iface_is_reachable       = uct_rc_iface_is_reachable};
+    .iface_is_reachable       = uct_ib_iface_is_reachable};
 
 /* Checks the configuration against the device; fills iface->config */
 static ucs_status_t
@@ -995,14 +986,6 @@ err_free:
     return status;
 }
 
-static ucs_status_t uct_rc_query_devices(uct_md_h md,
-                                         uct_tl_device_resource_t **devices_p,
-                                         unsigned *num_devices_p)
-{
-    return uct_ib_device_query_ports(&uct_ib_md_from(md)->dev, devices_p,
-                                     num_devices_p);
-}
-
 /* Object tree files of the interface */
 static void uct_rc_iface_vfs_init(uct_iface_h tl_iface)
 {
@@ -1023,7 +1006,7 @@ static void uct_rc_iface_vfs_init(uct_iface_h tl_iface)
 
 uct_tl_t uct_rc_verbs_tl = {
     .name           = UCT_RC_VERBS_NAME,
-    .query_devices  = uct_rc_query_devices,
+    .query_devices  = uct_ib_iface_query_devices,
     .iface_open     = uct_rc_iface_open,
     .config         = {.name   = "RC verbs transport",
                        .prefix = "RC_VERBS_",
