@@ -10,12 +10,16 @@
 # tcp RMA: A = a build before it, B = main).
 set -euo pipefail
 
+prog=lat_ab
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 usage() {
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    header_help "$0"
     exit 2
 }
 
-a= b= rounds=6 tests="put_lat am_lat" port=23456 opts=
+a="" b="" rounds=6 tests="put_lat am_lat" opts=""
 while getopts "a:b:r:t:o:h" opt; do
     case $opt in
     a) a=$OPTARG ;;
@@ -26,47 +30,50 @@ while getopts "a:b:r:t:o:h" opt; do
     *) usage ;;
     esac
 done
-[ -n "$a" ] && [ -n "$b" ] || usage
+if [ -z "$a" ] || [ -z "$b" ]; then
+    usage
+fi
 for d in "$a" "$b"; do
-    [ -x "$d/src/tools/perf/uct_perftest" ] ||
-        { echo "lat_ab: no uct_perftest in $d/src/tools/perf" >&2; exit 1; }
+    [ -x "$d/src/tools/perf/uct_perftest" ] || die "no uct_perftest in $d/src/tools/perf"
 done
+read -r -a client_opts <<<"$opts"
 
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+server_cpu=0 client_cpu=1 server_timeout=60 client_timeout=60
+bench_work
+declare -A vals     # "TEST A" or "TEST B" -> the latency of each round
 
-# run BUILD TEST: prints the typical latency in us
+# run BUILD TEST: sets lat to the typical latency in us; dies when the
+# run failed
 run() {
-    local bin=$1/src/tools/perf/uct_perftest line
-    setsid timeout 60 taskset -c 0 "$bin" -x tcp -d lo -p "$port" \
-        >/dev/null 2>&1 &
-    local spid=$!
-    sleep 0.3
-    line=$(setsid -w timeout 60 taskset -c 1 "$bin" -x tcp -d lo -p "$port" \
-           -t "$2" -n 20000 -w 2000 $opts -f csv 127.0.0.1 2>/dev/null |
-           tail -1)
-    wait "$spid" 2>/dev/null || true
-    port=$((port + 1))
-    echo "$line" | cut -d, -f5
+    local bin=$1/src/tools/perf/uct_perftest log=$work/client.csv rc
+    start_server "$work/server.log" "$bin" -x tcp -d lo -p @PORT@ ||
+        die "the server of $bin did not start"
+    run_client "$log" "$bin" -x tcp -d lo -p "$server_port" -t "$2" \
+        -n 20000 -w 2000 "${client_opts[@]}" -f csv 127.0.0.1 || {
+        rc=$?
+        die "$bin -t $2 failed (exit $rc): $(tail -n 1 "$log.err")"
+    }
+    finish_server 3 || true
+    lat=$(tail -n 1 "$log" | cut -d, -f5)
 }
 
 for r in $(seq "$rounds"); do
     for t in $tests; do
-        la=$(run "$a" "$t")
-        lb=$(run "$b" "$t")
+        run "$a" "$t"
+        la=$lat
+        run "$b" "$t"
+        lb=$lat
         echo "round $r $t A $la B $lb"
-        echo "$t A $la" >>"$out"
-        echo "$t B $lb" >>"$out"
+        record "$t A" "$la"
+        record "$t B" "$lb"
     done
 done
 
-median() {
-    sort -n | awk '{v[NR] = $1} END {
-        print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 for t in $tests; do
-    ma=$(awk -v t="$t" '$1 == t && $2 == "A" {print $3}' "$out" | median)
-    mb=$(awk -v t="$t" '$1 == t && $2 == "B" {print $3}' "$out" | median)
+    # shellcheck disable=SC2086
+    ma=$(median ${vals[$t A]:-})
+    # shellcheck disable=SC2086
+    mb=$(median ${vals[$t B]:-})
     awk -v t="$t" -v a="$ma" -v b="$mb" 'BEGIN {
         printf "%-8s p50 A %.3f us  B %.3f us  B/A %.3f\n", t, a, b, b / a }'
 done

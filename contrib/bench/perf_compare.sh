@@ -12,6 +12,8 @@ set -u -o pipefail
 
 prog=perf_compare
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
     cat <<EOF
@@ -42,15 +44,6 @@ With -S it sweeps message sizes instead and draws the curves.
 Exit code 0 when the table (or the curves) came out, targets met or not;
 1 when a tool is missing or nothing could be measured.
 EOF
-}
-
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-
-note() {
-    echo "$prog: $*" >&2
 }
 
 # ---------------------------------------------------------------- options
@@ -106,16 +99,12 @@ do_rndv=$do_tcp     # the rendezvous rows come with tcp
 
 # ------------------------------------------------------------------ tools
 
-for t in taskset setsid stdbuf timeout awk; do
-    command -v "$t" >/dev/null 2>&1 || die "'$t' is missing (util-linux/coreutils)"
-done
+require_tools taskset setsid stdbuf timeout awk
 if [ $do_tcp -eq 1 ]; then
-    command -v sockperf >/dev/null 2>&1 ||
-        die "sockperf is not installed; run contrib/install-deps.sh as root"
+    require_installed sockperf
 fi
 if [ $sweep -eq 1 ]; then
-    command -v gnuplot >/dev/null 2>&1 ||
-        die "gnuplot is not installed; run contrib/install-deps.sh as root"
+    require_installed gnuplot
 fi
 
 [ -n "$builddir" ] || builddir=${OPENUCT_BUILD_DIR:-$top/build}/release
@@ -317,149 +306,12 @@ rndv_sizes=(8k 64k 1m)
 
 # ------------------------------------------------- processes and clean-up
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a temporary directory"
-server_pid=""
-server_port=""
-client_pid=""
-
-# True while PID runs (a zombie counts as ended)
-alive() {
-    local state
-    state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
-    [ -n "$state" ] && [ "$state" != Z ]
-}
-
-# Ends the process group that PID leads (started under setsid), reaps
-# PID and returns its exit code
-stop_group() {
-    local pid=$1 i
-    [ -n "$pid" ] || return 0
-    if alive "$pid"; then
-        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
-        for ((i = 0; i < 40; i++)); do
-            alive "$pid" || break
-            sleep 0.05
-        done
-        if alive "$pid"; then
-            kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
-        fi
-    fi
-    wait "$pid" 2>/dev/null
-}
-
-# shellcheck disable=SC2317  # runs from the traps
-cleanup() {
-    trap - EXIT INT TERM
-    stop_group "$client_pid"
-    stop_group "$server_pid"
-    if [ -n "$keep_dir" ]; then
-        mkdir -p "$keep_dir" && cp -r "$work"/. "$keep_dir"/ &&
-            note "raw output kept in $keep_dir"
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'note "interrupted"; exit 130' INT
-trap 'exit 143' TERM
-
-# True when something listens on TCP port $1 (any address)
-port_listening() {
-    local hex files=()
-    hex=$(printf '%04X' "$1")
-    [ -r /proc/net/tcp ] && files+=(/proc/net/tcp)
-    [ -r /proc/net/tcp6 ] && files+=(/proc/net/tcp6)
-    awk -v p="$hex" '$4 == "0A" { n = split($2, a, ":"); if (a[n] == p) f = 1 }
-                     END { exit !f }' "${files[@]}"
-}
-
-# A random port outside the ephemeral range that nothing listens on
-pick_port() {
-    local lo=32768 hi=60999 base span port i
-    read -r lo hi 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range
-    if [ "$lo" -gt 12000 ]; then
-        base=10000 span=$((lo - 10000))
-    elif [ "$hi" -lt 64000 ]; then
-        base=$((hi + 1)) span=$((65535 - hi))
-    else
-        base=1024 span=64000
-    fi
-    for ((i = 0; i < 50; i++)); do
-        port=$((base + (RANDOM * 32768 + RANDOM) % span))
-        if ! port_listening "$port"; then
-            echo "$port"
-            return 0
-        fi
-    done
-    return 1
-}
-
-# start_server LOG CMD...: starts CMD on the server CPU in its own session,
-# with every @PORT@ in its words replaced by a free port, and waits until
-# the port listens. Sets server_pid and server_port. Retries other ports
-# when the server cannot bind.
-start_server() {
-    local log=$1 attempt port pid i w words
-    shift
-    for ((attempt = 1; attempt <= 8; attempt++)); do
-        port=$(pick_port) || continue
-        words=()
-        for w in "$@"; do
-            words+=("${w//@PORT@/$port}")
-        done
-        setsid timeout -k 5 "$server_timeout" \
-            taskset -c "$server_cpu" stdbuf -oL "${words[@]}" >"$log" 2>&1 &
-        pid=$!
-        for ((i = 0; i < 200; i++)); do
-            if port_listening "$port"; then
-                server_pid=$pid
-                server_port=$port
-                return 0
-            fi
-            alive "$pid" || break
-            sleep 0.05
-        done
-        stop_group "$pid"
-    done
-    return 1
-}
-
-# Waits up to $1 seconds for the server to end by itself, then ends it;
-# returns its exit code
-finish_server() {
-    local secs=$1 i rc
-    for ((i = 0; i < secs * 20; i++)); do
-        alive "$server_pid" || break
-        sleep 0.05
-    done
-    stop_group "$server_pid"
-    rc=$?
-    server_pid=""
-    return $rc
-}
-
-# run_client LOG CMD...: runs CMD on the client CPU in its own session,
-# bounded by client_timeout, its output in LOG and LOG.err; returns its
-# exit code (124: timed out)
-run_client() {
-    local log=$1 rc
-    shift
-    setsid -w timeout -k 5 "$client_timeout" \
-        taskset -c "$client_cpu" stdbuf -oL "$@" >"$log" 2>"$log.err" &
-    client_pid=$!
-    wait "$client_pid"
-    rc=$?
-    client_pid=""
-    return $rc
-}
+bench_work
 
 # ---------------------------------------------------------------- results
 
 declare -A vals     # IMPL:KEY.FIELD -> one value per round: number, n/a, fail
 declare -A used     # IMPL:KEY -> the data mode it ran with, when not the asked one
-
-record() {
-    vals[$1]="${vals[$1]:-} $2"
-}
 
 # record_all PREFIX VALUE: the same VALUE for every field of a run
 record_all() {
@@ -864,88 +716,13 @@ sockperf_round() {
     finish_server 0
 }
 
-# ------------------------------------------------------------- statistics
-
-# median VALUES...: the median of the numbers; "fail" or "n/a" when none
-median() {
-    local v nums=() bad=n/a
-    for v in "$@"; do
-        case $v in
-        fail) bad=fail ;;
-        n/a) ;;
-        *) nums+=("$v") ;;
-        esac
-    done
-    if [ ${#nums[@]} -eq 0 ]; then
-        echo "$bad"
-        return
-    fi
-    printf '%s\n' "${nums[@]}" | sort -g |
-        awk '{ v[NR] = $1 }
-             END { if (NR % 2) print v[(NR + 1) / 2]
-                   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-is_number() {
-    [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]
-}
-
-# fmt VALUE DECIMALS
-fmt() {
-    if is_number "$1"; then
-        awk -v x="$1" -v d="$2" 'BEGIN { printf "%.*f", d, x }'
-    else
-        printf '%s' "$1"
-    fi
-}
-
-# spread VALUES...: (max - min) / median of the numbers, in percent;
-# nothing for fewer than two numbers
-spread() {
-    local med
-    med=$(median "$@")
-    is_number "$med" || return 0
-    printf '%s\n' "$@" | grep -E '^[0-9]+(\.[0-9]+)?$' |
-        awk -v m="$med" 'NR == 1 { lo = hi = $1 }
-                         { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
-                         END { if (NR > 1 && m > 0)
-                                   printf "%.1f%%", 100 * (hi - lo) / m }'
-}
-
-
 # ------------------------------------------------------------------ table
 
-n_passed=0
-n_missed=0
-
-# med KEY: the median of the rounds of KEY
+# med KEY: the median of the rounds of KEY; n/a when none recorded it
 med() {
+    [ -n "${vals[$1]:-}" ] || { echo n/a; return; }
     # shellcheck disable=SC2086
-    median ${vals[$1]:-}
-}
-
-# ratio A B: A / B with three decimals, "-" when either is no number
-ratio() {
-    if is_number "$1" && is_number "$2" &&
-            awk -v b="$2" 'BEGIN { exit !(b > 0) }'; then
-        awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'
-    else
-        printf -- -
-    fi
-}
-
-# judge VALUE OP LIMIT: sets verdict to PASS, MISS or n/a and counts it
-judge() {
-    if [ "$1" = - ] || ! is_number "$1"; then
-        verdict=n/a
-    elif awk -v x="$1" -v l="$3" -v op="$2" \
-            'BEGIN { exit !((op == "<=") ? (x <= l) : (x >= l)) }'; then
-        n_passed=$((n_passed + 1))
-        verdict=PASS
-    else
-        n_missed=$((n_missed + 1))
-        verdict=MISS
-    fi
+    median ${vals[$1]}
 }
 
 table_header() {
@@ -1006,7 +783,7 @@ rounds_line() {
     done
     # shellcheck disable=SC2086
     sp=$(spread ${vals[$key]:-})
-    printf '#   %-34s%s%s\n' "$label" "$out" "${sp:+   (spread $sp)}"
+    printf '#   %-34s%s%s\n' "$label" "$out" "${sp:+   (spread $sp%)}"
 }
 
 # human SIZE: "8k" as "8 KiB", "1m" as "1 MiB"
@@ -1403,7 +1180,7 @@ note "openuct: $perftest"
 [ $do_tcp -eq 1 ] && note "sockperf $(sockperf --version 2>&1 | awk '/version/ { print $NF; exit }')"
 note "$rounds round(s)$([ "$quick" -eq 1 ] && echo ", quick"), server on CPU $server_cpu, client on CPU $client_cpu"
 
-load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+load=$(load_average)
 start=$(date +%s)
 for ((r = 1; r <= rounds; r++)); do
     if [ $do_tcp -eq 1 ]; then

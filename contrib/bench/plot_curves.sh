@@ -14,19 +14,15 @@
 set -u -o pipefail
 
 prog=plot_curves
-
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ $# -eq 3 ] || die "usage: plot_curves.sh CSV PNG TITLE"
 csv=$1
 png=$2
 title=$3
 [ -r "$csv" ] || die "cannot read $csv"
-command -v gnuplot >/dev/null 2>&1 ||
-    die "gnuplot is not installed; run contrib/install-deps.sh as root"
+require_installed gnuplot
 
 data=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "no temporary directory"
 trap 'rm -rf "$data"' EXIT
@@ -95,4 +91,4 @@ set ylabel "MiB/s"
 plot $plots_bw
 unset multiplot
 GP
-echo "$prog: wrote $png" >&2
+note "wrote $png"

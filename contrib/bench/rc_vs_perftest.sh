@@ -20,6 +20,8 @@ set -u -o pipefail
 prog=rc_vs_perftest
 self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 top=$(cd "$(dirname "$self")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # ====================================================================
 # Inside the VM: --guest PERFTEST_BIN LIBDIRS MODDIR ROUNDS QUICK CPUS
@@ -64,15 +66,7 @@ guest() {
         n_lat=300 n_rate=1500 n_bw=60 w_lat=30 w_rate=150 w_bw=10
     fi
 
-    say() { echo "$prog: $*" >&2; }
     val() { echo "@val@ $1 $2 $3"; }
-
-    # True when something listens on TCP port $1
-    listening() {
-        awk -v p="$(printf '%04X' "$1")" \
-            '$4 == "0A" { n = split($2, a, ":"); if (a[n] == p) f = 1 }
-             END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
-    }
 
     # pair NAME SERVER_ARGS -- CLIENT_ARGS: server on its CPU, then the
     # client once the server listens on $port; output in $logs/NAME.{server,
@@ -92,12 +86,12 @@ guest() {
             "${sargs[@]}" >"$logs/$name.server" 2>&1 &
         spid=$!
         for ((i = 0; i < 300; i++)); do
-            listening "$port" && break
+            port_listening "$port" && break
             kill -0 "$spid" 2>/dev/null || break
             sleep 0.05
         done
-        if ! listening "$port"; then
-            say "$name: the server did not listen on port $port"
+        if ! port_listening "$port"; then
+            note "$name: the server did not listen on port $port"
             kill -TERM -- "-$spid" 2>/dev/null
             wait "$spid"
             return 1
@@ -112,7 +106,7 @@ guest() {
         kill -TERM -- "-$spid" 2>/dev/null
         wait "$spid"
         src=$?
-        say "  $name: client $crc, server $src," \
+        note "  $name: client $crc, server $src," \
             "$(( ($(date +%s%N) - t_start) / 1000000 )) ms"
         if [ "$crc" -ne 0 ]; then
             return "$crc"
@@ -141,7 +135,7 @@ guest() {
                     f ~ /inf|nan/ || (t ~ /_bw$/ && !($5 > 0)) { exit 1 }'; then
                 return 0
             fi
-            say "$name: try $try gave no figure"
+            note "$name: try $try gave no figure"
             ib_line=""
         done
         return 1
@@ -154,7 +148,7 @@ guest() {
         local name=$1 key=$2 r=$3 tool=$4 dev_s=$5 dev_c=$6 addr=$7 line rate
         shift 7
         command -v "$tool" >/dev/null || {
-            say "$tool not found (Debian package perftest)"
+            note "$tool not found (Debian package perftest)"
             val "$key" "$r" fail
             failed=1
             return
@@ -162,7 +156,7 @@ guest() {
         ib_run "$name" "$tool" "$dev_s" "$dev_c" "$addr" "$@"
         line=$ib_line
         if [ -z "$line" ]; then
-            say "round $r: $name failed (logs with -o)"
+            note "round $r: $name failed (logs with -o)"
             val "$key" "$r" fail
             failed=1
             return
@@ -177,7 +171,7 @@ guest() {
             # run the tool could not time) is no figure
             rate=$(echo "$line" | awk '{ printf "%.0f", $5 * 1e6 }')
             if [ "$rate" = 0 ]; then
-                say "round $r: $name printed a zero message rate:" \
+                note "round $r: $name printed a zero message rate:" \
                     "$(echo "$line" | xargs)"
                 rate=fail
             fi
@@ -198,11 +192,11 @@ guest() {
         line=$(awk -F, '$1 != "test" && NF >= 8 { print; exit }' \
                "$logs/$name.client" 2>/dev/null)
         if [ $rc -eq 2 ]; then
-            say "round $r: $tl cannot run $*: $(tail -n1 "$logs/$name.client")"
+            note "round $r: $tl cannot run $*: $(tail -n1 "$logs/$name.client")"
             val "$key" "$r" n/a
             return
         elif [ $rc -ne 0 ] || [ -z "$line" ]; then
-            say "round $r: uct_perftest $* failed (exit $rc):" \
+            note "round $r: uct_perftest $* failed (exit $rc):" \
                 "$(grep -v ' operations, ' "$logs/$name.client" | tail -n1)"
             val "$key" "$r" fail
             failed=1
@@ -287,7 +281,7 @@ guest() {
     over_budget() {
         if [ $(($(date +%s) - t0)) -gt "$budget" ]; then
             [ -n "${budget_said:-}" ] ||
-                say "past the ${budget} s budget: skipping the remaining runs"
+                note "past the ${budget} s budget: skipping the remaining runs"
             budget_said=1
             failed=1
             return 0
@@ -330,9 +324,9 @@ guest() {
                 sed -n 's/.* outside the limits \([0-9]*\)\.\.\([0-9]*\).*/\1 \2/p' |
                 head -n1)
             if [ -n "${sweep_lim[$key]}" ]; then
-                say "  $1 $3 $4 on $2: sizes ${sweep_lim[$key]/ /..}"
+                note "  $1 $3 $4 on $2: sizes ${sweep_lim[$key]/ /..}"
             else
-                say "  $1 $3 $4 on $2: none ($(echo "$out" | tail -n1))"
+                note "  $1 $3 $4 on $2: none ($(echo "$out" | tail -n1))"
             fi
         fi
         lim=${sweep_lim[$key]}
@@ -380,7 +374,7 @@ guest() {
                     print "@csv@ " f " openuct," s "," $3 "," $5 "," $8 "," $7 }' \
                 "$logs/$log.client"
             [ -n "$again" ] || continue
-            say "$tl $test $m: typical of $again bytes 1 ms or more: once more"
+            note "$tl $test $m: typical of $again bytes 1 ms or more: once more"
             sweep_uct_run "$log-again" "$again"
             awk -F, -v f="$name" -v s="$test" '$1 != "test" && NF >= 8 {
                 print "@csv@ " f " openuct," s "," $3 "," $5 "," $8 "," $7 }' \
@@ -397,7 +391,7 @@ guest() {
             -t "$test" -D "$m" -s "$2" -n "$n" -w $(( (n + 9) / 10 )) "$addr"
         rc=$?
         if [ $rc -ne 0 ]; then
-            say "$tl $test $m $2: uct_perftest exit $rc:" \
+            note "$tl $test $m $2: uct_perftest exit $rc:" \
                 "$(grep -v ' operations, ' "$logs/$1.client" | tail -n1)"
             failed=1
         fi
@@ -414,13 +408,13 @@ guest() {
             n=$(sweep_iters "${tool##*_}" "$s")
             if ! ib_run "$name-$tool-$s" "$tool" "$ds" "$dc" "$addr" "$@" \
                     -s "$s" -n "$n"; then
-                say "$name: $tool $* -s $s gave no figure"
+                note "$name: $tool $* -s $s gave no figure"
                 failed=1
                 continue
             fi
             if [[ $tool == *_lat ]] && [ "$s" -le 32768 ] &&
                     echo "$ib_line" | awk '{ exit !($5 >= 1000) }'; then
-                say "$name: $tool $* -s $s: typical 1 ms or more: once more"
+                note "$name: $tool $* -s $s: typical 1 ms or more: once more"
                 line=$ib_line
                 ib_run "$name-$tool-$s-again" "$tool" "$ds" "$dc" "$addr" \
                     "$@" -s "$s" -n "$n" || ib_line=$line
@@ -451,7 +445,7 @@ guest() {
         if [[ ,$tls, == *,rc_verbs,* ]]; then
             name=rc_verbs
             [ "$path" = pair ] && name+=-pair
-            say "sweep: rc_verbs on $path"
+            note "sweep: rc_verbs on $path"
             sweep_uct "$name" rc_verbs "$ds" "$dc" "$addr" am_lat "short bcopy zcopy"
             sweep_ib "$name" "$ds" "$dc" "$addr" ib_send_lat 4194304
             sweep_uct "$name" rc_verbs "$ds" "$dc" "$addr" put_lat zcopy
@@ -464,7 +458,7 @@ guest() {
         if [[ ,$tls, == *,ud_verbs,* ]]; then
             name=ud_verbs
             [ "$path" = pair ] && name+=-pair
-            say "sweep: ud_verbs on $path (MTU ${mtu:-?})"
+            note "sweep: ud_verbs on $path (MTU ${mtu:-?})"
             # perftest's UD mode takes messages up to the MTU
             sweep_uct "$name" ud_verbs "$ds" "$dc" "$addr" am_lat "short bcopy zcopy"
             sweep_ib "$name" "$ds" "$dc" "$addr" ib_send_lat "${mtu:-1024}" -c UD
@@ -494,17 +488,17 @@ guest() {
         rstart=$(date +%s)
         # a round that would end past the budget is not started
         if [ $r -gt 1 ] && [ $((rstart - t0 + rlen)) -gt "$budget" ]; then
-            say "round $r would end past the ${budget} s budget: stopping" \
+            note "round $r would end past the ${budget} s budget: stopping" \
                 "after $((r - 1)) round(s)"
             echo "@info@ rounds $((r - 1)) of $rounds (time budget ${budget} s)"
             break
         fi
         for path in $paths; do
-            say "round $r/$rounds: $path"
+            note "round $r/$rounds: $path"
             round "$r" "$path"
         done
         rlen=$(($(date +%s) - rstart))
-        say "round $r took ${rlen} s"
+        note "round $r took ${rlen} s"
     done
     echo "@info@ measured in $(($(date +%s) - t0)) s"
 
@@ -564,11 +558,6 @@ Exit code 0 when every run gave a figure, targets met or not; 1 when a
 run failed (its figure is "fail"; with -S, a point missing from the
 curves); 77 when the VM could not start.
 EOF
-}
-
-die() {
-    echo "$prog: $*" >&2
-    exit 1
 }
 
 builddir=""
@@ -651,8 +640,7 @@ for t in ib_send_lat ib_write_lat ib_read_lat ib_send_bw ib_write_bw; do
 done
 
 if [ $sweep -eq 1 ]; then
-    command -v gnuplot >/dev/null 2>&1 ||
-        die "gnuplot is not installed; run contrib/install-deps.sh as root"
+    require_installed gnuplot
     out_dir=${keep_dir:-$builddir/curves}
     mkdir -p "$out_dir" || die "cannot create $out_dir"
     out_dir=$(cd "$out_dir" && pwd)
@@ -663,11 +651,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a tempora
 trap 'rm -rf "$work"' EXIT
 
 if [ $sweep -eq 1 ]; then
-    echo "$prog: uct_perftest $uct_bin; $tls; size sweep on: $paths" >&2
+    note "uct_perftest $uct_bin; $tls; size sweep on: $paths"
 else
-    echo "$prog: uct_perftest $uct_bin; $tls; $rounds round(s) on: $paths" >&2
+    note "uct_perftest $uct_bin; $tls; $rounds round(s) on: $paths"
 fi
-load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+load=$(load_average)
 start=$(date +%s)
 # The VM's own limit covers boot, set-up and a round (or run) past the
 # budget
@@ -678,14 +666,14 @@ bash "$top/test/rxe/run.sh" -t $((budget + 200)) -- \
     grep --line-buffered -v '^@\(val\|log\|info\|csv\)@' >&2
 rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
-[ $rc -eq 77 ] && { echo "$prog: the VM could not start" >&2; exit 77; }
-[ $rc -eq 124 ] && echo "$prog: the VM ran over its time limit" >&2
+[ "$rc" -eq 77 ] && { note "the VM could not start"; exit 77; }
+[ "$rc" -eq 124 ] && note "the VM ran over its time limit"
 
 if [ -n "$keep_dir" ]; then
     mkdir -p "$keep_dir" &&
         awk -v d="$keep_dir" '$1 == "@log@" { f = d "/" $2; sub(/^@log@ [^ ]+ ?/, "");
                                                print > f }' "$work/out" &&
-        echo "$prog: logs in $keep_dir" >&2
+        note "logs in $keep_dir"
 fi
 
 # ---------------------------------------------------------------- curves
@@ -712,14 +700,13 @@ if [ $sweep -eq 1 ]; then
         { echo "impl,series,size,latency_usec,msg_per_sec,mib_per_sec"
           awk -v n="$name" '$1 == "@csv@" && $2 == n { print $3 }' "$work/out"
         } >"$csv"
-        echo "$prog: $(($(wc -l <"$csv") - 1)) points in $csv" >&2
+        note "$(($(wc -l <"$csv") - 1)) points in $csv"
         "$top/contrib/bench/plot_curves.sh" "$csv" "$out_dir/$name.png" \
             "$(sweep_title "$name")" && plotted=$((plotted + 1))
     done
-    echo "$prog: ${elapsed} s in all; CSV and PNG files in $out_dir" >&2
+    note "${elapsed} s in all; CSV and PNG files in $out_dir"
     if [ "$rc" -ne 0 ] || [ "$plotted" -ne "$(echo "$names" | wc -w)" ]; then
-        echo "$prog: some runs gave no figures (VM exit $rc); see above" >&2
-        exit 1
+        die "some runs gave no figures (VM exit $rc); see above"
     fi
     exit 0
 fi
@@ -729,90 +716,40 @@ fi
 # vals[KEY]: " ROUND:VALUE" per round that recorded it
 declare -A vals
 while read -r _ key r v; do
-    vals[$key]="${vals[$key]:-} $r:$v"
+    record "$key" "$r:$v"
 done < <(grep '^@val@ ' "$work/out")
-
-# median ROUND:VALUE...: of the numbers; "fail" or "n/a" when none
-median() {
-    local v nums=() bad=-
-    for v in "$@"; do
-        v=${v#*:}
-        case $v in
-        fail) bad=fail ;;
-        n/a) [ "$bad" = fail ] || bad=n/a ;;
-        *) nums+=("$v") ;;
-        esac
-    done
-    if [ ${#nums[@]} -eq 0 ]; then
-        echo "$bad"
-        return
-    fi
-    printf '%s\n' "${nums[@]}" | sort -g |
-        awk '{ v[NR] = $1 }
-             END { if (NR % 2) print v[(NR + 1) / 2]
-                   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-is_number() {
-    [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]
-}
-
-fmt() {
-    if is_number "$1"; then
-        awk -v x="$1" -v d="$2" 'BEGIN { printf "%.*f", d, x }'
-    else
-        printf '%s' "$1"
-    fi
-}
 
 # round_ratios BASE_KEY UCT_KEY: " ROUND:RATIO" for every round in which
 # both gave a number
 round_ratios() {
-    local bv uv out=""
+    local bv uv r out=""
     # shellcheck disable=SC2086
     for bv in ${vals[$1]:-}; do
         # shellcheck disable=SC2086
         for uv in ${vals[$2]:-}; do
             [ "${uv%%:*}" = "${bv%%:*}" ] || continue
-            if is_number "${bv#*:}" && is_number "${uv#*:}" &&
-                    awk -v b="${bv#*:}" 'BEGIN { exit !(b > 0) }'; then
-                out+=" ${bv%%:*}:$(awk -v u="${uv#*:}" -v b="${bv#*:}" \
-                                    'BEGIN { printf "%.3f", u / b }')"
-            fi
+            r=$(ratio "${uv#*:}" "${bv#*:}")
+            [ "$r" = - ] || out+=" ${bv%%:*}:$r"
         done
     done
     echo "$out"
 }
 
-n_passed=0
-n_missed=0
-
 # row LABEL BASE_KEY UCT_KEY DECIMALS [OP LIMIT]
 row() {
     local label=$1 bkey=$2 ukey=$3 dec=$4 op=${5:-} limit=${6:-}
-    local base uct ratio=- rratio target=- result=-
+    local base uct ratio rratio target=- result=-
     # shellcheck disable=SC2086
     base=$(median ${vals[$bkey]:-})
     # shellcheck disable=SC2086
     uct=$(median ${vals[$ukey]:-})
-    if is_number "$base" && is_number "$uct" &&
-            awk -v b="$base" 'BEGIN { exit !(b > 0) }'; then
-        ratio=$(awk -v u="$uct" -v b="$base" 'BEGIN { printf "%.3f", u / b }')
-    fi
+    ratio=$(ratio "$uct" "$base")
     # shellcheck disable=SC2046
     rratio=$(median $(round_ratios "$bkey" "$ukey"))
     if [ -n "$op" ]; then
         target="$op $limit"
-        if [ "$ratio" = - ]; then
-            result=n/a
-        elif awk -v x="$ratio" -v l="$limit" -v op="$op" \
-                'BEGIN { exit !((op == "<=") ? (x <= l) : (x >= l)) }'; then
-            result=PASS
-            n_passed=$((n_passed + 1))
-        else
-            result=MISS
-            n_missed=$((n_missed + 1))
-        fi
+        judge "$ratio" "$op" "$limit"
+        result=$verdict
     fi
     printf '%-38s %10s %10s %7s %7s %8s  %s\n' "$label" "$(fmt "$base" "$dec")" \
         "$(fmt "$uct" "$dec")" "$ratio" "$(fmt "$rratio" 3)" "$target" "$result"
@@ -831,7 +768,7 @@ rounds_line() {
 # side LABEL RC_KEY UD_KEY DECIMALS: rc_verbs and ud_verbs (and the
 # perftest figure each was compared with) next to each other
 side() {
-    local label=$1 dec=$4 rc ud prc pud ratio=-
+    local label=$1 dec=$4 rc ud prc pud
     # shellcheck disable=SC2086
     rc=$(median ${vals[$2]:-})
     # shellcheck disable=SC2086
@@ -840,13 +777,9 @@ side() {
     prc=$(median ${vals[$5]:-})
     # shellcheck disable=SC2086
     pud=$(median ${vals[$6]:-})
-    if is_number "$rc" && is_number "$ud" &&
-            awk -v b="$rc" 'BEGIN { exit !(b > 0) }'; then
-        ratio=$(awk -v u="$ud" -v b="$rc" 'BEGIN { printf "%.3f", u / b }')
-    fi
     printf '%-30s %10s %10s %10s %10s %7s\n' "$label" "$(fmt "$prc" "$dec")" \
         "$(fmt "$rc" "$dec")" "$(fmt "$pud" "$dec")" "$(fmt "$ud" "$dec")" \
-        "$ratio"
+        "$(ratio "$ud" "$rc")"
 }
 
 echo
@@ -930,11 +863,9 @@ for k in "${!vals[@]}"; do
     [[ "${vals[$k]} " == *":fail "* ]] && fails=$((fails + 1))
 done
 if [ ${#vals[@]} -eq 0 ]; then
-    echo "$prog: nothing was measured (VM exit $rc)" >&2
-    exit 1
+    die "nothing was measured (VM exit $rc)"
 fi
 if [ $fails -gt 0 ] || [ $rc -ne 0 ]; then
-    echo "$prog: $fails measurement(s) failed in at least one round (VM exit $rc); -o DIR keeps the logs" >&2
-    exit 1
+    die "$fails measurement(s) failed in at least one round (VM exit $rc); -o DIR keeps the logs"
 fi
 exit 0

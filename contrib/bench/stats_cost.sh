@@ -11,6 +11,8 @@ set -u -o pipefail
 
 prog=stats_cost
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
     cat <<EOF
@@ -38,15 +40,6 @@ alternating them, and prints the median message rates and their ratio.
 Exit code 0 when the table was printed, whether or not the target is met;
 1 when a build or a run failed.
 EOF
-}
-
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-
-note() {
-    echo "$prog: $*" >&2
 }
 
 # ---------------------------------------------------------------- options
@@ -88,13 +81,13 @@ fi
 tl=${tl_dev%/*}
 dev=${tl_dev#*/}
 
-for t in taskset setsid timeout awk nproc; do
-    command -v "$t" >/dev/null 2>&1 || die "'$t' is missing (util-linux/coreutils)"
-done
+require_tools taskset setsid stdbuf timeout awk nproc
 if [ -z "$cpu" ]; then
     cpu=$(($(nproc) - 1))
 fi
 taskset -c "$cpu" true 2>/dev/null || die "cannot run on CPU $cpu; pick one with -c"
+client_cpu=$cpu
+client_timeout=300
 
 # ------------------------------------------------------------------ builds
 
@@ -146,25 +139,7 @@ build_has_stats "$stats_dir" ||
 
 # ---------------------------------------------------------------- running
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot create a temporary directory"
-run_pid=""
-
-# shellcheck disable=SC2317  # runs from the traps
-cleanup() {
-    trap - EXIT INT TERM
-    if [ -n "$run_pid" ]; then
-        kill -TERM -- "-$run_pid" 2>/dev/null
-        wait "$run_pid" 2>/dev/null
-    fi
-    if [ -n "$keep_dir" ]; then
-        mkdir -p "$keep_dir" && cp -r "$work"/. "$keep_dir"/ &&
-            note "raw output kept in $keep_dir"
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'note "interrupted"; exit 130' INT
-trap 'exit 143' TERM
+bench_work
 
 declare -A vals     # build -> the message rate of each round
 
@@ -175,41 +150,19 @@ run() {
     local r=$1 name=$2 dir=$3 vfs=$4 log rc v
     log=$work/r$r-$name.csv
     # each build finds its own modules: nothing from the environment
-    env -u UCX_MODULE_DIR -u UCX_MODULES UCX_VFS_ENABLE="$vfs" \
-        setsid -w timeout -k 5 300 taskset -c "$cpu" \
+    run_client "$log" env -u UCX_MODULE_DIR -u UCX_MODULES UCX_VFS_ENABLE="$vfs" \
         "$dir/src/tools/perf/uct_perftest" -x "$tl" -d "$dev" -l \
-        -t am_bw -D short -s 8 -n "$iters" -w $((iters / 10)) -f csv \
-        >"$log" 2>"$log.err" &
-    run_pid=$!
-    wait "$run_pid"
+        -t am_bw -D short -s 8 -n "$iters" -w $((iters / 10)) -f csv
     rc=$?
-    run_pid=""
     v=$(awk -F, '$1 == "am_bw" && NF >= 8 { print $8; exit }' "$log")
     if [ $rc -ne 0 ] || [ -z "$v" ]; then
         sed 's/^/    /' "$log.err" >&2
         die "round $r: uct_perftest of the $name build failed (exit $rc)"
     fi
-    vals[$name]="${vals[$name]:-} $v"
+    record "$name" "$v"
 }
 
-# median VALUES...
-median() {
-    printf '%s\n' "$@" | sort -g |
-        awk '{ v[NR] = $1 }
-             END { if (NR % 2) print v[(NR + 1) / 2];
-                   else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# spread VALUES...: (max - min) / median, in percent
-spread() {
-    local med
-    med=$(median "$@")
-    printf '%s\n' "$@" | sort -g |
-        awk -v m="$med" 'NR == 1 { lo = $1 } { hi = $1 }
-                         END { printf "%.1f\n", (hi - lo) * 100 / m }'
-}
-
-load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?")
+load=$(load_average)
 start=$SECONDS
 # stats: the counting build with the object tree on, so that it counts;
 # default: the same build as a process runs by default (tree off: the
@@ -235,37 +188,31 @@ done
 read -r -a s_vals <<<"${vals[stats]}"
 read -r -a d_vals <<<"${vals[default]}"
 read -r -a n_vals <<<"${vals[nostats]}"
-s_med=$(median "${s_vals[@]}")
-d_med=$(median "${d_vals[@]}")
-n_med=$(median "${n_vals[@]}")
+s_med=$(fmt "$(median "${s_vals[@]}")" 0)
+d_med=$(fmt "$(median "${d_vals[@]}")" 0)
+n_med=$(fmt "$(median "${n_vals[@]}")" 0)
 
-# pair_ratios A B: the ratios A/B of each round. The runs of a round ran
-# back to back: their ratio is less exposed to the machine's slow changes
-# (frequency, neighbours) than the medians
+# pair_ratios A B: the ratios A/B of each round, to four places. The runs
+# of a round ran back to back: their ratio is less exposed to the
+# machine's slow changes (frequency, neighbours) than the medians
 pair_ratios() {
     local -n a=$1 b=$2
     local i
     for ((i = 0; i < ${#a[@]}; i++)); do
-        awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.4f\n", x / y }'
+        ratio "${a[$i]}" "${b[$i]}" 4
+        echo
     done
 }
-s_ratios=($(pair_ratios s_vals n_vals))
-d_ratios=($(pair_ratios d_vals n_vals))
-c_ratios=($(pair_ratios s_vals d_vals))
-# median RATIOS... to four places
-median_ratio() {
-    printf '%s\n' "$@" | sort -g |
-        awk '{ v[NR] = $1 }
-             END { if (NR % 2) print v[(NR + 1) / 2];
-                   else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-s_pair=$(median_ratio "${s_ratios[@]}")
-d_pair=$(median_ratio "${d_ratios[@]}")
-c_pair=$(median_ratio "${c_ratios[@]}")
+mapfile -t s_ratios < <(pair_ratios s_vals n_vals)
+mapfile -t d_ratios < <(pair_ratios d_vals n_vals)
+mapfile -t c_ratios < <(pair_ratios s_vals d_vals)
+s_pair=$(fmt "$(median "${s_ratios[@]}")" 4)
+d_pair=$(fmt "$(median "${d_ratios[@]}")" 4)
+c_pair=$(fmt "$(median "${c_ratios[@]}")" 4)
 
 echo "# counters cost: uct_perftest -x $tl -d $dev -l -t am_bw -D short -s 8 -n $iters"
 echo "# $(uname -sr), $(nproc) CPUs; every run on CPU $cpu under setsid; $rounds rounds, order rotating; $((SECONDS - start)) s"
-echo "# load average before the run: $load (other work on the machine skews every number)"
+echo "# load average before the run: ${load:-?} (other work on the machine skews every number)"
 echo "# stats:   $stats_dir (UCX_VFS_ENABLE=y: counting)"
 echo "# default: $stats_dir (UCX_VFS_ENABLE=n: the tree is off)"
 echo "# nostats: $nostats_dir (--disable-stats)"

@@ -22,7 +22,10 @@
 
 set -u -o pipefail
 
+prog=verbs-baseline
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cache=${OPENUCT_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/openuct-rxe}
 out=$cache/verbs-baseline.csv
 iters=2000 bw_iters=2000 size=8 bw_size=65536 raw=0
@@ -45,8 +48,7 @@ if [ "${1:-}" = --guest ]; then
         timeout 300 stdbuf -oL "$tool" "${common[@]}" >"$logs/$tool.server" 2>&1 &
         spid=$!
         for _ in $(seq 100); do
-            grep -q ":$(printf '%04X' "$port") " /proc/net/tcp /proc/net/tcp6 \
-                2>/dev/null && break
+            port_listening "$port" && break
             sleep 0.1
         done
         timeout 300 stdbuf -oL "$tool" "${common[@]}" 127.0.0.1 \
@@ -83,7 +85,7 @@ if [ "${1:-}" = --guest ]; then
     exit $status
 fi
 
-usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; }
+usage() { header_help "$0"; }
 while getopts "o:n:b:s:S:kh" opt; do
     case $opt in
     o) out=$OPTARG ;;
@@ -108,10 +110,7 @@ rc=$?
 header="test,size,iterations,typical_lat_usec,avg_lat_usec,p99_lat_usec,bw_mib_s,msg_rate"
 rows=$(sed -n 's/^row,//p' "$tmp")
 grep -v '^row,' "$tmp"
-if [ -z "$rows" ]; then
-    echo "verbs-baseline: no results (exit $rc)" >&2
-    exit 1
-fi
+[ -n "$rows" ] || die "no results (exit $rc)"
 
 echo
 printf '%-14s %8s %6s %14s %12s %12s %12s %12s\n' test size iters \
@@ -128,5 +127,5 @@ mkdir -p "$(dirname "$out")" &&
       echo "$header"
       echo "$rows"; } >"$out" &&
     echo "saved to $out"
-[ $rc -eq 0 ] || echo "verbs-baseline: a tool failed (exit $rc)" >&2
+[ $rc -eq 0 ] || note "a tool failed (exit $rc)"
 exit $((rc != 0))

@@ -25,6 +25,8 @@ set -u -o pipefail
 prog=verbs_ep_memory
 self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 top=$(cd "$(dirname "$self")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [ "${1:-}" = --guest ]; then
     # ---- in the VM: $2 program, $3 device, $4 configs, $5 full output,
@@ -39,8 +41,8 @@ if [ "${1:-}" = --guest ]; then
             args+=(-v)
             first=0
         fi
-        echo "$prog: ${tl}_verbs $mode, $eps endpoints," \
-            "UCX_IB_TX_QUEUE_LEN=$txq" >&2
+        note "${tl}_verbs $mode, $eps endpoints," \
+            "UCX_IB_TX_QUEUE_LEN=$txq"
         sync
         echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
         out=$(UCX_IB_TX_QUEUE_LEN=$txq timeout 900 "$bin" "${args[@]}" 2>&1)
@@ -65,8 +67,7 @@ if [ "${1:-}" = --guest ]; then
     exit $status
 fi
 
-usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$self"; }
-die() { echo "$prog: $*" >&2; exit 1; }
+usage() { header_help "$self"; }
 
 builddir="" dev=rxe_lo:1 full=0 batch=64
 configs="rc:ep:1000:255 rc:ep:1000:31 ud:ep:1000:255 ud:iface:1000:255"
@@ -101,7 +102,7 @@ bin=$builddir/test/bench/verbs_ep_memory
 work=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "no temporary directory"
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
-load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+load=$(load_average)
 env=()
 [ -z "${UCX_MODULE_DIR:-}" ] && [ -d "$builddir/modules" ] &&
     env=(env "UCX_MODULE_DIR=$builddir/modules")
@@ -151,5 +152,5 @@ echo "#   us/con: connecting them all, per connection; batches of $batch"
 echo "# am_us: one AM, send to handler, on endpoints spread over all;"
 echo "#   rate: AMs per second round-robin over all of them (one thread"
 echo "#   polls both sides: compare rows, not with uct_perftest)"
-[ "$rc" -eq 0 ] || { echo "$prog: a run failed (exit $rc); -k prints every run's output" >&2; exit 1; }
+[ "$rc" -eq 0 ] || die "a run failed (exit $rc); -k prints every run's output"
 exit 0
