@@ -209,7 +209,8 @@ build_ucx_harness() {
     ucx_harness=$ucx_root/uct_perftest
     if [ -x "$ucx_harness" ] && [ -x "$ucx_root/tcp_ep_memory" ]; then
         for f in "${src[@]}" "$top"/src/tools/perf/perftest*.h \
-                 "$top/test/bench/tcp_ep_memory.c"; do
+                 "$top/test/bench/tcp_ep_memory.c" \
+                 "$top/test/common/heap_in_use.h"; do
             [ "$f" -nt "$ucx_harness" ] && newer=1
         done
         [ $newer -eq 0 ] && return 0

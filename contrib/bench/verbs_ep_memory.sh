@@ -139,7 +139,8 @@ awk -v fmt="$fmt" '$1 == "@res@" {
         line = $0; sub(/^@fail@ [^ ]+ [^ ]+ [^ ]+ [^ ]+ /, "", line)
         printf "%-4s %-5s %6s %4s   FAILED: %s\n", $2, $3, $4, $5, line
      }' "$work/out"
-echo "# heap: mallinfo2 delta (all threads, libibverbs and provider included);"
+echo "# heap: ucs_sys_heap_in_use() delta per endpoint: mallinfo2() uordblks+hblkhd"
+echo "#   (all arenas and threads, libibverbs and provider included);"
 echo "#   ep: freed by destroying the user's endpoints; kept: still in use"
 echo "#   after that (ud: once no endpoint is left on either side, B's"
 echo "#   private ones freed by A's disconnects); raw_qp: one bare"

@@ -5,8 +5,10 @@
  * active message on each, progressing until the server has received all
  * of them: every connection is then established and idle.
  *
- * Heap in use is glibc's mallinfo2() uordblks + hblkhd (kernel socket
- * buffers are not counted). It is read at five points:
+ * Heap in use is ucs_sys_heap_in_use(): glibc's mallinfo2() uordblks +
+ * hblkhd (kernel socket buffers are not counted), the definition every
+ * openuct program uses, which ../common/heap_in_use.h writes out when
+ * this program is built against UCX. It is read at five points:
  *   base      interfaces open, one warm-up connection made and torn down
  *   idle      N connections established (handshakes answered) and idle
  *   client-   after destroying the N client endpoints, before the server
@@ -34,6 +36,7 @@
 
 #include <uct/api/uct.h>
 #include <common/uct_md_find.h>
+#include "../common/heap_in_use.h"
 
 #include <getopt.h>
 #include <malloc.h>
@@ -82,13 +85,6 @@ static double mem_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
-
-static size_t mem_heap_in_use(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-
-    return mi.uordblks + mi.hblkhd;
 }
 
 /* What the heap holds from the system: in use or not */
@@ -362,11 +358,6 @@ static void mem_destroy_eps(uct_ep_h *eps, unsigned count)
     }
 }
 
-static double mem_per_ep(size_t after, size_t before, unsigned count)
-{
-    return ((double)after - (double)before) / count;
-}
-
 /* Heap in use at the points of one round (see the top of the file) */
 typedef struct {
     size_t base;
@@ -382,20 +373,20 @@ static int mem_round(mem_ctx_t *ctx, mem_sample_t *sample)
 {
     unsigned n = ctx->num_eps;
 
-    sample->base      = mem_heap_in_use();
+    sample->base      = ucs_sys_heap_in_use();
     sample->base_held = mem_heap_held();
     if (mem_connect(ctx, ctx->eps, n) != 0) {
         return -1;
     }
     /* the last connections' handshake replies may still be on the way */
     mem_progress_for(ctx, MEM_SETTLE_SEC);
-    sample->idle = mem_heap_in_use();
+    sample->idle = ucs_sys_heap_in_use();
     mem_destroy_eps(ctx->eps, n);
-    sample->client_gone = mem_heap_in_use();
+    sample->client_gone = ucs_sys_heap_in_use();
     mem_progress_for(ctx, MEM_SETTLE_SEC);
-    sample->end = mem_heap_in_use();
+    sample->end = ucs_sys_heap_in_use();
     mem_progress_for(ctx, MEM_IDLE_DEADLINE_SEC);
-    sample->released      = mem_heap_in_use();
+    sample->released      = ucs_sys_heap_in_use();
     sample->released_held = mem_heap_held();
     return 0;
 }
@@ -405,10 +396,11 @@ static void mem_print_round(const char *name, const mem_sample_t *s, unsigned n)
     printf("  %-6s %10zu %10zu %10zu %10zu %10zu  %+6.0f %6.0f %6.0f "
            "%+6.0f %+6.0f\n",
            name, s->base, s->idle, s->client_gone, s->end, s->released,
-           mem_per_ep(s->idle, s->base, n),
-           mem_per_ep(s->idle, s->client_gone, n),
-           mem_per_ep(s->client_gone, s->end, n),
-           mem_per_ep(s->end, s->base, n), mem_per_ep(s->released, s->base, n));
+           ucs_sys_heap_per_object(s->base, s->idle, n),
+           ucs_sys_heap_per_object(s->client_gone, s->idle, n),
+           ucs_sys_heap_per_object(s->end, s->client_gone, n),
+           ucs_sys_heap_per_object(s->base, s->end, n),
+           ucs_sys_heap_per_object(s->base, s->released, n));
 }
 
 /* One figure against its target: the ratio and PASS or FAIL */
@@ -442,14 +434,14 @@ static int mem_run(mem_ctx_t *ctx)
         return -1;
     }
     if (first.idle == 0) {
-        printf("tcp_ep_memory: mallinfo2() reports no heap in use (another "
-               "allocator, or valgrind?): no figure\n");
+        printf("tcp_ep_memory: no heap in use reported (no mallinfo2(), "
+               "another allocator, or valgrind?): no figure\n");
         return 0;
     }
 
-    printf("heap in use (mallinfo2 uordblks+hblkhd, bytes), %u idle "
-           "connections on %s/%s:\n",
-           n, ctx->tl_name, ctx->dev_name);
+    printf("%s\n", UCS_SYS_HEAP_DEFINITION);
+    printf("heap in use (bytes), %u idle connections on %s/%s:\n", n,
+           ctx->tl_name, ctx->dev_name);
     printf("  %-6s %10s %10s %10s %10s %10s  %6s %6s %6s %6s %6s\n", "round",
            "base", "idle", "cl-gone", "end", "released", "conn", "client",
            "server", "left", "kept");
@@ -465,11 +457,11 @@ static int mem_run(mem_ctx_t *ctx)
     printf("heap held from the system (arena+hblkhd): %zu before the first "
            "round, %zu after it idled, %zu after the second\n",
            first.base_held, first.released_held, second.released_held);
-    client = mem_per_ep(second.idle, second.client_gone, n);
-    server = mem_per_ep(second.client_gone, second.end, n);
+    client = ucs_sys_heap_per_object(second.client_gone, second.idle, n);
+    server = ucs_sys_heap_per_object(second.end, second.client_gone, n);
     printf("%s idle connection memory (client ep + server side, second "
            "round): %.0f bytes/ep\n",
-           ctx->tl_name, mem_per_ep(second.idle, second.base, n));
+           ctx->tl_name, ucs_sys_heap_per_object(second.base, second.idle, n));
     if (!strcmp(ctx->tl_name, "tcp")) {
         mem_report("tcp idle ep memory, client side", client, MEM_TARGET_BYTES,
                    "bytes/ep");

@@ -21,9 +21,9 @@
  * It also prints what the attacker saw (bytes its socket took, when it
  * stopped taking them, when the server closed or reset the connection),
  * the most bytes left unread in the server's socket (/proc/net/tcp: the
- * server applying back-pressure) and the glibc heap in use after minus at
- * base (memory the server still holds, as opposed to freed memory glibc
- * did not give back to the system).
+ * server applying back-pressure) and the heap in use after minus at base
+ * (ucs_sys_heap_in_use(): memory the server still holds, as opposed to
+ * freed memory glibc did not give back to the system).
  * Every scenario runs in a fresh server process, so one flood's leftovers
  * are not the next one's baseline.
  *
@@ -39,13 +39,13 @@
 
 #include <uct/api/uct.h>
 #include <common/uct_md_find.h>
+#include "../common/heap_in_use.h"
 #include <ucs/async/async.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -163,14 +163,6 @@ static size_t flood_rss(void)
         return 0;
     }
     return resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* Heap in use (glibc): what was allocated and not freed */
-static size_t flood_heap_in_use(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-
-    return mi.uordblks + mi.hblkhd;
 }
 
 static int flood_fail(const char *what, ucs_status_t status)
@@ -868,7 +860,7 @@ static int flood_scenario(flood_target_t *target, flood_kind_t kind)
 
     flood_progress_for(&s, FLOOD_IDLE_SEC);
     base       = flood_rss();
-    heap_base  = flood_heap_in_use();
+    heap_base  = ucs_sys_heap_in_use();
     s.rss_peak = base;
 
     child = fork();
@@ -898,7 +890,7 @@ static int flood_scenario(flood_target_t *target, flood_kind_t kind)
     flood_progress_sampled(&s, FLOOD_AFTER_SEC);
     after = flood_rss();
     flood_print(kind, &report, &s, base, after,
-                (double)flood_heap_in_use() - (double)heap_base);
+                (double)ucs_sys_heap_in_use() - (double)heap_base);
     ret = 0;
 
 out:
@@ -1033,8 +1025,8 @@ int main(int argc, char **argv)
            "none seen)\n"
            "# unread_KiB: most bytes waiting unread in the server's socket "
            "(back-pressure)\n"
-           "# heap_kept_MiB: glibc heap in use after - at base (kept by "
-           "the server)\n");
+           "# heap_kept_MiB: heap in use after - at base (kept by the "
+           "server; mallinfo2() uordblks+hblkhd)\n");
     printf("%-5s  %8s  %12s  %12s  %13s  %10s  %6s  %6s  %10s  %9s\n", "flood",
            "sent_MiB", "rss_base_MiB", "rss_peak_MiB", "rss_after_MiB",
            "after/base", "stop_s", "drop_s", "unread_KiB", "heap_kept_MiB");

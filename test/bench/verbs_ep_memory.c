@@ -13,10 +13,13 @@
  * divided by N, so a connection costs twice the figure.
  *
  * Per endpoint:
- *   heap     glibc's mallinfo2() uordblks + hblkhd. Every thread allocates
- *            from the main arena (M_ARENA_MAX is set to 1 first), so this
- *            includes what the async thread allocates (ud_verbs creates
- *            B's private endpoints there). It holds the endpoint structs,
+ *   heap     ucs_sys_heap_in_use() (UCS_SYS_HEAP_DEFINITION): glibc's
+ *            mallinfo2() uordblks + hblkhd, every arena, so this includes
+ *            what the async thread allocates (ud_verbs creates B's
+ *            private endpoints there). M_ARENA_MAX is set to 1 first, as
+ *            in the runs contrib/bench/README.md records: the async thread
+ *            shares the main arena instead of bringing one of its own
+ *            into the figures. It holds the endpoint structs,
  *            the interfaces' tables, and what libibverbs and its provider
  *            allocate per QP or address handle. Queues a provider maps
  *            from the kernel are not heap.
@@ -53,6 +56,7 @@
 #include <uct/ib/ud/ud.h>
 #include <common/uct_md_find.h>
 #include <ucs/async/async.h>
+#include <ucs/sys/sys.h>
 
 #include <infiniband/verbs.h>
 
@@ -136,13 +140,6 @@ static double mem_now(void)
     return ts.tv_sec + (ts.tv_nsec * 1e-9);
 }
 
-static size_t mem_heap_in_use(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-
-    return mi.uordblks + mi.hblkhd;
-}
-
 /* "Name:   1234 kB" lines of @a path: the value of @a name in bytes */
 static long mem_kb_field(const char *path, const char *name)
 {
@@ -199,7 +196,7 @@ static void mem_sample(mem_sample_t *s)
 {
     int i;
 
-    s->heap = mem_heap_in_use();
+    s->heap = ucs_sys_heap_in_use();
     s->rss  = mem_kb_field("/proc/self/status", "VmRSS");
     for (i = 0; i < MEMINFO_LAST; ++i) {
         s->meminfo[i] = mem_kb_field("/proc/meminfo", meminfo_names[i]);
@@ -751,8 +748,9 @@ static void mem_print_round(const char *name, const mem_round_t *r, unsigned n)
 {
     int i;
 
-    printf("  %-6s %8.0f %8.0f", name, mem_per(r->conn.heap, r->base.heap, n),
-           mem_per(r->conn.heap, r->gone.heap, n));
+    printf("  %-6s %8.0f %8.0f", name,
+           ucs_sys_heap_per_object(r->base.heap, r->conn.heap, n),
+           ucs_sys_heap_per_object(r->gone.heap, r->conn.heap, n));
     for (i = 0; i < MEMINFO_LAST; ++i) {
         /* memory taken is what MemFree/MemAvailable lost */
         if ((i == MEMINFO_FREE) || (i == MEMINFO_AVAILABLE)) {
@@ -830,7 +828,7 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
     attr.cap.max_send_sge    = rc->config.max_iov + 1;
     attr.cap.max_inline_data = (uint32_t)rc->config.max_inline;
 
-    before = mem_heap_in_use();
+    before = ucs_sys_heap_in_use();
     for (i = 0; i < n; ++i) {
         qps[i] = ibv_create_qp(pd, &attr);
         if (qps[i] == NULL) {
@@ -841,8 +839,8 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
             goto out;
         }
     }
-    after        = mem_heap_in_use();
-    *heap_per_qp = mem_per(after, before, n);
+    after        = ucs_sys_heap_in_use();
+    *heap_per_qp = ucs_sys_heap_per_object(before, after, n);
     ret          = 0;
 
 out:
@@ -925,6 +923,7 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
                ? "CONNECT_TO_EP"
                : "CONNECT_TO_IFACE, B's endpoints private",
            txq, sges, inl);
+    printf("%s\n", UCS_SYS_HEAP_DEFINITION);
     printf("per endpoint, both sides counted, bytes (heap: conn = "
            "connected - base,\n  ep = connected - destroyed; kernel: "
            "/proc/meminfo deltas; rss: VmRSS delta;\n  s: seconds to "
@@ -959,9 +958,10 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
            n / 2, first->am_p50 * 1e6, first->am_rate,
            (first->am_rate == -2) ? " (-2: stalled, see above)" : "");
     if (second->gone.heap > second->base.heap + n) {
-        printf("after destroying the user's endpoints, %.0f bytes per ep "
-               "are still in use (tables and pools keep their size)\n",
-               mem_per(second->gone.heap, second->base.heap, n));
+        printf(
+            "after destroying the user's endpoints, %.0f bytes per ep "
+            "are still in use (tables and pools keep their size)\n",
+            ucs_sys_heap_per_object(second->base.heap, second->gone.heap, n));
     }
     if (ctx->tl == MEM_TL_UD) {
         printf("no endpoint left on either side %.2f s after destroying "
@@ -998,8 +998,8 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
         return -1;
     }
     if (second.conn.heap == 0) {
-        printf("verbs_ep_memory: mallinfo2() reports no heap in use "
-               "(another allocator?): no figure\n");
+        printf("verbs_ep_memory: no heap in use reported (no mallinfo2(), "
+               "or another allocator?): no figure\n");
         return 0;
     }
 
@@ -1010,8 +1010,8 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
     /* One machine-readable line for scripts */
     printf("result tl=%s mode=%s eps=%u txq=%u heap=%.0f heap_ep=%.0f",
            ctx->tl_name, (ctx->mode == MEM_CONNECT_EP) ? "ep" : "iface", n, txq,
-           mem_per(second.conn.heap, second.base.heap, n),
-           mem_per(second.conn.heap, second.gone.heap, n));
+           ucs_sys_heap_per_object(second.base.heap, second.conn.heap, n),
+           ucs_sys_heap_per_object(second.gone.heap, second.conn.heap, n));
     printf(" memfree=%.0f slab=%.0f sunreclaim=%.0f vmalloc=%.0f "
            "pagetables=%.0f rss=%.0f",
            mem_per(second.base.meminfo[MEMINFO_FREE],
@@ -1037,13 +1037,13 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
     printf(" qps=%ld ahs=%u kept=%.0f conn_p50_ms=%.2f conn_p99_ms=%.2f "
            "conn_max_ms=%.2f conn_us=%.0f batch=%u am_us=%.1f am_rate=%.0f\n",
            mem_qp_delta(&second.conn, &second.base), second.ahs,
-           mem_per(second.gone.heap, second.base.heap, n), second.lat_p50 * 1e3,
-           second.lat_p99 * 1e3, second.lat_max * 1e3,
+           ucs_sys_heap_per_object(second.base.heap, second.gone.heap, n),
+           second.lat_p50 * 1e3, second.lat_p99 * 1e3, second.lat_max * 1e3,
            second.loop_sec * 1e6 / (n / 2), ctx->batch, first.am_p50 * 1e6,
            first.am_rate);
     if (!ctx->quiet && (ctx->tl == MEM_TL_RC)) {
         printf("rc_verbs heap per connected ep: %.0f bytes (target <= %d)\n",
-               mem_per(second.conn.heap, second.base.heap, n),
+               ucs_sys_heap_per_object(second.base.heap, second.conn.heap, n),
                MEM_TARGET_BYTES);
     }
     return 0;
@@ -1160,8 +1160,9 @@ int main(int argc, char **argv)
     unsigned pairs;
     int ret = 1;
 
-    /* every thread allocates from the main arena, which mallinfo2()
-     * reports: ud_verbs' async thread creates endpoints too */
+    /* ud_verbs' async thread creates endpoints too: it allocates from
+     * the main arena, as in the recorded runs, and brings no arena of its
+     * own into the figures (ucs_sys_heap_in_use() counts every arena) */
     mallopt(M_ARENA_MAX, 1);
 
     memset(&ctx, 0, sizeof(ctx));

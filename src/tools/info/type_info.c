@@ -28,12 +28,12 @@
 #include <ucs/datastruct/string_buffer.h>
 #include <ucs/memory/mpool.h>
 #include <ucs/memory/rcache.h>
+#include <ucs/sys/sys.h>
 #include <ucs/sys/topo.h>
 #include <ucs/time/time_def.h>
 #include <ucs/type/cpu_set.h>
 #include <ucs/type/spinlock.h>
 
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +43,6 @@
 
 /* Name column width of the size listing */
 #define UCT_INFO_TYPE_WIDTH 36
-
-#if defined(__GLIBC__) && \
-    ((__GLIBC__ > 2) || ((__GLIBC__ == 2) && (__GLIBC_MINOR__ >= 33)))
-#define UCT_INFO_HAVE_MALLINFO2 1
-#else
-#define UCT_INFO_HAVE_MALLINFO2 0
-#endif
 
 typedef struct {
     const char *name;
@@ -150,18 +143,6 @@ static void uct_info_print_type_list(const char *title,
  * Heap of live objects, measured around their creation
  */
 
-/* Bytes of heap in use, or -1 when the C library cannot tell */
-static long uct_info_heap_in_use(void)
-{
-#if UCT_INFO_HAVE_MALLINFO2
-    struct mallinfo2 info = mallinfo2();
-
-    return (long)(info.uordblks + info.hblkhd);
-#else
-    return -1;
-#endif
-}
-
 /* Tells whether @a resource is the first of its transport in the list */
 static int uct_info_first_of_tl(const uct_tl_resource_desc_t *resources,
                                 unsigned index)
@@ -205,7 +186,7 @@ static long uct_info_shared_mapped(void)
  * sets @a per_ep_p to the average heap of one. */
 static ucs_status_t uct_info_measure_eps(uct_iface_h iface,
                                          const uct_iface_attr_t *attr,
-                                         long *per_ep_p)
+                                         double *per_ep_p)
 {
     uct_ep_h eps[UCT_INFO_NUM_EPS];
     uct_device_addr_t *dev_addr;
@@ -213,7 +194,7 @@ static ucs_status_t uct_info_measure_eps(uct_iface_h iface,
     uct_ep_params_t params;
     ucs_status_t status;
     unsigned i, num_eps;
-    long before;
+    size_t before;
 
     dev_addr   = calloc(1, attr->device_addr_len + 1);
     iface_addr = calloc(1, attr->iface_addr_len + 1);
@@ -243,7 +224,7 @@ static ucs_status_t uct_info_measure_eps(uct_iface_h iface,
         goto out;
     }
 
-    before = uct_info_heap_in_use();
+    before = ucs_sys_heap_in_use();
     status = UCS_OK;
     for (num_eps = 0; num_eps < UCT_INFO_NUM_EPS; ++num_eps) {
         status = uct_ep_create(&params, &eps[num_eps]);
@@ -252,7 +233,8 @@ static ucs_status_t uct_info_measure_eps(uct_iface_h iface,
         }
     }
     if (status == UCS_OK) {
-        *per_ep_p = (uct_info_heap_in_use() - before) / UCT_INFO_NUM_EPS;
+        *per_ep_p = ucs_sys_heap_per_object(before, ucs_sys_heap_in_use(),
+                                            UCT_INFO_NUM_EPS);
     }
     for (i = 0; i < num_eps; ++i) {
         uct_ep_destroy(eps[i]);
@@ -272,7 +254,9 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
     uct_iface_attr_t attr;
     ucs_status_t status;
     uct_iface_h iface;
-    long before, per_iface, per_ep = 0, shm_before, shm = 0;
+    double per_iface, per_ep = 0;
+    size_t before;
+    long shm_before, shm = 0;
     char name[UCT_INFO_TYPE_WIDTH + 1], shm_text[64];
     int len;
 
@@ -296,14 +280,14 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
     params.mode.device.dev_name = resource->dev_name;
 
     shm_before = uct_info_shared_mapped();
-    before     = uct_info_heap_in_use();
+    before     = ucs_sys_heap_in_use();
     status     = uct_iface_open(md, worker, &params, config, &iface);
     uct_config_release(config);
     if (status != UCS_OK) {
         printf("    %s cannot open: %s\n", name, ucs_status_string(status));
         return;
     }
-    per_iface = uct_info_heap_in_use() - before;
+    per_iface = ucs_sys_heap_per_object(before, ucs_sys_heap_in_use(), 1);
     if (shm_before >= 0) {
         shm = uct_info_shared_mapped() - shm_before;
     }
@@ -317,10 +301,10 @@ static void uct_info_measure_resource(uct_md_h md, uct_worker_h worker,
         status = uct_info_measure_eps(iface, &attr, &per_ep);
     }
     if (status == UCS_OK) {
-        printf("    %s iface %ld, ep %ld%s\n", name, per_iface, per_ep,
+        printf("    %s iface %.0f, ep %.0f%s\n", name, per_iface, per_ep,
                shm_text);
     } else {
-        printf("    %s iface %ld, ep not measured: %s%s\n", name, per_iface,
+        printf("    %s iface %.0f, ep not measured: %s%s\n", name, per_iface,
                ucs_status_string(status), shm_text);
     }
     uct_iface_close(iface);
@@ -400,19 +384,20 @@ static int uct_info_print_heap(void)
     char name[UCT_INFO_TYPE_WIDTH + 1];
     uct_worker_h worker;
     ucs_status_t status;
-    long before;
+    size_t before;
     int ret = 0;
 
-    printf("Heap of live objects (bytes, measured with mallinfo2 around "
-           "their creation;\none device per transport, an endpoint is the "
-           "average of %d, just created: a\nconnecting endpoint still holds "
-           "its connection state and buffers, which an\nidle connected tcp "
-           "endpoint gives back after about a second;\nshared memory: the "
-           "shared mappings an interface added, as the receive\nFIFO and "
-           "descriptors of posix and sysv):\n",
-           UCT_INFO_NUM_EPS);
-    if (uct_info_heap_in_use() < 0) {
-        printf("    not measurable: the C library has no mallinfo2()\n\n");
+    printf("Heap of live objects (bytes, measured around their creation;\n"
+           "one device per transport, an endpoint is the average of %d, "
+           "just created: a\nconnecting endpoint still holds its connection "
+           "state and buffers, which an\nidle connected tcp endpoint gives "
+           "back after about a second;\nshared memory: the shared mappings "
+           "an interface added, as the receive\nFIFO and descriptors of "
+           "posix and sysv):\n%s\n",
+           UCT_INFO_NUM_EPS, UCS_SYS_HEAP_DEFINITION);
+    if (ucs_sys_heap_in_use() == 0) {
+        printf("    not measurable: the C library has no mallinfo2(), or "
+               "the allocator is not\n    glibc's\n\n");
         return 0;
     }
 
@@ -433,7 +418,7 @@ static int uct_info_print_heap(void)
         goto out_components;
     }
 
-    before = uct_info_heap_in_use();
+    before = ucs_sys_heap_in_use();
     status = uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker);
     if (status != UCS_OK) {
         fprintf(stderr, "uct_info: cannot create a worker: %s\n",
@@ -442,7 +427,8 @@ static int uct_info_print_heap(void)
         goto out_async;
     }
     uct_info_pad(name, snprintf(name, sizeof(name), "worker "));
-    printf("    %s %ld\n", name, uct_info_heap_in_use() - before);
+    printf("    %s %.0f\n", name,
+           ucs_sys_heap_per_object(before, ucs_sys_heap_in_use(), 1));
 
     for (i = 0; i < num_components; ++i) {
         uct_info_measure_component(components[i], worker);

@@ -19,6 +19,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* mallinfo2() came with glibc 2.33 (mallinfo() counts in int) */
+#if defined(__GLIBC__) && \
+    ((__GLIBC__ > 2) || ((__GLIBC__ == 2) && (__GLIBC_MINOR__ >= 33)))
+#define UCS_SYS_HAVE_MALLINFO2 1
+#include <malloc.h>
+#else
+#define UCS_SYS_HAVE_MALLINFO2 0
+#endif
+
 #define UCS_SYS_DEFAULT_PAGE_SIZE 4096
 #define UCS_SYS_DEFAULT_MAX_FILES 1024
 
@@ -393,4 +402,23 @@ ucs_status_t ucs_sys_random_bytes(void *buf, size_t length)
         return UCS_OK;
     }
     return ucs_sys_random_bytes_urandom(p + done, length - done);
+}
+
+size_t ucs_sys_heap_in_use(void)
+{
+#if UCS_SYS_HAVE_MALLINFO2
+    struct mallinfo2 info = mallinfo2();
+
+    return info.uordblks + info.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+double ucs_sys_heap_per_object(size_t before, size_t after, size_t count)
+{
+    if (count == 0) {
+        return 0;
+    }
+    return ((double)after - (double)before) / (double)count;
 }

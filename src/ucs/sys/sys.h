@@ -1,7 +1,8 @@
 /**
  * @file
  * Small system helpers: page sizes, host and executable names, file
- * reading, resource limits, mmap with error reporting, random bytes.
+ * reading, resource limits, mmap with error reporting, random bytes, the
+ * heap in use.
  * Included by transports, tools and tests. Every function is thread-safe;
  * the cached values are computed once.
  */
@@ -179,6 +180,44 @@ ucs_status_t ucs_sys_munmap(void *addr, size_t length, const char *name);
  *         then hold some random bytes already.
  */
 ucs_status_t ucs_sys_random_bytes(void *buf, size_t length);
+
+/**
+ * What ucs_sys_heap_in_use() counts and how a figure per object is made of
+ * it, in one line: a program prints it next to its heap per object
+ * figures (once per run).
+ */
+#define UCS_SYS_HEAP_DEFINITION                                              \
+    "heap = growth of mallinfo2() uordblks+hblkhd (all arenas and threads, " \
+    "libibverbs and provider included) divided by the objects"
+
+/**
+ * Bytes of heap the process has in use: glibc's mallinfo2() uordblks +
+ * hblkhd. That is every arena (what every thread allocated), the chunks
+ * malloc() mapped with mmap(), and what the libraries in the process
+ * (libibverbs and its provider among them) allocated; chunks freed into a
+ * thread's cache (tcache) still count. Memory of the kernel (socket
+ * buffers, queues a provider maps) and shared mappings are not heap.
+ * The one measure of heap of every program and test: take it before and
+ * after creating objects, and divide with ucs_sys_heap_per_object().
+ *
+ * @return The byte count, or 0 when it cannot be told: the C library has
+ *         no mallinfo2() (glibc before 2.33, another C library), or the
+ *         allocator is not glibc's (a sanitizer's, valgrind's).
+ */
+size_t ucs_sys_heap_in_use(void);
+
+/**
+ * The heap per object of @a count objects created between two readings
+ * of ucs_sys_heap_in_use() (UCS_SYS_HEAP_DEFINITION).
+ *
+ * @param [in] before  ucs_sys_heap_in_use() before creating the objects.
+ * @param [in] after   ucs_sys_heap_in_use() after.
+ * @param [in] count   Number of objects.
+ *
+ * @return (@a after - @a before) / @a count, negative when the heap
+ *         shrank; 0 if @a count is 0.
+ */
+double ucs_sys_heap_per_object(size_t before, size_t after, size_t count);
 
 END_C_DECLS
 

@@ -4,10 +4,13 @@
 
 #include "test.h"
 
+#include <ucs/sys/sys.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <pthread.h>
 #ifdef HAVE_VALGRIND_VALGRIND_H
 #include <valgrind/valgrind.h>
@@ -152,6 +155,13 @@ scoped_setenv::~scoped_setenv()
 bool running_on_valgrind()
 {
     return RUNNING_ON_VALGRIND;
+}
+
+void print_heap_definition()
+{
+    static std::once_flag once;
+
+    std::call_once(once, [] { printf("%s\n", UCS_SYS_HEAP_DEFINITION); });
 }
 
 unsigned test_scale(unsigned count)

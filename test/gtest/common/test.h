@@ -66,6 +66,10 @@ unsigned test_scale(unsigned count);
 
 bool running_on_valgrind();
 
+/* Prints UCS_SYS_HEAP_DEFINITION, the first time only: a test calls it
+ * before printing a heap per object figure (ucs_sys_heap_per_object()). */
+void print_heap_definition();
+
 } // namespace ucs
 
 #endif

@@ -5,6 +5,7 @@ extern "C" {
 #include <ucs/sys/sys.h>
 }
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <climits>
 #include <cstdio>
@@ -221,6 +222,62 @@ TEST_F(ucs_sys, mmap_munmap)
     EXPECT_TRUE(capture.contains("empty"));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               ucs_sys_munmap((void *)1, length, "misaligned"));
+}
+
+/* ------------------------------------------------------------------------
+ * Heap in use
+ */
+
+/* What another thread allocates counts, in its own arena (16 KiB blocks)
+ * and mapped by malloc (a block above glibc's largest mmap threshold, 32
+ * MiB): the heap in use grows by at least the bytes allocated and
+ * touched there, and falls back once they are freed */
+TEST_F(ucs_sys, heap_in_use_counts_other_threads_and_drops_after_free)
+{
+    const size_t block = 16 * 1024, num_blocks = 64, big = 40ul << 20;
+    const size_t total = (num_blocks * block) + big;
+    const size_t slack = 64 * 1024; /* a new arena's own header and cache */
+    std::vector<void *> blocks;
+
+    if (ucs_sys_heap_in_use() == 0) {
+        GTEST_SKIP() << "no heap figure: no mallinfo2(), or the allocator "
+                        "is not glibc's (valgrind, sanitizer)";
+    }
+
+    blocks.reserve(num_blocks + 1);
+    size_t before = ucs_sys_heap_in_use();
+    std::thread([&] {
+        for (size_t i = 0; i <= num_blocks; ++i) {
+            size_t size = (i < num_blocks) ? block : big;
+            void *ptr   = malloc(size);
+            if (ptr != NULL) {
+                memset(ptr, 0x5a, size);
+            }
+            blocks.push_back(ptr);
+        }
+    }).join();
+    size_t held = ucs_sys_heap_in_use();
+    bool all    = (std::count(blocks.begin(), blocks.end(), nullptr) == 0);
+    for (void *ptr : blocks) {
+        free(ptr);
+    }
+    size_t after = ucs_sys_heap_in_use();
+
+    ASSERT_TRUE(all) << "malloc failed";
+    EXPECT_GE(held, before + total);
+    EXPECT_LE(after, before + slack);
+}
+
+TEST_F(ucs_sys, heap_per_object_is_signed)
+{
+    const size_t tib = 1ul << 40;
+
+    EXPECT_DOUBLE_EQ(64.0, ucs_sys_heap_per_object(1000, 1640, 10));
+    /* objects destroyed, or a pool given back: the heap shrank */
+    EXPECT_DOUBLE_EQ(-24.0, ucs_sys_heap_per_object(1000, 952, 2));
+    EXPECT_DOUBLE_EQ(-1024.0, ucs_sys_heap_per_object(tib, tib - 4096, 4));
+    EXPECT_DOUBLE_EQ(0.0, ucs_sys_heap_per_object(1000, 1000, 3));
+    EXPECT_DOUBLE_EQ(0.0, ucs_sys_heap_per_object(1000, 2000, 0));
 }
 
 /* ------------------------------------------------------------------------

@@ -17,7 +17,6 @@ extern "C" {
 #include <cstring>
 #include <endian.h>
 #include <iostream>
-#include <malloc.h>
 #include <poll.h>
 #include <set>
 #include <stdexcept>

@@ -12,6 +12,10 @@
  */
 #include "rc_test.h"
 
+extern "C" {
+#include <ucs/sys/sys.h>
+}
+
 /* ------------------------------------------------------------------------
  * Flow control
  */
@@ -666,11 +670,11 @@ TEST_P(uct_rc, thousand_endpoints)
     am_recorder &rec = install_recorder(*b, AM_ID);
     std::vector<uct_ep_h> eps;
 
-    size_t heap_before = mallinfo2().uordblks;
+    size_t heap_before = ucs_sys_heap_in_use();
     double t0          = now_sec();
     ASSERT_TRUE(connect_eps(*a, *b, N, eps));
     double t_connect  = now_sec() - t0;
-    size_t heap_after = mallinfo2().uordblks;
+    size_t heap_after = ucs_sys_heap_in_use();
 
     t0 = now_sec();
     ASSERT_TRUE(send_one_on_each(*a, eps, rec));
@@ -709,10 +713,11 @@ TEST_P(uct_rc, thousand_endpoints)
     double t_close = now_sec() - t0;
     EXPECT_EQ(0u, unexpected_count());
 
+    ucs::print_heap_definition();
     std::cout << "[ INFO     ] " << N << " ep pairs: connect " << t_connect
               << " s, send+flush " << t_send << " s, destroy " << t_destroy
               << " s, close " << t_close << " s; heap per ep pair "
-              << (ssize_t)(heap_after - heap_before) / (ssize_t)N << " bytes"
+              << ucs_sys_heap_per_object(heap_before, heap_after, N) << " bytes"
               << std::endl;
 }
 

@@ -16,6 +16,7 @@
 extern "C" {
 #include <uct/base/uct_md.h>
 #include <uct/sm/cma/cma.h>
+#include <ucs/sys/sys.h>
 #include <ucs/vfs/vfs.h>
 }
 
@@ -25,7 +26,6 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
-#include <malloc.h>
 #include <poll.h>
 #include <string>
 #include <sys/prctl.h>
@@ -1005,7 +1005,7 @@ TEST_F(test_cma, idle_ep_heap_is_at_most_64_bytes)
     eps.reserve(2 * num_eps);
     size_t heap[3];
     for (int batch = 0; batch < 3; ++batch) {
-        heap[batch] = mallinfo2().uordblks;
+        heap[batch] = ucs_sys_heap_in_use();
         if (batch == 2) {
             break;
         }
@@ -1019,10 +1019,11 @@ TEST_F(test_cma, idle_ep_heap_is_at_most_64_bytes)
         uct_ep_destroy(ep);
     }
 
-    double per_ep = (double)(heap[2] - heap[1]) / num_eps;
+    double per_ep = ucs_sys_heap_per_object(heap[1], heap[2], num_eps);
     RecordProperty("heap_bytes_per_idle_ep", std::to_string(per_ep));
+    ucs::print_heap_definition();
     printf("heap per idle cma ep: %.1f bytes (first batch %.1f)\n", per_ep,
-           (double)(heap[1] - heap[0]) / num_eps);
+           ucs_sys_heap_per_object(heap[0], heap[1], num_eps));
     /* 64 bytes each; anything else the process allocates meanwhile (a
      * few bytes over 500 endpoints) is not per endpoint */
     EXPECT_LT(per_ep, 65.0);

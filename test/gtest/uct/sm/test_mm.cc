@@ -14,6 +14,7 @@
 
 extern "C" {
 #include <uct/sm/mm/mm.h>
+#include <ucs/sys/sys.h>
 #include <ucs/vfs/vfs.h>
 }
 
@@ -26,7 +27,6 @@ extern "C" {
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
-#include <malloc.h>
 #include <poll.h>
 #include <random>
 #include <set>
@@ -1124,17 +1124,18 @@ TEST_P(test_mm, heap_per_idle_ep)
     ucs_vfs_set_enabled(0);
     /* the peer's mapping and table entry come with the first */
     ASSERT_EQ(UCS_OK, uct_ep_create(&params, &eps[0]));
-    struct mallinfo2 before = mallinfo2();
+    size_t before = ucs_sys_heap_in_use();
     for (unsigned i = 1; i < num_eps; ++i) {
         ASSERT_EQ(UCS_OK, uct_ep_create(&params, &eps[i]));
     }
-    struct mallinfo2 after = mallinfo2();
+    size_t after = ucs_sys_heap_in_use();
     ucs_vfs_set_enabled(1);
     for (uct_ep_h ep : eps) {
         uct_ep_destroy(ep);
     }
 
-    double per_ep = (double)(after.uordblks - before.uordblks) / (num_eps - 1);
+    double per_ep = ucs_sys_heap_per_object(before, after, num_eps - 1);
+    ucs::print_heap_definition();
     printf("heap per idle %s endpoint: %.1f bytes (struct %zu, malloc "
            "chunk included)\n",
            GetParam().tl_name.c_str(), per_ep, sizeof(uct_mm_ep_t));
