@@ -45,6 +45,23 @@
  * without the right secret is dropped; one that would make more than
  * MAX_PEER_EPS internal endpoints is refused (the requester repeats it).
  *
+ * Pacing. Requests are not sent as a storm that would overflow the
+ * target's receive queue: an interface has at most a window of CREQs
+ * outstanding (sent, not answered), a sixteenth of the smaller of the
+ * target's RX_QUEUE_LEN (in its interface address) and its own (the
+ * replies land there), so that sixteen interfaces connecting at once fit.
+ * Endpoints beyond wait in creation order, counted as connecting, and
+ * their CREQ goes out as replies come in. A request is sent again only
+ * when its reply is later than the interface's recent replies make
+ * likely: RESEND_TIMEOUT at least, and twice the smoothed time to a
+ * reply plus four times its deviation (1 s until the first reply),
+ * doubled by each loss until the
+ * next reply to a request sent once (after TCP's retransmission
+ * timeout), so that replies delayed by a busy target are not taken for
+ * losses. When a
+ * request times out, the waiting requests to the same remote QP fail with
+ * it.
+ *
  * Who reaches an endpoint. A packet reaches an endpoint only from the
  * remote QP number and GID (LID without a GRH) it is bound to, both
  * written into the packet by the sending device; an endpoint not yet
@@ -58,6 +75,18 @@
  * peer answers DISC_REP, or for at most TIMEOUT. The peer frees the
  * internal endpoint it made for it; a user's endpoint stays. So peers
  * that come and go leave nothing behind.
+ *
+ * Silent peers. A peer that dies without a DISC (killed, its host gone)
+ * would leave the internal endpoints its requests made. The timer's idle
+ * sweep looks at every endpoint id once per TIMEOUT/4, a bounded number
+ * of ids per tick (at most UCT_UD_IDLE_SWEEP_MAX); an internal endpoint
+ * with nothing to send that got no packet since the last look is sent a
+ * probe (an ACK with ACK_REQ, which a live peer answers, from its async
+ * context when it does not progress); one that answered none of
+ * UCT_UD_IDLE_PROBES probes by the next look is freed, as is one that
+ * failed (unacknowledged data for TIMEOUT). So a dead peer's endpoints
+ * go within about 1.25 TIMEOUT, and an idle live peer costs one probe
+ * and one answer per TIMEOUT/2 and endpoint.
  *
  * Threads. An interface timer on the worker's async context resends,
  * acknowledges and detects dead peers, and a handler on the completion
@@ -104,6 +133,17 @@ BEGIN_C_DECLS
 /** User buffers of an AM zcopy (the header is one more SGE). */
 #define UCT_UD_MAX_ZCOPY_IOV 3
 
+/** Probes an internal endpoint's peer leaves unanswered before the
+ *  endpoint is freed (idle sweep). */
+#define UCT_UD_IDLE_PROBES 3
+
+/** Most endpoint ids the idle sweep looks at per timer tick. */
+#define UCT_UD_IDLE_SWEEP_MAX 1024
+
+/** Most doublings of the CREQ retransmission timeout (losses without a
+ *  new sample of the reply time). */
+#define UCT_UD_CREQ_BACKOFF_MAX 6
+
 /** Largest user header of an AM zcopy. */
 #define UCT_UD_MAX_AM_HDR 128
 
@@ -138,10 +178,13 @@ typedef struct uct_ud_put_hdr {
     uint32_t rkey;
 } UCS_S_PACKED uct_ud_put_hdr_t;
 
-/** An interface address: the QP and the secret a CREQ must present. */
+/** An interface address: the QP, the secret a CREQ must present, and the
+ *  length of its receive queue (a requester's window of outstanding CREQs
+ *  is sized from it). */
 typedef struct uct_ud_iface_addr {
     uint8_t qp_num[3];
     uint64_t secret;
+    uint16_t rx_queue_len;
 } UCS_S_PACKED uct_ud_iface_addr_t;
 
 /** An endpoint address: the interface's and the endpoint id. */
@@ -454,8 +497,10 @@ enum {
     UCT_UD_EP_FLAG_ACK_Q     = UCS_BIT(5), /* in iface->acks */
     UCT_UD_EP_FLAG_ACTIVE    = UCS_BIT(6), /* in iface->active */
     UCT_UD_EP_FLAG_IN_CONN   = UCS_BIT(7), /* in the connection table */
-    UCT_UD_EP_FLAG_ZOMBIE    = UCS_BIT(8)  /* destroyed by the user: tells
+    UCT_UD_EP_FLAG_ZOMBIE    = UCS_BIT(8), /* destroyed by the user: tells
                                               the peer (DISC), then goes */
+    UCT_UD_EP_FLAG_CREQ_WAIT = UCS_BIT(9)  /* with CREQ: not sent yet, in
+                                              iface->creq.waiting */
 };
 
 /** uct_ud_ep_t::rx_flags */
@@ -463,8 +508,11 @@ enum {
     UCT_UD_EP_RX_ACK_NOW = UCS_BIT(0),      /* the peer asked for an ACK */
     UCT_UD_EP_RX_NAK     = UCS_BIT(1),      /* packets held after a gap: the
                                                timer sends a NAK */
+    UCT_UD_EP_RX_SEEN = UCS_BIT(2),         /* a packet arrived since the
+                                               idle sweep looked */
     UCT_UD_EP_RX_DENIED       = UCS_BIT(3), /* tell the peer: PUT refused */
     UCT_UD_EP_TX_DENIED       = UCS_BIT(4), /* the peer refused our PUT */
+    UCT_UD_EP_TX_CREQ_RESENT  = UCS_BIT(5), /* no time sample of its CREP */
     UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6)  /* since the last
                                               acknowledgement */
 };
@@ -504,9 +552,12 @@ struct uct_ud_ep {
         uint16_t acked;    /* last ack_psn we sent */
         uint16_t ooo;      /* packets held after a gap */
     } rx;
-    uint16_t flags;   /* UCT_UD_EP_FLAG_* */
-    uint8_t rx_flags; /* UCT_UD_EP_RX_* */
-    int8_t status;    /* why it failed */
+    uint16_t flags;       /* UCT_UD_EP_FLAG_* */
+    uint8_t rx_flags;     /* UCT_UD_EP_RX_* */
+    int8_t status;        /* why it failed */
+    uint8_t idle_probes;  /* idle sweep visits without a packet */
+    uint16_t creq_window; /* CREQs of the iface outstanding at most while
+                             this ep's is sent (from the peer's address) */
 };
 
 /** Receive descriptor fields before the GRH area. */
@@ -571,6 +622,15 @@ struct uct_ud_iface {
     } conns;
     ucs_list_link_t active; /* eps the timer looks at */
     struct {
+        ucs_list_link_t waiting; /* eps whose CREQ waits (by ep->active) */
+        unsigned outstanding;    /* CREQs sent and not yet answered */
+        ucs_time_t srtt;         /* smoothed time to a CREP, 0: none yet */
+        ucs_time_t rttvar;       /* its mean deviation */
+        unsigned backoff;        /* the timeout doubled: losses since */
+    } creq;
+    unsigned idle_cursor; /* next ep id the idle sweep looks at */
+    uint64_t idle_credit; /* of the idle sweep (ud_iface.c) */
+    struct {
         uct_ud_ep_t **eps; /* owing an ACK */
         unsigned count;
         unsigned max;
@@ -596,20 +656,25 @@ struct uct_ud_iface {
     unsigned armed;               /* UCT_EVENT_* the user waits for */
     ucs_log_limit_t proto_log;    /* bad packets from peers */
     struct {
-        uint64_t rx_dropped;    /* not accepted, any reason */
-        uint64_t rx_dup;        /* duplicates */
-        uint64_t rx_stale;      /* for eps destroyed here */
-        uint64_t rx_ooo;        /* held after a gap */
-        uint64_t rx_over_share; /* after a gap, its peer's share full */
-        uint64_t rx_evicted;    /* held, given up for a peer under its
-                                   share */
-        uint64_t rx_ooo_full;   /* after a gap, no room and nobody at
-                                   its share */
-        uint64_t tx_resent;     /* packets sent again */
-        uint64_t put_denied;    /* PUTs refused by the key check */
-        uint64_t creq_denied;   /* CREQs without the secret */
-        uint64_t creq_refused;  /* over MAX_PEER_EPS */
-        uint64_t disc_rx;       /* peers' eps gone */
+        uint64_t rx_dropped;     /* not accepted, any reason */
+        uint64_t rx_dup;         /* duplicates */
+        uint64_t rx_stale;       /* for eps destroyed here */
+        uint64_t rx_ooo;         /* held after a gap */
+        uint64_t rx_over_share;  /* after a gap, its peer's share full */
+        uint64_t rx_evicted;     /* held, given up for a peer under its
+                                    share */
+        uint64_t rx_ooo_full;    /* after a gap, no room and nobody at
+                                    its share */
+        uint64_t tx_resent;      /* packets sent again */
+        uint64_t put_denied;     /* PUTs refused by the key check */
+        uint64_t creq_denied;    /* CREQs without the secret */
+        uint64_t creq_refused;   /* over MAX_PEER_EPS */
+        uint64_t creq_queued;    /* CREQs that waited for the window */
+        uint64_t creq_resent;    /* CREQs sent again (no CREP in time) */
+        uint64_t disc_rx;        /* peers' eps gone */
+        uint64_t idle_probes;    /* probes of silent peers (idle sweep) */
+        uint64_t peer_reclaimed; /* peers' eps freed: the peer was silent
+                                    or failed */
     } stats;
     struct {
         size_t max_inline;
@@ -798,6 +863,22 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /** Send @a ep's CREQ (again). */
 ucs_status_t uct_ud_ep_send_creq(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/**
+ * Fail the eps whose CREQ waits for the window and goes to remote QP
+ * @a qp_num of @a ah: a request to it timed out, so theirs would too. The
+ * error handler runs for each (it may destroy any ep). Returns how many.
+ */
+unsigned uct_ud_iface_creq_fail_waiting(uct_ud_iface_t *iface,
+                                        const uct_ud_ah_t *ah, uint32_t qp_num);
+
+/**
+ * The idle sweep's look at @a ep, an ep a peer's request made: freed when
+ * it failed, or when its peer sent nothing over UCT_UD_IDLE_PROBES visits
+ * while each visit without a packet sent it a probe (an ACK that asks for
+ * one). Returns nonzero when it freed the ep.
+ */
+int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
 /** The timer's look at @a ep: resends, dead peer, CREQ. */
 void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now);

@@ -18,6 +18,9 @@
 /* Longest wait between two resends of the same packets */
 #define UCT_UD_MAX_RESEND_WAIT_SEC 1.0
 
+/* The CREQ retransmission timeout before a reply time was measured */
+#define UCT_UD_CREQ_RTO_INIT_SEC 1.0
+
 ucs_status_t uct_ud_ep_alloc(uct_ud_iface_t *iface, uct_ud_ep_t **ep_p)
 {
     ucs_status_t status;
@@ -51,7 +54,9 @@ ucs_status_t uct_ud_ep_alloc(uct_ud_iface_t *iface, uct_ud_ep_t **ep_p)
 
 void uct_ud_ep_activate(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
-    if (!(ep->flags & UCT_UD_EP_FLAG_ACTIVE)) {
+    /* an ep whose CREQ waits is on the waiting list (by the same link);
+     * it becomes active when its CREQ goes out */
+    if (!(ep->flags & (UCT_UD_EP_FLAG_ACTIVE | UCT_UD_EP_FLAG_CREQ_WAIT))) {
         ucs_list_add_tail(&iface->active, &ep->active);
         ep->flags |= UCT_UD_EP_FLAG_ACTIVE;
     }
@@ -63,6 +68,68 @@ static void uct_ud_ep_deactivate(uct_ud_ep_t *ep)
         ucs_list_del(&ep->active);
         ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_ACTIVE;
     }
+}
+
+/* Sends @a ep's CREQ, which takes a place in the window */
+static void uct_ud_ep_creq_send_first(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                      ucs_time_t now)
+{
+    ++iface->creq.outstanding;
+    ep->ack_time    = now;
+    ep->resend_time = now + iface->config.resend_timeout;
+    uct_ud_ep_activate(iface, ep);
+    (void)uct_ud_ep_send_creq(iface, ep); /* the timer repeats it */
+}
+
+/* Sends the waiting CREQs the window has room for, in creation order */
+static void uct_ud_iface_creq_next(uct_ud_iface_t *iface)
+{
+    ucs_time_t now = 0;
+    uct_ud_ep_t *ep;
+
+    while (!ucs_list_is_empty(&iface->creq.waiting)) {
+        ep = ucs_list_head(&iface->creq.waiting, uct_ud_ep_t, active);
+        if (iface->creq.outstanding >= ep->creq_window) {
+            return;
+        }
+        ucs_list_del(&ep->active);
+        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ_WAIT;
+        if (now == 0) {
+            now = ucs_get_time();
+        }
+        uct_ud_ep_creq_send_first(iface, ep, now);
+    }
+}
+
+/* A new ep's CREQ: sent when the window has room and nobody waits before
+ * it, else queued */
+static void uct_ud_ep_creq_start(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    ep->flags |= UCT_UD_EP_FLAG_CREQ;
+    if (ucs_list_is_empty(&iface->creq.waiting) &&
+        (iface->creq.outstanding < ep->creq_window)) {
+        uct_ud_ep_creq_send_first(iface, ep, ucs_get_time());
+        return;
+    }
+    ep->flags |= UCT_UD_EP_FLAG_CREQ_WAIT;
+    ep->ack_time = ucs_get_time();
+    ucs_list_add_tail(&iface->creq.waiting, &ep->active);
+    ++iface->stats.creq_queued;
+}
+
+/* @a ep stops connecting (answered, failed, destroyed): it leaves the
+ * queue, or its place in the window goes to the next waiting CREQ */
+static void uct_ud_ep_creq_end(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if (ep->flags & UCT_UD_EP_FLAG_CREQ_WAIT) {
+        ucs_list_del(&ep->active);
+        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ_WAIT;
+    } else if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
+        ucs_assert(iface->creq.outstanding > 0);
+        --iface->creq.outstanding;
+        uct_ud_iface_creq_next(iface);
+    }
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
 }
 
 void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
@@ -77,6 +144,7 @@ void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     } else {
         uct_base_ep_cleanup(&ep->super);
     }
+    uct_ud_ep_creq_end(iface, ep);
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
     uct_ud_iface_conn_remove(iface, ep);
@@ -304,12 +372,51 @@ static ucs_status_t uct_ud_ah_set_secret(uct_ud_ah_t *ah, uint32_t qpn,
     return UCS_OK;
 }
 
+/* A CREQ sent once was answered after @a rtt: the smoothed reply time
+ * and its deviation move towards it (as TCP's, RFC 6298) */
+static void uct_ud_iface_creq_rtt_sample(uct_ud_iface_t *iface, ucs_time_t rtt)
+{
+    ucs_time_t diff;
+
+    iface->creq.backoff = 0;
+    if (iface->creq.srtt == 0) {
+        iface->creq.srtt   = ucs_max(rtt, 1);
+        iface->creq.rttvar = rtt / 2;
+        return;
+    }
+    diff               = (rtt > iface->creq.srtt) ? (rtt - iface->creq.srtt)
+                                                  : (iface->creq.srtt - rtt);
+    iface->creq.rttvar = (3 * iface->creq.rttvar + diff) / 4;
+    iface->creq.srtt   = ucs_max((7 * iface->creq.srtt + rtt) / 8, 1);
+}
+
+/* How long a CREQ's reply may take before the CREQ is taken for lost:
+ * twice the smoothed reply time plus four deviations (a target that
+ * stalls for less than a reply time is not taken for lossy), 1 s before
+ * the first reply (as TCP's first timeout: a target's first requests
+ * cost it the most), doubled for each loss since the last sample, at
+ * most TIMEOUT/4 */
+static ucs_time_t uct_ud_iface_creq_rto(const uct_ud_iface_t *iface)
+{
+    ucs_time_t rto = (iface->creq.srtt == 0)
+                         ? ucs_time_from_sec(UCT_UD_CREQ_RTO_INIT_SEC)
+                         : 2 * iface->creq.srtt + 4 * iface->creq.rttvar;
+
+    return ucs_min(rto << iface->creq.backoff, iface->config.timeout / 4);
+}
+
 static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                     uint32_t dest_id)
 {
+    if ((ep->flags & UCT_UD_EP_FLAG_CREQ) &&
+        !(ep->flags & UCT_UD_EP_FLAG_CREQ_WAIT) &&
+        !(ep->rx_flags & UCT_UD_EP_TX_CREQ_RESENT) &&
+        (ep->ack_time != UCT_UD_TIME_AT_SWEEP)) {
+        uct_ud_iface_creq_rtt_sample(iface, ucs_get_time() - ep->ack_time);
+    }
+    uct_ud_ep_creq_end(iface, ep);
     ep->dest_id = dest_id;
     ep->flags |= UCT_UD_EP_FLAG_CONNECTED;
-    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
     if (ep->tx.resend != ep->tx.psn) {
         /* what was sent while connecting goes out now */
         uct_ud_ep_resend(iface, ep);
@@ -323,6 +430,7 @@ ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     const uct_ud_iface_addr_t *iface_addr;
     uct_ud_ep_t *ep, *existing;
     uint32_t qpn, conn_sn;
+    uint16_t rx_queue_len;
     ucs_status_t status;
     uint64_t secret;
     uct_ud_ah_t *ah;
@@ -395,12 +503,11 @@ ucs_status_t uct_ud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     ep->ah       = ah;
     ep->dest_qpn = qpn;
     ep->conn_sn  = conn_sn;
+    memcpy(&rx_queue_len, &iface_addr->rx_queue_len, sizeof(rx_queue_len));
+    ep->creq_window = (uint16_t)ucs_max(
+        1, ucs_min(le16toh(rx_queue_len), iface->rx.max) / 16);
     uct_ud_iface_conn_add(iface, ep);
-    ep->flags |= UCT_UD_EP_FLAG_CREQ;
-    ep->ack_time    = ucs_get_time();
-    ep->resend_time = ep->ack_time + iface->config.resend_timeout;
-    uct_ud_ep_activate(iface, ep);
-    (void)uct_ud_ep_send_creq(iface, ep); /* the timer repeats it */
+    uct_ud_ep_creq_start(iface, ep);
     *ep_p = &ep->super.super;
 
 out:
@@ -452,6 +559,7 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
         }
         ++iface->eps.num_private;
         ep->flags |= UCT_UD_EP_FLAG_PRIVATE;
+        ep->rx_flags |= UCT_UD_EP_RX_SEEN; /* its peer is alive now */
         ep->ah       = ah;
         ep->dest_qpn = wc->src_qp;
         ep->conn_sn  = conn_sn;
@@ -782,6 +890,61 @@ static void uct_ud_ep_zombie_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_ep_backoff(iface, ep, now);
 }
 
+int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
+        ++iface->stats.peer_reclaimed;
+        uct_ud_ep_free(iface, ep);
+        return 1;
+    }
+    if (ep->rx_flags & UCT_UD_EP_RX_SEEN) {
+        ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_SEEN;
+        ep->idle_probes = 0;
+        return 0;
+    }
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
+        (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) ||
+        !ucs_queue_is_empty(&ep->unacked)) {
+        return 0; /* the resend timeout watches it */
+    }
+    if (ep->idle_probes >= UCT_UD_IDLE_PROBES) {
+        ++iface->stats.peer_reclaimed;
+        uct_ud_ep_free(iface, ep);
+        return 1;
+    }
+    /* lost for want of a send slot: the next look sends another */
+    ++ep->idle_probes;
+    ++iface->stats.idle_probes;
+    uct_ud_ep_send_ack_req(iface, ep);
+    return 0;
+}
+
+/* A CREQ whose reply is late: sent again once the reply is later than the
+ * interface's retransmission timeout. The first loss of an ep's request
+ * doubles that timeout for all (a target that answers slower than the
+ * estimate says is not sent more requests), until a reply to a request
+ * sent once brings a new sample; the ep's next resends wait its own
+ * backoff, and at least the timeout. */
+static void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                 ucs_time_t now)
+{
+    ucs_time_t rto = uct_ud_iface_creq_rto(iface);
+
+    if (!(ep->rx_flags & UCT_UD_EP_TX_CREQ_RESENT)) {
+        if (now - ep->ack_time < rto) {
+            return; /* replies take longer now: not lost yet */
+        }
+        ep->rx_flags |= UCT_UD_EP_TX_CREQ_RESENT;
+        if (iface->creq.backoff < UCT_UD_CREQ_BACKOFF_MAX) {
+            ++iface->creq.backoff;
+        }
+    }
+    ++iface->stats.creq_resent;
+    (void)uct_ud_ep_send_creq(iface, ep);
+    uct_ud_ep_backoff(iface, ep, now);
+    ep->resend_time = ucs_max(ep->resend_time, now + rto);
+}
+
 void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
 {
     if (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) {
@@ -813,11 +976,11 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
     }
 
     if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
-        (void)uct_ud_ep_send_creq(iface, ep);
-    } else {
-        ep->tx.resend = (uint16_t)(ep->tx.acked + 1);
-        uct_ud_ep_resend(iface, ep);
+        uct_ud_ep_creq_timer(iface, ep, now);
+        return;
     }
+    ep->tx.resend = (uint16_t)(ep->tx.acked + 1);
+    uct_ud_ep_resend(iface, ep);
     uct_ud_ep_backoff(iface, ep, now);
 }
 
@@ -894,6 +1057,7 @@ void uct_ud_ep_rx(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         }
         goto out_put;
     }
+    ep->rx_flags |= UCT_UD_EP_RX_SEEN;
     if (info->flags & UCT_UD_PKT_FLAG_DENIED) {
         ep->rx_flags |= UCT_UD_EP_TX_DENIED;
     }
@@ -1010,7 +1174,7 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         return;
     }
     ep->flags |= UCT_UD_EP_FLAG_FAILED;
-    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ;
+    uct_ud_ep_creq_end(iface, ep);
     ep->status = (int8_t)status;
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
@@ -1033,6 +1197,30 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                             status);
 }
 
+unsigned uct_ud_iface_creq_fail_waiting(uct_ud_iface_t *iface,
+                                        const uct_ud_ah_t *ah, uint32_t qp_num)
+{
+    unsigned count = 0;
+    uct_ud_ep_t *ep;
+    int found;
+
+    /* a handler may destroy any ep: the search starts again after each */
+    do {
+        found = 0;
+        ucs_list_for_each(ep, &iface->creq.waiting, active) {
+            if ((ep->ah == ah) && (ep->dest_qpn == qp_num)) {
+                found = 1;
+                break;
+            }
+        }
+        if (found) {
+            uct_ud_ep_set_failed(iface, ep, UCS_ERR_ENDPOINT_TIMEOUT, 0);
+            ++count;
+        }
+    } while (found);
+    return count;
+}
+
 /* A destroyed ep that the peer may know stays as a zombie: it sends DISC
  * so that an ep the peer made for it goes too (else every peer that
  * connects and leaves would cost the target an ep for ever). What it had
@@ -1041,9 +1229,9 @@ static int uct_ud_ep_make_zombie(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_send_desc_t *desc;
 
-    if ((ep->flags & UCT_UD_EP_FLAG_FAILED) ||
+    if ((ep->flags & (UCT_UD_EP_FLAG_FAILED | UCT_UD_EP_FLAG_CREQ_WAIT)) ||
         !(ep->flags & (UCT_UD_EP_FLAG_CONNECTED | UCT_UD_EP_FLAG_CREQ))) {
-        return 0;
+        return 0; /* the peer does not know it */
     }
     uct_base_ep_cleanup(&ep->super);
     uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
@@ -1227,6 +1415,8 @@ static void uct_ud_ep_vfs_show_state(void *obj, ucs_string_buffer_t *strb,
         ucs_string_buffer_appendf(strb, "failed\n");
     } else if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
         ucs_string_buffer_appendf(strb, "connected\n");
+    } else if (ep->flags & UCT_UD_EP_FLAG_CREQ_WAIT) {
+        ucs_string_buffer_appendf(strb, "waiting to connect\n");
     } else if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
         ucs_string_buffer_appendf(strb, "connecting\n");
     } else {

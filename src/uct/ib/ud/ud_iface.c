@@ -476,6 +476,11 @@ static void uct_ud_iface_check_timeouts(uct_ud_iface_t *iface)
 
     iface->timeouts_due = 0;
     while ((ep = uct_ud_iface_timed_out_ep(iface, now)) != NULL) {
+        if ((ep->flags & UCT_UD_EP_FLAG_CREQ) &&
+            (uct_ud_iface_creq_fail_waiting(iface, ep->ah, ep->dest_qpn) !=
+             0)) {
+            continue; /* handlers ran: look again */
+        }
         uct_ud_ep_set_failed(iface, ep, UCS_ERR_ENDPOINT_TIMEOUT, 0);
     }
 }
@@ -569,9 +574,43 @@ unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
  * Async: the timer and the completion channel
  */
 
-/* Takes packets, resends, acknowledges; never calls user callbacks */
+/* The idle sweep (ud.h, silent peers): the endpoint ids it looks at this
+ * tick, so that each id is looked at once per TIMEOUT/4. A tick earns
+ * eps.used * TIMER_TICK of credit, and a look costs TIMEOUT/4 of it. */
+static unsigned uct_ud_iface_idle_sweep_count(uct_ud_iface_t *iface)
+{
+    uint64_t period = ucs_max(iface->config.timeout / 4, 1);
+    uint64_t count;
+
+    iface->idle_credit += (uint64_t)iface->eps.used * iface->config.timer_tick;
+    count = ucs_min(iface->idle_credit / period, UCT_UD_IDLE_SWEEP_MAX);
+    iface->idle_credit = ucs_min(iface->idle_credit - count * period, period);
+    return (unsigned)count;
+}
+
+/* Looks at the next ids of the idle sweep: bounded work per tick, and
+ * none while no peer's request made an ep */
+static void uct_ud_iface_idle_sweep(uct_ud_iface_t *iface)
+{
+    unsigned count;
+    uct_ud_ep_t *ep;
+
+    if (iface->eps.num_private == 0) {
+        return;
+    }
+    for (count = uct_ud_iface_idle_sweep_count(iface); count > 0; --count) {
+        if (iface->idle_cursor >= iface->eps.used) {
+            iface->idle_cursor = 0;
+        }
+        ep = iface->eps.slots[iface->idle_cursor++];
+        if ((ep != NULL) && (ep->flags & UCT_UD_EP_FLAG_PRIVATE)) {
+            (void)uct_ud_ep_idle_visit(iface, ep);
+        }
+    }
+}
+
 /* The async context's part that needs no polling: resends, the timer's
- * sweep, acknowledgements owed */
+ * sweeps, acknowledgements owed; never calls user callbacks */
 static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
 {
     ucs_time_t now;
@@ -585,6 +624,7 @@ static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
         ucs_list_for_each_safe(ep, tmp, &iface->active, active) {
             uct_ud_ep_timer(iface, ep, now);
         }
+        uct_ud_iface_idle_sweep(iface);
     }
     if (iface->acks.count != 0) {
         uct_ud_iface_send_acks(iface, timer);
@@ -763,12 +803,40 @@ static void uct_ud_iface_flush_done(uct_completion_t *self)
     free(flush);
 }
 
+/* Flushes @a ep for an iface flush (@a flush NULL: without completion);
+ * *ret_p becomes UCS_INPROGRESS or the first error */
+static void uct_ud_iface_flush_ep(uct_ud_ep_t *ep, unsigned flags,
+                                  uct_ud_iface_flush_t *flush,
+                                  ucs_status_t *ret_p)
+{
+    ucs_status_t status;
+
+    if (ucs_queue_is_empty(&ep->unacked)) {
+        return;
+    }
+    if (flush != NULL) {
+        ++flush->super.count;
+    }
+    status = uct_ud_ep_flush(&ep->super.super, flags,
+                             (flush != NULL) ? &flush->super : NULL);
+    if (status == UCS_INPROGRESS) {
+        *ret_p = UCS_INPROGRESS;
+        return;
+    }
+    if (flush != NULL) {
+        --flush->super.count;
+    }
+    if ((status != UCS_OK) && (*ret_p == UCS_OK)) {
+        *ret_p = status;
+    }
+}
+
 static ucs_status_t uct_ud_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                        uct_completion_t *comp)
 {
     uct_ud_iface_t *iface       = uct_ud_iface(tl_iface);
     uct_ud_iface_flush_t *flush = NULL;
-    ucs_status_t status, ret = UCS_OK;
+    ucs_status_t ret            = UCS_OK;
     uct_ud_ep_t *ep;
     unsigned i;
 
@@ -784,25 +852,25 @@ static ucs_status_t uct_ud_iface_flush(uct_iface_h tl_iface, unsigned flags,
     }
 
     uct_ud_enter(iface);
-    for (i = 0; i < iface->eps.size; ++i) {
-        ep = iface->eps.slots[i];
-        if ((ep == NULL) || ucs_queue_is_empty(&ep->unacked)) {
-            continue;
+    if (flags & UCT_FLUSH_FLAG_CANCEL) {
+        /* cancelling fails eps (off the active list) and calls the
+         * user's completions, which may destroy eps: walk the ids */
+        for (i = 0; i < iface->eps.used; ++i) {
+            ep = iface->eps.slots[i];
+            if (ep != NULL) {
+                uct_ud_iface_flush_ep(ep, flags, flush, &ret);
+            }
         }
-        if (flush != NULL) {
-            ++flush->super.count;
+    } else {
+        /* an ep with unacknowledged packets is on the active list
+         * (ud_tx.c) or waits to send its CREQ, and flushing it leaves it
+         * there: the walk costs what is outstanding, not the number of
+         * eps */
+        ucs_list_for_each(ep, &iface->active, active) {
+            uct_ud_iface_flush_ep(ep, flags, flush, &ret);
         }
-        status = uct_ud_ep_flush(&ep->super.super, flags,
-                                 (flush != NULL) ? &flush->super : NULL);
-        if (status == UCS_INPROGRESS) {
-            ret = UCS_INPROGRESS;
-            continue;
-        }
-        if (flush != NULL) {
-            --flush->super.count;
-        }
-        if ((status != UCS_OK) && (ret == UCS_OK)) {
-            ret = status;
+        ucs_list_for_each(ep, &iface->creq.waiting, active) {
+            uct_ud_iface_flush_ep(ep, flags, flush, &ret);
         }
     }
     if (ret == UCS_OK) {
@@ -841,8 +909,11 @@ static ucs_status_t uct_ud_iface_get_address(uct_iface_h tl_iface,
     uct_ud_iface_t *iface        = uct_ud_iface(tl_iface);
     uct_ud_iface_addr_t *ud_addr = (uct_ud_iface_addr_t *)addr;
 
+    uint16_t rx_queue_len = htole16((uint16_t)iface->rx.max);
+
     uct_ud_u24_set(ud_addr->qp_num, iface->qp->qp_num);
     memcpy(&ud_addr->secret, &iface->secret, sizeof(iface->secret));
+    memcpy(&ud_addr->rx_queue_len, &rx_queue_len, sizeof(rx_queue_len));
     return UCS_OK;
 }
 
@@ -900,6 +971,14 @@ static void uct_ud_iface_close(uct_iface_h tl_iface)
     }
 
     uct_ud_enter(iface);
+    /* eps that never sent their CREQ: freeing the others must not send
+     * theirs */
+    while (!ucs_list_is_empty(&iface->creq.waiting)) {
+        ep = ucs_list_head(&iface->creq.waiting, uct_ud_ep_t, active);
+        ucs_list_del(&ep->active);
+        ep->flags &=
+            (uint16_t) ~(UCT_UD_EP_FLAG_CREQ_WAIT | UCT_UD_EP_FLAG_CREQ);
+    }
     for (i = 0; i < iface->eps.size; ++i) {
         ep = iface->eps.slots[i];
         if (ep == NULL) {
@@ -1271,6 +1350,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
         goto err_tables;
     }
     ucs_list_head_init(&iface->active);
+    ucs_list_head_init(&iface->creq.waiting);
     ucs_queue_head_init(&iface->async_rx);
     ucs_queue_head_init(&iface->async_comps);
     ucs_queue_head_init(&iface->tx.deferred);
@@ -1361,7 +1441,12 @@ static const struct {
     {"rx_reorder_full", UCT_UD_IFACE_FIELD(stats.rx_ooo_full)},
     {"tx_resent", UCT_UD_IFACE_FIELD(stats.tx_resent)},
     {"put_denied", UCT_UD_IFACE_FIELD(stats.put_denied)},
-    {"creq_denied", UCT_UD_IFACE_FIELD(stats.creq_denied)}};
+    {"creq_denied", UCT_UD_IFACE_FIELD(stats.creq_denied)},
+    {"creq_outstanding", UCT_UD_IFACE_FIELD(creq.outstanding)},
+    {"creq_queued", UCT_UD_IFACE_FIELD(stats.creq_queued)},
+    {"creq_resent", UCT_UD_IFACE_FIELD(stats.creq_resent)},
+    {"idle_probes", UCT_UD_IFACE_FIELD(stats.idle_probes)},
+    {"peer_reclaimed", UCT_UD_IFACE_FIELD(stats.peer_reclaimed)}};
 
 /* Object tree files of the interface */
 static void uct_ud_iface_vfs_init(uct_iface_h tl_iface)

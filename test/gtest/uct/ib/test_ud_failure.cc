@@ -11,8 +11,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
-#include <malloc.h>
+#include <ucs/sys/sys.h>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -477,6 +478,208 @@ TEST_P(uct_ud, failure_without_handler_one_line)
  * Scale
  */
 
+/* ------------------------------------------------------------------------
+ * Connection pacing and silent peers
+ */
+
+namespace {
+
+/* A value of @a e's iface read under its lock */
+template <typename T>
+T ud_read(const uct_test::entity &e,
+          const std::function<T(const uct_ud_iface_t *)> &f)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(e.iface());
+
+    uct_ud_enter(iface);
+    T value = f(iface);
+    uct_ud_leave(iface);
+    return value;
+}
+
+} // namespace
+
+/* a connects 2,000 eps to b's iface, whose receive queue holds 256
+ * packets, while b does not take packets: a sends 256/16 = 16 requests
+ * and the others wait their turn. Then b takes packets: its queue never
+ * overflows, no request is sent twice (all at once, they overflowed it
+ * and were sent again after RESEND_TIMEOUT), and every ep connects. */
+TEST_P(uct_ud, creq_window_paces_connects)
+{
+    const unsigned N = ucs::test_scale(2000);
+    /* a's first requests wait for b longer than RESEND_TIMEOUT's default */
+    entity *a = create_entity(
+        params({{"UD_RESEND_TIMEOUT", "5s"}, {"UD_TIMEOUT", "60s"}}, true));
+    entity *b = create_entity(params({{"IB_RX_QUEUE_LEN", "256"}}, true));
+    std::vector<uct_ep_h> eps;
+
+    auto outstanding = [&] {
+        return ud_read<unsigned>(
+            *a, [](const uct_ud_iface_t *i) { return i->creq.outstanding; });
+    };
+    auto waiting = [&] {
+        return ud_read<bool>(*a, [](const uct_ud_iface_t *i) {
+            return !ucs_list_is_empty(&i->creq.waiting);
+        });
+    };
+    uct_ud_enter(ud(*b));
+    bool ok                  = connect_eps(*a, *b, N, eps);
+    unsigned max_outstanding = outstanding();
+    uint64_t queued          = ud_read<uint64_t>(
+        *a, [](const uct_ud_iface_t *i) { return i->stats.creq_queued; });
+    uct_ud_leave(ud(*b));
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(16u, max_outstanding);
+    EXPECT_EQ(N - 16, queued);
+
+    wait_for(
+        [&] {
+            max_outstanding = std::max(max_outstanding, outstanding());
+            return (outstanding() == 0) && !waiting();
+        },
+        "every request answered", 120);
+    unsigned connected_eps = 0;
+    for (uct_ep_h ep : eps) {
+        connected_eps += connected(*a, ep);
+    }
+    EXPECT_EQ(N, connected_eps);
+    EXPECT_EQ(N, private_count(*b));
+    EXPECT_EQ(16u, max_outstanding);
+    EXPECT_EQ(0u, ud_read<uint64_t>(*a,
+                                    [](const uct_ud_iface_t *i) {
+                                        return i->stats.creq_resent;
+                                    }))
+        << "requests sent again";
+    EXPECT_TRUE(m_errs.calls.empty());
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    ASSERT_TRUE(send_one_on_each(*a, eps, rec));
+}
+
+/* The peer process is gone before a connects 64 eps to it; a's receive
+ * queue of 128 makes a window of 8. The 56 waiting requests fail with the
+ * first that times out, so every ep reports the timeout about TIMEOUT
+ * after it was made, not after 8 rounds of TIMEOUT. */
+TEST_P(uct_ud, waiting_requests_fail_with_their_peer)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    const double TIMEOUT = 1.0;
+    const unsigned N     = 64;
+    entity *a            = create_entity(
+                   params({{"UD_TIMEOUT", "1s"}, {"IB_RX_QUEUE_LEN", "128"}}, true));
+    ASSERT_TRUE(start_peer(ib_peer::options()));
+    test_peer::kill_and_wait(m_peer);
+
+    double t0 = now_sec();
+    std::vector<uct_ep_h> eps;
+    for (unsigned i = 0; i < N; ++i) {
+        eps.push_back(connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr));
+    }
+    EXPECT_EQ(8u, ud_read<unsigned>(*a, [](const uct_ud_iface_t *i) {
+                  return i->creq.outstanding;
+              }));
+    wait_for([&] { return m_errs.calls.size() >= N; }, "every ep's failure",
+             30);
+    double elapsed = now_sec() - t0;
+    EXPECT_EQ(N, m_errs.calls.size());
+    for (uct_ep_h ep : eps) {
+        EXPECT_EQ(1u, m_errs.count(ep));
+    }
+    for (const auto &call : m_errs.calls) {
+        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, call.second)
+            << ucs_status_string(call.second);
+    }
+    EXPECT_LE(elapsed, TIMEOUT + 1.5);
+    EXPECT_EQ(0u, ud_read<unsigned>(*a, [](const uct_ud_iface_t *i) {
+                  return i->creq.outstanding;
+              }));
+    std::cout << "[ INFO     ] " << N << " eps to a dead peer failed after "
+              << elapsed << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
+}
+
+/* a's receive queue of 128 makes a window of 8. Eps destroyed while their
+ * request waits were never known to the peer: they go at once, without a
+ * zombie; the others connect and deliver */
+TEST_P(uct_ud, destroy_while_request_waits)
+{
+    entity *a = create_entity(params({{"IB_RX_QUEUE_LEN", "128"}}, true));
+    entity *b = create_entity();
+    std::vector<uct_ep_h> eps;
+
+    /* b cannot answer meanwhile: eps 8-39 wait */
+    uct_ud_enter(ud(*b));
+    bool ok = connect_eps(*a, *b, 40, eps);
+    for (unsigned i = 10; ok && (i < 40); ++i) {
+        a->destroy_ep(eps[i]);
+    }
+    unsigned zombies = ud_read<unsigned>(
+        *a, [](const uct_ud_iface_t *i) { return i->eps.num_zombies; });
+    uct_ud_leave(ud(*b));
+    ASSERT_TRUE(ok);
+    eps.resize(10);
+    EXPECT_EQ(10u, ep_count(*a)) << "waiting eps became zombies";
+    EXPECT_EQ(0u, zombies);
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    ASSERT_TRUE(send_one_on_each(*a, eps, rec));
+    EXPECT_EQ(10u, private_count(*b));
+    EXPECT_EQ(0u, ud_read<unsigned>(*a, [](const uct_ud_iface_t *i) {
+                  return i->creq.outstanding;
+              }));
+    EXPECT_TRUE(m_errs.calls.empty());
+}
+
+/* A peer process connects 5 eps to a's iface and is killed without a
+ * disconnect; b, in this process, connects one and stays idle. a frees
+ * the killed peer's eps within 2x TIMEOUT with no traffic from its user
+ * (its idle sweep probes them), and keeps b's: b answers the probes. */
+TEST_P(uct_ud, killed_peer_eps_reclaimed)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    const double TIMEOUT = 1.0;
+    entity *a            = create_entity(params({{"UD_TIMEOUT", "1s"}}, true));
+    entity *b            = create_entity(params({}, true));
+    am_recorder &rec     = install_recorder(*a, AM_ID);
+
+    ASSERT_TRUE(start_peer(ib_peer::options()));
+    for (unsigned i = 0; i < 5; ++i) {
+        ASSERT_TRUE(peer_connects_to(*a));
+    }
+    uct_ep_h ba = b->connect_to(*a);
+    ASSERT_TRUE(ba != NULL);
+    ASSERT_TRUE(send_short(ba, 0));
+    wait_for([&] { return (private_count(*a) == 6) && (rec.count() == 1); },
+             "6 peers' eps on a");
+    ASSERT_EQ(6u, private_count(*a));
+
+    double killed = now_sec();
+    test_peer::kill_and_wait(m_peer);
+    wait_for([&] { return private_count(*a) == 1; },
+             "the killed peer's eps gone", 10);
+    double elapsed = now_sec() - killed;
+    EXPECT_EQ(1u, private_count(*a));
+    EXPECT_LE(elapsed, 2 * TIMEOUT);
+
+    /* b is idle, answers probes: its ep stays over 3 TIMEOUTs */
+    progress_for(3000);
+    EXPECT_EQ(1u, private_count(*a));
+    EXPECT_EQ(5u, ud_read<uint64_t>(*a, [](const uct_ud_iface_t *i) {
+                  return i->stats.peer_reclaimed;
+              }));
+    EXPECT_GT(
+        ud_read<uint64_t>(
+            *a, [](const uct_ud_iface_t *i) { return i->stats.idle_probes; }),
+        5u);
+    ASSERT_TRUE(send_short(ba, 1));
+    wait_for([&] { return rec.count() == 2; }, "b's second message");
+    EXPECT_EQ(iota(0, 2), headers(rec));
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] killed peer's eps reclaimed after " << elapsed
+              << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
+}
+
 /* Ten thousand eps of one iface connect to another's iface: every request
  * is answered (one private ep each on the other side), one message on
  * each ep arrives, and once they are destroyed no ep is left on either
@@ -499,7 +702,7 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     uct_ud_iface_t *ia = ud(*a);
     std::vector<uct_ep_h> eps;
 
-    size_t heap_before = mallinfo2().uordblks;
+    size_t heap_before = ucs_sys_heap_in_use();
     double t0          = now_sec();
     ASSERT_TRUE(connect_eps(*a, *b, N, eps));
     double t_create = now_sec() - t0;
@@ -512,7 +715,7 @@ TEST_P(uct_ud, ten_thousand_endpoints)
         },
         "every connection", 100);
     double t_connect       = now_sec() - t0;
-    size_t heap_after      = mallinfo2().uordblks;
+    size_t heap_after      = ucs_sys_heap_in_use();
     unsigned connected_eps = 0;
     for (uct_ep_h ep : eps) {
         connected_eps += connected(*a, ep);
@@ -520,6 +723,22 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     EXPECT_EQ(N, connected_eps);
     EXPECT_EQ(N, ep_count(*b));
     EXPECT_EQ(N, private_count(*b));
+    /* paced, the requests are not lost; a few are sent again when this
+     * process (both sides, in an emulated VM) stalls for longer than
+     * twice the reply time (all at once, about 3 resends each) */
+    uint64_t creq_resent = ud_read<uint64_t>(
+        *a, [](const uct_ud_iface_t *i) { return i->stats.creq_resent; });
+    EXPECT_LE(creq_resent, N / 100) << "connection requests sent again";
+
+    /* nothing outstanding: a flush looks at no ep (the median of 101) */
+    std::vector<double> flush_times;
+    for (unsigned i = 0; i < 101; ++i) {
+        t0 = now_sec();
+        EXPECT_EQ(UCS_OK, uct_iface_flush(b->iface(), 0, NULL));
+        flush_times.push_back(now_sec() - t0);
+    }
+    std::sort(flush_times.begin(), flush_times.end());
+    double t_idle_flush = flush_times[flush_times.size() / 2];
 
     t0 = now_sec();
     ASSERT_TRUE(send_one_on_each(*a, eps, rec));
@@ -537,10 +756,14 @@ TEST_P(uct_ud, ten_thousand_endpoints)
     EXPECT_EQ(0u, ep_count(*b));
     std::cout << "[ INFO     ] " << N << " eps: create " << t_create
               << " s, all connected " << t_connect << " s ("
-              << t_connect / N * 1e6 << " us per connect), send+flush "
-              << t_send << " s, destroy " << t_destroy << " s, gone on "
+              << t_connect / N * 1e6 << " us per connect, " << creq_resent
+              << " requests sent again), idle flush of "
+              << "the iface with " << N << " peers' eps " << t_idle_flush * 1e6
+              << " us, send+flush " << t_send << " s, destroy " << t_destroy
+              << " s, gone on "
               << "both sides after " << t_disc << " s; heap "
-              << (ssize_t)(heap_after - heap_before) / (ssize_t)N
-              << " bytes per ep (both sides), " << stats(*a).tx_resent
-              << " resent" << std::endl;
+              << ucs_sys_heap_per_object(heap_before, heap_after, N)
+              << " bytes per ep (both sides, with their first message's "
+              << "buffers), " << stats(*a).tx_resent << " resent" << std::endl;
+    ucs::print_heap_definition();
 }
