@@ -1107,3 +1107,37 @@ ucs_status_t uct_ib_iface_query_devices(uct_md_h md,
     return uct_ib_device_query_ports(&uct_ib_md_from(md)->dev, devices_p,
                                      num_devices_p);
 }
+
+ucs_status_t uct_ib_iface_check_tx_queue_len(const char *dev_name,
+                                             unsigned queue_len, unsigned min,
+                                             const struct ibv_device_attr *attr,
+                                             const char *hint)
+{
+    int max = ucs_min(32767, attr->max_qp_wr);
+
+    if ((queue_len >= min) && ((int)queue_len <= max)) {
+        return UCS_OK;
+    }
+    ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use %u-%d%s",
+              queue_len, dev_name, min, max, hint);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+ucs_arbiter_cb_result_t uct_ib_iface_pending_dispatch(
+    ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+    ucs_arbiter_elem_t *elem, int ep_failed, const int *slots, int min_slots)
+{
+    ucs_arbiter_cb_result_t result;
+
+    if (ep_failed) {
+        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
+    }
+    result = uct_pending_group_dispatch_cb(arbiter, group, elem,
+                                           UCT_PENDING_DISPATCH_DESCHED);
+    if ((result == UCS_ARBITER_CB_RESULT_DESCHED_GROUP) &&
+        (*slots < min_slots)) {
+        /* the iface ran out, not the ep: it runs first next time */
+        return UCS_ARBITER_CB_RESULT_STOP;
+    }
+    return result;
+}

@@ -27,6 +27,7 @@
 
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_desc.h>
+#include <uct/base/uct_pending.h>
 #include <ucs/debug/log_limit.h>
 
 BEGIN_C_DECLS
@@ -251,6 +252,27 @@ int uct_ib_iface_is_reachable_addr(const uct_ib_iface_t *iface,
 int uct_ib_iface_is_reachable(const uct_iface_h tl_iface,
                               const uct_device_addr_t *dev_addr,
                               const uct_iface_addr_t *iface_addr);
+
+/**
+ * Check UCX_IB_TX_QUEUE_LEN=@a queue_len of a transport against its least
+ * @a min, 32767 and the device's max_qp_wr: UCS_ERR_INVALID_PARAM with one
+ * line naming the range (and @a hint, "" for none) when out of it.
+ */
+ucs_status_t uct_ib_iface_check_tx_queue_len(const char *dev_name,
+                                             unsigned queue_len, unsigned min,
+                                             const struct ibv_device_attr *attr,
+                                             const char *hint);
+
+/**
+ * The arbiter callback's work for an ep's pending group (uct_pending.h):
+ * a failed ep's group (@a ep_failed) is descheduled; otherwise its
+ * requests are dispatched, and when they stop because the interface ran
+ * out (*@a slots below @a min_slots afterwards, not the ep) the
+ * dispatch stops, so that this group runs first the next time.
+ */
+ucs_arbiter_cb_result_t uct_ib_iface_pending_dispatch(
+    ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
+    ucs_arbiter_elem_t *elem, int ep_failed, const int *slots, int min_slots);
 
 /**
  * Fill @a ah_attr to reach @a addr from @a iface's port: the LID, the

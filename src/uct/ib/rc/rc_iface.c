@@ -424,19 +424,10 @@ uct_rc_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
 {
     uct_rc_iface_t *iface = arg;
     uct_rc_ep_t *ep       = ucs_container_of(group, uct_rc_ep_t, pending.group);
-    ucs_arbiter_cb_result_t result;
 
-    if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
-        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
-    }
-    result = uct_pending_group_dispatch_cb(arbiter, group, elem,
-                                           UCT_PENDING_DISPATCH_DESCHED);
-    if ((result == UCS_ARBITER_CB_RESULT_DESCHED_GROUP) &&
-        (iface->cq_available <= 0)) {
-        /* the iface ran out, not the ep: it runs first next time */
-        return UCS_ARBITER_CB_RESULT_STOP;
-    }
-    return result;
+    return uct_ib_iface_pending_dispatch(arbiter, group, elem,
+                                         ep->flags & UCT_RC_EP_FLAG_FAILED,
+                                         &iface->cq_available, 1);
 }
 
 /* Device events seen by the async thread */
@@ -817,11 +808,9 @@ uct_rc_iface_config_init(uct_rc_iface_t *iface,
                   rc->rnr_retry_count);
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((queue_len < 4) || (queue_len > 32767) ||
-        (queue_len > (unsigned)dev_attr->max_qp_wr)) {
-        ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use "
-                  "4-%d (2^k-1 sizes use the least memory)",
-                  queue_len, dev, ucs_min(32767, dev_attr->max_qp_wr));
+    if (uct_ib_iface_check_tx_queue_len(dev, queue_len, 4, dev_attr,
+                                        " (2^k-1 sizes use the least "
+                                        "memory)") != UCS_OK) {
         return UCS_ERR_INVALID_PARAM;
     }
     if (iface->super.max_inline < sizeof(uct_rc_hdr_t) + sizeof(uint64_t)) {

@@ -435,18 +435,11 @@ uct_ud_iface_pending_cb(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
 {
     uct_ud_iface_t *iface = arg;
     uct_ud_ep_t *ep       = ucs_container_of(group, uct_ud_ep_t, pending.group);
-    ucs_arbiter_cb_result_t result;
 
-    if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
-        return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
-    }
-    result = uct_pending_group_dispatch_cb(arbiter, group, elem,
-                                           UCT_PENDING_DISPATCH_DESCHED);
-    if ((result == UCS_ARBITER_CB_RESULT_DESCHED_GROUP) &&
-        (iface->tx.available <= 1)) {
-        return UCS_ARBITER_CB_RESULT_STOP;
-    }
-    return result;
+    /* a send needs two slots (one stays for acknowledgements) */
+    return uct_ib_iface_pending_dispatch(arbiter, group, elem,
+                                         ep->flags & UCT_UD_EP_FLAG_FAILED,
+                                         &iface->tx.available, 2);
 }
 
 /* The first ep whose peer stopped answering, or NULL */
@@ -1071,11 +1064,8 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
                   config->tx_window, UCT_UD_TX_WINDOW_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((queue_len < 16) || (queue_len > 32767) ||
-        (queue_len > (unsigned)dev_attr->max_qp_wr)) {
-        ucs_error("UCX_IB_TX_QUEUE_LEN=%u is out of range for %s; use "
-                  "16-%d",
-                  queue_len, dev, ucs_min(32767, dev_attr->max_qp_wr));
+    if (uct_ib_iface_check_tx_queue_len(dev, queue_len, 16, dev_attr, "") !=
+        UCS_OK) {
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->timeout > 0) || !(config->resend_timeout > 0) ||
