@@ -86,11 +86,17 @@ expect_out types "^UCS:$" "^UCT API:$" "^UCT transport base:$" \
     "^    sizeof(uct_iface_attr_t) = \.* $num$" \
     "^    sizeof(uct_md_attr_t) = \.* $num$" \
     "^    sizeof(uct_base_iface_t) = \.* $num$" \
-    "^Heap of live objects" \
-    "^    worker \.* $num$" \
-    "^    self/memory \.* iface $num, ep $num$" \
-    "^    posix/memory \.* iface $num, ep $num, shared memory $num$" \
-    "^    sysv/memory \.* iface $num, ep $num, shared memory $num$"
+    "^Heap of live objects"
+# the figures, unless the heap cannot be measured here (a sanitizer's
+# allocator, which mallinfo2() does not see: ucs_sys_heap_in_use() is 0)
+if grep -q "^    not measurable" "$work/types.out"; then
+    echo "types: the heap is not measurable in this build"
+else
+    expect_out types "^    worker \.* $num$" \
+        "^    self/memory \.* iface $num, ep $num$" \
+        "^    posix/memory \.* iface $num, ep $num, shared memory $num$" \
+        "^    sysv/memory \.* iface $num, ep $num, shared memory $num$"
+fi
 
 # -s: the machine
 run system "$UCT_INFO" -s
