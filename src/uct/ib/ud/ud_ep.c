@@ -313,18 +313,19 @@ static ucs_status_t uct_ud_ep_send_disc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                  0);
 }
 
-/* A pure ACK that asks the peer for its own ACK (flush) */
-static void uct_ud_ep_send_ack_req(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+/* A pure ACK that asks the peer for its own ACK (flush, probe); whether it
+ * went out */
+static int uct_ud_ep_send_ack_req(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_hdr_t hdr;
 
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) || (iface->tx.available <= 1)) {
-        return;
+        return 0;
     }
     uct_ud_ep_fill_hdr(iface, ep, &hdr,
                        UCT_UD_PKT_ACK | UCT_UD_PKT_FLAG_ACK_REQ, 0);
-    (void)uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr, sizeof(hdr),
-                                1);
+    return uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &hdr, sizeof(hdr),
+                                 1) == UCS_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -912,10 +913,12 @@ int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         uct_ud_ep_free(iface, ep);
         return 1;
     }
-    /* lost for want of a send slot: the next look sends another */
-    ++ep->idle_probes;
-    ++iface->stats.idle_probes;
-    uct_ud_ep_send_ack_req(iface, ep);
+    /* only a probe that went out counts: without a send slot, the next
+     * look tries again (a live peer is never freed unasked) */
+    if (uct_ud_ep_send_ack_req(iface, ep)) {
+        ++ep->idle_probes;
+        ++iface->stats.idle_probes;
+    }
     return 0;
 }
 
