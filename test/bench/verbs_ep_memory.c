@@ -54,6 +54,7 @@
 #include <uct/api/uct.h>
 #include <uct/ib/rc/rc.h>
 #include <uct/ib/ud/ud.h>
+#include <common/rdma_qp_count.h>
 #include <common/uct_md_find.h>
 #include <ucs/async/async.h>
 #include <ucs/sys/sys.h>
@@ -162,36 +163,6 @@ static long mem_kb_field(const char *path, const char *name)
     return value;
 }
 
-/* QPs of every RDMA device, as `rdma resource show` counts them
- * ("0: rxe_lo: pd 3 cq 4 qp 3 cm_id 0 ..."); -1 without the tool */
-static long mem_kernel_qps(void)
-{
-    char line[512], *tok, *save;
-    long total = -1;
-    int take;
-    FILE *p;
-
-    p = popen("rdma resource show 2>/dev/null", "r");
-    if (p == NULL) {
-        return -1;
-    }
-    while (fgets(line, sizeof(line), p) != NULL) {
-        take = 0;
-        for (tok = strtok_r(line, " \t\n", &save); tok != NULL;
-             tok = strtok_r(NULL, " \t\n", &save)) {
-            if (take) {
-                total = ((total < 0) ? 0 : total) + strtol(tok, NULL, 10);
-                break;
-            }
-            take = !strcmp(tok, "qp");
-        }
-    }
-    if (pclose(p) != 0) {
-        return -1;
-    }
-    return total;
-}
-
 static void mem_sample(mem_sample_t *s)
 {
     int i;
@@ -201,7 +172,7 @@ static void mem_sample(mem_sample_t *s)
     for (i = 0; i < MEMINFO_LAST; ++i) {
         s->meminfo[i] = mem_kb_field("/proc/meminfo", meminfo_names[i]);
     }
-    s->qps = mem_kernel_qps();
+    s->qps = test_rdma_qp_count();
 }
 
 static int mem_fail(const char *what, ucs_status_t status)

@@ -22,6 +22,7 @@
 
 #include <uct/api/uct.h>
 #include <common/hex_line.h>
+#include <common/uct_iface_open.h>
 #include <common/uct_md_find.h>
 #include <ucs/async/async.h>
 
@@ -124,33 +125,12 @@ static ucs_status_t hx_tgt_err(void *arg, uct_ep_h ep, ucs_status_t status)
 
 static int hx_tgt_iface_open(hx_tgt_t *ctx, int i, uct_iface_h *iface_p)
 {
-    uct_iface_config_t *config;
-    uct_iface_params_t params;
+    const char *what;
     ucs_status_t status;
 
-    status = uct_md_iface_config_read(ctx->md, "tcp", NULL, NULL, &config);
-    if (status != UCS_OK) {
-        return hx_tgt_fail("uct_md_iface_config_read", status);
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                        UCT_IFACE_PARAM_FIELD_DEVICE |
-                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
-                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
-                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "tcp";
-    params.mode.device.dev_name = ctx->dev;
-    params.err_handler          = hx_tgt_err;
-    params.err_handler_arg      = &ctx->failed[i];
-    params.err_handler_flags    = UCT_CB_FLAG_SYNC;
-    status = uct_iface_open(ctx->md, ctx->worker, &params, config, iface_p);
-    uct_config_release(config);
-    if (status != UCS_OK) {
-        *iface_p = NULL;
-        return hx_tgt_fail("uct_iface_open", status);
-    }
-    return 0;
+    status = test_uct_iface_open(ctx->md, ctx->worker, "tcp", ctx->dev,
+                                 hx_tgt_err, &ctx->failed[i], iface_p, &what);
+    return (status == UCS_OK) ? 0 : hx_tgt_fail(what, status);
 }
 
 /* The port of an interface address (network order, first) */
@@ -168,6 +148,7 @@ static unsigned hx_tgt_port(uct_iface_h iface)
  * endpoints' peers to connect */
 static int hx_tgt_setup(hx_tgt_t *ctx)
 {
+    const char *what;
     ucs_status_t status;
     uct_iface_h tmp;
     unsigned i;
@@ -176,17 +157,9 @@ static int hx_tgt_setup(hx_tgt_t *ctx)
     if (status != UCS_OK) {
         return hx_tgt_fail("finding tcp on the device", status);
     }
-    status =
-        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx->async);
+    status = test_uct_worker_open(&ctx->async, &ctx->worker, &what);
     if (status != UCS_OK) {
-        ctx->async = NULL;
-        return hx_tgt_fail("ucs_async_context_create", status);
-    }
-    status =
-        uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE, &ctx->worker);
-    if (status != UCS_OK) {
-        ctx->worker = NULL;
-        return hx_tgt_fail("uct_worker_create", status);
+        return hx_tgt_fail(what, status);
     }
     for (i = 0; i < 2; ++i) {
         if (hx_tgt_iface_open(ctx, i, &ctx->iface[i]) != 0) {
@@ -465,20 +438,10 @@ static void hx_tgt_cleanup(hx_tgt_t *ctx)
         }
         free(ctx->eps[side]);
     }
-    for (side = 0; side < 2; ++side) {
-        if (ctx->iface[side] != NULL) {
-            uct_iface_close(ctx->iface[side]);
-        }
+    if (ctx->iface[1] != NULL) {
+        uct_iface_close(ctx->iface[1]);
     }
-    if (ctx->worker != NULL) {
-        uct_worker_destroy(ctx->worker);
-    }
-    if (ctx->async != NULL) {
-        ucs_async_context_destroy(ctx->async);
-    }
-    if (ctx->md != NULL) {
-        uct_md_close(ctx->md);
-    }
+    test_uct_close(ctx->iface[0], ctx->worker, ctx->async, ctx->md);
     free(ctx->next_seq);
 }
 

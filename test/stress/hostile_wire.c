@@ -8,6 +8,8 @@
 
 #include "hostile.h"
 
+#include <common/hex_line.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -83,24 +85,6 @@ const char *hx_status_name(unsigned status)
     return (status < HX_HS_LAST) ? names[status] : "unknown";
 }
 
-/* Decodes @a hex into at most @a max bytes; their count, or -1 */
-static int hx_unhex(const char *hex, uint8_t *out, size_t max)
-{
-    size_t n = strlen(hex) / 2, i;
-    unsigned byte;
-
-    if ((strlen(hex) % 2 != 0) || (n > max)) {
-        return -1;
-    }
-    for (i = 0; i < n; ++i) {
-        if (sscanf(hex + 2 * i, "%2x", &byte) != 1) {
-            return -1;
-        }
-        out[i] = (uint8_t)byte;
-    }
-    return (int)n;
-}
-
 /* The device address: family byte, then 4 or 16 address bytes */
 static int hx_set_dev(hx_target_t *t, const uint8_t *b, int len)
 {
@@ -157,7 +141,7 @@ int hx_target_load(hx_target_t *t, const char *path, int proto)
         if (sscanf(line, "%15s %255s", key, hex) != 2) {
             continue;
         }
-        len = hx_unhex(hex, b, sizeof(b));
+        len = test_hex_decode(hex, b, sizeof(b));
         if (!strcmp(key, "dev")) {
             bad      = (len < 0) || (hx_set_dev(t, b, len) != 0);
             have_dev = 1;

@@ -5,6 +5,7 @@
  */
 #include "stream_check.h"
 
+#include <common/uct_iface_open.h>
 #include <common/uct_md_find.h>
 
 #include <stdio.h>
@@ -63,53 +64,20 @@ static int sc_set_handlers(sc_ctx_t *ctx)
 
 int sc_iface_open(sc_ctx_t *ctx)
 {
-    uct_iface_config_t *config;
-    uct_iface_params_t params;
+    test_uct_open_t opened;
+    const char *what;
     ucs_status_t status;
 
-    status =
-        ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &ctx->async);
+    status = test_uct_open(ctx->md, ctx->tl_name, ctx->dev_name,
+                           ctx->err_handler ? sc_err_handler : NULL, ctx,
+                           &opened, &what);
     if (status != UCS_OK) {
-        ctx->async = NULL;
-        return sc_fail(ctx, "ucs_async_context_create", status);
+        return sc_fail(ctx, what, status);
     }
-    status =
-        uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE, &ctx->worker);
-    if (status != UCS_OK) {
-        ctx->worker = NULL;
-        return sc_fail(ctx, "uct_worker_create", status);
-    }
-
-    status =
-        uct_md_iface_config_read(ctx->md, ctx->tl_name, NULL, NULL, &config);
-    if (status != UCS_OK) {
-        return sc_fail(ctx, "uct_md_iface_config_read", status);
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask =
-        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = ctx->tl_name;
-    params.mode.device.dev_name = ctx->dev_name;
-    if (ctx->err_handler) {
-        params.field_mask |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
-                             UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
-                             UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
-        params.err_handler       = sc_err_handler;
-        params.err_handler_arg   = ctx;
-        params.err_handler_flags = UCT_CB_FLAG_SYNC;
-    }
-    status = uct_iface_open(ctx->md, ctx->worker, &params, config, &ctx->iface);
-    uct_config_release(config);
-    if (status != UCS_OK) {
-        ctx->iface = NULL;
-        return sc_fail(ctx, "uct_iface_open", status);
-    }
-
-    status = uct_iface_query(ctx->iface, &ctx->attr);
-    if (status != UCS_OK) {
-        return sc_fail(ctx, "uct_iface_query", status);
-    }
+    ctx->async  = opened.async;
+    ctx->worker = opened.worker;
+    ctx->iface  = opened.iface;
+    ctx->attr   = opened.attr;
     if (!(ctx->attr.cap.flags & UCT_IFACE_FLAG_AM_BCOPY) ||
         (ctx->attr.cap.am.max_bcopy < sizeof(sc_fin_msg_t))) {
         sc_stop(ctx, SC_EXIT_ERROR,
@@ -394,18 +362,7 @@ void sc_cleanup(sc_ctx_t *ctx)
     if (ctx->memh != UCT_MEM_HANDLE_NULL) {
         uct_md_mem_dereg(ctx->md, ctx->memh);
     }
-    if (ctx->iface != NULL) {
-        uct_iface_close(ctx->iface);
-    }
-    if (ctx->worker != NULL) {
-        uct_worker_destroy(ctx->worker);
-    }
-    if (ctx->async != NULL) {
-        ucs_async_context_destroy(ctx->async);
-    }
-    if (ctx->md != NULL) {
-        uct_md_close(ctx->md);
-    }
+    test_uct_close(ctx->iface, ctx->worker, ctx->async, ctx->md);
     if (ctx->sock >= 0) {
         close(ctx->sock);
     }
