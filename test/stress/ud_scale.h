@@ -88,6 +88,7 @@ enum {
     US_STAT_TX_RESENT, /* also the first send of what waited for a CREP */
     US_STAT_RX_DROPPED,
     US_STAT_RX_DUP,
+    US_STAT_RX_STALE, /* for eps gone from here */
     US_STAT_IDLE_PROBES,
     US_STAT_PEER_RECLAIMED,
     US_STAT_LAST

@@ -51,7 +51,7 @@ void us_error(us_ctx_t *ctx, const char *fmt, ...)
     }
     fflush(stdout);
     va_start(ap, fmt);
-    fprintf(stderr, "%s %s: error: ", US_PROG, us_side(ctx));
+    fprintf(stderr, "%s %s: error at %.3f: ", US_PROG, us_side(ctx), sc_now());
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
     va_end(ap);
@@ -346,9 +346,9 @@ static const struct {
     const char *name;
     size_t offset;
 } us_ud_stats[US_STAT_LAST] = {
-    US_UD_STAT(creq_resent),   US_UD_STAT(creq_queued), US_UD_STAT(tx_resent),
-    US_UD_STAT(rx_dropped),    US_UD_STAT(rx_dup),      US_UD_STAT(idle_probes),
-    US_UD_STAT(peer_reclaimed)};
+    US_UD_STAT(creq_resent), US_UD_STAT(creq_queued),   US_UD_STAT(tx_resent),
+    US_UD_STAT(rx_dropped),  US_UD_STAT(rx_dup),        US_UD_STAT(rx_stale),
+    US_UD_STAT(idle_probes), US_UD_STAT(peer_reclaimed)};
 
 const char *us_stat_name(unsigned stat)
 {
