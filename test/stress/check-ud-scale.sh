@@ -15,9 +15,13 @@
 #   test/rxe/run.sh -t 600 -- test/stress/check-ud-scale.sh build/debug 50000
 #
 # Environment: UD_SCALE_CLIENTS (client processes: 5, or 10 from 50,000
-# endpoints), UD_SCALE_WINDOW (-w, 64), UD_SCALE_TIMEOUT (UD_TIMEOUT of
-# the server, 2s), UD_SCALE_SERVER_DEV (rxe_v0:1), UD_SCALE_CLIENT_DEVS
-# ("rxe_v1:1 rxe_v0:1"), UD_SCALE_LIMIT (-T, 120).
+# endpoints), UD_SCALE_WINDOW (-w, 8: in the emulated VM 5 clients with
+# 64 each end in a storm of resends, see README.md), UD_SCALE_TIMEOUT
+# (UD_TIMEOUT of the server: 2s up to 1,000 endpoints, 10s above, since
+# the idle sweep probes every idle peer endpoint each UD_TIMEOUT/2, which
+# at 2s and 10,000 endpoints takes the VM's whole capacity),
+# UD_SCALE_SERVER_DEV (rxe_v0:1), UD_SCALE_CLIENT_DEVS ("rxe_v1:1
+# rxe_v0:1"), UD_SCALE_LIMIT (-T, 240).
 # rxe_lo cannot take part: a ud QP on rxe_lo and one on rxe_v0 do not
 # reach each other in the VM (the packets go through lo and arrive at the
 # device of lo, not at the one whose GID they name).
@@ -34,11 +38,10 @@ builddir=$(cd "${1:?usage: check-ud-scale.sh BUILDDIR [EPS...]}" && pwd) ||
 shift
 [ $# -gt 0 ] || set -- 1000 10000
 
-: "${UD_SCALE_WINDOW:=64}"
-: "${UD_SCALE_TIMEOUT:=2s}"
+: "${UD_SCALE_WINDOW:=8}"
 : "${UD_SCALE_SERVER_DEV:=rxe_v0:1}"
 : "${UD_SCALE_CLIENT_DEVS:=rxe_v1:1 rxe_v0:1}"
-: "${UD_SCALE_LIMIT:=120}"
+: "${UD_SCALE_LIMIT:=240}"
 
 . "$here/lib.sh"
 stress_init ud-scale
@@ -74,19 +77,20 @@ all_files() {
 
 # run EPS: one whole run; sets FAILED on failure
 run() {
-    local eps=$1 clients dir log i pid dev killed="" victims="" rc
+    local eps=$1 clients dir log i pid dev killed="" victims="" rc timeout
     local -a devs pids
     local start=$SECONDS
     clients=${UD_SCALE_CLIENTS:-$( [ "$eps" -ge 50000 ] && echo 10 || echo 5 )}
+    timeout=${UD_SCALE_TIMEOUT:-$( [ "$eps" -gt 1000 ] && echo 10s || echo 2s )}
     read -r -a devs <<<"$UD_SCALE_CLIENT_DEVS"
     dir=$LOGDIR/run-$eps
     mkdir -p "$dir"
     log=$dir/server.log
     step "$eps endpoints: 1 server on $UD_SCALE_SERVER_DEV, $clients" \
          "clients on ${devs[*]}"
-    echo "    UCX_UD_TIMEOUT=$UD_SCALE_TIMEOUT uct_ud_scale" \
+    echo "    UCX_UD_TIMEOUT=$timeout uct_ud_scale" \
          "-d $UD_SCALE_SERVER_DEV -D DIR -n $eps -P $clients -T $UD_SCALE_LIMIT"
-    UCX_UD_TIMEOUT=$UD_SCALE_TIMEOUT "$prog" -d "$UD_SCALE_SERVER_DEV" \
+    UCX_UD_TIMEOUT=$timeout "$prog" -d "$UD_SCALE_SERVER_DEV" \
         -D "$dir" -n "$eps" -P "$clients" -T "$UD_SCALE_LIMIT" \
         >"$log" 2>&1 &
     SERVER_PID=$!
@@ -154,7 +158,7 @@ run() {
     echo "    reproduce: test/rxe/run.sh -t 600 --" \
          "test/stress/check-ud-scale.sh BUILDDIR $eps" \
          "(UD_SCALE_CLIENTS=$clients UD_SCALE_WINDOW=$UD_SCALE_WINDOW" \
-         "UD_SCALE_TIMEOUT=$UD_SCALE_TIMEOUT)"
+         "UD_SCALE_TIMEOUT=$timeout)"
     if [ "$rc" -eq 0 ] && grep -q '^uct_ud_scale: OK' "$log"; then
         pass "$eps endpoints in $((SECONDS - start)) s"
     else
