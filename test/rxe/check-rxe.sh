@@ -477,7 +477,7 @@ step "uct_perftest ud_verbs c/s (rxe_lo)"   120 \
 step "uct_osc_check rc_verbs (rxe_v1-v0)" 300 osc_tl rc_verbs
 step "ud_verbs streams under netem" 600 ud_netem
 step "tcp two_host with netem"    400 tcp_netem
-step "ud_verbs scale (1k, 10k eps)" 240 ud_scale
+step "ud_verbs scale (1k, 10k eps)" 600 ud_scale
 
 echo
 echo "==== check-rxe summary (in the VM)"

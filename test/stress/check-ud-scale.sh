@@ -89,10 +89,11 @@ run() {
     step "$eps endpoints: 1 server on $UD_SCALE_SERVER_DEV, $clients" \
          "clients on ${devs[*]}"
     echo "    UCX_UD_TIMEOUT=$timeout uct_ud_scale" \
-         "-d $UD_SCALE_SERVER_DEV -D DIR -n $eps -P $clients -T $UD_SCALE_LIMIT"
+         "-d $UD_SCALE_SERVER_DEV -D DIR -n $eps -P $clients" \
+         "-w $UD_SCALE_WINDOW -T $UD_SCALE_LIMIT"
     UCX_UD_TIMEOUT=$timeout "$prog" -d "$UD_SCALE_SERVER_DEV" \
-        -D "$dir" -n "$eps" -P "$clients" -T "$UD_SCALE_LIMIT" \
-        >"$log" 2>&1 &
+        -D "$dir" -n "$eps" -P "$clients" -w "$UD_SCALE_WINDOW" \
+        -T "$UD_SCALE_LIMIT" >"$log" 2>&1 &
     SERVER_PID=$!
     PIDS="$PIDS $SERVER_PID"
     if ! wait_for 30 "server address" test -e "$dir/server.addr"; then

@@ -59,7 +59,8 @@
 
 static void us_usage(void)
 {
-    printf("usage: %s -d DEV [-D DIR] [-n EPS] [-P CLIENTS] [-T SECONDS]\n"
+    printf("usage: %s -d DEV [-D DIR] [-n EPS] [-P CLIENTS] [-w EPS] "
+           "[-T SECONDS]\n"
            "       %s -d DEV -i ID [-D DIR] [-n EPS] [-P CLIENTS] [-w EPS] "
            "[-T SECONDS]\n"
            "  -d DEV      ud_verbs device, e.g. rxe_v0:1\n"
@@ -70,7 +71,7 @@ static void us_usage(void)
            "  -i ID       be client ID (0 .. CLIENTS-1); without: the "
            "server\n"
            "  -w EPS      client: endpoints connecting at once (default "
-           "%u)\n"
+           "%u; the server only prints it)\n"
            "  -T SECONDS  limit of every wait (default %u)\n",
            US_PROG, US_PROG, US_DEFAULT_EPS, US_DEFAULT_CLIENTS,
            US_DEFAULT_WINDOW, US_DEFAULT_LIMIT);
