@@ -138,7 +138,7 @@ BEGIN_C_DECLS
 #define UCT_UD_IDLE_PROBES 3
 
 /** Most endpoint ids the idle sweep looks at per timer tick. */
-#define UCT_UD_IDLE_SWEEP_MAX 1024
+#define UCT_UD_IDLE_SWEEP_MAX 4096
 
 /** Most doublings of the CREQ retransmission timeout (losses without a
  *  new sample of the reply time). */
@@ -443,7 +443,9 @@ enum {
     UCT_UD_DESC_FLAG_MARKER = UCS_BIT(0), /* no packet: a flush waits */
     UCT_UD_DESC_FLAG_INLINE = UCS_BIT(1), /* posted inline: no WQE wait */
     UCT_UD_DESC_FLAG_ZCOPY  = UCS_BIT(2), /* user buffers follow */
-    UCT_UD_DESC_FLAG_IFLUSH = UCS_BIT(3)  /* comp is an iface flush's */
+    UCT_UD_DESC_FLAG_IFLUSH = UCS_BIT(3), /* comp is an iface flush's */
+    UCT_UD_DESC_FLAG_KEPT   = UCS_BIT(4)  /* not sent yet: kept for the
+                                             CREP */
 };
 
 /**
@@ -630,6 +632,7 @@ struct uct_ud_iface {
     } creq;
     unsigned idle_cursor; /* next ep id the idle sweep looks at */
     uint64_t idle_credit; /* of the idle sweep (ud_iface.c) */
+    ucs_time_t idle_last; /* when the idle sweep last earned credit */
     struct {
         uct_ud_ep_t **eps; /* owing an ACK */
         unsigned count;
@@ -885,6 +888,9 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now);
 
 /** Resend unacknowledged packets from ep->tx.resend while slots last. */
 void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** The first wait for an acknowledgement of data (ud_ep.c). */
+ucs_time_t uct_ud_iface_data_rto(const uct_ud_iface_t *iface);
 
 /** Mark @a ep failed: every queued operation completes with @a status,
  *  the handler is called once (not for @a silent failures). */

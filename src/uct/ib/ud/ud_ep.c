@@ -419,7 +419,10 @@ static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ep->dest_id = dest_id;
     ep->flags |= UCT_UD_EP_FLAG_CONNECTED;
     if (ep->tx.resend != ep->tx.psn) {
-        /* what was sent while connecting goes out now */
+        /* what was sent while connecting goes out now, and its wait for
+         * an acknowledgement starts now (the CREQ's time is past) */
+        ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
+        ep->tx.backoff = 0;
         uct_ud_ep_resend(iface, ep);
     }
     uct_ud_ep_schedule(iface, ep);
@@ -814,8 +817,12 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
             iface->resend_blocked = 1;
             return;
         }
-        ++iface->stats.tx_resent;
-        uct_iface_stat_tx_retry(&iface->super.super);
+        if (desc->flags & UCT_UD_DESC_FLAG_KEPT) {
+            desc->flags &= (uint8_t)~UCT_UD_DESC_FLAG_KEPT; /* first send */
+        } else {
+            ++iface->stats.tx_resent;
+            uct_iface_stat_tx_retry(&iface->super.super);
+        }
         ep->tx.resend = (uint16_t)(desc->psn + 1);
     }
     ep->tx.resend = ep->tx.psn;
@@ -857,13 +864,27 @@ static void uct_ud_ep_resend_missing(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     }
 }
 
+/* The first wait for an acknowledgement: RESEND_TIMEOUT, or longer when
+ * the replies to this interface's CREQs show that peers answer slower
+ * (a loaded target, a slow fabric): packets are not sent again while
+ * their acknowledgement is merely late. Capped as the resends' wait. */
+ucs_time_t uct_ud_iface_data_rto(const uct_ud_iface_t *iface)
+{
+    ucs_time_t rto = iface->config.resend_timeout;
+
+    if (iface->creq.srtt != 0) {
+        rto = ucs_max(rto, 2 * iface->creq.srtt + 4 * iface->creq.rttvar);
+    }
+    return ucs_min(rto, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
+}
+
 /* The wait before the next resend, doubled at each one up to 1 s */
 static void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                               ucs_time_t now)
 {
     ucs_time_t wait;
 
-    wait = iface->config.resend_timeout << ucs_min(ep->tx.backoff, 16);
+    wait = uct_ud_iface_data_rto(iface) << ucs_min(ep->tx.backoff, 16);
     wait = ucs_min(wait, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
     ep->resend_time = now + wait;
     if (ep->tx.backoff < 16) {
@@ -962,7 +983,7 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
         /* sent to an idle peer, or acknowledged, since the last sweep:
          * the waits start now, so they are never shorter than set */
         ep->ack_time    = now;
-        ep->resend_time = now + iface->config.resend_timeout;
+        ep->resend_time = now + uct_ud_iface_data_rto(iface);
     }
     if ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
         !ucs_queue_is_empty(&ep->unacked)) {

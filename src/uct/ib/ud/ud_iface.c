@@ -568,14 +568,21 @@ unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
  */
 
 /* The idle sweep (ud.h, silent peers): the endpoint ids it looks at this
- * tick, so that each id is looked at once per TIMEOUT/4. A tick earns
- * eps.used * TIMER_TICK of credit, and a look costs TIMEOUT/4 of it. */
-static unsigned uct_ud_iface_idle_sweep_count(uct_ud_iface_t *iface)
+ * tick, so that each id is looked at once per TIMEOUT/4. The time since
+ * the last tick earns eps.used times as much credit (at most a period's:
+ * ticks come late in a loaded process, and a tick-counted sweep then
+ * looked at each id once per several periods), and a look costs
+ * TIMEOUT/4 of it. */
+static unsigned uct_ud_iface_idle_sweep_count(uct_ud_iface_t *iface,
+                                              ucs_time_t now)
 {
     uint64_t period = ucs_max(iface->config.timeout / 4, 1);
-    uint64_t count;
+    uint64_t elapsed, count;
 
-    iface->idle_credit += (uint64_t)iface->eps.used * iface->config.timer_tick;
+    elapsed          = (iface->idle_last == 0) ? iface->config.timer_tick
+                                               : (now - iface->idle_last);
+    iface->idle_last = now;
+    iface->idle_credit += (uint64_t)iface->eps.used * ucs_min(elapsed, period);
     count = ucs_min(iface->idle_credit / period, UCT_UD_IDLE_SWEEP_MAX);
     iface->idle_credit = ucs_min(iface->idle_credit - count * period, period);
     return (unsigned)count;
@@ -583,15 +590,17 @@ static unsigned uct_ud_iface_idle_sweep_count(uct_ud_iface_t *iface)
 
 /* Looks at the next ids of the idle sweep: bounded work per tick, and
  * none while no peer's request made an ep */
-static void uct_ud_iface_idle_sweep(uct_ud_iface_t *iface)
+static void uct_ud_iface_idle_sweep(uct_ud_iface_t *iface, ucs_time_t now)
 {
     unsigned count;
     uct_ud_ep_t *ep;
 
     if (iface->eps.num_private == 0) {
+        iface->idle_last = 0;
         return;
     }
-    for (count = uct_ud_iface_idle_sweep_count(iface); count > 0; --count) {
+    for (count = uct_ud_iface_idle_sweep_count(iface, now); count > 0;
+         --count) {
         if (iface->idle_cursor >= iface->eps.used) {
             iface->idle_cursor = 0;
         }
@@ -617,7 +626,7 @@ static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
         ucs_list_for_each_safe(ep, tmp, &iface->active, active) {
             uct_ud_ep_timer(iface, ep, now);
         }
-        uct_ud_iface_idle_sweep(iface);
+        uct_ud_iface_idle_sweep(iface, now);
     }
     if (iface->acks.count != 0) {
         uct_ud_iface_send_acks(iface, timer);

@@ -75,9 +75,12 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         }
     } else {
         /* kept for the CREP: nothing reads it before */
-        desc->flags |= UCT_UD_DESC_FLAG_INLINE;
+        desc->flags |= UCT_UD_DESC_FLAG_INLINE | UCT_UD_DESC_FLAG_KEPT;
     }
-    if (ucs_queue_is_empty(&ep->unacked)) {
+    if (ucs_queue_is_empty(&ep->unacked) &&
+        !(ep->flags & UCT_UD_EP_FLAG_CREQ)) {
+        /* (while the CREQ is out, ack_time is its time of sending, and
+         * the CREP starts the data's wait) */
         ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
         ep->tx.backoff = 0;
         uct_ud_ep_activate(iface, ep);
