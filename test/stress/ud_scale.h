@@ -101,7 +101,10 @@ typedef struct {
     unsigned ahs;         /* address handles */
     unsigned rx_posted;   /* receive buffers in the queue */
     unsigned rx_queue_len;
-    double timeout; /* UD_TIMEOUT, seconds */
+    int tx_available;   /* send queue slots free */
+    unsigned active;    /* eps with unacknowledged packets or a request */
+    unsigned acks_owed; /* eps owed an acknowledgement */
+    double timeout;     /* UD_TIMEOUT, seconds */
     uint64_t stats[US_STAT_LAST];
 } us_counters_t;
 

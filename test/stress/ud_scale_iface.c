@@ -370,6 +370,9 @@ void us_counters(us_ctx_t *ctx, us_counters_t *c)
     c->ahs          = iface->ahs.count;
     c->rx_posted    = iface->rx.posted;
     c->rx_queue_len = iface->rx.max;
+    c->tx_available = iface->tx.available;
+    c->active       = (unsigned)ucs_list_length(&iface->active);
+    c->acks_owed    = iface->acks.count;
     c->timeout      = ucs_time_to_sec(iface->config.timeout);
     uct_ud_leave(iface);
 }

@@ -41,7 +41,11 @@ typedef struct {
     unsigned remote_ports;
     unsigned long am_rx_r1, put_ok_r1;
     double hold_sec;
+    double next_status; /* of the next status line (sc_now()) */
 } us_server_stats_t;
+
+/* Seconds between the server's status lines */
+#define US_STATUS_SEC 10.0
 
 static ucs_status_t us_am_ep(void *arg, void *data, size_t length,
                              unsigned flags)
@@ -285,11 +289,27 @@ static int us_round_checked(const us_ctx_t *ctx, unsigned round)
  * idle), the clients' requests, the receive queue's low water */
 static int us_server_turn(us_ctx_t *ctx, us_server_stats_t *st, int max_ms)
 {
+    double now = sc_now();
     us_counters_t c;
 
     us_counters(ctx, &c);
     if (c.rx_posted < st->rx_low) {
         st->rx_low = c.rx_posted;
+    }
+    if (now >= st->next_status) {
+        /* a line every US_STATUS_SEC: where a long run stands */
+        st->next_status = now + US_STATUS_SEC;
+        fprintf(stderr,
+                "uct_ud_scale server: at %.1f s: %lu AMs, %u eps (%u "
+                "private), %u active, %u owed an ACK; rx %u of %u "
+                "posted, %d send slots free; CREQs sent again %lu, "
+                "packets %lu, duplicates %lu, probes %lu\n",
+                now, ctx->am_rx, c.eps, c.private_eps, c.active, c.acks_owed,
+                c.rx_posted, c.rx_queue_len, c.tx_available,
+                (unsigned long)c.stats[US_STAT_CREQ_RESENT],
+                (unsigned long)c.stats[US_STAT_TX_RESENT],
+                (unsigned long)c.stats[US_STAT_RX_DUP],
+                (unsigned long)c.stats[US_STAT_IDLE_PROBES]);
     }
     us_wait(ctx, max_ms);
     /* a failure found goes into the report; the run goes on */

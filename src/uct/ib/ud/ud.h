@@ -78,15 +78,17 @@
  *
  * Silent peers. A peer that dies without a DISC (killed, its host gone)
  * would leave the internal endpoints its requests made. The timer's idle
- * sweep looks at every endpoint id once per TIMEOUT/4, a bounded number
- * of ids per tick (at most UCT_UD_IDLE_SWEEP_MAX); an internal endpoint
- * with nothing to send that got no packet since the last look is sent a
- * probe (an ACK with ACK_REQ, which a live peer answers, from its async
- * context when it does not progress); one that answered none of
- * UCT_UD_IDLE_PROBES probes by the next look is freed, as is one that
+ * sweep looks at every endpoint id once per TIMEOUT/8 (UCT_UD_IDLE_LOOKS),
+ * paced by the time elapsed rather than by ticks, and at most
+ * UCT_UD_IDLE_SWEEP_MAX ids per tick. An internal endpoint with nothing
+ * to send that got no packet for UCT_UD_IDLE_QUIET looks is sent a probe
+ * at each further look (an ACK with ACK_REQ, which a live peer answers,
+ * from its async context when it does not progress), only while more
+ * than half the send queue is free; one that answered none of
+ * UCT_UD_IDLE_PROBES probes is freed at the next look, as is one that
  * failed (unacknowledged data for TIMEOUT). So a dead peer's endpoints
- * go within about 1.25 TIMEOUT, and an idle live peer costs one probe
- * and one answer per TIMEOUT/2 and endpoint.
+ * go within 1.25-1.5 TIMEOUT, and an idle live peer costs one probe and
+ * one answer per TIMEOUT and endpoint.
  *
  * Threads. An interface timer on the worker's async context resends,
  * acknowledges and detects dead peers, and a handler on the completion
@@ -132,6 +134,13 @@ BEGIN_C_DECLS
 
 /** User buffers of an AM zcopy (the header is one more SGE). */
 #define UCT_UD_MAX_ZCOPY_IOV 3
+
+/** Looks of the idle sweep at every endpoint id per TIMEOUT. */
+#define UCT_UD_IDLE_LOOKS 8
+
+/** Looks at an internal endpoint without a packet from its peer before
+ *  the idle sweep probes the peer. */
+#define UCT_UD_IDLE_QUIET 7
 
 /** Probes an internal endpoint's peer leaves unanswered before the
  *  endpoint is freed (idle sweep). */
@@ -557,7 +566,7 @@ struct uct_ud_ep {
     uint16_t flags;       /* UCT_UD_EP_FLAG_* */
     uint8_t rx_flags;     /* UCT_UD_EP_RX_* */
     int8_t status;        /* why it failed */
-    uint8_t idle_probes;  /* idle sweep visits without a packet */
+    uint8_t idle_probes;  /* idle sweep looks without a packet */
     uint16_t creq_window; /* CREQs of the iface outstanding at most while
                              this ep's is sent (from the peer's address) */
 };

@@ -929,14 +929,20 @@ int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         !ucs_queue_is_empty(&ep->unacked)) {
         return 0; /* the resend timeout watches it */
     }
-    if (ep->idle_probes >= UCT_UD_IDLE_PROBES) {
+    if (ep->idle_probes < UCT_UD_IDLE_QUIET) {
+        ++ep->idle_probes; /* quiet, not yet asked */
+        return 0;
+    }
+    if (ep->idle_probes >= UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES) {
         ++iface->stats.peer_reclaimed;
         uct_ud_ep_free(iface, ep);
         return 1;
     }
-    /* only a probe that went out counts: without a send slot, the next
-     * look tries again (a live peer is never freed unasked) */
-    if (uct_ud_ep_send_ack_req(iface, ep)) {
+    /* only a probe that went out counts: without a send slot, or while
+     * data needs half the send queue, the next look tries again (a live
+     * peer is never freed unasked, and probes never crowd out data) */
+    if ((iface->tx.available > (int)(iface->config.tx_queue_len / 2)) &&
+        uct_ud_ep_send_ack_req(iface, ep)) {
         ++ep->idle_probes;
         ++iface->stats.idle_probes;
     }

@@ -568,15 +568,15 @@ unsigned uct_ud_iface_progress(uct_iface_h tl_iface)
  */
 
 /* The idle sweep (ud.h, silent peers): the endpoint ids it looks at this
- * tick, so that each id is looked at once per TIMEOUT/4. The time since
+ * tick, so that each id is looked at once per TIMEOUT/8. The time since
  * the last tick earns eps.used times as much credit (at most a period's:
  * ticks come late in a loaded process, and a tick-counted sweep then
  * looked at each id once per several periods), and a look costs
- * TIMEOUT/4 of it. */
+ * TIMEOUT/8 of it. */
 static unsigned uct_ud_iface_idle_sweep_count(uct_ud_iface_t *iface,
                                               ucs_time_t now)
 {
-    uint64_t period = ucs_max(iface->config.timeout / 4, 1);
+    uint64_t period = ucs_max(iface->config.timeout / UCT_UD_IDLE_LOOKS, 1);
     uint64_t elapsed, count;
 
     elapsed          = (iface->idle_last == 0) ? iface->config.timer_tick

@@ -680,6 +680,42 @@ TEST_P(uct_ud, killed_peer_eps_reclaimed)
               << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
 }
 
+/* The idle sweep is paced by elapsed time, not by timer ticks: with a's
+ * async context blocked 90% of the time (the timer fires about once per
+ * 100 ms instead of once per 10 ms, as in a loaded process), a killed
+ * peer's eps still go within 2x TIMEOUT. A sweep that earned its credit
+ * per tick took about ten times as long. */
+TEST_P(uct_ud, killed_peer_eps_reclaimed_with_late_ticks)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    const double TIMEOUT = 1.0;
+    entity *a            = create_entity(params({{"UD_TIMEOUT", "1s"}}, true));
+
+    ASSERT_TRUE(start_peer(ib_peer::options()));
+    for (unsigned i = 0; i < 5; ++i) {
+        ASSERT_TRUE(peer_connects_to(*a));
+    }
+    wait_for([&] { return private_count(*a) == 5; }, "5 peer's eps on a");
+
+    double killed = now_sec();
+    test_peer::kill_and_wait(m_peer);
+    ucs_async_context_t *async = ud(*a)->async;
+    while ((private_count(*a) != 0) && (now_sec() - killed < 10 * TIMEOUT)) {
+        ucs_async_block(async);
+        usleep(90000);
+        ucs_async_unblock(async);
+        usleep(10000);
+    }
+    double elapsed = now_sec() - killed;
+    EXPECT_EQ(0u, private_count(*a));
+    EXPECT_LE(elapsed, 2 * TIMEOUT);
+    std::cout << "[ INFO     ] with late ticks, killed peer's eps reclaimed "
+                 "after "
+              << elapsed << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
+}
+
 /* Ten thousand eps of one iface connect to another's iface: every request
  * is answered (one private ep each on the other side), one message on
  * each ep arrives, and once they are destroyed no ep is left on either
