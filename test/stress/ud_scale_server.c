@@ -303,13 +303,17 @@ static int us_server_turn(us_ctx_t *ctx, us_server_stats_t *st, int max_ms)
                 "uct_ud_scale server: at %.1f s: %lu AMs, %u eps (%u "
                 "private), %u active, %u owed an ACK; rx %u of %u "
                 "posted, %d send slots free; CREQs sent again %lu, "
-                "packets %lu, duplicates %lu, probes %lu\n",
+                "packets %lu, duplicates %lu, probes %lu, reclaimed %lu, "
+                "stale %lu, dropped %lu\n",
                 now, ctx->am_rx, c.eps, c.private_eps, c.active, c.acks_owed,
                 c.rx_posted, c.rx_queue_len, c.tx_available,
                 (unsigned long)c.stats[US_STAT_CREQ_RESENT],
                 (unsigned long)c.stats[US_STAT_TX_RESENT],
                 (unsigned long)c.stats[US_STAT_RX_DUP],
-                (unsigned long)c.stats[US_STAT_IDLE_PROBES]);
+                (unsigned long)c.stats[US_STAT_IDLE_PROBES],
+                (unsigned long)c.stats[US_STAT_PEER_RECLAIMED],
+                (unsigned long)c.stats[US_STAT_RX_STALE],
+                (unsigned long)c.stats[US_STAT_RX_DROPPED]);
     }
     us_wait(ctx, max_ms);
     /* a failure found goes into the report; the run goes on */

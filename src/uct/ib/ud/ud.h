@@ -87,8 +87,9 @@
  * than half the send queue is free; one that answered none of
  * UCT_UD_IDLE_PROBES probes is freed at the next look, as is one that
  * failed (unacknowledged data for TIMEOUT). So a dead peer's endpoints
- * go within 1.25-1.5 TIMEOUT, and an idle live peer costs one probe and
- * one answer per TIMEOUT and endpoint.
+ * go within 1.625 TIMEOUT, a live peer has 3/4 TIMEOUT to answer (a
+ * loaded process stalls for a while), and an idle live peer costs one
+ * probe and one answer per 3/4 TIMEOUT and endpoint.
  *
  * Threads. An interface timer on the worker's async context resends,
  * acknowledges and detects dead peers, and a handler on the completion
@@ -140,11 +141,11 @@ BEGIN_C_DECLS
 
 /** Looks at an internal endpoint without a packet from its peer before
  *  the idle sweep probes the peer. */
-#define UCT_UD_IDLE_QUIET 7
+#define UCT_UD_IDLE_QUIET 5
 
 /** Probes an internal endpoint's peer leaves unanswered before the
  *  endpoint is freed (idle sweep). */
-#define UCT_UD_IDLE_PROBES 3
+#define UCT_UD_IDLE_PROBES 6
 
 /** Most endpoint ids the idle sweep looks at per timer tick. */
 #define UCT_UD_IDLE_SWEEP_MAX 4096

@@ -654,6 +654,11 @@ TEST_P(uct_ud, killed_peer_eps_reclaimed)
              "6 peers' eps on a");
     ASSERT_EQ(6u, private_count(*a));
 
+    /* the peer process is alive and idle: it answers the probes, and its
+     * eps stay over 3 TIMEOUTs */
+    progress_for(3000);
+    ASSERT_EQ(6u, private_count(*a));
+
     double killed = now_sec();
     test_peer::kill_and_wait(m_peer);
     wait_for([&] { return private_count(*a) == 1; },
