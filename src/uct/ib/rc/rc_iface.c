@@ -105,6 +105,7 @@ unsigned uct_rc_iface_tx_rescue(uct_rc_iface_t *iface)
     unsigned i      = iface->rescue.cursor & mask;
     unsigned scan, posted = 0;
     uct_rc_ep_t *ep;
+    uint8_t fence;
 
     for (scan = 0; (scan < UCT_RC_RESCUE_SCAN) && (scan <= mask) &&
                    (iface->cq_available > floor);
@@ -119,9 +120,15 @@ unsigned uct_rc_iface_tx_rescue(uct_rc_iface_t *iface)
         if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
             /* failed (or destroyed) without its flush marker */
             posted += (unsigned)uct_rc_ep_post_flush_marker(iface, ep, floor);
-        } else if ((ep->tx_available > 0) &&
-                   (uct_rc_ep_post_marker(iface, ep, NULL) == UCS_OK)) {
-            ++posted;
+        } else if (ep->tx_available > 0) {
+            /* a fence the user asked for stays for the user's next
+             * request: the marker orders nothing */
+            fence = ep->flags & UCT_RC_EP_FLAG_FENCE;
+            ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_FENCE;
+            if (uct_rc_ep_post_marker(iface, ep, NULL) == UCS_OK) {
+                ++posted;
+            }
+            ep->flags |= fence;
         }
     }
     iface->rescue.cursor = i;
