@@ -14,7 +14,10 @@
 #   -c CONFIGS   space-separated runs, TL:MODE:EPS:TX_QUEUE_LEN (TL rc or
 #                ud, MODE ep or iface) or EPS:TX_QUEUE_LEN for rc:ep
 #                (default: rc:ep at 255 and 31, ud:ep and ud:iface at 255,
-#                each at 1000 and 10000 endpoints; rc:ep:10000:255 last)
+#                each at 1000 and 10000 endpoints; rc:ep:10000:255 last);
+#                rc words may add :INLINE:SGES, the UCX_RC_VERBS_TX_MIN_INLINE
+#                and _TX_MIN_SGE of the run (rc:ep:1000:255:64:4 asks for
+#                the send slot of before the 256-byte default)
 #   -B BATCH     connections created before sending on them (default 64)
 #   -k           also print each run's full output
 #
@@ -34,21 +37,23 @@ if [ "${1:-}" = --guest ]; then
     bin=$2 dev=$3 configs=$4 full=$5 batch=$6 status=0 first=1 out=""
     echo "@info@ kernel $(uname -r), $(grep -m1 MemTotal /proc/meminfo | xargs)"
     for c in $configs; do
-        IFS=: read -r tl mode eps txq <<<"$c"
+        IFS=: read -r tl mode eps txq inl sges <<<"$c"
         args=(-t "${tl}_verbs" -m "$mode" -n "$eps" -d "$dev" -B "$batch")
+        tx_env=(UCX_IB_TX_QUEUE_LEN="$txq")
+        [ -n "$inl" ] && tx_env+=(UCX_RC_VERBS_TX_MIN_INLINE="$inl")
+        [ -n "$sges" ] && tx_env+=(UCX_RC_VERBS_TX_MIN_SGE="$sges")
         # the first rc run also measures bare libibverbs QPs
         if [ $first -eq 1 ] && [ "$tl" = rc ]; then
             args+=(-v)
             first=0
         fi
-        note "${tl}_verbs $mode, $eps endpoints," \
-            "UCX_IB_TX_QUEUE_LEN=$txq"
+        note "${tl}_verbs $mode, $eps endpoints, ${tx_env[*]}"
         sync
         echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
-        out=$(UCX_IB_TX_QUEUE_LEN=$txq timeout 900 "$bin" "${args[@]}" 2>&1)
+        out=$(env "${tx_env[@]}" timeout 900 "$bin" "${args[@]}" 2>&1)
         rc=$?
         if [ "$full" -eq 1 ] || [ $rc -ne 0 ]; then
-            echo "---- $bin ${args[*]} (UCX_IB_TX_QUEUE_LEN=$txq), exit $rc" >&2
+            echo "---- $bin ${args[*]} (${tx_env[*]}), exit $rc" >&2
             echo "$out" | tail -n 40 >&2
         fi
         if [ $rc -ne 0 ] || ! grep -q '^result ' <<<"$out"; then
@@ -88,9 +93,11 @@ done
 words=""
 for c in $configs; do
     [[ $c =~ ^[0-9]+:[0-9]+$ ]] && c=rc:ep:$c
-    [[ $c =~ ^(rc:ep|ud:ep|ud:iface):[0-9]+:[0-9]+$ ]] ||
+    [[ $c =~ ^(rc:ep|ud:ep|ud:iface):[0-9]+:[0-9]+$ ||
+        $c =~ ^rc:ep:[0-9]+:[0-9]+:[0-9]+:[0-9]+$ ]] ||
         die "-c wants TL:MODE:EPS:TX_QUEUE_LEN words (rc:ep, ud:ep," \
-            "ud:iface) or EPS:TX_QUEUE_LEN, not '$c'"
+            "ud:iface), rc:ep:EPS:TX_QUEUE_LEN:INLINE:SGES or" \
+            "EPS:TX_QUEUE_LEN, not '$c'"
     words+=" $c"
 done
 configs=$words
@@ -121,18 +128,20 @@ echo "# $(($(date +%s) - start)) s, load average before the run ${load:-?};" \
 echo "# between two interfaces of one process, both sides counted (a" \
     "connection is two"
 echo "# endpoints); bytes per endpoint from the second of two rounds"
-fmt='%-4s %-5s %6s %4s %5s %5s %5s %6s %5s %4s %6s %7s %6s %7s %7s %7s %6s %6s %6s\n'
+fmt='%-4s %-5s %6s %4s %3s %4s %5s %5s %5s %6s %5s %4s %6s %7s %7s %6s %7s %7s %7s %6s %6s %6s\n'
 # shellcheck disable=SC2059
-printf "$fmt" tl mode eps txq heap ep kept raw_qp qps ahs slab vmalloc pgtbl \
-    memfree p50_ms p99_ms us/con am_us rate
+printf "$fmt" tl mode eps txq sge inl heap ep kept raw_qp qps ahs slab \
+    vmalloc kernel pgtbl memfree p50_ms p99_ms us/con am_us rate
 awk -v fmt="$fmt" '$1 == "@res@" {
         delete v
         for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
         t = v["tl"]; sub(/_verbs$/, "", t)
-        printf fmt, t, v["mode"], v["eps"], v["txq"], v["heap"], v["heap_ep"],
+        printf fmt, t, v["mode"], v["eps"], v["txq"], v["sges"], v["inline"],
+            v["heap"], v["heap_ep"],
             v["kept"], (v["raw_qp_heap"] < 0) ? "-" : v["raw_qp_heap"],
             (v["qps"] < 0) ? "-" : v["qps"], v["ahs"], v["slab"],
-            v["vmalloc"], v["pagetables"], v["memfree"], v["conn_p50_ms"],
+            v["vmalloc"], (v["kernel_qp"] < 0) ? "-" : v["kernel_qp"],
+            v["pagetables"], v["memfree"], v["conn_p50_ms"],
             v["conn_p99_ms"], v["conn_us"], v["am_us"], v["am_rate"]
      }
      $1 == "@fail@" {
@@ -148,6 +157,11 @@ echo "#   ibv_create_qp(), first rc run"
 echo "# qps: kernel QPs added (rdma resource show, per endpoint count in"
 echo "#   all); ahs: address handles of both interfaces"
 echo "# slab, vmalloc, pgtbl, memfree: /proc/meminfo deltas per endpoint"
+echo "# kernel: kernel memory per QP, (Slab + VmallocUsed) growth divided"
+echo "#   by the kernel QPs added (rc: one per endpoint; rxe's send queue"
+echo "#   is vmalloc_user pages, its QP objects slab); sge, inl: the SGEs"
+echo "#   and inline bytes the QPs got (rxe send slot: 208 + max(16 * sge,"
+echo "#   inl) bytes rounded up to a power of two)"
 echo "# p50_ms, p99_ms: one connection, creation to its first AM received;"
 echo "#   us/con: connecting them all, per connection; batches of $batch"
 echo "# am_us: one AM, send to handler, on endpoints spread over all;"

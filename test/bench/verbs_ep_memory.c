@@ -27,6 +27,10 @@
  *            sockets, uverbs objects), VmallocUsed (send queues: rxe
  *            allocates them with vmalloc_user and maps them into the
  *            process), PageTables, and MemFree, which holds them all.
+ *            Kernel memory per QP (MEM_KERNEL_QP_DEFINITION): the Slab
+ *            and VmallocUsed growth divided by the QPs added (rc_verbs:
+ *            one per endpoint); rxe's send slot size by its formula
+ *            (MEM_RXE_WQE_HDR) next to it.
  *   objects  QPs the kernel holds (`rdma resource show`, when the tool is
  *            there) and address handles (ud_verbs' shared table).
  *   connect  per connection, from just before its endpoints were created
@@ -75,6 +79,17 @@
 #define MEM_TIMEOUT_SEC  120.0 /* bound on every wait */
 #define MEM_SETTLE_SEC   0.2
 #define MEM_STALL_SEC    10.0 /* traffic: one send's longest wait */
+
+/* rxe: sizeof(struct rxe_send_wqe) of <rdma/rdma_user_rxe.h>, the header
+ * of a send slot; the slot adds max(16 * SGEs, inline) bytes and is
+ * rounded up to a power of two, the queue to a power of two slots */
+#define MEM_RXE_WQE_HDR 208
+
+#define MEM_KERNEL_QP_DEFINITION                                           \
+    "kernel memory per QP: (Slab + VmallocUsed) growth in /proc/meminfo, " \
+    "connected minus base, divided by the kernel QPs added (rdma "         \
+    "resource show; the endpoints when unknown); rxe's send queue is "     \
+    "VmallocUsed (vmalloc_user pages), its QP objects are Slab"
 
 typedef enum { MEM_TL_RC, MEM_TL_UD } mem_tl_t;
 
@@ -424,11 +439,19 @@ static void mem_settle(mem_ctx_t *ctx)
     }
 }
 
-static unsigned mem_ud_ep_count(mem_ctx_t *ctx)
+/* Endpoints left on both interfaces: ud_verbs' private ones, rc_verbs'
+ * destroyed ones whose requests are not all done yet (with their QPs) */
+static unsigned mem_ep_count(mem_ctx_t *ctx)
 {
-    uct_ud_iface_t *a = uct_ud_iface(ctx->a.iface);
-    uct_ud_iface_t *b = uct_ud_iface(ctx->b.iface);
+    uct_ud_iface_t *a, *b;
     unsigned count;
+
+    if (ctx->tl == MEM_TL_RC) {
+        return uct_rc_iface(ctx->a.iface)->eps.count +
+               uct_rc_iface(ctx->b.iface)->eps.count;
+    }
+    a = uct_ud_iface(ctx->a.iface);
+    b = uct_ud_iface(ctx->b.iface);
 
     uct_ud_enter(a);
     count = a->eps.count;
@@ -440,21 +463,20 @@ static unsigned mem_ud_ep_count(mem_ctx_t *ctx)
 }
 
 /* After the user's endpoints were destroyed: ud_verbs' zombies tell the
- * peer, which frees the private endpoints; waits until no endpoint is
- * left on either side. Returns the seconds that took, or -1. */
+ * peer, which frees the private endpoints; rc_verbs' endpoints with
+ * requests in flight stay until their flush completes (the next round's
+ * base must not hold them); waits until no endpoint is left on either
+ * side. Returns the seconds that took, or -1. */
 static double mem_wait_eps_gone(mem_ctx_t *ctx)
 {
     double start = mem_now();
 
-    if (ctx->tl != MEM_TL_UD) {
-        return 0;
-    }
-    while (mem_ud_ep_count(ctx) != 0) {
+    while (mem_ep_count(ctx) != 0) {
         if (mem_now() > start + MEM_TIMEOUT_SEC) {
             fprintf(stderr,
                     "verbs_ep_memory: %u endpoints still there "
                     "%.0f s after destroying them all\n",
-                    mem_ud_ep_count(ctx), MEM_TIMEOUT_SEC);
+                    mem_ep_count(ctx), MEM_TIMEOUT_SEC);
             return -1;
         }
         uct_worker_progress(ctx->worker);
@@ -680,11 +702,29 @@ static int mem_traffic(mem_ctx_t *ctx, unsigned pairs, mem_round_t *r)
     return 0;
 }
 
+/* Until the kernel's QP count holds still for 0.2 s (QPs destroyed by an
+ * earlier round may be freed late), 10 s at most */
+static void mem_wait_kernel_qps(mem_ctx_t *ctx)
+{
+    double deadline = mem_now() + 10;
+    long last       = mem_kernel_qps(), qps;
+
+    while ((last >= 0) && (mem_now() < deadline)) {
+        mem_settle(ctx);
+        qps = mem_kernel_qps();
+        if (qps == last) {
+            return;
+        }
+        last = qps;
+    }
+}
+
 static int mem_round(mem_ctx_t *ctx, mem_round_t *r, int traffic)
 {
     unsigned pairs = ctx->num_eps / 2;
     double t0;
 
+    mem_wait_kernel_qps(ctx);
     mem_sample(&r->base);
     t0 = mem_now();
     if (mem_connect(ctx, ctx->eps_a, ctx->eps_b, pairs) != 0) {
@@ -796,7 +836,7 @@ static int mem_raw_verbs(mem_ctx_t *ctx, const uct_rc_iface_t *rc,
     attr.recv_cq             = cq;
     attr.srq                 = srq;
     attr.cap.max_send_wr     = rc->config.tx_queue_len;
-    attr.cap.max_send_sge    = rc->config.max_iov + 1;
+    attr.cap.max_send_sge    = rc->config.max_iov;
     attr.cap.max_inline_data = (uint32_t)rc->config.max_inline;
 
     before = ucs_sys_heap_in_use();
@@ -860,7 +900,7 @@ static void mem_tx_config(const mem_ctx_t *ctx, unsigned *txq, unsigned *sges,
     if (ctx->tl == MEM_TL_RC) {
         rc    = uct_rc_iface(ctx->a.iface);
         *txq  = rc->config.tx_queue_len;
-        *sges = rc->config.max_iov + 1;
+        *sges = rc->config.max_iov;
         *inl  = rc->config.max_inline;
     } else {
         ud    = uct_ud_iface(ctx->a.iface);
@@ -877,6 +917,35 @@ static long mem_qp_delta(const mem_sample_t *after, const mem_sample_t *before)
         return -1;
     }
     return after->qps - before->qps;
+}
+
+/* MEM_KERNEL_QP_DEFINITION of round @a r; -1 without QPs (ud_verbs) */
+static double mem_kernel_per_qp(const mem_ctx_t *ctx, const mem_round_t *r)
+{
+    long qps = mem_qp_delta(&r->conn, &r->base);
+    long bytes =
+        (r->conn.meminfo[MEMINFO_SLAB] - r->base.meminfo[MEMINFO_SLAB]) +
+        (r->conn.meminfo[MEMINFO_VMALLOC] - r->base.meminfo[MEMINFO_VMALLOC]);
+
+    if (ctx->tl != MEM_TL_RC) {
+        return -1;
+    }
+    if (qps <= 0) {
+        qps = ctx->num_eps; /* one QP per rc_verbs endpoint */
+    }
+    return (double)bytes / (double)qps;
+}
+
+/* rxe's send slot for @a sges SGEs and @a inl bytes inline */
+static size_t mem_rxe_slot(unsigned sges, size_t inl)
+{
+    size_t need = MEM_RXE_WQE_HDR + ucs_max((size_t)sges * 16, inl);
+    size_t slot = 64;
+
+    while (slot < need) {
+        slot *= 2;
+    }
+    return slot;
 }
 
 static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
@@ -918,6 +987,12 @@ static void mem_print_human(const mem_ctx_t *ctx, const mem_round_t *first,
     printf("kernel objects: %ld QPs more when connected (rdma resource "
            "show; -1: unknown), %u address handles in both interfaces\n",
            mem_qp_delta(&second->conn, &second->base), second->ahs);
+    if (ctx->tl == MEM_TL_RC) {
+        printf("%s:\n  %.0f bytes per QP (send queue %u, %u SGEs, %zu bytes "
+               "inline: a %zu-byte send slot on rxe)\n",
+               MEM_KERNEL_QP_DEFINITION, mem_kernel_per_qp(ctx, second), txq,
+               sges, inl, mem_rxe_slot(sges, inl));
+    }
     printf("connection time (create to first AM received, batches of "
            "%u): median %.2f ms, p99 %.2f ms, max %.2f ms; %.0f us per "
            "connection in all\n",
@@ -996,6 +1071,12 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
            mem_per(second.conn.meminfo[MEMINFO_PAGETABLES],
                    second.base.meminfo[MEMINFO_PAGETABLES], n),
            mem_per(second.conn.rss, second.base.rss, n));
+    printf(" kernel_qp=%.0f sges=%u inline=%zu rxe_slot=%zu rc_own=%.0f",
+           mem_kernel_per_qp(ctx, &second), sges, inl, mem_rxe_slot(sges, inl),
+           (raw_heap >= 0) ? ucs_sys_heap_per_object(second.base.heap,
+                                                     second.conn.heap, n) -
+                                 raw_heap
+                           : -1);
     printf(" slab1=%.0f vmalloc1=%.0f ep_struct=%zu ep_chunk=%zu "
            "index=%.1f raw_qp_heap=%.0f connect_s=%.1f gone_s=%.2f",
            mem_per(first.conn.meminfo[MEMINFO_SLAB],
@@ -1013,9 +1094,19 @@ static int mem_run(mem_ctx_t *ctx, int raw_verbs)
            second.loop_sec * 1e6 / (n / 2), ctx->batch, first.am_p50 * 1e6,
            first.am_rate);
     if (!ctx->quiet && (ctx->tl == MEM_TL_RC)) {
-        printf("rc_verbs heap per connected ep: %.0f bytes (target <= %d)\n",
-               ucs_sys_heap_per_object(second.base.heap, second.conn.heap, n),
-               MEM_TARGET_BYTES);
+        printf("rc_verbs heap per connected ep: %.0f bytes",
+               ucs_sys_heap_per_object(second.base.heap, second.conn.heap, n));
+        if (raw_heap >= 0) {
+            /* the provider's share is what a bare QP takes */
+            printf(
+                ", of which the provider's (a bare QP) %.0f and rc's "
+                "own %.0f (target <= %d)",
+                raw_heap,
+                ucs_sys_heap_per_object(second.base.heap, second.conn.heap, n) -
+                    raw_heap,
+                MEM_TARGET_BYTES);
+        }
+        printf("\n");
     }
     return 0;
 }

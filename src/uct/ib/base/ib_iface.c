@@ -344,13 +344,15 @@ static void uct_ib_iface_destroy_cq(uct_ib_iface_t *iface, uct_ib_dir_t dir)
 }
 
 /*
- * The inline size the device grants: a throwaway QP asks for @a asked
- * bytes, half as many after each refusal, down to 0; the QP reports what
- * it got (rxe: what was asked up to 512, at least 16).
+ * The inline size and SGE count the device grants: a throwaway QP asks
+ * for @a sges SGEs and @a asked bytes inline, half as many bytes after
+ * each refusal, down to 0; the QP reports what it got (rxe: one slot
+ * holds max(16 * SGEs, inline) bytes after its 208-byte header, and both
+ * grow to fill it).
  */
 static ucs_status_t uct_ib_iface_probe_inline(uct_ib_iface_t *iface,
                                               enum ibv_qp_type qp_type,
-                                              size_t asked)
+                                              unsigned sges, size_t asked)
 {
     struct ibv_qp_init_attr attr;
     size_t inline_size = asked;
@@ -363,7 +365,7 @@ static ucs_status_t uct_ib_iface_probe_inline(uct_ib_iface_t *iface,
         attr.qp_type             = qp_type;
         attr.cap.max_send_wr     = 1;
         attr.cap.max_recv_wr     = 1;
-        attr.cap.max_send_sge    = 1;
+        attr.cap.max_send_sge    = sges;
         attr.cap.max_recv_sge    = 1;
         attr.cap.max_inline_data = (uint32_t)inline_size;
 
@@ -374,8 +376,8 @@ static ucs_status_t uct_ib_iface_probe_inline(uct_ib_iface_t *iface,
 
         if (inline_size == 0) {
             ucs_error("%s: cannot create a QP of type %d (send and receive "
-                      "queues of 1): %m; %s",
-                      iface->super.dev_name, qp_type,
+                      "queues of 1, %u send SGEs): %m; %s",
+                      iface->super.dev_name, qp_type, sges,
                       uct_ib_iface_verbs_hint(errno));
             return uct_ib_iface_verbs_status(errno);
         }
@@ -384,10 +386,13 @@ static ucs_status_t uct_ib_iface_probe_inline(uct_ib_iface_t *iface,
         inline_size /= 2;
     }
 
-    iface->max_inline = attr.cap.max_inline_data;
+    iface->max_inline   = attr.cap.max_inline_data;
+    iface->max_send_sge = ucs_max(attr.cap.max_send_sge, sges);
     ibv_destroy_qp(qp);
-    ucs_debug("%s: inline data up to %zu bytes (TX_MIN_INLINE=%zu)",
-              iface->super.dev_name, iface->max_inline, asked);
+    ucs_debug("%s: inline data up to %zu bytes, %u send SGEs "
+              "(TX_MIN_INLINE=%zu, %u SGEs asked)",
+              iface->super.dev_name, iface->max_inline, iface->max_send_sge,
+              asked, sges);
     return UCS_OK;
 }
 
@@ -475,6 +480,7 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface_t *iface,
     }
 
     status = uct_ib_iface_probe_inline(iface, init_attr->qp_type,
+                                       ucs_max(init_attr->tx_max_sge, 1),
                                        config->tx.min_inline);
     if (status != UCS_OK) {
         goto err_cqs;

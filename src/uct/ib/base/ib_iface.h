@@ -107,6 +107,11 @@ typedef struct uct_ib_iface_init_attr {
     unsigned rx_cq_len;       /* receive CQ entries wanted; 0 takes
                                  RX_QUEUE_LEN */
     enum ibv_qp_type qp_type; /* for the inline probe */
+    unsigned tx_max_sge;      /* SGEs the transport's send work requests
+                                 ask for; 0 takes 1. The probe asks
+                                 for them with the inline size: some
+                                 devices (rxe) size one send slot for
+                                 both and grant more of either */
     /** Device events of this iface's objects, from the async thread,
      *  called with the uct_ib_iface_t as @a arg: errors of its CQs, events
      *  of its port, and every QP and SRQ event and fatal device error (the
@@ -131,7 +136,8 @@ typedef struct uct_ib_iface {
     uct_ib_gid_info_t gid_info;
     enum ibv_mtu path_mtu; /* min(port active MTU, PATH_MTU) */
     uint16_t lid;
-    size_t max_inline; /* accepted by the device */
+    size_t max_inline;     /* accepted by the device */
+    unsigned max_send_sge; /* granted with it (tx_max_sge asked) */
     unsigned cq_len[UCT_IB_DIR_LAST];
     unsigned num_cq_events[UCT_IB_DIR_LAST]; /* to ack */
     uct_ib_async_hook_t async_hook;

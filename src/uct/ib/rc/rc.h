@@ -16,6 +16,19 @@
  * (every posted request may produce one: when a QP fails, each of its
  * requests completes with a flush error, signaled or not).
  *
+ * Rescue of the send CQ. An unsignaled request keeps its CQ entry until a
+ * later signaled request of its endpoint completes. Endpoints that sent a
+ * few unsignaled requests and went idle can hold every entry between them
+ * (moderation shrinks as endpoints are added, but those that posted
+ * before hold what they posted under the larger budget), and then no
+ * endpoint could post, flush or send a grant again. So a few entries
+ * (tx_cq_reserve) are kept out of cq_available, and when cq_available is
+ * used up, progress walks the endpoints (a bounded number of table slots
+ * per call, on from where it stopped) and posts a signaled empty RDMA
+ * write on each idle one that holds unsignaled requests (none of its
+ * signaled requests in flight), from the reserve; each marker's
+ * completion gives back its entry and those of the requests before it.
+ *
  * Flow control. A sender may have fc_wnd active messages that the peer has
  * not handed back. The receiver counts what it delivered and returns the
  * count in the header of its next active message to that peer, or, once
@@ -60,8 +73,14 @@ BEGIN_C_DECLS
 /** Largest user header of an AM zcopy. */
 #define UCT_RC_MAX_AM_HDR 128
 
-/** Most SGEs of a short iov (header + payload entries). */
+/** Most SGEs of a send work request (header + payload entries). */
 #define UCT_RC_MAX_IOV 16
+
+/** Most send CQ entries kept for the rescue markers (see above). */
+#define UCT_RC_TX_CQ_RESERVE_MAX 16
+
+/** Endpoint table slots the rescue looks at per progress call. */
+#define UCT_RC_RESCUE_SCAN 256
 
 /** First PSNs drawn from the system's random source at once. */
 #define UCT_RC_PSN_BATCH 32
@@ -257,7 +276,12 @@ struct uct_rc_iface {
         uint32_t pool[UCT_RC_PSN_BATCH]; /* random, for the next eps */
         unsigned left;                   /* unused at the pool's end */
     } psn;
-    int cq_available;            /* send CQ entries left */
+    int cq_available; /* send CQ entries left; the rescue
+                         takes it down to -tx_cq_reserve */
+    struct {
+        unsigned cursor;       /* next ep table slot to look at */
+        unsigned long markers; /* posted so far */
+    } rescue;
     uct_ib_rxq_t rx;             /* the SRQ's buffers */
     volatile int async_qp_error; /* a QP event arrived (async) */
     volatile int fatal;          /* the device failed (async) */
@@ -266,6 +290,7 @@ struct uct_rc_iface {
         size_t max_inline;
         size_t seg_size;
         unsigned tx_queue_len;      /* send queue slots per QP */
+        unsigned tx_cq_reserve;     /* send CQ entries of the rescue */
         unsigned tx_moderation;     /* now: see
                                        uct_rc_iface_update_moderation */
         unsigned tx_moderation_max; /* TX_CQ_MODERATION, capped */
@@ -439,6 +464,12 @@ void uct_rc_ep_free(uct_rc_iface_t *iface, uct_rc_ep_t *ep);
 /** Post the explicit grant of @a ep; UCS_ERR_NO_RESOURCE when no slot. */
 ucs_status_t uct_rc_ep_send_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep);
 
+/** On a failed ep whose last request was not signaled, post a signaled
+ *  empty write (flushed at once) while cq_available > @a cq_floor.
+ *  Returns 1 when posted. */
+int uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface, uct_rc_ep_t *ep,
+                                int cq_floor);
+
 /** Post a signaled empty RDMA write (flush and check markers). */
 ucs_status_t uct_rc_ep_post_marker(uct_rc_iface_t *iface, uct_rc_ep_t *ep,
                                    uct_rc_op_t *op);
@@ -508,6 +539,14 @@ static inline void uct_rc_ep_schedule(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
  * iface could post at all.
  */
 void uct_rc_iface_update_moderation(uct_rc_iface_t *iface);
+
+/**
+ * The send CQ has no entry left (cq_available <= 0): post a signaled
+ * marker, from the reserve, on idle endpoints that hold unsignaled
+ * requests, looking at UCT_RC_RESCUE_SCAN table slots at most. Returns
+ * the markers posted.
+ */
+unsigned uct_rc_iface_tx_rescue(uct_rc_iface_t *iface);
 
 /** Queue @a ep for an explicit grant. */
 void uct_rc_iface_queue_grant(uct_rc_iface_t *iface, uct_rc_ep_t *ep);

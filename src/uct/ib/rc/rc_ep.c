@@ -122,16 +122,17 @@ ucs_status_t uct_rc_ep_post_failed(uct_rc_ep_t *ep, int ret)
  * completed without a signal will never complete again, so post a
  * signaled empty write, which the QP flushes at once; its completion
  * retires them all. Without a slot or a CQ entry, the signaled request
- * already in flight does that.
+ * already in flight does that, or the send CQ rescue later.
  */
-static void uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
+int uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface, uct_rc_ep_t *ep,
+                                int cq_floor)
 {
     struct ibv_send_wr wr, *bad_wr;
     int ret;
 
     if ((ep->unsignaled == 0) || (uct_rc_ep_unretired(ep) == 0) ||
-        (ep->tx_available < 0) || (iface->cq_available <= 0)) {
-        return;
+        (ep->tx_available < 0) || (iface->cq_available <= cq_floor)) {
+        return 0;
     }
 
     memset(&wr, 0, sizeof(wr));
@@ -143,12 +144,13 @@ static void uct_rc_ep_post_flush_marker(uct_rc_iface_t *iface, uct_rc_ep_t *ep)
         ucs_debug("rc_verbs ep %p: no flush marker on the failed qp 0x%x: "
                   "%s",
                   (void *)ep, ep->qp->qp_num, strerror(ret));
-        return;
+        return 0;
     }
     ep->unsignaled = 0;
     ++ep->tx_sn;
     --ep->tx_available;
     --iface->cq_available;
+    return 1;
 }
 
 /* Moves the QP to the error state, where every request still queued
@@ -163,7 +165,7 @@ static ucs_status_t uct_rc_ep_qp_to_err(uct_rc_ep_t *ep)
     attr.qp_state = IBV_QPS_ERR;
     status        = uct_ib_qp_modify(ep->qp, &attr, IBV_QP_STATE, "ERR");
     if (status == UCS_OK) {
-        uct_rc_ep_post_flush_marker(uct_rc_ep_iface(ep), ep);
+        (void)uct_rc_ep_post_flush_marker(uct_rc_ep_iface(ep), ep, 0);
     }
     return status;
 }
@@ -309,7 +311,7 @@ ucs_status_t uct_rc_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     qp_attr.qp_type          = IBV_QPT_RC;
     qp_attr.srq              = iface->srq;
     qp_attr.cap.max_send_wr  = iface->config.tx_queue_len;
-    qp_attr.cap.max_send_sge = iface->config.max_iov + 1;
+    qp_attr.cap.max_send_sge = iface->config.max_iov;
     qp_attr.sq_sig_all       = 0;
     status = uct_ib_iface_create_qp(&iface->super, &qp_attr, &ep->qp);
     if (status != UCS_OK) {

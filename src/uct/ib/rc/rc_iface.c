@@ -20,8 +20,13 @@
  * Configuration: rc_verbs (RC_VERBS_) embeds rc (RC_) embeds ib (IB_)
  */
 
+/* Send work requests of 3 SGEs or 48 bytes inline: on rxe a send slot is
+ * its 208-byte header plus max(16 * SGEs, inline) rounded up to a power
+ * of two, so these fill a 256-byte slot exactly (64 bytes inline or a
+ * fourth SGE would double it) */
 static ucs_config_field_t uct_rc_iface_config_table[] = {
-    {"IB_", "", NULL, ucs_offsetof(uct_rc_iface_config_t, super),
+    {"IB_", "TX_MIN_INLINE=48;TX_MIN_SGE=3", NULL,
+     ucs_offsetof(uct_rc_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_ib_iface_config_table)},
 
     {"TIMEOUT", "1.0s",
@@ -91,6 +96,49 @@ void uct_rc_iface_update_moderation(uct_rc_iface_t *iface)
 
     iface->config.tx_moderation =
         ucs_max(1, ucs_min(iface->config.tx_moderation_max, per_ep));
+}
+
+unsigned uct_rc_iface_tx_rescue(uct_rc_iface_t *iface)
+{
+    const int floor = -(int)iface->config.tx_cq_reserve;
+    unsigned mask   = iface->eps.mask;
+    unsigned i      = iface->rescue.cursor & mask;
+    unsigned scan, posted = 0;
+    uct_rc_ep_t *ep;
+    uint8_t fence;
+
+    for (scan = 0; (scan < UCT_RC_RESCUE_SCAN) && (scan <= mask) &&
+                   (iface->cq_available > floor);
+         ++scan, i = (i + 1) & mask) {
+        ep = iface->eps.slots[i];
+        /* idle: its last signaled request is done, so what it holds
+         * comes back only with a signaled request of its own */
+        if ((ep == NULL) || (ep->unsignaled == 0) ||
+            (uct_rc_ep_unretired(ep) != ep->unsignaled)) {
+            continue;
+        }
+        if (ep->flags & UCT_RC_EP_FLAG_FAILED) {
+            /* failed (or destroyed) without its flush marker */
+            posted += (unsigned)uct_rc_ep_post_flush_marker(iface, ep, floor);
+        } else if (ep->tx_available > 0) {
+            /* a fence the user asked for stays for the user's next
+             * request: the marker orders nothing */
+            fence = ep->flags & UCT_RC_EP_FLAG_FENCE;
+            ep->flags &= (uint8_t)~UCT_RC_EP_FLAG_FENCE;
+            if (uct_rc_ep_post_marker(iface, ep, NULL) == UCS_OK) {
+                ++posted;
+            }
+            ep->flags |= fence;
+        }
+    }
+    iface->rescue.cursor = i;
+    iface->rescue.markers += posted;
+    if (posted != 0) {
+        ucs_debug("rc_verbs iface %s: send CQ used up, %u idle eps "
+                  "posted a signaled marker",
+                  iface->super.super.dev_name, posted);
+    }
+    return posted;
 }
 
 /* A peer's grant or piggybacked credits */
@@ -478,6 +526,9 @@ unsigned uct_rc_iface_progress(uct_iface_h tl_iface)
         uct_rc_iface_tx_one(iface, &wc[i]);
     }
     count += (n > 0) ? (unsigned)n : 0;
+    if (ucs_unlikely(iface->cq_available <= 0)) {
+        count += uct_rc_iface_tx_rescue(iface);
+    }
 
     if (ucs_unlikely(iface->fatal || iface->async_qp_error)) {
         uct_rc_iface_async_progress(iface);
@@ -820,15 +871,14 @@ uct_rc_iface_config_init(uct_rc_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    iface->config.max_inline   = iface->super.max_inline;
-    iface->config.seg_size     = iface->super.config.seg_size;
+    /* what the device granted, which may be more than asked */
+    iface->config.max_inline = iface->super.max_inline;
+    iface->config.max_iov  = ucs_min(iface->super.max_send_sge, UCT_RC_MAX_IOV);
+    iface->config.seg_size = iface->super.config.seg_size;
     iface->config.tx_queue_len = queue_len;
     iface->config.tx_moderation_max =
         ucs_max(1, ucs_min(config->tx_cq_moderation, queue_len / 4));
     iface->config.tx_moderation = iface->config.tx_moderation_max;
-    iface->config.max_iov =
-        ucs_min(ucs_max(iface->super.config.tx_min_sge, 2),
-                ucs_min((unsigned)dev_attr->max_sge, UCT_RC_MAX_IOV));
     iface->config.max_rd_atomic = ucs_min(ucs_max(rc->max_rd_atomic, 1),
                                           (unsigned)dev_attr->max_qp_rd_atom);
     iface->config.fc_wnd        = rc->fc_wnd_size;
@@ -849,6 +899,7 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
     const uct_rc_verbs_iface_config_t *config =
         (const uct_rc_verbs_iface_config_t *)tl_config;
     const uct_ib_iface_config_t *ib_config = &config->super.super;
+    const struct ibv_device_attr *dev_attr;
     uct_iface_mpool_params_t mp_params;
     uct_ib_iface_init_attr_t init_attr;
     struct ibv_srq_init_attr srq_attr;
@@ -863,7 +914,12 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_MEMORY;
     }
 
+    /* SGEs of a send: an AM zcopy's header and at least one iov entry */
+    dev_attr = &uct_ib_md_from(md)->dev.dev_attr;
     memset(&init_attr, 0, sizeof(init_attr));
+    init_attr.tx_max_sge =
+        ucs_min(ucs_max(ib_config->tx.min_sge, 2),
+                ucs_min((unsigned)dev_attr->max_sge, UCT_RC_MAX_IOV));
     init_attr.tx_cq_len      = ib_config->tx.cq_len;
     init_attr.rx_cq_len      = ib_config->rx.queue_len;
     init_attr.qp_type        = IBV_QPT_RC;
@@ -883,7 +939,21 @@ static ucs_status_t uct_rc_iface_open(uct_md_h md, uct_worker_h worker,
         iface->super.super.super.ops.ep_atomic64_post  = NULL;
         iface->super.super.super.ops.ep_atomic64_fetch = NULL;
     }
-    iface->cq_available = (int)iface->super.cq_len[UCT_IB_DIR_TX] - 1;
+    /* the reserve is out of cq_available: only rescue markers take it */
+    iface->config.tx_cq_reserve =
+        ucs_max(1, ucs_min(UCT_RC_TX_CQ_RESERVE_MAX,
+                           iface->super.cq_len[UCT_IB_DIR_TX] / 16));
+    iface->cq_available = (int)iface->super.cq_len[UCT_IB_DIR_TX] - 1 -
+                          (int)iface->config.tx_cq_reserve;
+    if (iface->cq_available <= 0) {
+        ucs_error("rc_verbs %s: a send CQ of %u entries is too small; "
+                  "set UCX_IB_TX_CQ_LEN to at least %u",
+                  iface->super.super.dev_name,
+                  iface->super.cq_len[UCT_IB_DIR_TX],
+                  iface->config.tx_cq_reserve + 2);
+        status = UCS_ERR_INVALID_PARAM;
+        goto err_ib_cleanup;
+    }
 
     /* receive descriptors: [lkey][... user headroom | rc header][payload] */
     memset(&rxq_params, 0, sizeof(rxq_params));
@@ -986,6 +1056,9 @@ static void uct_rc_iface_vfs_init(uct_iface_h tl_iface)
                      "rx_target");
     uct_vfs_add_uint(iface, &iface->cq_available, sizeof(iface->cq_available),
                      "tx_cq_available");
+    uct_vfs_add_value(iface, iface->config.tx_cq_reserve, "tx_cq_reserve");
+    uct_vfs_add_uint(iface, &iface->rescue.markers,
+                     sizeof(iface->rescue.markers), "tx_rescue_markers");
     uct_vfs_add_value(iface, iface->config.max_inline, "max_inline");
     uct_vfs_add_value(iface, iface->config.tx_queue_len, "tx_queue_len");
     uct_vfs_add_value(iface, iface->config.fc_wnd, "fc_wnd");

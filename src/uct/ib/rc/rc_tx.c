@@ -159,8 +159,10 @@ ucs_status_t uct_rc_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
+    /* the header takes an SGE: the device refuses more than the QP's
+     * even inline */
     status = uct_iface_check_iovcnt(&iface->super.super, "am_short_iov", iovcnt,
-                                    UCT_RC_MAX_IOV);
+                                    iface->config.max_iov - 1);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }

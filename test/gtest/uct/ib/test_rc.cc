@@ -1,7 +1,8 @@
 /*
  * rc_verbs behaviours the transport-parametrized suites cannot see: flow
  * control windows and grants, the shared receive queue under many senders,
- * send completion moderation, bad and stale connection input, a peer
+ * send completion moderation and the send CQ rescue, the capabilities
+ * the QPs got, bad and stale connection input, a peer
  * process that dies, a thousand endpoints, the solicited-event rule,
  * flush with cancel, and receive descriptors kept by the application.
  *
@@ -292,7 +293,9 @@ TEST_P(uct_rc, moderation_retires_everything)
     ASSERT_EQ(MODERATION, iface->config.tx_moderation);
     int initial_cq    = iface->cq_available;
     int initial_slots = rep->tx_available;
-    EXPECT_EQ((int)iface->super.cq_len[UCT_IB_DIR_TX] - 1, initial_cq);
+    EXPECT_EQ((int)iface->super.cq_len[UCT_IB_DIR_TX] - 1 -
+                  (int)iface->config.tx_cq_reserve,
+              initial_cq);
     EXPECT_EQ((int)iface->config.tx_queue_len - 1, initial_slots);
 
     std::vector<unsigned> order;
@@ -360,6 +363,129 @@ TEST_P(uct_rc, moderation_retires_everything)
     rbuf_p.reset();
     reset_entities();
     EXPECT_EQ(0u, unexpected_count());
+}
+
+/* Endpoints are added one at a time, and each posts as many unsignaled
+ * PUTs as the moderation of the moment lets it (it shrinks as endpoints
+ * are added; what was posted stays): together they hold every send CQ
+ * entry, with no signaled request in flight, so every post fails for want
+ * of a CQ entry. Progress must rescue them (a signaled marker on each
+ * idle ep that holds unsignaled requests): within a bounded wait an ep
+ * posts again, then every ep does, and a flush gives every entry back. */
+TEST_P(uct_rc, cq_rescue_idle_unsignaled_eps)
+{
+    const unsigned MAX_EPS = 64;
+    const double WAIT_SEC  = 5;
+    auto p                 = params({{"IB_TX_CQ_LEN", "128"},
+                                     {"IB_TX_QUEUE_LEN", "63"},
+                                     {"TX_CQ_MODERATION", "16"}});
+    entity *receiver       = create_entity(p);
+    entity *sender         = create_entity(p);
+    uct_rc_iface_t *iface  = rc_iface_of(*sender);
+    std::unique_ptr<mapped_buffer> rbuf(new mapped_buffer(64, *receiver));
+    const int initial_cq = iface->cq_available;
+    uint64_t value       = 0;
+    std::vector<uct_ep_h> eps;
+
+    EXPECT_GT(iface->config.tx_cq_reserve, 0u);
+    EXPECT_EQ(128 - 1 - (int)iface->config.tx_cq_reserve, initial_cq);
+
+    /* nobody progresses while the order is built */
+    auto put = [&](uct_ep_h ep) {
+        return uct_ep_put_short(ep, &value, sizeof(value), rbuf->addr(),
+                                rbuf->rkey());
+    };
+    ucs_status_t status = UCS_OK;
+    while (status == UCS_OK) {
+        ASSERT_LT(eps.size(), MAX_EPS) << "the send CQ was never used up";
+        uct_ep_h ep = sender->connect_to(*receiver);
+        ASSERT_TRUE(ep != NULL);
+        eps.push_back(ep);
+        uct_rc_ep_t *rep = rc_ep_of(ep);
+        while ((status == UCS_OK) &&
+               (rep->unsignaled + 1u < iface->config.tx_moderation)) {
+            status = put(ep);
+        }
+    }
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, status) << ucs_status_string(status);
+    EXPECT_EQ(0, iface->cq_available);
+    unsigned holders = 0;
+    for (uct_ep_h ep : eps) {
+        uct_rc_ep_t *rep = rc_ep_of(ep);
+        EXPECT_EQ(uct_rc_ep_unretired(rep), rep->unsignaled);
+        holders += (rep->unsignaled != 0);
+    }
+    EXPECT_GT(holders, 1u);
+
+    /* without a rescue this stays UCS_ERR_NO_RESOURCE for ever */
+    double deadline = now_sec() + WAIT_SEC;
+    while (((status = put(eps.back())) == UCS_ERR_NO_RESOURCE) &&
+           (now_sec() < deadline)) {
+        sender->progress();
+    }
+    ASSERT_EQ(UCS_OK, status)
+        << "no ep could post for " << WAIT_SEC << " s: " << eps.size()
+        << " idle eps hold every send CQ entry unsignaled";
+    EXPECT_GT(iface->rescue.markers, 0ul);
+
+    for (uct_ep_h ep : eps) {
+        EXPECT_EQ(UCS_OK,
+                  retry_no_resource([&] { return (ssize_t)put(ep); }, "put"));
+    }
+    flush_iface(*sender);
+    EXPECT_EQ(initial_cq, iface->cq_available);
+    for (uct_ep_h ep : eps) {
+        EXPECT_EQ(0u, uct_rc_ep_unretired(rc_ep_of(ep)));
+    }
+    rbuf.reset();
+    reset_entities();
+    EXPECT_EQ(0u, unexpected_count());
+}
+
+/* The capabilities are what the QPs got: inline size and SGEs as an ep's
+ * QP reports them. By default a send slot of rxe (its 208-byte header and
+ * max(16 * SGEs, inline)) fits 256 bytes; asking 64 bytes inline, rxe
+ * grows the SGEs to fill the larger slot, and the capabilities say so. */
+TEST_P(uct_rc, caps_are_what_the_qp_got)
+{
+    for (const char *inl : {"", "64"}) {
+        SCOPED_TRACE(std::string("TX_MIN_INLINE ") + (*inl ? inl : "default"));
+        config_list config;
+        if (*inl) {
+            config.push_back({"IB_TX_MIN_INLINE", inl});
+        }
+        entity *receiver = create_entity(params(config));
+        entity *sender   = create_entity(params(config));
+        uct_ep_h ep      = sender->connect_to(*receiver);
+        ASSERT_TRUE(ep != NULL);
+
+        struct ibv_qp_attr attr;
+        struct ibv_qp_init_attr init;
+        struct ibv_qp *qp = rc_ep_of(ep)->qp;
+        ASSERT_EQ(0, ibv_query_qp(qp, &attr, IBV_QP_CAP, &init));
+        const uct_iface_attr_t &ia = sender->iface_attr();
+        size_t hdr                 = sizeof(uct_rc_hdr_t) + sizeof(uint64_t);
+        EXPECT_EQ(init.cap.max_inline_data, ia.cap.put.max_short);
+        EXPECT_EQ(init.cap.max_inline_data - hdr, ia.cap.am.max_short);
+        EXPECT_EQ(init.cap.max_send_sge, ia.cap.put.max_iov);
+        EXPECT_EQ(init.cap.max_send_sge, ia.cap.get.max_iov);
+        EXPECT_EQ(init.cap.max_send_sge - 1, ia.cap.am.max_iov);
+
+        std::string dev = ibv_get_device_name(qp->context->device);
+        if (dev.compare(0, 3, "rxe") == 0) {
+            size_t need = std::max<size_t>(16 * init.cap.max_send_sge,
+                                           init.cap.max_inline_data);
+            if (*inl) {
+                EXPECT_EQ(64u, init.cap.max_inline_data);
+                EXPECT_EQ(4u, init.cap.max_send_sge);
+            } else {
+                EXPECT_LE(208 + need, 256u) << "a 512-byte send slot";
+                EXPECT_EQ(48u, init.cap.max_inline_data);
+                EXPECT_EQ(3u, init.cap.max_send_sge);
+            }
+        }
+        reset_entities();
+    }
 }
 
 /* ------------------------------------------------------------------------
