@@ -31,8 +31,8 @@
 #                                25 % reordering, 2 % duplication, 1 ms
 #                                delay; 64 endpoints at 1 % loss
 #  18. tcp two_host with netem   test/tcp/two_host.sh (needs sch_netem)
-#  19. ud_verbs scale            test/stress/check-ud-scale.sh: 1,000 and
-#                                10,000 endpoints from 5 client processes
+#  19. ud_verbs scale            test/stress/check-ud-scale.sh: 1,000
+#                                endpoints from 5 client processes
 #                                (rxe_v1 and rxe_v0) to one server iface on
 #                                rxe_v0, AM + PUT on each, a fifth of the
 #                                clients SIGKILLed, their peer endpoints
@@ -436,13 +436,14 @@ osc_tl() {
         OSC_ITERS=${2:-60} bash "$srcdir/test/stress/check-osc.sh"
 }
 
-# test/stress/check-ud-scale.sh at 1,000 and 10,000 endpoints: every AM
+# test/stress/check-ud-scale.sh at 1,000 endpoints (10,000 and 50,000 are
+# run by hand: test/stress/README.md has their tables): every AM
 # and PUT verified, no error handler call on a surviving endpoint, the
 # killed clients' peer endpoints reclaimed within 2 x UD_TIMEOUT; the
 # figures (connect time, CREQ resends, heap per endpoint, kernel objects)
 # are printed against their targets but do not fail the step
 ud_scale() {
-    bash "$srcdir/test/stress/check-ud-scale.sh" "$builddir" 1000 10000
+    bash "$srcdir/test/stress/check-ud-scale.sh" "$builddir" 1000
 }
 
 LD_LIBRARY_PATH=$builddir/src/uct/.libs:$builddir/src/ucs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -477,7 +478,7 @@ step "uct_perftest ud_verbs c/s (rxe_lo)"   120 \
 step "uct_osc_check rc_verbs (rxe_v1-v0)" 300 osc_tl rc_verbs
 step "ud_verbs streams under netem" 600 ud_netem
 step "tcp two_host with netem"    400 tcp_netem
-step "ud_verbs scale (1k, 10k eps)" 600 ud_scale
+step "ud_verbs scale (1k eps)" 240 ud_scale
 
 echo
 echo "==== check-rxe summary (in the VM)"
