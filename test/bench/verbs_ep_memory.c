@@ -707,11 +707,11 @@ static int mem_traffic(mem_ctx_t *ctx, unsigned pairs, mem_round_t *r)
 static void mem_wait_kernel_qps(mem_ctx_t *ctx)
 {
     double deadline = mem_now() + 10;
-    long last       = mem_kernel_qps(), qps;
+    long last       = test_rdma_qp_count(), qps;
 
     while ((last >= 0) && (mem_now() < deadline)) {
         mem_settle(ctx);
-        qps = mem_kernel_qps();
+        qps = test_rdma_qp_count();
         if (qps == last) {
             return;
         }
