@@ -614,6 +614,23 @@ static void uct_ud_iface_idle_sweep(uct_ud_iface_t *iface, ucs_time_t now)
 
 /* The async context's part that needs no polling: resends, the timer's
  * sweeps, acknowledgements owed; never calls user callbacks */
+/* Once nothing is outstanding, the memory of a burst goes back: the ACK
+ * queue that many eps owed at once, the flush markers' chunks (a flush of
+ * every ep) */
+static void uct_ud_iface_trim(uct_ud_iface_t *iface)
+{
+    if (!ucs_list_is_empty(&iface->active) || (iface->acks.count != 0) ||
+        !ucs_queue_is_empty(&iface->async_comps)) {
+        return;
+    }
+    if (iface->acks.max > 16) {
+        free(iface->acks.eps);
+        iface->acks.eps = NULL;
+        iface->acks.max = 0;
+    }
+    (void)ucs_mpool_release_idle(&iface->marker_mp); /* nothing when none */
+}
+
 static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
 {
     ucs_time_t now;
@@ -631,6 +648,9 @@ static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
     }
     if (iface->acks.count != 0) {
         uct_ud_iface_send_acks(iface, timer);
+    }
+    if (timer) {
+        uct_ud_iface_trim(iface);
     }
 }
 
