@@ -130,6 +130,9 @@ BEGIN_C_DECLS
 #define UCT_UD_EP_ID_NONE 0xffffffu
 #define UCT_UD_EP_ID_MAX  0xfffffeu
 
+/** No ep in the connection table (an empty bucket, the end of a chain). */
+#define UCT_UD_CONN_NONE 0xffffffffu
+
 /** Largest TX_WINDOW: sequence comparisons need it below 2^15. */
 #define UCT_UD_TX_WINDOW_MAX 16384
 
@@ -146,6 +149,8 @@ BEGIN_C_DECLS
 /** Probes an internal endpoint's peer leaves unanswered before the
  *  endpoint is freed (idle sweep). */
 #define UCT_UD_IDLE_PROBES 6
+
+UCS_STATIC_ASSERT(UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES <= 15);
 
 /** Most endpoint ids the idle sweep looks at per timer tick. */
 #define UCT_UD_IDLE_SWEEP_MAX 4096
@@ -482,6 +487,70 @@ static inline uct_ud_hdr_t *uct_ud_desc_hdr(uct_ud_send_desc_t *desc)
     return (uct_ud_hdr_t *)(desc + 1);
 }
 
+/**
+ * An ep's descriptors in sequence order, held by the last one alone (one
+ * pointer, where ucs_queue_head_t takes two): the last's queue.next is the
+ * first.
+ */
+typedef struct uct_ud_desc_queue {
+    uct_ud_send_desc_t *last; /* NULL: empty */
+} uct_ud_desc_queue_t;
+
+static inline uct_ud_send_desc_t *uct_ud_desc_of(ucs_queue_elem_t *elem)
+{
+    return ucs_container_of(elem, uct_ud_send_desc_t, queue);
+}
+
+static UCS_F_ALWAYS_INLINE int
+uct_ud_desc_queue_is_empty(const uct_ud_desc_queue_t *q)
+{
+    return q->last == NULL;
+}
+
+static UCS_F_ALWAYS_INLINE void uct_ud_desc_queue_push(uct_ud_desc_queue_t *q,
+                                                       uct_ud_send_desc_t *desc)
+{
+    if (q->last == NULL) {
+        desc->queue.next = &desc->queue;
+    } else {
+        desc->queue.next    = q->last->queue.next;
+        q->last->queue.next = &desc->queue;
+    }
+    q->last = desc;
+}
+
+/** The first descriptor, or NULL. */
+static UCS_F_ALWAYS_INLINE uct_ud_send_desc_t *
+uct_ud_desc_queue_first(const uct_ud_desc_queue_t *q)
+{
+    return (q->last == NULL) ? NULL : uct_ud_desc_of(q->last->queue.next);
+}
+
+/** The descriptor after @a desc, or NULL after the last. */
+static UCS_F_ALWAYS_INLINE uct_ud_send_desc_t *
+uct_ud_desc_queue_next(const uct_ud_desc_queue_t *q, uct_ud_send_desc_t *desc)
+{
+    return (desc == q->last) ? NULL : uct_ud_desc_of(desc->queue.next);
+}
+
+/** Takes the first descriptor out of a queue that is not empty. */
+static UCS_F_ALWAYS_INLINE uct_ud_send_desc_t *
+uct_ud_desc_queue_pull(uct_ud_desc_queue_t *q)
+{
+    uct_ud_send_desc_t *first = uct_ud_desc_of(q->last->queue.next);
+
+    if (first == q->last) {
+        q->last = NULL;
+    } else {
+        q->last->queue.next = first->queue.next;
+    }
+    return first;
+}
+
+#define uct_ud_desc_queue_for_each(_desc, _q)                    \
+    for ((_desc) = uct_ud_desc_queue_first(_q); (_desc) != NULL; \
+         (_desc) = uct_ud_desc_queue_next(_q, _desc))
+
 /** An address handle shared by every ep to one remote port. */
 typedef struct uct_ud_ah {
     struct uct_ud_ah *next; /* in its hash bucket */
@@ -511,8 +580,12 @@ enum {
     UCT_UD_EP_FLAG_IN_CONN   = UCS_BIT(7), /* in the connection table */
     UCT_UD_EP_FLAG_ZOMBIE    = UCS_BIT(8), /* destroyed by the user: tells
                                               the peer (DISC), then goes */
-    UCT_UD_EP_FLAG_CREQ_WAIT = UCS_BIT(9)  /* with CREQ: not sent yet, in
+    UCT_UD_EP_FLAG_CREQ_WAIT = UCS_BIT(9), /* with CREQ: not sent yet, in
                                               iface->creq.waiting */
+    /* bits 10-13: idle sweep looks without a packet (0..15), see
+     * uct_ud_ep_idle_probes() */
+    UCT_UD_EP_FLAG_PROBES_SHIFT = 10,
+    UCT_UD_EP_FLAG_PROBES       = 15u << UCT_UD_EP_FLAG_PROBES_SHIFT
 };
 
 /** uct_ud_ep_t::rx_flags */
@@ -535,20 +608,38 @@ enum {
  * there and starts the resend wait. The fast path reads no clock (a
  * system call where the clock has no vDSO, as in many VMs), and the waits
  * come out up to one TIMER_TICK longer, never shorter.
+ *
+ * An endpoint's times are 32-bit stamps (uct_ud_iface_stamp()): the
+ * ucs_time_t since the interface's iface->time.base, in units of
+ * 2^time.shift clock ticks. The shift makes a unit 1-2 us, or longer when
+ * TIMEOUT would exceed 2^29 units (about 9 min at 1 us). A time since a
+ * stamp is read modulo 2^32 units (at least 71 min) and a deadline is
+ * compared as a signed difference (up to 2^31 units, 35 min, ahead); the
+ * longest interval compared is TIMEOUT, and the timer looks at every ep
+ * with something to wait for at each TIMER_TICK, far inside either
+ * range. Stamp 0 is never made (UCT_UD_TIME_AT_SWEEP).
  */
 #define UCT_UD_TIME_AT_SWEEP 0
 
-/** An endpoint. */
+/** Largest TIMEOUT in stamp units (see UCT_UD_TIME_AT_SWEEP). */
+#define UCT_UD_TIME_MAX_UNITS (1u << 29)
+
+/**
+ * An endpoint. Kept to 120 bytes, a 128-byte heap block with malloc's
+ * header (and a peer's ep costs that beside its table entries); anything
+ * added here must make room.
+ */
 struct uct_ud_ep {
     uct_base_ep_t super;
-    uct_ud_ah_t *ah;          /* NULL until connected */
-    ucs_queue_head_t unacked; /* uct_ud_send_desc_t, by psn */
+    uct_ud_ah_t *ah;             /* NULL until connected */
+    uct_ud_desc_queue_t unacked; /* by psn */
     uct_pending_group_t pending;
     ucs_list_link_t active; /* in iface->active */
-    uct_ud_ep_t *conn_next; /* in the connection table */
-    ucs_time_t ack_time;    /* last progress of our window, or
+    uint32_t conn_next;     /* id of the next ep in the connection
+                               table's bucket, UCT_UD_CONN_NONE: last */
+    uint32_t ack_time;      /* last progress of our window (a stamp), or
                                UCT_UD_TIME_AT_SWEEP */
-    ucs_time_t resend_time; /* next resend of everything */
+    uint32_t resend_time;   /* next resend of everything (a stamp) */
     uint32_t id;
     uint32_t dest_id;
     uint32_t dest_qpn;
@@ -567,10 +658,24 @@ struct uct_ud_ep {
     uint16_t flags;       /* UCT_UD_EP_FLAG_* */
     uint8_t rx_flags;     /* UCT_UD_EP_RX_* */
     int8_t status;        /* why it failed */
-    uint8_t idle_probes;  /* idle sweep looks without a packet */
     uint16_t creq_window; /* CREQs of the iface outstanding at most while
                              this ep's is sent (from the peer's address) */
 };
+
+UCS_STATIC_ASSERT(sizeof(struct uct_ud_ep) <= 120);
+
+/** Idle sweep looks at @a ep without a packet from its peer. */
+static inline unsigned uct_ud_ep_idle_probes(const uct_ud_ep_t *ep)
+{
+    return (ep->flags & UCT_UD_EP_FLAG_PROBES) >> UCT_UD_EP_FLAG_PROBES_SHIFT;
+}
+
+static inline void uct_ud_ep_set_idle_probes(uct_ud_ep_t *ep, unsigned n)
+{
+    ep->flags = (uint16_t)((ep->flags & ~UCT_UD_EP_FLAG_PROBES) |
+                           ((n << UCT_UD_EP_FLAG_PROBES_SHIFT) &
+                            UCT_UD_EP_FLAG_PROBES));
+}
 
 /** Receive descriptor fields before the GRH area. */
 typedef struct uct_ud_rx_desc {
@@ -628,11 +733,16 @@ struct uct_ud_iface {
         unsigned count;
     } ahs;
     struct {
-        uct_ud_ep_t **buckets; /* chained by ep->conn_next */
+        uint32_t *buckets; /* first ep id, chained by ep->conn_next;
+                              UCT_UD_CONN_NONE: empty */
         unsigned mask;
         unsigned count;
     } conns;
     ucs_list_link_t active; /* eps the timer looks at */
+    struct {
+        ucs_time_t base; /* stamp 0 (uct_ud_iface_stamp()) */
+        unsigned shift;  /* a stamp unit is 2^shift ticks */
+    } time;
     struct {
         ucs_list_link_t waiting; /* eps whose CREQ waits (by ep->active) */
         unsigned outstanding;    /* CREQs sent and not yet answered */
@@ -739,6 +849,30 @@ static inline uct_ud_ep_t *uct_ud_iface_ep(const uct_ud_iface_t *iface,
                                            uint32_t id)
 {
     return (id < iface->eps.size) ? iface->eps.slots[id] : NULL;
+}
+
+/** The stamp of time @a t (see UCT_UD_TIME_AT_SWEEP): never 0. */
+static inline uint32_t uct_ud_iface_stamp(const uct_ud_iface_t *iface,
+                                          ucs_time_t t)
+{
+    uint32_t stamp = (uint32_t)((t - iface->time.base) >> iface->time.shift);
+
+    return stamp + (stamp == UCT_UD_TIME_AT_SWEEP);
+}
+
+/** The time from @a stamp (in the past) to @a now. */
+static inline ucs_time_t uct_ud_iface_since(const uct_ud_iface_t *iface,
+                                            uint32_t stamp, ucs_time_t now)
+{
+    return (ucs_time_t)(uint32_t)(uct_ud_iface_stamp(iface, now) - stamp)
+           << iface->time.shift;
+}
+
+/** Whether @a now is before the time of @a stamp. */
+static inline int uct_ud_iface_before(const uct_ud_iface_t *iface,
+                                      ucs_time_t now, uint32_t stamp)
+{
+    return (int32_t)(uct_ud_iface_stamp(iface, now) - stamp) < 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -887,9 +1021,9 @@ unsigned uct_ud_iface_creq_fail_waiting(uct_ud_iface_t *iface,
 
 /**
  * The idle sweep's look at @a ep, an ep a peer's request made: freed when
- * it failed, or when its peer sent nothing over UCT_UD_IDLE_PROBES visits
- * while each visit without a packet sent it a probe (an ACK that asks for
- * one). Returns nonzero when it freed the ep.
+ * it failed, or when its peer sent nothing over UCT_UD_IDLE_QUIET looks
+ * and then UCT_UD_IDLE_PROBES more, each of which sent it a probe (an ACK
+ * that asks for one). Returns nonzero when it freed the ep.
  */
 int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 

@@ -33,7 +33,7 @@ ucs_status_t uct_ud_ep_alloc(uct_ud_iface_t *iface, uct_ud_ep_t **ep_p)
         return UCS_ERR_NO_MEMORY;
     }
     ep->super.super.iface = &iface->super.super.super;
-    ucs_queue_head_init(&ep->unacked);
+    ep->unacked.last      = NULL;
     uct_pending_group_init(&ep->pending);
     ucs_list_head_init(&ep->active);
     ep->dest_id     = UCT_UD_EP_ID_NONE;
@@ -75,8 +75,9 @@ static void uct_ud_ep_creq_send_first(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                       ucs_time_t now)
 {
     ++iface->creq.outstanding;
-    ep->ack_time    = now;
-    ep->resend_time = now + iface->config.resend_timeout;
+    ep->ack_time = uct_ud_iface_stamp(iface, now);
+    ep->resend_time =
+        uct_ud_iface_stamp(iface, now + iface->config.resend_timeout);
     uct_ud_ep_activate(iface, ep);
     (void)uct_ud_ep_send_creq(iface, ep); /* the timer repeats it */
 }
@@ -112,7 +113,7 @@ static void uct_ud_ep_creq_start(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         return;
     }
     ep->flags |= UCT_UD_EP_FLAG_CREQ_WAIT;
-    ep->ack_time = ucs_get_time();
+    ep->ack_time = uct_ud_iface_stamp(iface, ucs_get_time());
     ucs_list_add_tail(&iface->creq.waiting, &ep->active);
     ++iface->stats.creq_queued;
 }
@@ -150,9 +151,8 @@ void uct_ud_ep_free(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     uct_ud_iface_conn_remove(iface, ep);
     uct_ud_iface_ooo_drop_ep(iface, ep);
     uct_ud_iface_remove_ep(iface, ep);
-    while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_pull_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
-                                             queue);
+    while (!uct_ud_desc_queue_is_empty(&ep->unacked)) {
+        desc = uct_ud_desc_queue_pull(&ep->unacked);
         uct_ud_iface_desc_done(iface, desc);
     }
     uct_pending_group_purge(&iface->arbiter, &ep->pending, NULL, NULL);
@@ -413,7 +413,8 @@ static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         !(ep->flags & UCT_UD_EP_FLAG_CREQ_WAIT) &&
         !(ep->rx_flags & UCT_UD_EP_TX_CREQ_RESENT) &&
         (ep->ack_time != UCT_UD_TIME_AT_SWEEP)) {
-        uct_ud_iface_creq_rtt_sample(iface, ucs_get_time() - ep->ack_time);
+        uct_ud_iface_creq_rtt_sample(
+            iface, uct_ud_iface_since(iface, ep->ack_time, ucs_get_time()));
     }
     uct_ud_ep_creq_end(iface, ep);
     ep->dest_id = dest_id;
@@ -604,7 +605,7 @@ static void uct_ud_ep_rx_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
             /* destroyed while connecting: the peer's ep goes too */
             uct_ud_iface_conn_remove(iface, ep);
             (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
-        } else if (ucs_queue_is_empty(&ep->unacked)) {
+        } else if (uct_ud_desc_queue_is_empty(&ep->unacked)) {
             uct_ud_ep_deactivate(ep);
         }
     }
@@ -731,13 +732,12 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ep->tx.backoff = 0;
     ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
 
-    while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_head_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
-                                             queue);
+    while (!uct_ud_desc_queue_is_empty(&ep->unacked)) {
+        desc = uct_ud_desc_queue_first(&ep->unacked);
         if (!uct_ud_psn_le(desc->psn, ack_psn)) {
             break;
         }
-        ucs_queue_pull_non_empty(&ep->unacked);
+        (void)uct_ud_desc_queue_pull(&ep->unacked);
         if (desc->comp == NULL) {
             uct_ud_iface_desc_done(iface, desc);
             continue;
@@ -806,7 +806,8 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         return; /* kept until the CREP */
     }
 
-    ucs_queue_for_each(desc, &ep->unacked, queue) {
+    uct_ud_desc_queue_for_each(desc, &ep->unacked)
+    {
         if ((desc->flags & UCT_UD_DESC_FLAG_MARKER) ||
             uct_ud_psn_lt(desc->psn, ep->tx.resend)) {
             continue;
@@ -844,7 +845,8 @@ static void uct_ud_ep_resend_missing(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         return; /* a full resend is going on */
     }
     memcpy(&map, (const uct_ud_hdr_t *)packet + 1, sizeof(map));
-    ucs_queue_for_each(desc, &ep->unacked, queue) {
+    uct_ud_desc_queue_for_each(desc, &ep->unacked)
+    {
         if (desc->flags & UCT_UD_DESC_FLAG_MARKER) {
             continue;
         }
@@ -886,7 +888,7 @@ static void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 
     wait = uct_ud_iface_data_rto(iface) << ucs_min(ep->tx.backoff, 16);
     wait = ucs_min(wait, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
-    ep->resend_time = now + wait;
+    ep->resend_time = uct_ud_iface_stamp(iface, now + wait);
     if (ep->tx.backoff < 16) {
         ++ep->tx.backoff;
     }
@@ -897,11 +899,11 @@ static void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
 static void uct_ud_ep_zombie_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                    ucs_time_t now)
 {
-    if (now - ep->ack_time > iface->config.timeout) {
+    if (uct_ud_iface_since(iface, ep->ack_time, now) > iface->config.timeout) {
         uct_ud_ep_free(iface, ep);
         return;
     }
-    if ((int64_t)(now - ep->resend_time) < 0) {
+    if (uct_ud_iface_before(iface, now, ep->resend_time)) {
         return;
     }
     if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
@@ -921,19 +923,20 @@ int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     }
     if (ep->rx_flags & UCT_UD_EP_RX_SEEN) {
         ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_SEEN;
-        ep->idle_probes = 0;
+        uct_ud_ep_set_idle_probes(ep, 0);
         return 0;
     }
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
         (ep->flags & UCT_UD_EP_FLAG_ZOMBIE) ||
-        !ucs_queue_is_empty(&ep->unacked)) {
+        !uct_ud_desc_queue_is_empty(&ep->unacked)) {
         return 0; /* the resend timeout watches it */
     }
-    if (ep->idle_probes < UCT_UD_IDLE_QUIET) {
-        ++ep->idle_probes; /* quiet, not yet asked */
+    if (uct_ud_ep_idle_probes(ep) < UCT_UD_IDLE_QUIET) {
+        /* quiet, not yet asked */
+        uct_ud_ep_set_idle_probes(ep, uct_ud_ep_idle_probes(ep) + 1);
         return 0;
     }
-    if (ep->idle_probes >= UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES) {
+    if (uct_ud_ep_idle_probes(ep) >= UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES) {
         ++iface->stats.peer_reclaimed;
         uct_ud_ep_free(iface, ep);
         return 1;
@@ -943,7 +946,7 @@ int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
      * peer is never freed unasked, and probes never crowd out data) */
     if ((iface->tx.available > (int)(iface->config.tx_queue_len / 2)) &&
         uct_ud_ep_send_ack_req(iface, ep)) {
-        ++ep->idle_probes;
+        uct_ud_ep_set_idle_probes(ep, uct_ud_ep_idle_probes(ep) + 1);
         ++iface->stats.idle_probes;
     }
     return 0;
@@ -959,9 +962,10 @@ static void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                  ucs_time_t now)
 {
     ucs_time_t rto = uct_ud_iface_creq_rto(iface);
+    uint32_t deadline;
 
     if (!(ep->rx_flags & UCT_UD_EP_TX_CREQ_RESENT)) {
-        if (now - ep->ack_time < rto) {
+        if (uct_ud_iface_since(iface, ep->ack_time, now) < rto) {
             return; /* replies take longer now: not lost yet */
         }
         ep->rx_flags |= UCT_UD_EP_TX_CREQ_RESENT;
@@ -972,7 +976,10 @@ static void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ++iface->stats.creq_resent;
     (void)uct_ud_ep_send_creq(iface, ep);
     uct_ud_ep_backoff(iface, ep, now);
-    ep->resend_time = ucs_max(ep->resend_time, now + rto);
+    deadline = uct_ud_iface_stamp(iface, now + rto);
+    if ((int32_t)(deadline - ep->resend_time) > 0) {
+        ep->resend_time = deadline;
+    }
 }
 
 void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
@@ -988,12 +995,14 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
     if (ep->ack_time == UCT_UD_TIME_AT_SWEEP) {
         /* sent to an idle peer, or acknowledged, since the last sweep:
          * the waits start now, so they are never shorter than set */
-        ep->ack_time    = now;
-        ep->resend_time = now + uct_ud_iface_data_rto(iface);
+        ep->ack_time = uct_ud_iface_stamp(iface, now);
+        ep->resend_time =
+            uct_ud_iface_stamp(iface, now + uct_ud_iface_data_rto(iface));
     }
     if ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
-        !ucs_queue_is_empty(&ep->unacked)) {
-        if (now - ep->ack_time > iface->config.timeout) {
+        !uct_ud_desc_queue_is_empty(&ep->unacked)) {
+        if (uct_ud_iface_since(iface, ep->ack_time, now) >
+            iface->config.timeout) {
             iface->timeouts_due = 1; /* failed from progress */
             return;
         }
@@ -1001,7 +1010,7 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
         uct_ud_ep_deactivate(ep);
         return;
     }
-    if ((int64_t)(now - ep->resend_time) < 0) {
+    if (uct_ud_iface_before(iface, now, ep->resend_time)) {
         return;
     }
 
@@ -1209,9 +1218,8 @@ void uct_ud_ep_set_failed(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_ep_deactivate(ep);
     uct_ud_iface_unqueue_ack(iface, ep);
     uct_ud_iface_ooo_drop_ep(iface, ep);
-    while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_pull_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
-                                             queue);
+    while (!uct_ud_desc_queue_is_empty(&ep->unacked)) {
+        desc = uct_ud_desc_queue_pull(&ep->unacked);
         if (desc->comp != NULL) {
             uct_invoke_completion(desc->comp, status);
         }
@@ -1258,6 +1266,7 @@ unsigned uct_ud_iface_creq_fail_waiting(uct_ud_iface_t *iface,
 static int uct_ud_ep_make_zombie(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_send_desc_t *desc;
+    ucs_time_t now;
 
     if ((ep->flags & (UCT_UD_EP_FLAG_FAILED | UCT_UD_EP_FLAG_CREQ_WAIT)) ||
         !(ep->flags & (UCT_UD_EP_FLAG_CONNECTED | UCT_UD_EP_FLAG_CREQ))) {
@@ -1271,20 +1280,20 @@ static int uct_ud_ep_make_zombie(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
          * still waits for its CREP stays findable by it) */
         uct_ud_iface_conn_remove(iface, ep);
     }
-    while (!ucs_queue_is_empty(&ep->unacked)) {
-        desc = ucs_queue_pull_elem_non_empty(&ep->unacked, uct_ud_send_desc_t,
-                                             queue);
+    while (!uct_ud_desc_queue_is_empty(&ep->unacked)) {
+        desc = uct_ud_desc_queue_pull(&ep->unacked);
         uct_ud_iface_desc_done(iface, desc);
     }
     ep->flags |= UCT_UD_EP_FLAG_ZOMBIE; /* a user's: not private */
     ++iface->eps.num_zombies;
     ep->tx.resend   = ep->tx.psn;
     ep->tx.backoff  = 0;
-    ep->ack_time    = ucs_get_time();
+    now             = ucs_get_time();
+    ep->ack_time    = uct_ud_iface_stamp(iface, now);
     ep->resend_time = ep->ack_time;
     if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
         (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
-        uct_ud_ep_backoff(iface, ep, ep->ack_time);
+        uct_ud_ep_backoff(iface, ep, now);
     }
     uct_ud_ep_activate(iface, ep); /* the timer repeats it */
     return 1;
@@ -1355,7 +1364,7 @@ ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
          * ep cannot send any more (no error handler call) */
         uct_ud_ep_set_failed(iface, ep, UCS_ERR_CANCELED, 1);
     }
-    if (ucs_queue_is_empty(&ep->unacked)) {
+    if (uct_ud_desc_queue_is_empty(&ep->unacked)) {
         if (!ucs_queue_is_empty(&iface->async_comps)) {
             /* completions the async context took still wait for
              * progress: this flush completes after them */
@@ -1383,7 +1392,7 @@ ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
         marker->comp   = comp;
         marker->psn    = (uint16_t)(ep->tx.psn - 1);
         marker->iovcnt = 0;
-        ucs_queue_push(&ep->unacked, &marker->queue);
+        uct_ud_desc_queue_push(&ep->unacked, marker);
     }
     uct_ud_ep_send_ack_req(iface, ep);
     status = UCS_INPROGRESS;

@@ -451,9 +451,10 @@ static uct_ud_ep_t *uct_ud_iface_timed_out_ep(uct_ud_iface_t *iface,
     ucs_list_for_each(ep, &iface->active, active) {
         if (!(ep->flags & (UCT_UD_EP_FLAG_FAILED | UCT_UD_EP_FLAG_ZOMBIE)) &&
             ((ep->flags & UCT_UD_EP_FLAG_CREQ) ||
-             !ucs_queue_is_empty(&ep->unacked)) &&
+             !uct_ud_desc_queue_is_empty(&ep->unacked)) &&
             (ep->ack_time != UCT_UD_TIME_AT_SWEEP) &&
-            (now - ep->ack_time > iface->config.timeout)) {
+            (uct_ud_iface_since(iface, ep->ack_time, now) >
+             iface->config.timeout)) {
             return ep;
         }
     }
@@ -613,6 +614,23 @@ static void uct_ud_iface_idle_sweep(uct_ud_iface_t *iface, ucs_time_t now)
 
 /* The async context's part that needs no polling: resends, the timer's
  * sweeps, acknowledgements owed; never calls user callbacks */
+/* Once nothing is outstanding, the memory of a burst goes back: the ACK
+ * queue that many eps owed at once, the flush markers' chunks (a flush of
+ * every ep) */
+static void uct_ud_iface_trim(uct_ud_iface_t *iface)
+{
+    if (!ucs_list_is_empty(&iface->active) || (iface->acks.count != 0) ||
+        !ucs_queue_is_empty(&iface->async_comps)) {
+        return;
+    }
+    if (iface->acks.max > 16) {
+        free(iface->acks.eps);
+        iface->acks.eps = NULL;
+        iface->acks.max = 0;
+    }
+    (void)ucs_mpool_release_idle(&iface->marker_mp); /* nothing when none */
+}
+
 static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
 {
     ucs_time_t now;
@@ -630,6 +648,9 @@ static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
     }
     if (iface->acks.count != 0) {
         uct_ud_iface_send_acks(iface, timer);
+    }
+    if (timer) {
+        uct_ud_iface_trim(iface);
     }
 }
 
@@ -813,7 +834,7 @@ static void uct_ud_iface_flush_ep(uct_ud_ep_t *ep, unsigned flags,
 {
     ucs_status_t status;
 
-    if (ucs_queue_is_empty(&ep->unacked)) {
+    if (uct_ud_desc_queue_is_empty(&ep->unacked)) {
         return;
     }
     if (flush != NULL) {
@@ -1121,6 +1142,17 @@ uct_ud_iface_config_init(uct_ud_iface_t *iface,
     iface->config.timeout        = ucs_time_from_sec(config->timeout);
     iface->config.resend_timeout = ucs_time_from_sec(config->resend_timeout);
     iface->config.timer_tick     = ucs_time_from_sec(config->timer_tick);
+
+    /* an ep's stamps: units of 1-2 us, longer when TIMEOUT needs it */
+    iface->time.base  = ucs_get_time();
+    iface->time.shift = 0;
+    while ((UCS_BIT(iface->time.shift)) < ucs_time_from_usec(1)) {
+        ++iface->time.shift;
+    }
+    while ((iface->config.timeout >> iface->time.shift) >
+           UCT_UD_TIME_MAX_UNITS) {
+        ++iface->time.shift;
+    }
     iface->config.max_iov =
         ucs_min(UCT_UD_MAX_ZCOPY_IOV + 1, (unsigned)dev_attr->max_sge);
     iface->config.ipv4 =
@@ -1325,13 +1357,14 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     }
 
     iface->ahs.buckets   = calloc(16, sizeof(*iface->ahs.buckets));
-    iface->conns.buckets = calloc(64, sizeof(*iface->conns.buckets));
+    iface->conns.buckets = malloc(64 * sizeof(*iface->conns.buckets));
     if ((iface->ahs.buckets == NULL) || (iface->conns.buckets == NULL)) {
         ucs_error("ud_verbs %s: no memory for the interface tables",
                   iface->super.super.dev_name);
         status = UCS_ERR_NO_MEMORY;
         goto err_tables;
     }
+    memset(iface->conns.buckets, 0xff, 64 * sizeof(*iface->conns.buckets));
     iface->ahs.mask   = 15;
     iface->conns.mask = 63;
     iface->ooo.mask   = 1;

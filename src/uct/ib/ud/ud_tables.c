@@ -24,9 +24,9 @@ ucs_status_t uct_ud_iface_add_ep(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     uct_ud_ep_t **slots;
 
     if (iface->eps.count >= iface->eps.size / 4 * 3) {
-        /* grow at three quarters full: a free id is found within a few
-         * looks, and the table costs 10.7-21 bytes per ep */
-        size = ucs_max(64, iface->eps.size * 2);
+        /* grow at three quarters full, by half: a free id is found
+         * within a few looks, and the table costs 10.7-16 bytes per ep */
+        size = ucs_max(64, iface->eps.size + iface->eps.size / 2);
         if (size > UCT_UD_EP_ID_MAX + 1) {
             size = UCT_UD_EP_ID_MAX + 1;
         }
@@ -214,16 +214,28 @@ static unsigned uct_ud_conn_hash(const uct_ud_ah_t *ah, uint32_t qp_num,
         (uintptr_t)ah ^ ucs_hash_u64(((uint64_t)qp_num << 32) | conn_sn));
 }
 
+/* The ep of id @a id in the connection table (every ep there has its id) */
+static UCS_F_ALWAYS_INLINE uct_ud_ep_t *
+uct_ud_conn_ep(const uct_ud_iface_t *iface, uint32_t id)
+{
+    uct_ud_ep_t *ep = uct_ud_iface_ep(iface, id);
+
+    ucs_assert((ep != NULL) && (ep->flags & UCT_UD_EP_FLAG_IN_CONN));
+    return ep;
+}
+
 uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
                                     const uct_ud_ah_t *ah, uint32_t qp_num,
                                     uint32_t conn_sn)
 {
+    uint32_t id;
     uct_ud_ep_t *ep;
 
-    ep =
+    id =
         iface->conns
             .buckets[uct_ud_conn_hash(ah, qp_num, conn_sn) & iface->conns.mask];
-    for (; ep != NULL; ep = ep->conn_next) {
+    for (; id != UCT_UD_CONN_NONE; id = ep->conn_next) {
+        ep = uct_ud_conn_ep(iface, id);
         if ((ep->ah == ah) && (ep->dest_qpn == qp_num) &&
             (ep->conn_sn == conn_sn)) {
             return ep;
@@ -232,32 +244,44 @@ uct_ud_ep_t *uct_ud_iface_conn_find(const uct_ud_iface_t *iface,
     return NULL;
 }
 
+/* Doubles the buckets (keeping the old ones when there is no memory) */
+static void uct_ud_iface_conn_grow(uct_ud_iface_t *iface)
+{
+    unsigned size = (iface->conns.mask + 1) * 2, i, b;
+    uint32_t *buckets, id, next;
+    uct_ud_ep_t *e;
+
+    buckets = malloc(size * sizeof(*buckets));
+    if (buckets == NULL) {
+        return;
+    }
+    memset(buckets, 0xff, size * sizeof(*buckets)); /* UCT_UD_CONN_NONE */
+    for (i = 0; i <= iface->conns.mask; ++i) {
+        for (id = iface->conns.buckets[i]; id != UCT_UD_CONN_NONE; id = next) {
+            e    = uct_ud_conn_ep(iface, id);
+            next = e->conn_next;
+            b = uct_ud_conn_hash(e->ah, e->dest_qpn, e->conn_sn) & (size - 1);
+            e->conn_next = buckets[b];
+            buckets[b]   = id;
+        }
+    }
+    free(iface->conns.buckets);
+    iface->conns.buckets = buckets;
+    iface->conns.mask    = size - 1;
+}
+
 ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
-    unsigned size, i, b;
-    uct_ud_ep_t **buckets, *e, *next;
+    unsigned b;
 
-    if (iface->conns.count >= iface->conns.mask + 1) {
-        size    = (iface->conns.mask + 1) * 2;
-        buckets = calloc(size, sizeof(*buckets));
-        if (buckets != NULL) {
-            for (i = 0; i <= iface->conns.mask; ++i) {
-                for (e = iface->conns.buckets[i]; e != NULL; e = next) {
-                    next = e->conn_next;
-                    b    = uct_ud_conn_hash(e->ah, e->dest_qpn, e->conn_sn) &
-                        (size - 1);
-                    e->conn_next = buckets[b];
-                    buckets[b]   = e;
-                }
-            }
-            free(iface->conns.buckets);
-            iface->conns.buckets = buckets;
-            iface->conns.mask    = size - 1;
-        }
+    /* two eps a bucket on average at most: 2-4 bytes per ep, and a CREQ
+     * (the only lookup) looks at a few */
+    if (iface->conns.count >= 2 * (iface->conns.mask + 1)) {
+        uct_ud_iface_conn_grow(iface);
     }
     b = uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) & iface->conns.mask;
     ep->conn_next           = iface->conns.buckets[b];
-    iface->conns.buckets[b] = ep;
+    iface->conns.buckets[b] = ep->id;
     ++iface->conns.count;
     ep->flags |= UCT_UD_EP_FLAG_IN_CONN;
     return UCS_OK;
@@ -265,17 +289,18 @@ ucs_status_t uct_ud_iface_conn_add(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 
 void uct_ud_iface_conn_remove(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
-    uct_ud_ep_t **pp;
+    uint32_t *idp;
 
     if (!(ep->flags & UCT_UD_EP_FLAG_IN_CONN)) {
         return;
     }
-    pp = &iface->conns
-              .buckets[uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) &
-                       iface->conns.mask];
-    for (; *pp != NULL; pp = &(*pp)->conn_next) {
-        if (*pp == ep) {
-            *pp = ep->conn_next;
+    idp = &iface->conns
+               .buckets[uct_ud_conn_hash(ep->ah, ep->dest_qpn, ep->conn_sn) &
+                        iface->conns.mask];
+    for (; *idp != UCT_UD_CONN_NONE;
+         idp = &uct_ud_conn_ep(iface, *idp)->conn_next) {
+        if (*idp == ep->id) {
+            *idp = ep->conn_next;
             --iface->conns.count;
             break;
         }

@@ -77,7 +77,7 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         /* kept for the CREP: nothing reads it before */
         desc->flags |= UCT_UD_DESC_FLAG_INLINE | UCT_UD_DESC_FLAG_KEPT;
     }
-    if (ucs_queue_is_empty(&ep->unacked) &&
+    if (uct_ud_desc_queue_is_empty(&ep->unacked) &&
         !(ep->flags & UCT_UD_EP_FLAG_CREQ)) {
         /* (while the CREQ is out, ack_time is its time of sending, and
          * the CREP starts the data's wait) */
@@ -85,7 +85,7 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         ep->tx.backoff = 0;
         uct_ud_ep_activate(iface, ep);
     }
-    ucs_queue_push(&ep->unacked, &desc->queue);
+    uct_ud_desc_queue_push(&ep->unacked, desc);
     ep->tx.psn = (uint16_t)(psn + 1);
     if (ucs_likely(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
         ep->tx.resend = ep->tx.psn;

@@ -257,7 +257,7 @@ TEST_P(uct_ud, flush_after_async_acknowledgement)
         while (!acked && (now_sec() < deadline)) {
             b->progress();
             uct_ud_enter(ud(*a));
-            acked = ucs_queue_is_empty(&uct_ud_ep(ab)->unacked);
+            acked = uct_ud_desc_queue_is_empty(&uct_ud_ep(ab)->unacked);
             uct_ud_leave(ud(*a));
         }
         ASSERT_TRUE(acked) << "a's async context took no acknowledgement";
