@@ -75,6 +75,29 @@ all_files() {
     done
 }
 
+# kernel_counters: the rxe devices' nonzero counters and the packets the
+# kernel dropped (softnet backlog, UDP), one line each: where packets that
+# the transport saw lost went
+kernel_counters() {
+    local dev f line=""
+    for dev in $(ls /sys/class/infiniband 2>/dev/null); do
+        line=""
+        for f in /sys/class/infiniband/"$dev"/ports/1/hw_counters/*; do
+            [ -r "$f" ] && [ "$(cat "$f")" != 0 ] &&
+                line="$line $(basename "$f")=$(cat "$f")"
+        done
+        echo "$dev:${line:- (none)}"
+    done
+    local d=0 x
+    while read -r _ x _; do
+        d=$((d + 0x$x))
+    done </proc/net/softnet_stat
+    echo "softnet backlog drops: $d"
+    awk '/^Udp:/ { if (!n++) { split($0, h) } else {
+             for (i = 2; i <= NF; i++) if ($i != 0) printf " %s=%s", h[i], $i
+             print "" } }' /proc/net/snmp | sed 's/^/udp:/'
+}
+
 # run EPS: one whole run; sets FAILED on failure
 run() {
     local eps=$1 clients dir log i pid dev killed="" victims="" rc timeout
@@ -152,10 +175,13 @@ run() {
             show_log "$dir/client$i.log"
         fi
     done
-    cat "$dir"/client*.log | grep -v ': OK$' | sed 's/^/    /'
+    # the clients' status lines (every 10 s) only when something failed
+    cat "$dir"/client*.log | grep -v -e ': OK$' -e ': at [0-9.]* s: round' |
+        sed 's/^/    /'
     sed -n '/^uct_ud_scale: [0-9]* endpoints/,$p' "$log"
     grep -v '^uct_ud_scale: [0-9]* endpoints' "$log" |
         grep -E 'error|warn' | head -n 20 | sed 's/^/    | /'
+    kernel_counters | sed 's/^/    kernel: /'
     echo "    reproduce: test/rxe/run.sh -t 600 --" \
          "test/stress/check-ud-scale.sh BUILDDIR $eps" \
          "(UD_SCALE_CLIENTS=$clients UD_SCALE_WINDOW=$UD_SCALE_WINDOW" \
@@ -165,6 +191,10 @@ run() {
     else
         fail "$eps endpoints: server exit $rc"
         show_log "$log" | head -n 60
+        for i in $(seq 0 $((clients - 1))); do
+            grep ': at [0-9.]* s: round' "$dir/client$i.log" | tail -n 8 |
+                sed 's/^/    | /'
+        done
     fi
 }
 

@@ -32,7 +32,7 @@
  *    runs round 2 with the survivors (ROUND, then the same AM + PUT on
  *    every surviving endpoint, checked) while it waits for the killed
  *    clients' peer endpoints to be reclaimed (UD_TIMEOUT's idle sweep);
- *    then it keeps the survivors idle for 1.5 UD_TIMEOUT (their peer
+ *    then it keeps the survivors idle for 2.5 UD_TIMEOUT (their peer
  *    endpoints must stay), sends FIN and prints the report. After round
  *    1 one flush covers an endpoint's AM and PUT.
  *

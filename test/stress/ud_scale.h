@@ -94,6 +94,9 @@ enum {
     US_STAT_LAST
 };
 
+/* Seconds between status lines (server, clients) */
+#define US_STATUS_SEC 10.0
+
 /* The ud_verbs interface's own counters (ud_scale_iface.c) */
 typedef struct {
     unsigned eps;         /* every ep of the interface */
@@ -166,6 +169,8 @@ typedef struct us_ctx {
     unsigned errors;
     unsigned handler_calls; /* error handler */
     int idle_spins;
+    unsigned wait_calls; /* of us_wait(): a client's status line */
+    double next_status;  /* of a client's next status line (sc_now()) */
 
     /* client */
     unsigned my_eps;

@@ -289,8 +289,7 @@ static int us_cep_start(us_ctx_t *ctx, unsigned i, unsigned round)
     return 0;
 }
 
-/* One round on every ep, -w at a time (4 -w after round 1); 0, or -1
- * (reported) */
+/* One round on every ep, -w at a time; 0, or -1 (reported) */
 static int us_client_round(us_ctx_t *ctx, unsigned round)
 {
     double deadline = sc_now() + ctx->limit;
@@ -302,9 +301,7 @@ static int us_client_round(us_ctx_t *ctx, unsigned round)
         ctx->t_first = sc_now();
     }
     while (ctx->done_eps < ctx->my_eps) {
-        /* no connection after round 1: four times as many at once */
-        while ((ctx->in_flight < ctx->window * ((round == 1) ? 1 : 4)) &&
-               (next < ctx->my_eps)) {
+        while ((ctx->in_flight < ctx->window) && (next < ctx->my_eps)) {
             if (us_cep_start(ctx, next++, round) != 0) {
                 return -1;
             }

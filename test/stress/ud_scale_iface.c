@@ -247,11 +247,44 @@ int us_rkey_unpack(us_ctx_t *ctx, const void *buf, const char *whose,
     return 0;
 }
 
+/* A client's line every US_STATUS_SEC (where a long run stands; the
+ * server prints its own): looked at every 1024 waits, a clock read is a
+ * system call in some guests */
+static void us_client_status(us_ctx_t *ctx)
+{
+    us_counters_t c;
+    double now;
+
+    if ((ctx->client_id < 0) || ((++ctx->wait_calls & 1023) != 0)) {
+        return;
+    }
+    now = sc_now();
+    if (now < ctx->next_status) {
+        return;
+    }
+    ctx->next_status = now + US_STATUS_SEC;
+    us_counters(ctx, &c);
+    fprintf(stderr,
+            "%s %s: at %.1f s: round %u, %u of %u eps done, %u in flight; "
+            "%u eps, %u active, %u owed an ACK; rx %u of %u posted, %d "
+            "send slots free; CREQs sent again %lu, packets %lu, "
+            "duplicates %lu, stale %lu, dropped %lu\n",
+            US_PROG, us_side(ctx), now, ctx->round, ctx->done_eps, ctx->my_eps,
+            ctx->in_flight, c.eps, c.active, c.acks_owed, c.rx_posted,
+            c.rx_queue_len, c.tx_available,
+            (unsigned long)c.stats[US_STAT_CREQ_RESENT],
+            (unsigned long)c.stats[US_STAT_TX_RESENT],
+            (unsigned long)c.stats[US_STAT_RX_DUP],
+            (unsigned long)c.stats[US_STAT_RX_STALE],
+            (unsigned long)c.stats[US_STAT_RX_DROPPED]);
+}
+
 unsigned us_wait(us_ctx_t *ctx, int max_ms)
 {
     struct pollfd pfd = {.fd = ctx->event_fd, .events = POLLIN};
     unsigned count;
 
+    us_client_status(ctx);
     count = uct_worker_progress(ctx->uct.worker);
     if (count > 0) {
         ctx->idle_spins = 0;

@@ -7,7 +7,7 @@
  * it. After round 1 it measures the idle heap and kernel objects, waits
  * for the driver to kill some clients (the "killed" file), times the
  * reclaim of their peer endpoints while the others run round 2, keeps the
- * survivors idle for 1.5 UD_TIMEOUT, ends the run (FIN) and prints the
+ * survivors idle for 2.5 UD_TIMEOUT, ends the run (FIN) and prints the
  * report.
  */
 #define _GNU_SOURCE
@@ -32,9 +32,10 @@ typedef struct {
     size_t heap_base, heap_idle;
     long qps_base, qps_idle;
     us_counters_t c_base, c_idle, c_end;
-    long hw_rcvd_base, hw_rcvd_idle;
-    unsigned rx_low; /* lowest rx_posted sampled */
-    double t_kill;   /* realtime of the SIGKILL */
+    long hw_rcvd_base, hw_rcvd_idle, hw_rcvd_end;
+    long hw_recvs_base, hw_recvs_end; /* receives completed */
+    unsigned rx_low;                  /* lowest rx_posted sampled */
+    double t_kill;                    /* realtime of the SIGKILL */
     double reclaim_sec;
     unsigned killed, killed_eps;
     unsigned private_before, private_expected, private_after_hold;
@@ -43,9 +44,6 @@ typedef struct {
     double hold_sec;
     double next_status; /* of the next status line (sc_now()) */
 } us_server_stats_t;
-
-/* Seconds between the server's status lines */
-#define US_STATUS_SEC 10.0
 
 static ucs_status_t us_am_ep(void *arg, void *data, size_t length,
                              unsigned flags)
@@ -478,14 +476,15 @@ static int us_after_kill(us_ctx_t *ctx, us_server_stats_t *st)
     return 0;
 }
 
-/* The survivors idle for 1.5 UD_TIMEOUT: the idle sweep probes each of
- * their peer eps, which must stay */
+/* The survivors idle for 2.5 UD_TIMEOUT, longer than the 1.625 in which
+ * the idle sweep frees the ep of a peer that answers none of its probes:
+ * each of their peer eps is probed and must stay */
 static int us_hold(us_ctx_t *ctx, us_server_stats_t *st)
 {
     us_counters_t c;
     double until;
 
-    st->hold_sec = 1.5 * st->c_idle.timeout;
+    st->hold_sec = 2.5 * st->c_idle.timeout;
     until        = sc_now() + st->hold_sec;
     if (us_serve_until(ctx, st, us_done_time, &until, "the idle hold") != 0) {
         return -1;
@@ -734,8 +733,17 @@ static void us_report(us_ctx_t *ctx, us_server_stats_t *st,
         us_verdict((st->c_idle.ahs <= st->remote_ports) && (cs->ahs_max <= 1)),
         "%u (%u ports) / %u at most", st->c_idle.ahs, st->remote_ports,
         cs->ahs_max);
-    us_row("receive-queue drops, rxe hw_counters (3)", "", "",
-           "not counted by rxe for UD");
+    if ((st->hw_rcvd_base >= 0) && (st->hw_rcvd_end >= 0) &&
+        (st->hw_recvs_base >= 0) && (st->hw_recvs_end >= 0)) {
+        us_row("receive-queue drops, server's device (3)", "", "",
+               "%ld of %ld packets received",
+               (st->hw_rcvd_end - st->hw_rcvd_base) -
+                   (st->hw_recvs_end - st->hw_recvs_base),
+               st->hw_rcvd_end - st->hw_rcvd_base);
+    } else {
+        us_row("receive-queue drops, server's device (3)", "", "",
+               "no rxe hw_counters");
+    }
     us_row("server receive queue, lowest sampled", "", "", "%u of %u posted",
            st->rx_low, st->c_idle.rx_queue_len);
     us_row("rx_dropped, duplicates: server / clients", "", "",
@@ -788,8 +796,10 @@ static void us_report(us_ctx_t *ctx, us_server_stats_t *st,
            "(2) %s; after round 1, %.1f s idle; the server's covers its peer "
            "eps (one per client ep) and its own ep per client\n"
            "(3) rxe drops a UD packet for an empty receive queue without "
-           "counting it (class D in rxe_resp.c); the server's device counted "
-           "%ld received packets in round 1\n"
+           "counting it as such (class D in rxe_resp.c): the device's "
+           "received packets (rcvd_pkts) that completed no receive "
+           "(rdma_recvs), from round 1 to the end, on every QP of the "
+           "device (clients on it too); %ld packets in round 1\n"
            "(4) the ud iface's tx_resent: every packet sent again, the "
            "first send of an AM or PUT that waited for the CREP included\n",
            UCS_SYS_HEAP_DEFINITION, US_SETTLE_SEC,
@@ -888,8 +898,9 @@ int us_server_run(us_ctx_t *ctx)
     if (us_serve_until(ctx, &st, us_done_file, "go", "the driver's go") != 0) {
         goto out;
     }
-    st.qps_base     = test_rdma_qp_count();
-    st.hw_rcvd_base = us_hw_counter(ctx->dev_name, "rcvd_pkts");
+    st.qps_base      = test_rdma_qp_count();
+    st.hw_rcvd_base  = us_hw_counter(ctx->dev_name, "rcvd_pkts");
+    st.hw_recvs_base = us_hw_counter(ctx->dev_name, "rdma_recvs");
 
     /* round 1: every client connects, sends, is checked */
     if (us_serve_until(ctx, &st, us_done_round, &round, "round 1") != 0) {
@@ -920,6 +931,8 @@ int us_server_run(us_ctx_t *ctx)
         goto out;
     }
     us_counters(ctx, &st.c_end);
+    st.hw_rcvd_end  = us_hw_counter(ctx->dev_name, "rcvd_pkts");
+    st.hw_recvs_end = us_hw_counter(ctx->dev_name, "rdma_recvs");
     us_finish(ctx);
     if (us_read_clients(ctx, &cs) == 0) {
         us_report(ctx, &st, &cs);

@@ -23,7 +23,12 @@
  * any answer, the sender resends everything unacknowledged after
  * RESEND_TIMEOUT, doubling the wait each time, and gives up after TIMEOUT
  * without an acknowledgement: the endpoint fails with
- * UCS_ERR_ENDPOINT_TIMEOUT.
+ * UCS_ERR_ENDPOINT_TIMEOUT. The first wait follows what the interface
+ * learned (uct_ud_iface_data_rto()): twice the smoothed time to the ACK
+ * of packets sent once plus four deviations (Karn's rule: a resent
+ * flight gives no sample), doubled for every ep's first resend until the
+ * next sample, so that a peer that acknowledges late because it is busy
+ * is not sent everything again by all its eps at once.
  *
  * Acknowledgements ride on every packet. A sender whose window is half
  * used asks for one (ACK_REQ, sent solicited so that it wakes a receiver
@@ -158,6 +163,10 @@ UCS_STATIC_ASSERT(UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES <= 15);
 /** Most doublings of the CREQ retransmission timeout (losses without a
  *  new sample of the reply time). */
 #define UCT_UD_CREQ_BACKOFF_MAX 6
+
+/** Most doublings of the first data wait (uct_ud_iface_data_rto()):
+ *  resends of several eps since the last fresh time sample. */
+#define UCT_UD_DATA_BACKOFF_MAX 4
 
 /** Largest user header of an AM zcopy. */
 #define UCT_UD_MAX_AM_HDR 128
@@ -598,8 +607,11 @@ enum {
     UCT_UD_EP_RX_DENIED       = UCS_BIT(3), /* tell the peer: PUT refused */
     UCT_UD_EP_TX_DENIED       = UCS_BIT(4), /* the peer refused our PUT */
     UCT_UD_EP_TX_CREQ_RESENT  = UCS_BIT(5), /* no time sample of its CREP */
-    UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6)  /* since the last
+    UCT_UD_EP_TX_ACK_REQ_SENT = UCS_BIT(6), /* since the last
                                               acknowledgement */
+    UCT_UD_EP_TX_TIMED = UCS_BIT(7)         /* the first unacknowledged packet
+                                               went at ack_time, none went twice:
+                                               its ACK times a reply (Karn) */
 };
 
 /**
@@ -750,6 +762,12 @@ struct uct_ud_iface {
         ucs_time_t rttvar;       /* its mean deviation */
         unsigned backoff;        /* the timeout doubled: losses since */
     } creq;
+    struct {
+        ucs_time_t srtt;   /* smoothed time to a data ACK, 0: none yet */
+        ucs_time_t rttvar; /* its mean deviation */
+        unsigned backoff;  /* the first wait doubled: resends since */
+    } data;
+    ucs_time_t tick_now;  /* of the timer's last sweep */
     unsigned idle_cursor; /* next ep id the idle sweep looks at */
     uint64_t idle_credit; /* of the idle sweep (ud_iface.c) */
     ucs_time_t idle_last; /* when the idle sweep last earned credit */

@@ -424,6 +424,7 @@ static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
          * an acknowledgement starts now (the CREQ's time is past) */
         ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
         ep->tx.backoff = 0;
+        ep->rx_flags |= UCT_UD_EP_TX_TIMED; /* their first send */
         uct_ud_ep_resend(iface, ep);
     }
     uct_ud_ep_schedule(iface, ep);
@@ -712,6 +713,34 @@ out:
  * Acknowledgements and resends
  */
 
+/* The ACK of packets that went once, the first at ep->ack_time: a sample
+ * of the time peers take to acknowledge (as TCP's, RFC 6298). No clock
+ * is read here: times are those of the timer's sweeps, which resolve
+ * ack_time and set tick_now, so the sample is short by up to a tick on
+ * either side, and one TIMER_TICK is added (long rather than short: a
+ * short estimate sends again what a loaded peer merely has not
+ * acknowledged yet, and loads it more). A fresh sample ends the doubling
+ * of the first wait. */
+static void uct_ud_iface_data_rtt_sample(uct_ud_iface_t *iface,
+                                         const uct_ud_ep_t *ep)
+{
+    ucs_time_t rtt = iface->config.timer_tick, diff;
+
+    if ((ep->ack_time != UCT_UD_TIME_AT_SWEEP) && (iface->tick_now != 0)) {
+        rtt += uct_ud_iface_since(iface, ep->ack_time, iface->tick_now);
+    }
+    iface->data.backoff = 0;
+    if (iface->data.srtt == 0) {
+        iface->data.srtt   = rtt;
+        iface->data.rttvar = rtt / 2;
+        return;
+    }
+    diff               = (rtt > iface->data.srtt) ? (rtt - iface->data.srtt)
+                                                  : (iface->data.srtt - rtt);
+    iface->data.rttvar = (3 * iface->data.rttvar + diff) / 4;
+    iface->data.srtt   = ucs_max((7 * iface->data.srtt + rtt) / 8, 1);
+}
+
 /* Retires every packet up to @a ack_psn */
 static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                   uint16_t ack_psn, int async)
@@ -729,6 +758,10 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         ep->tx.resend = (uint16_t)(ack_psn + 1);
     }
     ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
+    if (ep->rx_flags & UCT_UD_EP_TX_TIMED) {
+        ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_TIMED;
+        uct_ud_iface_data_rtt_sample(iface, ep);
+    }
     ep->tx.backoff = 0;
     ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
 
@@ -821,6 +854,7 @@ void uct_ud_ep_resend(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         if (desc->flags & UCT_UD_DESC_FLAG_KEPT) {
             desc->flags &= (uint8_t)~UCT_UD_DESC_FLAG_KEPT; /* first send */
         } else {
+            ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_TIMED;
             ++iface->stats.tx_resent;
             uct_iface_stat_tx_retry(&iface->super.super);
         }
@@ -861,22 +895,32 @@ static void uct_ud_ep_resend_missing(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
             (uct_ud_ep_post_desc(iface, ep, desc, 1) != UCS_OK)) {
             break; /* the timer resends the rest */
         }
+        ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_TIMED;
         ++iface->stats.tx_resent;
         uct_iface_stat_tx_retry(&iface->super.super);
     }
 }
 
 /* The first wait for an acknowledgement: RESEND_TIMEOUT, or longer when
- * the replies to this interface's CREQs show that peers answer slower
- * (a loaded target, a slow fabric): packets are not sent again while
- * their acknowledgement is merely late. Capped as the resends' wait. */
+ * the acknowledgements of data sent once (before any, the replies to
+ * this interface's CREQs) show that peers answer slower (a loaded
+ * target, a slow fabric): packets are not sent again while their
+ * acknowledgement is merely late. Doubled for each ep's first resend
+ * since the last sample: when a loaded peer's acknowledgements come late
+ * for many eps at once, the later ones wait longer instead of all
+ * sending again (what a storm of resends does to a receive queue that
+ * many peers share: more drops, more resends). Capped as the resends'
+ * wait. */
 ucs_time_t uct_ud_iface_data_rto(const uct_ud_iface_t *iface)
 {
     ucs_time_t rto = iface->config.resend_timeout;
 
-    if (iface->creq.srtt != 0) {
+    if (iface->data.srtt != 0) {
+        rto = ucs_max(rto, 2 * iface->data.srtt + 4 * iface->data.rttvar);
+    } else if (iface->creq.srtt != 0) {
         rto = ucs_max(rto, 2 * iface->creq.srtt + 4 * iface->creq.rttvar);
     }
+    rto <<= iface->data.backoff;
     return ucs_min(rto, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
 }
 
@@ -1017,6 +1061,10 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
     if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
         uct_ud_ep_creq_timer(iface, ep, now);
         return;
+    }
+    if ((ep->tx.backoff == 0) &&
+        (iface->data.backoff < UCT_UD_DATA_BACKOFF_MAX)) {
+        ++iface->data.backoff; /* the first resend of this flight */
     }
     ep->tx.resend = (uint16_t)(ep->tx.acked + 1);
     uct_ud_ep_resend(iface, ep);

@@ -640,7 +640,8 @@ static void uct_ud_iface_async_sweep(uct_ud_iface_t *iface, int timer)
         uct_ud_iface_resume_resends(iface);
     }
     if (timer) {
-        now = ucs_get_time();
+        now             = ucs_get_time();
+        iface->tick_now = now;
         ucs_list_for_each_safe(ep, tmp, &iface->active, active) {
             uct_ud_ep_timer(iface, ep, now);
         }

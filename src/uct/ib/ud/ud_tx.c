@@ -83,6 +83,9 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
          * the CREP starts the data's wait) */
         ep->ack_time   = UCT_UD_TIME_AT_SWEEP;
         ep->tx.backoff = 0;
+        if (ucs_likely(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+            ep->rx_flags |= UCT_UD_EP_TX_TIMED;
+        }
         uct_ud_ep_activate(iface, ep);
     }
     uct_ud_desc_queue_push(&ep->unacked, desc);

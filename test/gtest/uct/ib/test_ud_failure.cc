@@ -629,6 +629,52 @@ TEST_P(uct_ud, destroy_while_request_waits)
     EXPECT_TRUE(m_errs.calls.empty());
 }
 
+/* A peer that acknowledges late (busy for 100 ms after each message: no
+ * progress, its async context blocked) is not sent the same packets again
+ * and again: the first wait doubles while every message was sent again,
+ * then learns the acknowledgement time from a message that went once.
+ * With a fixed 20 ms wait every message went two or three times more. */
+TEST_P(uct_ud, late_acknowledgements_learned)
+{
+    if (res().dev_name != resources_of(UCT_UD_VERBS_NAME).front().dev_name) {
+        GTEST_SKIP() << "runs on the first ud_verbs device only";
+    }
+    const unsigned WARMUP = 8, N = 20;
+    const double BUSY            = 0.1;
+    entity *a                    = create_entity(params({}, true));
+    entity *b                    = create_entity(params({}, true));
+    am_recorder &rec             = install_recorder(*b, AM_ID);
+    ucs_async_context_t *async_b = ud(*b)->async;
+    ASSERT_NE(ud(*a)->async, async_b) << "a's timer must run while b's waits";
+
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab);
+    uint64_t resent_warmup = 0;
+    for (unsigned i = 1; i <= N; ++i) {
+        if (i == WARMUP + 1) {
+            resent_warmup = stats(*a).tx_resent;
+        }
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(ab, AM_ID, i, NULL, 0));
+        ucs_async_block(async_b);
+        double until = now_sec() + BUSY;
+        while (now_sec() < until) {
+            a->progress();
+        }
+        ucs_async_unblock(async_b);
+        flush_ep(*a, ab);
+    }
+    uint64_t resent = stats(*a).tx_resent - resent_warmup;
+    EXPECT_EQ(iota(0, N + 1), headers(rec));
+    EXPECT_LE(resent, 2u) << "of the last " << N - WARMUP << " messages";
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] acknowledgements " << BUSY * 1000
+              << " ms late: " << resent << " packets sent again for the last "
+              << N - WARMUP << " messages, " << stats(*a).tx_resent - resent
+              << " for the first " << WARMUP + 1 << std::endl;
+}
+
 /* A peer process connects 5 eps to a's iface and is killed without a
  * disconnect; b, in this process, connects one and stays idle. a frees
  * the killed peer's eps within 2x TIMEOUT with no traffic from its user
