@@ -85,16 +85,23 @@
  * would leave the internal endpoints its requests made. The timer's idle
  * sweep looks at every endpoint id once per TIMEOUT/8 (UCT_UD_IDLE_LOOKS),
  * paced by the time elapsed rather than by ticks, and at most
- * UCT_UD_IDLE_SWEEP_MAX ids per tick. An internal endpoint with nothing
- * to send that got no packet for UCT_UD_IDLE_QUIET looks is sent a probe
- * at each further look (an ACK with ACK_REQ, which a live peer answers,
- * from its async context when it does not progress), only while more
- * than half the send queue is free; one that answered none of
- * UCT_UD_IDLE_PROBES probes is freed at the next look, as is one that
+ * UCT_UD_IDLE_SWEEP_MAX ids per tick. Liveness is a peer interface's
+ * (a remote QP: its entry in the address handle's peers): a packet on
+ * any of its endpoints, found by a look, marks it seen, and its other
+ * endpoints stay while it was seen within UCT_UD_IDLE_QUIET looks. An
+ * internal endpoint with nothing to send whose peer interface was quiet
+ * that long is probed at each further look (an ACK with ACK_REQ, which
+ * a live peer answers, from its async context when it does not
+ * progress): one probe per peer interface and look period, sent on the
+ * first of its endpoints looked at and counted by the others, except at
+ * an endpoint's last look, which probes it itself (a peer that lost one
+ * endpoint without a DISC still answers for the others); only while
+ * more than half the send queue is free. One that got no answer over
+ * UCT_UD_IDLE_PROBES looks is freed at the next look, as is one that
  * failed (unacknowledged data for TIMEOUT). So a dead peer's endpoints
  * go within 1.625 TIMEOUT, a live peer has 3/4 TIMEOUT to answer (a
- * loaded process stalls for a while), and an idle live peer costs one
- * probe and one answer per 3/4 TIMEOUT and endpoint.
+ * loaded process stalls for a while), and an idle live peer costs about
+ * one probe and one answer per 7/8 TIMEOUT, whatever its endpoints.
  *
  * Threads. An interface timer on the worker's async context resends,
  * acknowledges and detects dead peers, and a handler on the completion
@@ -561,18 +568,25 @@ uct_ud_desc_queue_pull(uct_ud_desc_queue_t *q)
          (_desc) = uct_ud_desc_queue_next(_q, _desc))
 
 /** An address handle shared by every ep to one remote port. */
+/** A peer interface (remote QP) behind an address handle */
+typedef struct {
+    uint32_t qp_num;
+    uint32_t next_conn_sn;
+    uint32_t seen;   /* a stamp when the idle sweep last found a packet
+                        from it on one of its eps; 0: never */
+    uint32_t probed; /* a stamp of the sweep's last probe of it; 0: never */
+} uct_ud_ah_peer_t;
+
 typedef struct uct_ud_ah {
     struct uct_ud_ah *next; /* in its hash bucket */
     struct ibv_ah *ah;
     uint8_t gid[16];
     uint16_t lid;
     uint8_t path_mtu; /* enum ibv_mtu of the pair */
-    /* connection numbers given out per remote QP (CONNECT_TO_IFACE) */
+    /* per remote QP (a peer interface): connection numbers given out
+     * (CONNECT_TO_IFACE) and what the idle sweep knows of it */
     unsigned num_peers;
-    struct {
-        uint32_t qp_num;
-        uint32_t next_conn_sn;
-    } * peers;
+    uct_ud_ah_peer_t *peers;
     unsigned num_secrets;
     uint64_t *secrets; /* of peers[i]'s iface, for CREQs */
 } uct_ud_ah_t;
@@ -939,6 +953,10 @@ ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
                                  uct_ud_ah_t **ah_p);
 
 /** The next connection number towards remote QP @a qp_num of @a ah. */
+/** The entry of remote QP @a qp_num of @a ah; with @a add, made when
+ *  missing (NULL when out of memory). */
+uct_ud_ah_peer_t *uct_ud_ah_peer(uct_ud_ah_t *ah, uint32_t qp_num, int add);
+
 ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
                                     uint32_t *conn_sn_p);
 
@@ -1038,12 +1056,16 @@ unsigned uct_ud_iface_creq_fail_waiting(uct_ud_iface_t *iface,
                                         const uct_ud_ah_t *ah, uint32_t qp_num);
 
 /**
- * The idle sweep's look at @a ep, an ep a peer's request made: freed when
- * it failed, or when its peer sent nothing over UCT_UD_IDLE_QUIET looks
- * and then UCT_UD_IDLE_PROBES more, each of which sent it a probe (an ACK
- * that asks for one). Returns nonzero when it freed the ep.
+ * The idle sweep's look at @a ep, an ep a peer's request made, at @a now:
+ * freed when it failed, or when neither it nor another ep of the same
+ * peer interface got a packet over UCT_UD_IDLE_QUIET looks and then
+ * UCT_UD_IDLE_PROBES more, each of which probed the peer (an ACK that
+ * asks for one: one probe per peer interface and look period, sent on
+ * the first of its eps looked at; an ep's last look probes it itself).
+ * Returns nonzero when it freed the ep.
  */
-int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                         ucs_time_t now);
 
 /** The timer's look at @a ep: resends, dead peer, CREQ. */
 void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now);

@@ -339,7 +339,8 @@ static uint64_t *uct_ud_ah_peer_secret(uct_ud_ah_t *ah, uint32_t qpn)
 
     for (i = 0; i < ah->num_peers; ++i) {
         if (ah->peers[i].qp_num == qpn) {
-            return (ah->secrets != NULL) ? &ah->secrets[i] : NULL;
+            /* a peer that a CREQ added has no secret of ours */
+            return (i < ah->num_secrets) ? &ah->secrets[i] : NULL;
         }
     }
     return NULL;
@@ -563,6 +564,9 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
         if (status != UCS_OK) {
             return;
         }
+        /* the idle sweep's record of the peer interface (without it,
+         * each of its eps is probed on its own) */
+        (void)uct_ud_ah_peer(ah, wc->src_qp, 1);
         ++iface->eps.num_private;
         ep->flags |= UCT_UD_EP_FLAG_PRIVATE;
         ep->rx_flags |= UCT_UD_EP_RX_SEEN; /* its peer is alive now */
@@ -958,16 +962,25 @@ static void uct_ud_ep_zombie_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uct_ud_ep_backoff(iface, ep, now);
 }
 
-int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
 {
+    ucs_time_t period = iface->config.timeout / UCT_UD_IDLE_LOOKS;
+    unsigned looks    = uct_ud_ep_idle_probes(ep);
+    uct_ud_ah_peer_t *peer;
+    ucs_time_t since;
+
     if (ep->flags & UCT_UD_EP_FLAG_FAILED) {
         ++iface->stats.peer_reclaimed;
         uct_ud_ep_free(iface, ep);
         return 1;
     }
+    peer = (ep->ah != NULL) ? uct_ud_ah_peer(ep->ah, ep->dest_qpn, 0) : NULL;
     if (ep->rx_flags & UCT_UD_EP_RX_SEEN) {
         ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_SEEN;
         uct_ud_ep_set_idle_probes(ep, 0);
+        if (peer != NULL) {
+            peer->seen = uct_ud_iface_stamp(iface, now);
+        }
         return 0;
     }
     if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) ||
@@ -975,23 +988,47 @@ int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
         !uct_ud_desc_queue_is_empty(&ep->unacked)) {
         return 0; /* the resend timeout watches it */
     }
-    if (uct_ud_ep_idle_probes(ep) < UCT_UD_IDLE_QUIET) {
+    if ((peer != NULL) && (peer->seen != 0)) {
+        since = uct_ud_iface_since(iface, peer->seen, now) / period;
+        if (since < UCT_UD_IDLE_QUIET) {
+            /* its peer interface spoke lately, on another of its eps:
+             * the process lives, and would have said if this ep went;
+             * the ep is as quiet as the peer (so that once the peer is
+             * quiet too, its probes start at once) */
+            uct_ud_ep_set_idle_probes(ep, (unsigned)since);
+            return 0;
+        }
+        looks = ucs_max(looks, UCT_UD_IDLE_QUIET); /* both quiet */
+    }
+    if (looks < UCT_UD_IDLE_QUIET) {
         /* quiet, not yet asked */
-        uct_ud_ep_set_idle_probes(ep, uct_ud_ep_idle_probes(ep) + 1);
+        uct_ud_ep_set_idle_probes(ep, looks + 1);
         return 0;
     }
-    if (uct_ud_ep_idle_probes(ep) >= UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES) {
+    if (looks >= UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES) {
         ++iface->stats.peer_reclaimed;
         uct_ud_ep_free(iface, ep);
         return 1;
+    }
+    if ((peer != NULL) &&
+        (looks + 1 < UCT_UD_IDLE_QUIET + UCT_UD_IDLE_PROBES) &&
+        (peer->probed != 0) &&
+        (uct_ud_iface_since(iface, peer->probed, now) < period)) {
+        /* the peer was probed in this period, on another of its eps:
+         * its answer (at that ep's next look) speaks for all */
+        uct_ud_ep_set_idle_probes(ep, looks + 1);
+        return 0;
     }
     /* only a probe that went out counts: without a send slot, or while
      * data needs half the send queue, the next look tries again (a live
      * peer is never freed unasked, and probes never crowd out data) */
     if ((iface->tx.available > (int)(iface->config.tx_queue_len / 2)) &&
         uct_ud_ep_send_ack_req(iface, ep)) {
-        uct_ud_ep_set_idle_probes(ep, uct_ud_ep_idle_probes(ep) + 1);
+        uct_ud_ep_set_idle_probes(ep, looks + 1);
         ++iface->stats.idle_probes;
+        if (peer != NULL) {
+            peer->probed = uct_ud_iface_stamp(iface, now);
+        }
     }
     return 0;
 }

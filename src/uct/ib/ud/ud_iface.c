@@ -607,7 +607,7 @@ static void uct_ud_iface_idle_sweep(uct_ud_iface_t *iface, ucs_time_t now)
         }
         ep = iface->eps.slots[iface->idle_cursor++];
         if ((ep != NULL) && (ep->flags & UCT_UD_EP_FLAG_PRIVATE)) {
-            (void)uct_ud_ep_idle_visit(iface, ep);
+            (void)uct_ud_ep_idle_visit(iface, ep, now);
         }
     }
 }

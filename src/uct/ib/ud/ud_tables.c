@@ -159,27 +159,38 @@ ucs_status_t uct_ud_iface_get_ah(uct_ud_iface_t *iface,
     return UCS_OK;
 }
 
-ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
-                                    uint32_t *conn_sn_p)
+uct_ud_ah_peer_t *uct_ud_ah_peer(uct_ud_ah_t *ah, uint32_t qp_num, int add)
 {
-    void *peers;
+    uct_ud_ah_peer_t *peers;
     unsigned i;
 
     for (i = 0; i < ah->num_peers; ++i) {
         if (ah->peers[i].qp_num == qp_num) {
-            *conn_sn_p = ah->peers[i].next_conn_sn++;
-            return UCS_OK;
+            return &ah->peers[i];
         }
+    }
+    if (!add) {
+        return NULL;
     }
     peers = realloc(ah->peers, (ah->num_peers + 1) * sizeof(*ah->peers));
     if (peers == NULL) {
+        return NULL;
+    }
+    ah->peers = peers;
+    memset(&peers[ah->num_peers], 0, sizeof(*peers));
+    peers[ah->num_peers].qp_num = qp_num;
+    return &peers[ah->num_peers++];
+}
+
+ucs_status_t uct_ud_ah_next_conn_sn(uct_ud_ah_t *ah, uint32_t qp_num,
+                                    uint32_t *conn_sn_p)
+{
+    uct_ud_ah_peer_t *peer = uct_ud_ah_peer(ah, qp_num, 1);
+
+    if (peer == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    ah->peers                             = peers;
-    ah->peers[ah->num_peers].qp_num       = qp_num;
-    ah->peers[ah->num_peers].next_conn_sn = 1;
-    ++ah->num_peers;
-    *conn_sn_p = 0;
+    *conn_sn_p = peer->next_conn_sn++;
     return UCS_OK;
 }
 

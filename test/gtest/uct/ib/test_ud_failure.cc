@@ -767,6 +767,53 @@ TEST_P(uct_ud, killed_peer_eps_reclaimed_with_late_ticks)
               << elapsed << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
 }
 
+/* A live, idle peer process with many eps costs one probe per look
+ * period (TIMEOUT/8), not one per ep: its eps share what the sweep knows
+ * of its interface. Probed per ep, 64 eps made about 250 probes in 3
+ * TIMEOUTs. Killed, all its eps still go within 2x TIMEOUT. */
+TEST_P(uct_ud, idle_peer_probed_per_interface)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    if (res().dev_name != resources_of(UCT_UD_VERBS_NAME).front().dev_name) {
+        GTEST_SKIP() << "runs on the first ud_verbs device only";
+    }
+    const double TIMEOUT = 1.0;
+    const unsigned N     = 64;
+    entity *a            = create_entity(params({{"UD_TIMEOUT", "1s"}}, true));
+    auto probes          = [&] {
+        return ud_read<uint64_t>(
+            *a, [](const uct_ud_iface_t *i) { return i->stats.idle_probes; });
+    };
+
+    ASSERT_TRUE(start_peer(ib_peer::options()));
+    for (unsigned i = 0; i < N; ++i) {
+        ASSERT_TRUE(peer_connects_to(*a));
+    }
+    wait_for([&] { return private_count(*a) == N; }, "the peer's eps on a");
+    uint64_t before = probes();
+    progress_for(3000);
+    uint64_t idle_probes = probes() - before;
+    EXPECT_EQ(N, private_count(*a)) << "a live peer's eps were freed";
+    /* 24 look periods in 3 TIMEOUTs, the first 5 quiet */
+    EXPECT_LE(idle_probes, 24u);
+    EXPECT_GT(idle_probes, 0u) << "the idle peer was never probed";
+
+    double killed = now_sec();
+    test_peer::kill_and_wait(m_peer);
+    wait_for([&] { return private_count(*a) == 0; },
+             "the killed peer's eps gone", 10);
+    double elapsed = now_sec() - killed;
+    EXPECT_EQ(0u, private_count(*a));
+    EXPECT_LE(elapsed, 2 * TIMEOUT);
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] " << N
+              << " idle eps of a live peer: " << idle_probes
+              << " probes in 3 TIMEOUTs; killed, gone after " << elapsed
+              << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
+}
+
 /* Ten thousand eps of one iface connect to another's iface: every request
  * is answered (one private ep each on the other side), one message on
  * each ep arrives, and once they are destroyed no ep is left on either
