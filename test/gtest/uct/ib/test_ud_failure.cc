@@ -769,7 +769,7 @@ TEST_P(uct_ud, killed_peer_eps_reclaimed_with_late_ticks)
 
 /* A live, idle peer process with many eps costs one probe per look
  * period (TIMEOUT/8), not one per ep: its eps share what the sweep knows
- * of its interface. Probed per ep, 64 eps made about 250 probes in 3
+ * of its interface. Probed per ep, 64 eps made 192 probes in 3
  * TIMEOUTs. Killed, all its eps still go within 2x TIMEOUT. */
 TEST_P(uct_ud, idle_peer_probed_per_interface)
 {
