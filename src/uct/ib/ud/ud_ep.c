@@ -374,22 +374,28 @@ static ucs_status_t uct_ud_ah_set_secret(uct_ud_ah_t *ah, uint32_t qpn,
     return UCS_OK;
 }
 
-/* A CREQ sent once was answered after @a rtt: the smoothed reply time
- * and its deviation move towards it (as TCP's, RFC 6298) */
-static void uct_ud_iface_creq_rtt_sample(uct_ud_iface_t *iface, ucs_time_t rtt)
+/* A reply time @a rtt: the smoothed time @a srtt (0: no sample yet) and
+ * its mean deviation @a rttvar move towards it (as TCP's, RFC 6298) */
+static void uct_ud_rtt_update(ucs_time_t *srtt, ucs_time_t *rttvar,
+                              ucs_time_t rtt)
 {
     ucs_time_t diff;
 
-    iface->creq.backoff = 0;
-    if (iface->creq.srtt == 0) {
-        iface->creq.srtt   = ucs_max(rtt, 1);
-        iface->creq.rttvar = rtt / 2;
+    if (*srtt == 0) {
+        *srtt   = ucs_max(rtt, 1);
+        *rttvar = rtt / 2;
         return;
     }
-    diff               = (rtt > iface->creq.srtt) ? (rtt - iface->creq.srtt)
-                                                  : (iface->creq.srtt - rtt);
-    iface->creq.rttvar = (3 * iface->creq.rttvar + diff) / 4;
-    iface->creq.srtt   = ucs_max((7 * iface->creq.srtt + rtt) / 8, 1);
+    diff    = (rtt > *srtt) ? (rtt - *srtt) : (*srtt - rtt);
+    *rttvar = (3 * *rttvar + diff) / 4;
+    *srtt   = ucs_max((7 * *srtt + rtt) / 8, 1);
+}
+
+/* A CREQ sent once was answered after @a rtt */
+static void uct_ud_iface_creq_rtt_sample(uct_ud_iface_t *iface, ucs_time_t rtt)
+{
+    iface->creq.backoff = 0;
+    uct_ud_rtt_update(&iface->creq.srtt, &iface->creq.rttvar, rtt);
 }
 
 /* How long a CREQ's reply may take before the CREQ is taken for lost:
@@ -728,21 +734,13 @@ out:
 static void uct_ud_iface_data_rtt_sample(uct_ud_iface_t *iface,
                                          const uct_ud_ep_t *ep)
 {
-    ucs_time_t rtt = iface->config.timer_tick, diff;
+    ucs_time_t rtt = iface->config.timer_tick;
 
     if ((ep->ack_time != UCT_UD_TIME_AT_SWEEP) && (iface->tick_now != 0)) {
         rtt += uct_ud_iface_since(iface, ep->ack_time, iface->tick_now);
     }
     iface->data.backoff = 0;
-    if (iface->data.srtt == 0) {
-        iface->data.srtt   = rtt;
-        iface->data.rttvar = rtt / 2;
-        return;
-    }
-    diff               = (rtt > iface->data.srtt) ? (rtt - iface->data.srtt)
-                                                  : (iface->data.srtt - rtt);
-    iface->data.rttvar = (3 * iface->data.rttvar + diff) / 4;
-    iface->data.srtt   = ucs_max((7 * iface->data.srtt + rtt) / 8, 1);
+    uct_ud_rtt_update(&iface->data.srtt, &iface->data.rttvar, rtt);
 }
 
 /* Retires every packet up to @a ack_psn */
