@@ -31,10 +31,13 @@
  * is not sent everything again by all its eps at once.
  *
  * Acknowledgements ride on every packet. A sender whose window is half
- * used asks for one (ACK_REQ, sent solicited so that it wakes a receiver
- * that sleeps); otherwise the receiver answers with a pure
- * acknowledgement at the end of a progress call once a quarter of the
- * peer's window waits, or from the interface timer.
+ * used, or that sends a packet whose completion waits for its
+ * acknowledgement (zcopy), asks for one (ACK_REQ, sent solicited so that
+ * it wakes a receiver that sleeps), once until one comes; completions
+ * sent meanwhile are asked for by a pure ACK_REQ when it comes.
+ * Otherwise the receiver answers with a pure acknowledgement at the end
+ * of a progress call once a quarter of the peer's window waits, or from
+ * the interface timer.
  *
  * Connections. CONNECT_TO_EP: both sides know each other's endpoint id and
  * QP from the endpoint addresses, and packets flow at once. CONNECT_TO_IFACE:
@@ -608,7 +611,11 @@ enum {
     /* bits 10-13: idle sweep looks without a packet (0..15), see
      * uct_ud_ep_idle_probes() */
     UCT_UD_EP_FLAG_PROBES_SHIFT = 10,
-    UCT_UD_EP_FLAG_PROBES       = 15u << UCT_UD_EP_FLAG_PROBES_SHIFT
+    UCT_UD_EP_FLAG_PROBES       = 15u << UCT_UD_EP_FLAG_PROBES_SHIFT,
+    UCT_UD_EP_FLAG_COMP_UNASKED = UCS_BIT(14) /* a packet with a completion
+                                                 went while an ACK was asked
+                                                 for: ask again when it
+                                                 comes */
 };
 
 /** uct_ud_ep_t::rx_flags */

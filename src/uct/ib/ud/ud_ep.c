@@ -760,6 +760,17 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         ep->tx.resend = (uint16_t)(ack_psn + 1);
     }
     ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
+    if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED)) {
+        /* completions went after the packet that asked for this ACK:
+         * ask for theirs now, or they would wait for the timer when no
+         * packet follows them */
+        if ((uint16_t)(ack_psn + 1) == ep->tx.psn) {
+            ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_UNASKED;
+        } else if (uct_ud_ep_send_ack_req(iface, ep)) {
+            ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_UNASKED;
+            ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
+        }
+    }
     if (ep->rx_flags & UCT_UD_EP_TX_TIMED) {
         ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_TIMED;
         uct_ud_iface_data_rtt_sample(iface, ep);

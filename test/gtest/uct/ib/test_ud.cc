@@ -272,3 +272,70 @@ TEST_P(uct_ud, lost_crep_connection_completes)
               << "the reply lost and the request sent again" << std::endl;
     close_all();
 }
+
+/* ------------------------------------------------------------------------
+ * Acknowledgements
+ */
+
+/* A zcopy send completes when its acknowledgement comes, so the sender
+ * asks for one at once, and again for what it sent since while the first
+ * answer was on its way: a receiver whose timer is slow (1 s) and whose
+ * acknowledgement threshold is never reached (8 messages in flight, a
+ * quarter of the window is 64) answers each batch while it progresses,
+ * the last one too. Without asking, the batches waited for b's timer or
+ * a's resend (0.5 s here): over 4 s for these 64 messages; asking only
+ * once per answer left the last messages to the resend. */
+TEST_P(uct_ud, zcopy_completion_asks_for_ack)
+{
+    const unsigned N = 64, IN_FLIGHT = 8;
+    const size_t LENGTH = 512;
+    const double LIMIT  = 0.4; /* under one resend timeout */
+    entity *a = create_entity(params({{"UD_RESEND_TIMEOUT", "500ms"}}, true));
+    entity *b = create_entity(params({{"UD_TIMER_TICK", "1s"}}, true));
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    uct_ep_h ab      = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab); /* connected, and the first acknowledgement in */
+    ASSERT_LE(sizeof(uint64_t) + LENGTH, a->iface_attr().cap.am.max_zcopy);
+
+    mapped_buffer buf(LENGTH, *a);
+    buf.pattern_fill(7);
+    std::vector<counted_completion> comps(N);
+    ud_stats before = stats(*a);
+    unsigned posted = 0, done = 0;
+    double start = now_sec(), deadline = start + 10;
+    while ((done < N) && (now_sec() < deadline)) {
+        if ((posted < N) && (posted - done < IN_FLIGHT)) {
+            uint64_t hdr        = posted + 1;
+            uct_iov_t iov       = buf.iov(0, LENGTH);
+            ucs_status_t status = uct_ep_am_zcopy(ab, AM_ID, &hdr, sizeof(hdr),
+                                                  &iov, 1, 0, comps[posted]);
+            if (status == UCS_INPROGRESS) {
+                ++posted;
+            } else {
+                ASSERT_EQ(UCS_ERR_NO_RESOURCE, status);
+            }
+        }
+        a->progress();
+        b->progress();
+        while ((done < posted) && (comps[done].calls == 1)) {
+            EXPECT_EQ(UCS_OK, comps[done].status_at_call);
+            ++done;
+        }
+    }
+    double elapsed = now_sec() - start;
+    ASSERT_EQ(N, done) << "completions within 10 s";
+    wait_for([&] { return rec.count() == N + 1; }, "the messages");
+    EXPECT_EQ(iota(0, N + 1), headers(rec));
+    const std::string payload(buf.cptr(), LENGTH);
+    for (unsigned i = 1; i <= N; ++i) {
+        EXPECT_EQ(payload, rec.at(i).data.substr(sizeof(uint64_t))) << i;
+    }
+    EXPECT_EQ(before.tx_resent, stats(*a).tx_resent);
+    EXPECT_LT(elapsed, LIMIT) << "zcopy completions waited for a timer";
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] " << N << " zcopy sends of " << LENGTH << " B, "
+              << IN_FLIGHT << " in flight: all complete in " << elapsed * 1000
+              << " ms" << std::endl;
+}
