@@ -42,8 +42,39 @@ typedef struct {
     unsigned remote_ports;
     unsigned long am_rx_r1, put_ok_r1;
     double hold_sec;
-    double next_status; /* of the next status line (sc_now()) */
+    double next_status;  /* of the next status line (sc_now()) */
+    double flush_us;     /* idle iface flush, median; < 0: not idle */
+    unsigned flush_busy; /* of the flushes, those that found work */
 } us_server_stats_t;
+
+/* Times uct_iface_flush() of the idle server iface (every peer's ep
+ * connected, nothing outstanding): the median of US_FLUSH_RUNS calls, in
+ * us; the calls that did not return UCS_OK are counted in @a busy */
+#define US_FLUSH_RUNS 101u
+
+static int us_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double us_idle_flush_us(us_ctx_t *ctx, unsigned *busy)
+{
+    double times[US_FLUSH_RUNS], t0;
+    ucs_status_t status;
+    unsigned i;
+
+    *busy = 0;
+    for (i = 0; i < US_FLUSH_RUNS; ++i) {
+        t0       = sc_now();
+        status   = uct_iface_flush(ctx->uct.iface, 0, NULL);
+        times[i] = (sc_now() - t0) * 1e6;
+        *busy += (status != UCS_OK);
+    }
+    qsort(times, US_FLUSH_RUNS, sizeof(times[0]), us_cmp_double);
+    return times[US_FLUSH_RUNS / 2];
+}
 
 static ucs_status_t us_am_ep(void *arg, void *data, size_t length,
                              unsigned flags)
@@ -513,13 +544,6 @@ static void us_finish(us_ctx_t *ctx)
     }
 }
 
-static int us_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* What the clients' result files hold together */
 typedef struct {
     double *times; /* connect time per ep, us */
@@ -719,6 +743,10 @@ static void us_report(us_ctx_t *ctx, us_server_stats_t *st,
     us_row("client heap per ep, idle (2)", "<= 160 B",
            us_verdict(client_heap <= 160), "%.1f B (clients %.0f-%.0f B)",
            client_heap, cs->heap_min, cs->heap_max);
+    us_row("idle flush of the server iface (5)", "< 1 ms",
+           us_verdict((st->flush_us < 1000) && (st->flush_busy == 0)),
+           "%.1f us (%u of %u found work)", st->flush_us, st->flush_busy,
+           US_FLUSH_RUNS);
     if ((st->qps_base >= 0) && (st->qps_idle >= 0)) {
         us_row("kernel QPs per peer (rdma resource show)", "0",
                us_verdict(st->qps_idle == st->qps_base),
@@ -801,11 +829,15 @@ static void us_report(us_ctx_t *ctx, us_server_stats_t *st,
            "(rdma_recvs), from round 1 to the end, on every QP of the "
            "device (clients on it too); %ld packets in round 1\n"
            "(4) the ud iface's tx_resent: every packet sent again, the "
-           "first send of an AM or PUT that waited for the CREP included\n",
+           "first send of an AM or PUT that waited for the CREP included\n"
+           "(5) uct_iface_flush(iface, 0, NULL) with every peer ep "
+           "connected and idle, after round 1: the median of %u calls; "
+           "UCS_OK expected\n",
            UCS_SYS_HEAP_DEFINITION, US_SETTLE_SEC,
            ((st->hw_rcvd_idle >= 0) && (st->hw_rcvd_base >= 0))
                ? st->hw_rcvd_idle - st->hw_rcvd_base
-               : -1L);
+               : -1L,
+           US_FLUSH_RUNS);
     printf("\n%s: %s\n", US_PROG,
            ctx->failed ? "FAILED (see the errors above)"
                        : "OK: every AM and PUT verified, no error handler "
@@ -911,6 +943,7 @@ int us_server_run(us_ctx_t *ctx)
         goto out;
     }
     st.heap_idle    = ucs_sys_heap_in_use();
+    st.flush_us     = us_idle_flush_us(ctx, &st.flush_busy);
     st.qps_idle     = test_rdma_qp_count();
     st.hw_rcvd_idle = us_hw_counter(ctx->dev_name, "rcvd_pkts");
     us_counters(ctx, &st.c_idle);

@@ -31,12 +31,14 @@
  * is not sent everything again by all its eps at once.
  *
  * Acknowledgements ride on every packet. A sender whose window is half
- * used, or that sends a packet whose completion waits for its
- * acknowledgement (zcopy), asks for one (ACK_REQ, sent solicited so that
- * it wakes a receiver that sleeps), once until one comes; completions
- * sent meanwhile are asked for by a pure ACK_REQ when it comes.
- * Otherwise the receiver answers with a pure acknowledgement at the end
- * of a progress call once a quarter of the peer's window waits, or from
+ * used asks for one (ACK_REQ, sent solicited so that it wakes a receiver
+ * that sleeps), once until one comes. A packet whose completion waits
+ * for its acknowledgement (zcopy) asks at once when nothing else of its
+ * ep is unacknowledged; behind others it is asked for by the first pass
+ * over the ACKs owed (end of progress, async context, timer, event arm)
+ * after the ep stopped sending such packets: a burst costs one ask, not
+ * one per packet. Otherwise the receiver answers with a pure acknowledgement at
+ * the end of a progress call once a quarter of the peer's window waits, or from
  * the interface timer.
  *
  * Connections. CONNECT_TO_EP: both sides know each other's endpoint id and
@@ -612,10 +614,14 @@ enum {
      * uct_ud_ep_idle_probes() */
     UCT_UD_EP_FLAG_PROBES_SHIFT = 10,
     UCT_UD_EP_FLAG_PROBES       = 15u << UCT_UD_EP_FLAG_PROBES_SHIFT,
-    UCT_UD_EP_FLAG_COMP_UNASKED = UCS_BIT(14) /* a packet with a completion
-                                                 went while an ACK was asked
-                                                 for: ask again when it
-                                                 comes */
+    UCT_UD_EP_FLAG_COMP_UNASKED = UCS_BIT(14), /* a packet with a
+                                                  completion went without
+                                                  asking for an ACK: in
+                                                  iface->acks to ask */
+    UCT_UD_EP_FLAG_COMP_RECENT = UCS_BIT(15)   /* and more such since the
+                                                  last pass over iface->acks:
+                                                  the sender is busy, the
+                                                  next pass asks */
 };
 
 /** uct_ud_ep_t::rx_flags */
@@ -828,6 +834,8 @@ struct uct_ud_iface {
         uint64_t rx_ooo_full;    /* after a gap, no room and nobody at
                                     its share */
         uint64_t tx_resent;      /* packets sent again */
+        uint64_t tx_acks;        /* pure ACKs and NAKs */
+        uint64_t tx_ack_reqs;    /* of them, those that asked for one */
         uint64_t put_denied;     /* PUTs refused by the key check */
         uint64_t creq_denied;    /* CREQs without the secret */
         uint64_t creq_refused;   /* over MAX_PEER_EPS */
@@ -1049,7 +1057,8 @@ void uct_ud_iface_rx_creq(uct_ud_iface_t *iface, const struct ibv_wc *wc,
                           const uct_ud_creq_t *creq, const uint8_t *sgid);
 
 /** Send a pure ACK (or NAK) now; UCS_ERR_NO_RESOURCE when no slot. */
-ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                int ask);
 
 /** Send @a ep's CREQ (again). */
 ucs_status_t uct_ud_ep_send_creq(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
@@ -1135,7 +1144,12 @@ static UCS_F_ALWAYS_INLINE void uct_ud_ep_fill_hdr(uct_ud_iface_t *iface,
     memcpy(&hdr->ack_psn, &ack_psn, sizeof(ack_psn));
     ep->rx.acked = ack_psn;
     if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_ACK_Q)) {
-        uct_ud_iface_unqueue_ack(iface, ep);
+        if (!(ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED)) {
+            uct_ud_iface_unqueue_ack(iface, ep);
+        } else {
+            /* stays queued to ask; what it owed rides here */
+            ep->rx_flags &= (uint8_t)~UCT_UD_EP_RX_ACK_NOW;
+        }
     }
 }
 

@@ -268,9 +268,10 @@ static uint64_t uct_ud_ep_held_map(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     return map;
 }
 
-ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep, int ask)
 {
     int nak = (ep->rx_flags & UCT_UD_EP_RX_NAK) && (ep->rx.ooo != 0);
+    uint8_t type;
     struct {
         uct_ud_hdr_t hdr;
         uint64_t map;
@@ -287,12 +288,22 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     if (nak) {
         pkt.map = uct_ud_ep_held_map(iface, ep);
     }
-    uct_ud_ep_fill_hdr(iface, ep, &pkt.hdr,
-                       nak ? UCT_UD_PKT_NAK : UCT_UD_PKT_ACK, 0);
+    type = nak ? UCT_UD_PKT_NAK : UCT_UD_PKT_ACK;
+    if (ask) {
+        type |= UCT_UD_PKT_FLAG_ACK_REQ;
+    }
+    uct_ud_ep_fill_hdr(iface, ep, &pkt.hdr, type, 0);
     status = uct_ud_iface_send_ctl(iface, ep->ah, ep->dest_qpn, &pkt,
-                                   nak ? sizeof(pkt) : sizeof(pkt.hdr), 0);
+                                   nak ? sizeof(pkt) : sizeof(pkt.hdr), ask);
     if (status == UCS_OK) {
         ep->rx_flags &= (uint8_t) ~(UCT_UD_EP_RX_ACK_NOW | UCT_UD_EP_RX_NAK);
+        ++iface->stats.tx_acks;
+        if (ask) {
+            ++iface->stats.tx_ack_reqs;
+            ep->flags &= (uint16_t) ~(UCT_UD_EP_FLAG_COMP_UNASKED |
+                                      UCT_UD_EP_FLAG_COMP_RECENT);
+            ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
+        }
     }
     return status;
 }
@@ -760,15 +771,14 @@ static void uct_ud_ep_process_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         ep->tx.resend = (uint16_t)(ack_psn + 1);
     }
     ep->rx_flags &= (uint8_t)~UCT_UD_EP_TX_ACK_REQ_SENT;
-    if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED)) {
-        /* completions went after the packet that asked for this ACK:
-         * ask for theirs now, or they would wait for the timer when no
-         * packet follows them */
-        if ((uint16_t)(ack_psn + 1) == ep->tx.psn) {
-            ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_UNASKED;
-        } else if (uct_ud_ep_send_ack_req(iface, ep)) {
-            ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_UNASKED;
-            ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
+    if (ucs_unlikely(ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED) &&
+        ((uint16_t)(ack_psn + 1) == ep->tx.psn)) {
+        /* acknowledged without asking: nothing left to ask for */
+        ep->flags &= (uint16_t) ~(UCT_UD_EP_FLAG_COMP_UNASKED |
+                                  UCT_UD_EP_FLAG_COMP_RECENT);
+        if (!(ep->rx_flags & (UCT_UD_EP_RX_ACK_NOW | UCT_UD_EP_RX_NAK)) &&
+            (ep->rx.acked == (uint16_t)(ep->rx.expected - 1))) {
+            uct_ud_iface_unqueue_ack(iface, ep);
         }
     }
     if (ep->rx_flags & UCT_UD_EP_TX_TIMED) {
@@ -825,6 +835,9 @@ ucs_status_t uct_ud_ep_post_desc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         ep->rx.acked = ack_psn;
         type         = hdr->type | UCT_UD_PKT_FLAG_ACK_REQ;
         hdr->type    = type;
+        /* this asks for every completion before it */
+        ep->flags &= (uint16_t) ~(UCT_UD_EP_FLAG_COMP_UNASKED |
+                                  UCT_UD_EP_FLAG_COMP_RECENT);
         uct_ud_iface_unqueue_ack(iface, ep);
     }
     sge[0].addr   = (uintptr_t)hdr;

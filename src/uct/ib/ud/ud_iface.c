@@ -134,24 +134,33 @@ void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_ACK_Q;
 }
 
-/* Sends the ACKs owed: @a all, or only those the peer waits for */
+/* Sends the ACKs owed: @a all, or only those the peer waits for; asks
+ * for the peer's ACK where completions wait for it: on each such ep when
+ * @a all, else on those that sent no packet with a completion since the
+ * last pass (a sender in a burst asks when it ends) */
 static void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all)
 {
     unsigned i = 0;
     uct_ud_ep_t *ep;
     uint16_t waiting;
+    int ask;
 
     while (i < iface->acks.count) {
-        ep      = iface->acks.eps[i];
+        ep  = iface->acks.eps[i];
+        ask = 0;
+        if (ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED) {
+            ask = all || !(ep->flags & UCT_UD_EP_FLAG_COMP_RECENT);
+            ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_RECENT;
+        }
         waiting = (uint16_t)(ep->rx.expected - 1 - ep->rx.acked);
         /* a NAK waits for the timer: reordered packets fill most gaps
          * before it */
-        if (!all && !(ep->rx_flags & UCT_UD_EP_RX_ACK_NOW) &&
+        if (!all && !ask && !(ep->rx_flags & UCT_UD_EP_RX_ACK_NOW) &&
             (waiting < iface->config.ack_thresh)) {
             ++i;
             continue;
         }
-        if (uct_ud_ep_send_ack(iface, ep) != UCS_OK) {
+        if (uct_ud_ep_send_ack(iface, ep, ask) != UCS_OK) {
             return; /* no send slot: later */
         }
         /* sending removed it from the array (last one moved here) */
@@ -1473,6 +1482,8 @@ static const struct {
     {"rx_evicted", UCT_UD_IFACE_FIELD(stats.rx_evicted)},
     {"rx_reorder_full", UCT_UD_IFACE_FIELD(stats.rx_ooo_full)},
     {"tx_resent", UCT_UD_IFACE_FIELD(stats.tx_resent)},
+    {"tx_acks", UCT_UD_IFACE_FIELD(stats.tx_acks)},
+    {"tx_ack_requests", UCT_UD_IFACE_FIELD(stats.tx_ack_reqs)},
     {"put_denied", UCT_UD_IFACE_FIELD(stats.put_denied)},
     {"creq_denied", UCT_UD_IFACE_FIELD(stats.creq_denied)},
     {"creq_outstanding", UCT_UD_IFACE_FIELD(creq.outstanding)},

@@ -58,20 +58,25 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     uint16_t psn = ep->tx.psn;
     ucs_status_t status;
 
-    /* half the window used, or a user completion waits for this packet's
-     * acknowledgement: ask for one, once until an acknowledgement comes
-     * (the receiver would otherwise answer only when a quarter of the
-     * window waits, or from its timer, and a zcopy sender that keeps a
-     * few completions in flight would wait a timer tick for each batch).
-     * A completion sent while an ACK is asked for is asked for when that
-     * ACK comes (uct_ud_ep_process_ack()). */
-    if (((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2) ||
-        (desc->comp != NULL)) {
-        if (!(ep->rx_flags & UCT_UD_EP_TX_ACK_REQ_SENT)) {
-            type |= UCT_UD_PKT_FLAG_ACK_REQ;
-            ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
-        } else if (desc->comp != NULL) {
-            ep->flags |= UCT_UD_EP_FLAG_COMP_UNASKED;
+    /* half the window used: ask for an acknowledgement, once until one
+     * comes. A user completion waits for this packet's: ask at once when
+     * nothing else is unacknowledged (one message waited for), else once
+     * the ep stops sending such packets (uct_ud_iface_send_acks()), so
+     * that a burst asks once, not once per packet */
+    if (!(ep->rx_flags & UCT_UD_EP_TX_ACK_REQ_SENT) &&
+        (((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2) ||
+         ((desc->comp != NULL) && uct_ud_desc_queue_is_empty(&ep->unacked)))) {
+        type |= UCT_UD_PKT_FLAG_ACK_REQ;
+        ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
+        ep->flags &= (uint16_t) ~(UCT_UD_EP_FLAG_COMP_UNASKED |
+                                  UCT_UD_EP_FLAG_COMP_RECENT);
+    } else if (desc->comp != NULL) {
+        if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+            type |= UCT_UD_PKT_FLAG_ACK_REQ; /* goes with the CREP */
+        } else {
+            ep->flags |=
+                UCT_UD_EP_FLAG_COMP_UNASKED | UCT_UD_EP_FLAG_COMP_RECENT;
+            uct_ud_iface_queue_ack(iface, ep);
         }
     }
     uct_ud_ep_fill_hdr(iface, ep, uct_ud_desc_hdr(desc), type, psn);

@@ -482,23 +482,6 @@ TEST_P(uct_ud, failure_without_handler_one_line)
  * Connection pacing and silent peers
  */
 
-namespace {
-
-/* A value of @a e's iface read under its lock */
-template <typename T>
-T ud_read(const uct_test::entity &e,
-          const std::function<T(const uct_ud_iface_t *)> &f)
-{
-    uct_ud_iface_t *iface = uct_ud_iface(e.iface());
-
-    uct_ud_enter(iface);
-    T value = f(iface);
-    uct_ud_leave(iface);
-    return value;
-}
-
-} // namespace
-
 /* a connects 500 eps to b's iface, whose receive queue holds 256
  * packets, while b does not take packets: a sends 256/16 = 16 requests
  * and the others wait their turn. Then b takes packets: its queue never

@@ -130,6 +130,19 @@ private:
     bool m_send_done = false;
 };
 
+/* A value of @a e's iface read under its lock */
+template <typename T>
+T ud_read(const uct_test::entity &e,
+          const std::function<T(const uct_ud_iface_t *)> &f)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(e.iface());
+
+    uct_ud_enter(iface);
+    T value = f(iface);
+    uct_ud_leave(iface);
+    return value;
+}
+
 } // namespace uct_ud_test
 
 /* The fixture and the suites use these names unqualified. */
