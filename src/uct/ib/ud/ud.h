@@ -33,13 +33,12 @@
  * Acknowledgements ride on every packet. A sender whose window is half
  * used asks for one (ACK_REQ, sent solicited so that it wakes a receiver
  * that sleeps), once until one comes. A packet whose completion waits
- * for its acknowledgement (zcopy) asks at once when nothing else of its
- * ep is unacknowledged; behind others it is asked for by the first pass
- * over the ACKs owed (end of progress, async context, timer, event arm)
- * after the ep stopped sending such packets: a burst costs one ask, not
- * one per packet. Otherwise the receiver answers with a pure acknowledgement at
- * the end of a progress call once a quarter of the peer's window waits, or from
- * the interface timer.
+ * for its acknowledgement (zcopy) is asked for by the first pass over
+ * the ACKs owed (end of progress, async context, timer, event arm) after
+ * its ep stopped sending such packets: a stream costs one ask per burst,
+ * not one per packet. Otherwise the receiver answers with a pure
+ * acknowledgement at the end of a progress call once a quarter of the
+ * peer's window waits, or from the interface timer.
  *
  * Connections. CONNECT_TO_EP: both sides know each other's endpoint id and
  * QP from the endpoint addresses, and packets flow at once. CONNECT_TO_IFACE:

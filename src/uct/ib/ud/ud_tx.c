@@ -59,13 +59,13 @@ uct_ud_ep_send_new(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     ucs_status_t status;
 
     /* half the window used: ask for an acknowledgement, once until one
-     * comes. A user completion waits for this packet's: ask at once when
-     * nothing else is unacknowledged (one message waited for), else once
-     * the ep stops sending such packets (uct_ud_iface_send_acks()), so
-     * that a burst asks once, not once per packet */
+     * comes. A user completion waits for this packet's: it is asked for
+     * once the ep stops sending such packets (uct_ud_iface_send_acks()),
+     * so that a stream asks once per burst, not once per packet (asking
+     * on the packet itself cost a solicited event and an ACK per message
+     * whenever the peer acknowledged faster than the user sent) */
     if (!(ep->rx_flags & UCT_UD_EP_TX_ACK_REQ_SENT) &&
-        (((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2) ||
-         ((desc->comp != NULL) && uct_ud_desc_queue_is_empty(&ep->unacked)))) {
+        ((uint16_t)(psn - ep->tx.acked) > iface->config.tx_window / 2)) {
         type |= UCT_UD_PKT_FLAG_ACK_REQ;
         ep->rx_flags |= UCT_UD_EP_TX_ACK_REQ_SENT;
         ep->flags &= (uint16_t) ~(UCT_UD_EP_FLAG_COMP_UNASKED |

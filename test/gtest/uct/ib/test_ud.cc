@@ -278,8 +278,8 @@ TEST_P(uct_ud, lost_crep_connection_completes)
  */
 
 /* A zcopy send completes when its acknowledgement comes, so the sender
- * asks for one: at once for a message alone, and for a burst once the ep
- * stops sending (here when 8 are in flight). The receiver's timer is slow
+ * asks for one once the ep stops sending such packets (here when 8 are in
+ * flight, or the last is sent). The receiver's timer is slow
  * (1 s) and its acknowledgement threshold is never reached (a quarter of
  * the window is 64), yet every batch completes while both progress, the
  * last one too. Without asking, the batches waited for b's timer or a's
@@ -352,4 +352,68 @@ TEST_P(uct_ud, zcopy_completion_asks_for_ack)
               << IN_FLIGHT << " in flight: all complete in " << elapsed * 1000
               << " ms; " << a_asks << " pure ACK requests, " << b_acks
               << " ACKs back" << std::endl;
+}
+
+/* A sender that posts a burst of zcopy sends and then sleeps on its event
+ * fd (uct_iface_event_arm(), poll) without progressing: arming asks for
+ * the acknowledgement the completions wait for. Its own timer is slow
+ * (1 s) and would otherwise be the first to ask; b is served by its async
+ * context alone. */
+TEST_P(uct_ud, zcopy_burst_completes_while_sender_sleeps)
+{
+    const unsigned N    = 8;
+    const size_t LENGTH = 256;
+    entity *a           = create_entity(
+                  params({{"UD_TIMER_TICK", "1s"}, {"UD_RESEND_TIMEOUT", "1s"}}, true));
+    entity *b        = create_entity(params({}, true));
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    uct_ep_h ab      = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    ASSERT_TRUE(send_short(ab, 0));
+    flush_ep(*a, ab);
+    wait_for([&] { return rec.count() == 1; }, "the first message");
+
+    mapped_buffer buf(LENGTH, *a);
+    buf.pattern_fill(3);
+    std::vector<counted_completion> comps(N);
+    for (unsigned i = 0; i < N; ++i) {
+        uint64_t hdr  = i + 1;
+        uct_iov_t iov = buf.iov(0, LENGTH);
+        ucs_status_t status =
+            uct_ep_am_zcopy(ab, AM_ID, &hdr, sizeof(hdr), &iov, 1, 0, comps[i]);
+        ASSERT_EQ(UCS_INPROGRESS, status) << i;
+    }
+    auto all_done = [&] {
+        for (const counted_completion &c : comps) {
+            if (c.calls != 1) {
+                return false;
+            }
+        }
+        return true;
+    };
+    double start = now_sec(), deadline = start + 5;
+    unsigned sleeps = 0;
+    while (!all_done() && (now_sec() < deadline)) {
+        ucs_status_t status = a->event_arm(UCT_EVENT_SEND_COMP);
+        if (status == UCS_OK) {
+            ++sleeps;
+            a->event_wait(100);
+        } else {
+            ASSERT_EQ(UCS_ERR_BUSY, status);
+        }
+        a->progress(); /* what the event says is taken by progress */
+    }
+    double elapsed = now_sec() - start;
+    ASSERT_TRUE(all_done()) << "completions within 5 s";
+    for (const counted_completion &c : comps) {
+        EXPECT_EQ(UCS_OK, c.status_at_call);
+    }
+    EXPECT_LT(elapsed, 0.5) << "the completions waited for a's timer";
+    EXPECT_GE(sleeps, 1u);
+    wait_for([&] { return rec.count() == N + 1; }, "the messages");
+    EXPECT_EQ(iota(0, N + 1), headers(rec));
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] " << N << " zcopy sends, then the sender "
+              << "sleeps: all complete in " << elapsed * 1000 << " ms ("
+              << sleeps << " sleeps)" << std::endl;
 }
