@@ -288,6 +288,9 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep, int ask)
     if (nak) {
         pkt.map = uct_ud_ep_held_map(iface, ep);
     }
+    /* a NAK carries no ACK_REQ (the peer drops it): the request goes
+     * with the next pass (the ep stays queued for it) */
+    ask  = ask && !nak;
     type = nak ? UCT_UD_PKT_NAK : UCT_UD_PKT_ACK;
     if (ask) {
         type |= UCT_UD_PKT_FLAG_ACK_REQ;

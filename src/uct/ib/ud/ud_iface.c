@@ -163,9 +163,14 @@ static void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all)
         if (uct_ud_ep_send_ack(iface, ep, ask) != UCS_OK) {
             return; /* no send slot: later */
         }
-        /* sending removed it from the array (last one moved here) */
+        /* sending removed it from the array (last one moved here), but for
+         * completions still to ask for: the next pass asks */
         if ((i < iface->acks.count) && (iface->acks.eps[i] == ep)) {
-            uct_ud_iface_unqueue_ack(iface, ep);
+            if (ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED) {
+                ++i;
+            } else {
+                uct_ud_iface_unqueue_ack(iface, ep);
+            }
         }
     }
 }

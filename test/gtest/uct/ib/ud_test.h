@@ -251,6 +251,11 @@ protected:
     /* test_ud.cc */
     void simultaneous_connect(bool hold_async);
 
+    /* An ep of @a a to @a b's iface, connected: its first message (header
+     * 0) recorded by @a rec and acknowledged. NULL (and a failure) when
+     * not. */
+    uct_ep_h connect_first_message(entity &a, entity &b, am_recorder &rec);
+
     std::unique_ptr<raw_ud_qp> m_raw;
 
     /* hostile_setup(): a sends to b through m_ab; m_rec records b's AMs */
