@@ -15,6 +15,25 @@ pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; FAILED=1; }
 show_log() { sed 's/^/    | /' "$1"; }
 
+# nap SECONDS: a pause that starts no process, a read with a timeout on a
+# FIFO that nobody writes. The waits below poll ten times a second; in the
+# emulated VM of test/rxe, starting sleep (and a test command) that often
+# took a fifth of the guest's two CPUs from the processes under test.
+NAP_FD=""
+nap() {
+    local fifo
+    if [ -z "$NAP_FD" ]; then
+        fifo=$(mktemp -u "${TMPDIR:-/tmp}/openuct-nap.XXXXXX")
+        if ! mkfifo -m 600 "$fifo" || ! exec {NAP_FD}<>"$fifo"; then
+            NAP_FD=""
+            sleep "$1"
+            return 0
+        fi
+        rm -f "$fifo"
+    fi
+    read -r -t "$1" -u "$NAP_FD" _ || :
+}
+
 # Stops (and resumes, if stopped) every process in PIDS, then removes
 # LOGDIR
 stress_cleanup() {
@@ -34,9 +53,9 @@ stress_cleanup() {
 # for leaves PIDS: its id may be reused.
 wait_exit() {
     local i pid keep=""
-    for i in $(seq $(($2 * 10))); do
+    for ((i = 0; i < $2 * 10; i++)); do
         kill -0 "$1" 2>/dev/null || break
-        sleep 0.1
+        nap 0.1
     done
     if kill -0 "$1" 2>/dev/null; then
         kill -CONT "$1" 2>/dev/null
@@ -65,11 +84,11 @@ start_listener() {
     LISTENER_PID=$!
     PIDS="$PIDS $LISTENER_PID"
     PORT=""
-    for i in $(seq 100); do
+    for ((i = 0; i < 100; i++)); do
         PORT=$(sed -n "s/$pattern/\1/p" "$log")
         [ -n "$PORT" ] && return 0
         kill -0 $LISTENER_PID 2>/dev/null || return 1
-        sleep 0.1
+        nap 0.1
     done
     return 1
 }

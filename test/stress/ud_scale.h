@@ -250,6 +250,8 @@ int us_send(us_ctx_t *ctx, uct_ep_h ep, uint8_t id, const void *data,
 /* Flushes @a ep and waits for it, up to -T; 0 or -1 (reported) */
 int us_flush(us_ctx_t *ctx, uct_ep_h ep);
 void us_counters(us_ctx_t *ctx, us_counters_t *c);
+/* The receive buffers posted now (cheaper than us_counters()) */
+unsigned us_rx_posted(us_ctx_t *ctx);
 /* The name of counter @a stat (US_STAT_*) in result files */
 const char *us_stat_name(unsigned stat);
 /* The key of a pattern: an AM or PUT of (client, global ep, round) */

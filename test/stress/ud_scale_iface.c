@@ -410,6 +410,17 @@ void us_counters(us_ctx_t *ctx, us_counters_t *c)
     uct_ud_leave(iface);
 }
 
+unsigned us_rx_posted(us_ctx_t *ctx)
+{
+    uct_ud_iface_t *iface = uct_ud_iface(ctx->uct.iface);
+    unsigned posted;
+
+    uct_ud_enter(iface);
+    posted = iface->rx.posted;
+    uct_ud_leave(iface);
+    return posted;
+}
+
 uint64_t us_key(unsigned client, unsigned gidx, unsigned round, int put)
 {
     return ((uint64_t)gidx << 32) ^ ((uint64_t)client << 12) ^
