@@ -731,6 +731,13 @@ static void uct_ud_iface_timer_cb(int id, ucs_event_set_types_t events,
     if (uct_ud_iface_async_polls(iface, 1)) {
         uct_ud_iface_async_work(iface, 1);
     } else {
+        /* The user progressed since the last tick, but what came after
+         * its last pass may acknowledge what the sweep would send again:
+         * a user thread off its CPU for longer than the resend wait made
+         * its eps resend everything the peer had acknowledged. */
+        if (!ucs_list_is_empty(&iface->active)) {
+            uct_ud_iface_poll_rx(iface, 1);
+        }
         uct_ud_iface_async_sweep(iface, 1);
     }
     uct_ud_iface_check_user_event(iface);

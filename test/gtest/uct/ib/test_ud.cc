@@ -539,3 +539,81 @@ TEST_P(uct_ud, zcopy_ask_not_on_a_nak)
               << " ms, b dropped " << stats(*b).rx_dropped - before.rx_dropped
               << std::endl;
 }
+
+/* a's user progressed, then lost its CPU while b's ACK came: the ACK
+ * waits in a's receive queue and the tick after the resend wait finds
+ * "progressed" set, so the async context did not take packets there. The
+ * tick must take them before its sweep: it sent again what b had
+ * acknowledged (a duplicate at b), which across the thousands of eps of
+ * clients that a loaded host stalls made a resend storm at their server.
+ * b's tick never comes and b progressed last, so b answers only when the
+ * test progresses it. */
+TEST_P(uct_ud, tick_takes_acks_before_resending)
+{
+    /* the tick's order is the transport's, whatever the device */
+    if (res().dev_name != resources_of(UCT_UD_VERBS_NAME).front().dev_name) {
+        GTEST_SKIP() << "runs on the first ud_verbs device only";
+    }
+    entity *a       = create_entity(params(
+              {{"UD_TIMER_TICK", "500ms"}, {"UD_RESEND_TIMEOUT", "5ms"}}, true));
+    entity *b       = create_entity(params({{"UD_TIMER_TICK", "1000s"}}, true));
+    am_recorder &rb = install_recorder(*b, AM_ID);
+    uct_ep_h ab     = connect_first_message(*a, *b, rb);
+    ASSERT_TRUE(ab != NULL);
+    uct_ud_iface_t *ia = ud(*a);
+    uct_ud_ep_t *ep    = uct_ud_ep(ab);
+    auto b_acks        = [&] {
+        return ud_read<uint64_t>(
+            *b, [](const uct_ud_iface_t *i) { return i->stats.tx_acks; });
+    };
+    auto swept = [&] {
+        uct_ud_enter(ia);
+        bool stamped = (ep->ack_time != UCT_UD_TIME_AT_SWEEP);
+        uct_ud_leave(ia);
+        return stamped;
+    };
+    /* a round trip of 1 ms learned (the connection's sample varies with
+     * a's half-second ticks): the resend wait is RESEND_TIMEOUT */
+    uct_ud_enter(ia);
+    ia->data.srtt    = ucs_time_from_msec(1);
+    ia->data.rttvar  = 0;
+    ia->data.backoff = 0;
+    uct_ud_leave(ia);
+    b->progress();
+    ud_stats a_before = stats(*a), b_before = stats(*b);
+    uint64_t acks_before = b_acks();
+
+    ASSERT_TRUE(send_short(ab, 1));
+    counted_completion comp;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ab, 0, comp));
+    /* a's first tick after the send starts the resend wait */
+    double deadline = now_sec() + 5;
+    while (!swept() && (now_sec() < deadline)) {
+        usleep(1000);
+    }
+    ASSERT_TRUE(swept()) << "no tick of a in 5 s";
+    double ticked = now_sec();
+    a->progress();
+    EXPECT_EQ(0, comp.calls) << "b answered before the test let it";
+    while ((b_acks() == acks_before) && (now_sec() < deadline)) {
+        b->progress();
+    }
+    ASSERT_GT(b_acks(), acks_before) << "b did not answer the flush";
+    double answered = now_sec() - ticked;
+    /* past a's next tick (and one more, which takes the ACK anyway) */
+    usleep(1100000);
+    while ((comp.calls == 0) && (now_sec() < deadline + 1)) {
+        a->progress();
+    }
+    ASSERT_EQ(1, comp.calls);
+    EXPECT_EQ(UCS_OK, comp.status_at_call);
+    ASSERT_LT(answered, 0.4) << "b's answer came after a's next tick";
+    EXPECT_EQ(a_before.tx_resent, stats(*a).tx_resent)
+        << "a's tick resent what b had acknowledged";
+    EXPECT_EQ(b_before.rx_dup, stats(*b).rx_dup);
+    wait_for([&] { return rb.count() == 2; }, "the message");
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] b answered " << answered * 1000
+              << " ms after a's tick; a resent "
+              << stats(*a).tx_resent - a_before.tx_resent << std::endl;
+}
