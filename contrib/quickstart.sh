@@ -68,8 +68,10 @@ test)
     JOBS=$jobs make -C "$builds/debug" -s cppcheck
     make -C "$builds/debug" -s html >/dev/null
 
+    # -j builds the test programs in parallel; the tests themselves run
+    # one at a time (see LOG_COMPILER in test/*/Makefile.am)
     step "unit tests (debug build)"
-    make -C "$builds/debug" check
+    make -C "$builds/debug" -j"$jobs" check
 
     # the packages the VM needs were installed above: it must start here
     step "verbs tests in the Soft-RoCE VM (debug build)"
@@ -81,7 +83,7 @@ test)
     step "AddressSanitizer + UBSan build and unit tests"
     configure_in "$builds/asan" --enable-asan --enable-debug --enable-werror -q
     make -C "$builds/asan" -j"$jobs" >/dev/null
-    ASAN_OPTIONS=detect_leaks=1 make -C "$builds/asan" check
+    ASAN_OPTIONS=detect_leaks=1 make -C "$builds/asan" -j"$jobs" check
 
     step "libFuzzer build (clang) and fuzzing, ${FUZZ_TIME:-60}s per harness"
     configure_in "$builds/fuzz" CC=clang CXX=clang++ --enable-fuzz \
@@ -95,7 +97,7 @@ test)
     make -C "$builds/release" -j"$jobs" >/dev/null
     make -C "$builds/release" install >/dev/null
     make -C "$builds/release" installcheck
-    if ! make -C "$builds/release" distcheck \
+    if ! make -C "$builds/release" -j"$jobs" distcheck \
             DISTCHECK_CONFIGURE_FLAGS="--enable-werror" \
             GTEST_EXTRA_ARGS="--gtest_brief=1" >"$builds/distcheck.log" 2>&1
     then
