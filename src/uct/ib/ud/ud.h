@@ -21,7 +21,8 @@
  * see the tables below) and answered by a NAK (an acknowledgement saying
  * what is missing), which makes the sender resend that at once. Without
  * any answer, the sender resends everything unacknowledged after
- * RESEND_TIMEOUT, doubling the wait each time, and gives up after TIMEOUT
+ * RESEND_TIMEOUT, doubling the wait each time up to TIMEOUT/4, and gives
+ * up after TIMEOUT
  * without an acknowledgement: the endpoint fails with
  * UCS_ERR_ENDPOINT_TIMEOUT. The first wait follows what the interface
  * learned (uct_ud_iface_data_rto()): twice the smoothed time to the ACK
@@ -69,7 +70,11 @@
  * timeout), so that replies delayed by a busy target are not taken for
  * losses. When a
  * request times out, the waiting requests to the same remote QP fail with
- * it.
+ * it. The window also follows the answers (creq.cwnd, after TCP's
+ * congestion window): a wait that runs out (a CREQ's, or a data flight's
+ * of an ep connected by CREQ) halves it, once per episode, and each
+ * window of requests answered the first time adds one, so that a target
+ * loaded by many requesters gets fewer new connections, not resends.
  *
  * Who reaches an endpoint. A packet reaches an endpoint only from the
  * remote QP number and GID (LID without a GRH) it is bound to, both
@@ -787,6 +792,12 @@ struct uct_ud_iface {
         ucs_time_t srtt;         /* smoothed time to a CREP, 0: none yet */
         ucs_time_t rttvar;       /* its mean deviation */
         unsigned backoff;        /* the timeout doubled: losses since */
+        unsigned cwnd;           /* CREQs outstanding at most now (and at
+                                    most an ep's creq_window): halved
+                                    when a wait runs out, one more per
+                                    cwnd CREQs answered without a loss */
+        unsigned cwnd_count;     /* answers towards the next increase */
+        ucs_time_t cut_time;     /* of the last halving, 0: none yet */
     } creq;
     struct {
         ucs_time_t srtt;   /* smoothed time to a data ACK, 0: none yet */
@@ -840,6 +851,7 @@ struct uct_ud_iface {
         uint64_t creq_refused;   /* over MAX_PEER_EPS */
         uint64_t creq_queued;    /* CREQs that waited for the window */
         uint64_t creq_resent;    /* CREQs sent again (no CREP in time) */
+        uint64_t creq_cwnd_cuts; /* halvings of the CREQ window */
         uint64_t disc_rx;        /* peers' eps gone */
         uint64_t idle_probes;    /* probes of silent peers (idle sweep) */
         uint64_t peer_reclaimed; /* peers' eps freed: the peer was silent

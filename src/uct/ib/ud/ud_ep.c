@@ -16,7 +16,6 @@
 #include <string.h>
 
 /* Longest wait between two resends of the same packets */
-#define UCT_UD_MAX_RESEND_WAIT_SEC 1.0
 
 /* The CREQ retransmission timeout before a reply time was measured */
 #define UCT_UD_CREQ_RTO_INIT_SEC 1.0
@@ -70,6 +69,14 @@ static void uct_ud_ep_deactivate(uct_ud_ep_t *ep)
     }
 }
 
+/* Whether the window has room for @a ep's CREQ: the target's share
+ * (ep->creq_window) and what the answers allow now (creq.cwnd) */
+static int uct_ud_iface_creq_room(const uct_ud_iface_t *iface,
+                                  const uct_ud_ep_t *ep)
+{
+    return iface->creq.outstanding < ucs_min(ep->creq_window, iface->creq.cwnd);
+}
+
 /* Sends @a ep's CREQ, which takes a place in the window */
 static void uct_ud_ep_creq_send_first(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                       ucs_time_t now)
@@ -90,7 +97,7 @@ static void uct_ud_iface_creq_next(uct_ud_iface_t *iface)
 
     while (!ucs_list_is_empty(&iface->creq.waiting)) {
         ep = ucs_list_head(&iface->creq.waiting, uct_ud_ep_t, active);
-        if (iface->creq.outstanding >= ep->creq_window) {
+        if (!uct_ud_iface_creq_room(iface, ep)) {
             return;
         }
         ucs_list_del(&ep->active);
@@ -108,7 +115,7 @@ static void uct_ud_ep_creq_start(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     ep->flags |= UCT_UD_EP_FLAG_CREQ;
     if (ucs_list_is_empty(&iface->creq.waiting) &&
-        (iface->creq.outstanding < ep->creq_window)) {
+        uct_ud_iface_creq_room(iface, ep)) {
         uct_ud_ep_creq_send_first(iface, ep, ucs_get_time());
         return;
     }
@@ -405,11 +412,53 @@ static void uct_ud_rtt_update(ucs_time_t *srtt, ucs_time_t *rttvar,
     *srtt   = ucs_max((7 * *srtt + rtt) / 8, 1);
 }
 
-/* A CREQ sent once was answered after @a rtt */
+/* A CREQ sent once was answered after @a rtt; a window cut by a loss
+ * grows back by one per window of such answers (as TCP's congestion
+ * avoidance) */
 static void uct_ud_iface_creq_rtt_sample(uct_ud_iface_t *iface, ucs_time_t rtt)
 {
     iface->creq.backoff = 0;
     uct_ud_rtt_update(&iface->creq.srtt, &iface->creq.rttvar, rtt);
+    if ((iface->creq.cwnd < UINT16_MAX) && /* cut once at least */
+        (++iface->creq.cwnd_count >= iface->creq.cwnd)) {
+        iface->creq.cwnd_count = 0;
+        ++iface->creq.cwnd;
+    }
+}
+
+/* A packet of @a ep, sent at the stamp @a sent, had no answer within its
+ * whole wait: the peers are slower to answer than the estimate, most
+ * often because more is in flight towards them than they take. New
+ * connections are what an iface can hold back, so the CREQ window
+ * halves, once per episode: losses of packets sent before the last
+ * halving are of the same one. Without it, eps that all resent to a
+ * loaded target (each resend more work for it) kept it loaded until
+ * they failed. */
+static void uct_ud_iface_creq_cwnd_cut(uct_ud_iface_t *iface,
+                                       const uct_ud_ep_t *ep, uint32_t sent,
+                                       ucs_time_t now)
+{
+    unsigned window = ucs_min(iface->creq.cwnd, ep->creq_window);
+
+    if ((ep->creq_window == 0) || /* not made by our CREQ */
+        ((iface->creq.cut_time != 0) &&
+         ((int32_t)(sent - uct_ud_iface_stamp(iface, iface->creq.cut_time)) <
+          0))) {
+        return;
+    }
+    iface->creq.cwnd       = ucs_max(window / 2, 1);
+    iface->creq.cwnd_count = 0;
+    iface->creq.cut_time   = now;
+    ++iface->stats.creq_cwnd_cuts;
+}
+
+/* The longest wait for an answer before sending again: a quarter of
+ * TIMEOUT, so that an ep tries a few times before it fails, and a loaded
+ * peer whose answers take longer than a fixed cap is not sent everything
+ * again each time (each resend more work for it) */
+static ucs_time_t uct_ud_iface_max_wait(const uct_ud_iface_t *iface)
+{
+    return ucs_max(iface->config.timeout / 4, 1);
 }
 
 /* How long a CREQ's reply may take before the CREQ is taken for lost:
@@ -424,7 +473,7 @@ static ucs_time_t uct_ud_iface_creq_rto(const uct_ud_iface_t *iface)
                          ? ucs_time_from_sec(UCT_UD_CREQ_RTO_INIT_SEC)
                          : 2 * iface->creq.srtt + 4 * iface->creq.rttvar;
 
-    return ucs_min(rto << iface->creq.backoff, iface->config.timeout / 4);
+    return ucs_min(rto << iface->creq.backoff, uct_ud_iface_max_wait(iface));
 }
 
 static void uct_ud_ep_set_connected(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
@@ -950,17 +999,18 @@ ucs_time_t uct_ud_iface_data_rto(const uct_ud_iface_t *iface)
         rto = ucs_max(rto, 2 * iface->creq.srtt + 4 * iface->creq.rttvar);
     }
     rto <<= iface->data.backoff;
-    return ucs_min(rto, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
+    return ucs_min(rto, uct_ud_iface_max_wait(iface));
 }
 
-/* The wait before the next resend, doubled at each one up to 1 s */
+/* The wait before the next resend, doubled at each one up to a quarter
+ * of TIMEOUT */
 static void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                               ucs_time_t now)
 {
     ucs_time_t wait;
 
     wait = uct_ud_iface_data_rto(iface) << ucs_min(ep->tx.backoff, 16);
-    wait = ucs_min(wait, ucs_time_from_sec(UCT_UD_MAX_RESEND_WAIT_SEC));
+    wait = ucs_min(wait, uct_ud_iface_max_wait(iface));
     ep->resend_time = uct_ud_iface_stamp(iface, now + wait);
     if (ep->tx.backoff < 16) {
         ++ep->tx.backoff;
@@ -1078,6 +1128,7 @@ static void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         if (iface->creq.backoff < UCT_UD_CREQ_BACKOFF_MAX) {
             ++iface->creq.backoff;
         }
+        uct_ud_iface_creq_cwnd_cut(iface, ep, ep->ack_time, now);
     }
     ++iface->stats.creq_resent;
     (void)uct_ud_ep_send_creq(iface, ep);
@@ -1124,9 +1175,11 @@ void uct_ud_ep_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
         uct_ud_ep_creq_timer(iface, ep, now);
         return;
     }
-    if ((ep->tx.backoff == 0) &&
-        (iface->data.backoff < UCT_UD_DATA_BACKOFF_MAX)) {
-        ++iface->data.backoff; /* the first resend of this flight */
+    if (ep->tx.backoff == 0) { /* the first resend of this flight */
+        if (iface->data.backoff < UCT_UD_DATA_BACKOFF_MAX) {
+            ++iface->data.backoff;
+        }
+        uct_ud_iface_creq_cwnd_cut(iface, ep, ep->ack_time, now);
     }
     ep->tx.resend = (uint16_t)(ep->tx.acked + 1);
     uct_ud_ep_resend(iface, ep);

@@ -37,7 +37,8 @@ static ucs_config_field_t uct_ud_iface_config_table[] = {
 
     {"RESEND_TIMEOUT", "20ms",
      "Wait for an acknowledgement before unacknowledged packets are sent "
-     "again; it doubles with each resend that gets no answer (up to 1 s)",
+     "again; it doubles with each resend that gets no answer (up to a "
+     "quarter of TIMEOUT)",
      ucs_offsetof(uct_ud_iface_config_t, resend_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"TIMER_TICK", "10ms",
@@ -1405,6 +1406,7 @@ static ucs_status_t uct_ud_iface_open(uct_md_h md, uct_worker_h worker,
     }
     ucs_list_head_init(&iface->active);
     ucs_list_head_init(&iface->creq.waiting);
+    iface->creq.cwnd = UINT16_MAX; /* an ep's creq_window limits first */
     ucs_queue_head_init(&iface->async_rx);
     ucs_queue_head_init(&iface->async_comps);
     ucs_queue_head_init(&iface->tx.deferred);
@@ -1501,6 +1503,8 @@ static const struct {
     {"creq_outstanding", UCT_UD_IFACE_FIELD(creq.outstanding)},
     {"creq_queued", UCT_UD_IFACE_FIELD(stats.creq_queued)},
     {"creq_resent", UCT_UD_IFACE_FIELD(stats.creq_resent)},
+    {"creq_cwnd", UCT_UD_IFACE_FIELD(creq.cwnd)},
+    {"creq_cwnd_cuts", UCT_UD_IFACE_FIELD(stats.creq_cwnd_cuts)},
     {"idle_probes", UCT_UD_IFACE_FIELD(stats.idle_probes)},
     {"peer_reclaimed", UCT_UD_IFACE_FIELD(stats.peer_reclaimed)}};
 

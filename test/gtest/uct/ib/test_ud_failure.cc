@@ -538,6 +538,71 @@ TEST_P(uct_ud, creq_window_paces_connects)
     ASSERT_TRUE(send_one_on_each(*a, eps, rec));
 }
 
+/* b stops answering while a's 16 requests (of 40 eps) are out: the
+ * first that times out halves a's request window, once for the 16 (they
+ * were all sent before the cut), so that eps resending to a loaded
+ * target do not keep it loaded; b answers again, every ep connects, and
+ * the window grows back by one per window of answers. */
+TEST_P(uct_ud, creq_window_halves_when_replies_stop)
+{
+    const unsigned N = 40;
+    entity *a        = create_entity(params({{"UD_TIMEOUT", "20s"}}, true));
+    entity *b = create_entity(params({{"IB_RX_QUEUE_LEN", "256"}}, true));
+    std::vector<uct_ep_h> eps;
+
+    auto cwnd = [&] {
+        return ud_read<unsigned>(
+            *a, [](const uct_ud_iface_t *i) { return i->creq.cwnd; });
+    };
+    auto cuts = [&] {
+        return ud_read<uint64_t>(*a, [](const uct_ud_iface_t *i) {
+            return i->stats.creq_cwnd_cuts;
+        });
+    };
+    auto resent = [&] {
+        return ud_read<uint64_t>(
+            *a, [](const uct_ud_iface_t *i) { return i->stats.creq_resent; });
+    };
+    uct_ud_enter(ud(*b));
+    bool ok = connect_eps(*a, *b, N, eps);
+    /* the first reply is waited for 1 s, then every request is sent
+     * again; only a progresses (b's lock is held) */
+    double deadline = now_sec() + 30;
+    while (ok && (resent() < 16) && (now_sec() < deadline)) {
+        a->progress();
+        usleep(1000);
+    }
+    ok                 = ok && (resent() >= 16);
+    unsigned cut_cwnd  = cwnd();
+    uint64_t cut_count = cuts();
+    unsigned out       = ud_read<unsigned>(
+        *a, [](const uct_ud_iface_t *i) { return i->creq.outstanding; });
+    uct_ud_leave(ud(*b));
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(8u, cut_cwnd);
+    EXPECT_EQ(1u, cut_count) << "one halving for requests of one episode";
+    EXPECT_EQ(16u, out) << "the requests out before the cut stay out";
+
+    wait_for(
+        [&] {
+            unsigned n = 0;
+            for (uct_ep_h ep : eps) {
+                n += connected(*a, ep);
+            }
+            return n == N;
+        },
+        "every ep connected", 60);
+    unsigned connected_eps = 0;
+    for (uct_ep_h ep : eps) {
+        connected_eps += connected(*a, ep);
+    }
+    EXPECT_EQ(N, connected_eps);
+    /* 24 requests sent once, answered: 8 to reach 9, 9 more to reach 10 */
+    EXPECT_EQ(10u, cwnd());
+    EXPECT_EQ(1u, cuts());
+    EXPECT_TRUE(m_errs.calls.empty());
+}
+
 /* The peer process is gone before a connects 64 eps to it; a's receive
  * queue of 128 makes a window of 8. The 56 waiting requests fail with the
  * first that times out, so every ep reports the timeout about TIMEOUT
