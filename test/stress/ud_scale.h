@@ -107,6 +107,8 @@ typedef struct {
     int tx_available;   /* send queue slots free */
     unsigned active;    /* eps with unacknowledged packets or a request */
     unsigned acks_owed; /* eps owed an acknowledgement */
+    unsigned creq_cwnd; /* CREQs outstanding at most now (0: no cut yet) */
+    uint64_t creq_cuts; /* halvings of that window */
     double timeout;     /* UD_TIMEOUT, seconds */
     uint64_t stats[US_STAT_LAST];
 } us_counters_t;

@@ -268,7 +268,8 @@ static void us_client_status(us_ctx_t *ctx)
             "%s %s: at %.1f s: round %u, %u of %u eps done, %u in flight; "
             "%u eps, %u active, %u owed an ACK; rx %u of %u posted, %d "
             "send slots free; CREQs sent again %lu, packets %lu, "
-            "duplicates %lu, stale %lu, dropped %lu\n",
+            "duplicates %lu, stale %lu, dropped %lu; CREQ window %u "
+            "(0: never cut), cut %lu times\n",
             US_PROG, us_side(ctx), now, ctx->round, ctx->done_eps, ctx->my_eps,
             ctx->in_flight, c.eps, c.active, c.acks_owed, c.rx_posted,
             c.rx_queue_len, c.tx_available,
@@ -276,7 +277,8 @@ static void us_client_status(us_ctx_t *ctx)
             (unsigned long)c.stats[US_STAT_TX_RESENT],
             (unsigned long)c.stats[US_STAT_RX_DUP],
             (unsigned long)c.stats[US_STAT_RX_STALE],
-            (unsigned long)c.stats[US_STAT_RX_DROPPED]);
+            (unsigned long)c.stats[US_STAT_RX_DROPPED], c.creq_cwnd,
+            (unsigned long)c.creq_cuts);
 }
 
 unsigned us_wait(us_ctx_t *ctx, int max_ms)
@@ -406,6 +408,8 @@ void us_counters(us_ctx_t *ctx, us_counters_t *c)
     c->tx_available = iface->tx.available;
     c->active       = (unsigned)ucs_list_length(&iface->active);
     c->acks_owed    = iface->acks.count;
+    c->creq_cwnd    = (iface->creq.cut_time == 0) ? 0 : iface->creq.cwnd;
+    c->creq_cuts    = iface->stats.creq_cwnd_cuts;
     c->timeout      = ucs_time_to_sec(iface->config.timeout);
     uct_ud_leave(iface);
 }

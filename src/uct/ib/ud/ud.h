@@ -944,6 +944,10 @@ void uct_ud_iface_queue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 /** Take @a ep out of the ACK queue. */
 void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
+/** Send the ACKs owed: @a all, or only those the peer waits for (ud_tx.c,
+ *  with the queue). */
+void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all);
+
 /**
  * When completions taken by the async context wait for progress: queues a
  * marker with @a comp behind them (UCS_INPROGRESS; without @a comp just
@@ -1113,6 +1117,74 @@ void uct_ud_ep_vfs_init(uct_ep_h tl_ep);
 
 /** Add @a ep to / take it from the timer's list. */
 void uct_ud_ep_activate(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+static inline void uct_ud_ep_deactivate(uct_ud_ep_t *ep)
+{
+    if (ep->flags & UCT_UD_EP_FLAG_ACTIVE) {
+        ucs_list_del(&ep->active);
+        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_ACTIVE;
+    }
+}
+
+/** Post a control packet of @a length bytes at @a buf to (@a ah, @a qpn):
+ *  inline when it fits, else from a descriptor. */
+ucs_status_t uct_ud_iface_send_ctl(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
+                                   uint32_t qpn, const void *buf, size_t length,
+                                   int solicited);
+
+/** Send a DISC or DISC_REP (@a type) to @a ep's peer. */
+ucs_status_t uct_ud_ep_send_disc(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                 uint8_t type);
+
+/** Set @a ep's next resend time: the first wait doubled per resend. */
+void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now);
+
+/* ------------------------------------------------------------------------
+ * Connections (ud_conn.c)
+ */
+
+/** @a ep stops connecting (answered, failed, destroyed): it leaves the
+ *  queue of waiting CREQs, or its place in the window goes to the next. */
+void uct_ud_ep_creq_end(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
+
+/** A packet of @a ep sent at the stamp @a sent had no answer within its
+ *  whole wait: halve the CREQ window, once per episode. */
+void uct_ud_iface_creq_cwnd_cut(uct_ud_iface_t *iface, const uct_ud_ep_t *ep,
+                                uint32_t sent, ucs_time_t now);
+
+/** The timer's look at @a ep, whose CREQ is unanswered and due. */
+void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                          ucs_time_t now);
+
+/** A CREP for @a ep. */
+void uct_ud_ep_rx_crep(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                       const void *packet);
+
+/** A reply time @a rtt: the smoothed time @a srtt (0: no sample yet) and
+ *  its mean deviation @a rttvar move towards it (as TCP's, RFC 6298). */
+static inline void uct_ud_rtt_update(ucs_time_t *srtt, ucs_time_t *rttvar,
+                                     ucs_time_t rtt)
+{
+    ucs_time_t diff;
+
+    if (*srtt == 0) {
+        *srtt   = ucs_max(rtt, 1);
+        *rttvar = rtt / 2;
+        return;
+    }
+    diff    = (rtt > *srtt) ? (rtt - *srtt) : (*srtt - rtt);
+    *rttvar = (3 * *rttvar + diff) / 4;
+    *srtt   = ucs_max((7 * *srtt + rtt) / 8, 1);
+}
+
+/** The longest wait for an answer before sending again: a quarter of
+ *  TIMEOUT, so that an ep tries a few times before it fails, and a
+ *  loaded peer whose answers take longer than a fixed cap is not sent
+ *  everything again each time (each resend more work for it). */
+static inline ucs_time_t uct_ud_iface_max_wait(const uct_ud_iface_t *iface)
+{
+    return ucs_max(iface->config.timeout / 4, 1);
+}
 
 /** Whether @a ep can send a packet now. */
 static UCS_F_ALWAYS_INLINE int uct_ud_ep_can_send(const uct_ud_iface_t *iface,

@@ -1,7 +1,8 @@
 /*
  * ud_verbs send operations: active messages and PUTs. Each takes a send
  * descriptor, builds the packet in it, numbers it and posts it; the
- * descriptor stays on the endpoint until the peer acknowledges it.
+ * descriptor stays on the endpoint until the peer acknowledges it. And
+ * the interface's array of acknowledgements owed, and its passes.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -11,6 +12,7 @@
 
 #include <ucs/time/time.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Why @a ep cannot send now: its failure, or UCS_ERR_NO_RESOURCE */
@@ -359,4 +361,86 @@ ssize_t uct_ud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     }
     uct_ud_leave(iface);
     return (status == UCS_OK) ? (ssize_t)length : status;
+}
+
+/* ------------------------------------------------------------------------
+ * Acknowledgements owed
+ */
+
+void uct_ud_iface_queue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned max;
+    uct_ud_ep_t **eps;
+
+    if (ep->flags & UCT_UD_EP_FLAG_ACK_Q) {
+        return;
+    }
+    if (iface->acks.count == iface->acks.max) {
+        max = ucs_max(16, iface->acks.max * 2);
+        eps = realloc(iface->acks.eps, max * sizeof(*eps));
+        if (eps == NULL) {
+            return; /* the timer acknowledges it later */
+        }
+        iface->acks.eps = eps;
+        iface->acks.max = max;
+    }
+    iface->acks.eps[iface->acks.count++] = ep;
+    ep->flags |= UCT_UD_EP_FLAG_ACK_Q;
+}
+
+void uct_ud_iface_unqueue_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
+{
+    unsigned i;
+
+    if (!(ep->flags & UCT_UD_EP_FLAG_ACK_Q)) {
+        return;
+    }
+    for (i = iface->acks.count; i-- > 0;) {
+        if (iface->acks.eps[i] == ep) {
+            iface->acks.eps[i] = iface->acks.eps[--iface->acks.count];
+            break;
+        }
+    }
+    ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_ACK_Q;
+}
+
+/* Sends the ACKs owed: @a all, or only those the peer waits for; asks
+ * for the peer's ACK where completions wait for it: on each such ep when
+ * @a all, else on those that sent no packet with a completion since the
+ * last pass (a sender in a burst asks when it ends) */
+void uct_ud_iface_send_acks(uct_ud_iface_t *iface, int all)
+{
+    unsigned i = 0;
+    uct_ud_ep_t *ep;
+    uint16_t waiting;
+    int ask;
+
+    while (i < iface->acks.count) {
+        ep  = iface->acks.eps[i];
+        ask = 0;
+        if (ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED) {
+            ask = all || !(ep->flags & UCT_UD_EP_FLAG_COMP_RECENT);
+            ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_RECENT;
+        }
+        waiting = (uint16_t)(ep->rx.expected - 1 - ep->rx.acked);
+        /* a NAK waits for the timer: reordered packets fill most gaps
+         * before it */
+        if (!all && !ask && !(ep->rx_flags & UCT_UD_EP_RX_ACK_NOW) &&
+            (waiting < iface->config.ack_thresh)) {
+            ++i;
+            continue;
+        }
+        if (uct_ud_ep_send_ack(iface, ep, ask) != UCS_OK) {
+            return; /* no send slot: later */
+        }
+        /* sending removed it from the array (last one moved here), but for
+         * completions still to ask for: the next pass asks */
+        if ((i < iface->acks.count) && (iface->acks.eps[i] == ep)) {
+            if (ep->flags & UCT_UD_EP_FLAG_COMP_UNASKED) {
+                ++i;
+            } else {
+                uct_ud_iface_unqueue_ack(iface, ep);
+            }
+        }
+    }
 }
