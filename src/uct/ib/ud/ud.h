@@ -1147,6 +1147,10 @@ void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now);
  *  queue of waiting CREQs, or its place in the window goes to the next. */
 void uct_ud_ep_creq_end(uct_ud_iface_t *iface, uct_ud_ep_t *ep);
 
+/** Sends the waiting CREQs that the window and the free send slots
+ *  have room for. */
+void uct_ud_iface_creq_next(uct_ud_iface_t *iface);
+
 /** A packet of @a ep sent at the stamp @a sent had no answer within its
  *  whole wait: halve the CREQ window, once per episode. */
 void uct_ud_iface_creq_cwnd_cut(uct_ud_iface_t *iface, const uct_ud_ep_t *ep,

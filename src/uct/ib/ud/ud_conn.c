@@ -22,27 +22,36 @@
  */
 
 /* Whether the window has room for @a ep's CREQ: the target's share
- * (ep->creq_window) and what the answers allow now (creq.cwnd) */
+ * (ep->creq_window), what the answers allow now (creq.cwnd), and a
+ * quarter of the send queue left to data and ACKs */
 static int uct_ud_iface_creq_room(const uct_ud_iface_t *iface,
                                   const uct_ud_ep_t *ep)
 {
-    return iface->creq.outstanding < ucs_min(ep->creq_window, iface->creq.cwnd);
+    return (iface->creq.outstanding <
+            ucs_min(ep->creq_window, iface->creq.cwnd)) &&
+           (iface->tx.available > (int)(iface->config.tx_queue_len / 4));
 }
 
-/* Sends @a ep's CREQ, which takes a place in the window */
-static void uct_ud_ep_creq_send_first(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
-                                      ucs_time_t now)
+/* Sends @a ep's CREQ, which takes a place in the window; false when it
+ * found no send slot (the caller keeps it waiting: a CREQ not sent must
+ * not count as one unanswered) */
+static int uct_ud_ep_creq_send_first(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
+                                     ucs_time_t now)
 {
+    if (uct_ud_ep_send_creq(iface, ep) != UCS_OK) {
+        return 0;
+    }
     ++iface->creq.outstanding;
     ep->ack_time = uct_ud_iface_stamp(iface, now);
     ep->resend_time =
         uct_ud_iface_stamp(iface, now + iface->config.resend_timeout);
-    uct_ud_ep_activate(iface, ep);
-    (void)uct_ud_ep_send_creq(iface, ep); /* the timer repeats it */
+    uct_ud_ep_activate(iface, ep); /* the timer repeats it */
+    return 1;
 }
 
-/* Sends the waiting CREQs the window has room for, in creation order */
-static void uct_ud_iface_creq_next(uct_ud_iface_t *iface)
+/* Sends the waiting CREQs the window has room for, in creation order;
+ * also called when send slots come back */
+void uct_ud_iface_creq_next(uct_ud_iface_t *iface)
 {
     ucs_time_t now = 0;
     uct_ud_ep_t *ep;
@@ -52,12 +61,16 @@ static void uct_ud_iface_creq_next(uct_ud_iface_t *iface)
         if (!uct_ud_iface_creq_room(iface, ep)) {
             return;
         }
-        ucs_list_del(&ep->active);
-        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ_WAIT;
         if (now == 0) {
             now = ucs_get_time();
         }
-        uct_ud_ep_creq_send_first(iface, ep, now);
+        ucs_list_del(&ep->active);
+        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ_WAIT;
+        if (!uct_ud_ep_creq_send_first(iface, ep, now)) {
+            ep->flags |= UCT_UD_EP_FLAG_CREQ_WAIT;
+            ucs_list_add_head(&iface->creq.waiting, &ep->active);
+            return;
+        }
     }
 }
 
@@ -67,8 +80,8 @@ static void uct_ud_ep_creq_start(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     ep->flags |= UCT_UD_EP_FLAG_CREQ;
     if (ucs_list_is_empty(&iface->creq.waiting) &&
-        uct_ud_iface_creq_room(iface, ep)) {
-        uct_ud_ep_creq_send_first(iface, ep, ucs_get_time());
+        uct_ud_iface_creq_room(iface, ep) &&
+        uct_ud_ep_creq_send_first(iface, ep, ucs_get_time())) {
         return;
     }
     ep->flags |= UCT_UD_EP_FLAG_CREQ_WAIT;

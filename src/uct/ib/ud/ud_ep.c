@@ -491,6 +491,8 @@ void uct_ud_ep_backoff(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
 static void uct_ud_ep_zombie_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                                    ucs_time_t now)
 {
+    ucs_status_t status;
+
     if (uct_ud_iface_since(iface, ep->ack_time, now) > iface->config.timeout) {
         uct_ud_ep_free(iface, ep);
         return;
@@ -499,11 +501,15 @@ static void uct_ud_ep_zombie_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
         return;
     }
     if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
-        (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
+        status = uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
     } else {
-        (void)uct_ud_ep_send_creq(iface, ep);
+        status = uct_ud_ep_send_creq(iface, ep);
     }
-    uct_ud_ep_backoff(iface, ep, now);
+    if (status == UCS_OK) {
+        /* one that found no send slot tries again at the next tick: many
+         * eps destroyed at once must not wait out growing waits */
+        uct_ud_ep_backoff(iface, ep, now);
+    }
 }
 
 int uct_ud_ep_idle_visit(uct_ud_iface_t *iface, uct_ud_ep_t *ep, ucs_time_t now)
@@ -868,8 +874,8 @@ static int uct_ud_ep_make_zombie(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     now             = ucs_get_time();
     ep->ack_time    = uct_ud_iface_stamp(iface, now);
     ep->resend_time = ep->ack_time;
-    if (ep->flags & UCT_UD_EP_FLAG_CONNECTED) {
-        (void)uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC);
+    if ((ep->flags & UCT_UD_EP_FLAG_CONNECTED) &&
+        (uct_ud_ep_send_disc(iface, ep, UCT_UD_PKT_DISC) == UCS_OK)) {
         uct_ud_ep_backoff(iface, ep, now);
     }
     uct_ud_ep_activate(iface, ep); /* the timer repeats it */
@@ -971,7 +977,15 @@ ucs_status_t uct_ud_ep_flush(uct_ep_h tl_ep, unsigned flags,
         marker->iovcnt = 0;
         uct_ud_desc_queue_push(&ep->unacked, marker);
     }
-    uct_ud_ep_send_ack_req(iface, ep);
+    if (!uct_ud_ep_send_ack_req(iface, ep) &&
+        (ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        /* no send slot (a flush of more eps than the send queue holds):
+         * the pass over the ACKs owed asks once slots come back, rather
+         * than the resend wait */
+        ep->flags |= UCT_UD_EP_FLAG_COMP_UNASKED;
+        ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_COMP_RECENT;
+        uct_ud_iface_queue_ack(iface, ep);
+    }
     status = UCS_INPROGRESS;
 out:
     uct_ud_leave(iface);

@@ -343,6 +343,9 @@ static unsigned uct_ud_iface_poll_tx(uct_ud_iface_t *iface)
         if (!ucs_queue_is_empty(&iface->tx.deferred)) {
             uct_ud_iface_release_deferred(iface);
         }
+        if (ucs_unlikely(!ucs_list_is_empty(&iface->creq.waiting))) {
+            uct_ud_iface_creq_next(iface); /* CREQs wait for slots too */
+        }
         return (unsigned)n;
     }
     return 0;

@@ -130,15 +130,20 @@ bool uct_ib_test::connect_eps(entity &from, entity &to, unsigned n,
 
 bool uct_ib_test::send_one_on_each(entity &sender,
                                    const std::vector<uct_ep_h> &eps,
-                                   const am_recorder &rec)
+                                   const am_recorder &rec, size_t batch)
 {
-    for (size_t i = 0; i < eps.size(); ++i) {
-        if (!send_short(eps[i], i)) {
-            return false;
+    size_t first = rec.count(), end;
+
+    for (size_t i = 0; i < eps.size(); i = end) {
+        end = i + ucs_min(batch, eps.size() - i);
+        for (size_t j = i; j < end; ++j) {
+            if (!send_short(eps[j], j)) {
+                return false;
+            }
         }
+        wait_for([&] { return rec.count() == first + end; },
+                 "a message on every ep", 60);
     }
-    wait_for([&] { return rec.count() == eps.size(); }, "a message on every ep",
-             60);
     flush_iface(sender);
 
     std::vector<uint64_t> got = headers(rec);

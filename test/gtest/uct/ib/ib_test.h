@@ -99,9 +99,12 @@ protected:
 
     /* Sends header i on eps[i] for each ep, waits until @a rec has them
      * all (in any order) and flushes @a sender: the sorted headers must be
-     * 0 .. eps.size() - 1. False (and a failure) when a send failed. */
+     * 0 .. eps.size() - 1. False (and a failure) when a send failed.
+     * With @a batch, sends that many at a time and waits for them (a
+     * receive queue shorter than the eps would drop the rest, and the
+     * resend waits would make the time). */
     bool send_one_on_each(entity &sender, const std::vector<uct_ep_h> &eps,
-                          const am_recorder &rec);
+                          const am_recorder &rec, size_t batch = SIZE_MAX);
 
     /* An ep of @a e not connected to anything, destroyed at the end */
     uct_ep_h raw_ep(const entity &e);

@@ -617,3 +617,109 @@ TEST_P(uct_ud, tick_takes_acks_before_resending)
               << " ms after a's tick; a resent "
               << stats(*a).tx_resent - a_before.tx_resent << std::endl;
 }
+
+/* An iface with 64 send slots and a resend wait of 5 s, and 200 of its
+ * eps connected to @a b's iface: more eps than send slots, where a packet
+ * that found no slot must go when slots come back, not after a wait */
+static const unsigned FEW_SLOTS_EPS = 200;
+
+uct_test::entity *uct_ud::few_slots_entity()
+{
+    return create_entity(params({{"IB_TX_QUEUE_LEN", "64"},
+                                 {"UD_RESEND_TIMEOUT", "5s"},
+                                 {"UD_TIMEOUT", "60s"}},
+                                true));
+}
+
+bool uct_ud::connect_all(entity &a, entity &b, std::vector<uct_ep_h> &eps)
+{
+    auto count = [&] {
+        unsigned n = 0;
+        for (uct_ep_h ep : eps) {
+            n += connected(a, ep);
+        }
+        return n;
+    };
+
+    if (!connect_eps(a, b, FEW_SLOTS_EPS, eps)) {
+        return false;
+    }
+    wait_for([&] { return count() == eps.size(); }, "every ep connected", 60);
+    return count() == eps.size();
+}
+
+/* a connects 200 eps to b with 64 send slots: the CREQs beyond the free
+ * slots wait in the queue of CREQs for slots. They were counted as sent
+ * and lost, so each waited out RESEND_TIMEOUT, was sent again and halved
+ * the CREQ window (17 s for the 200 in the VM). */
+TEST_P(uct_ud, creqs_wait_for_send_slots)
+{
+    entity *a = few_slots_entity();
+    entity *b = create_entity(params({}, true));
+    std::vector<uct_ep_h> eps;
+
+    double t0 = now_sec();
+    ASSERT_TRUE(connect_all(*a, *b, eps));
+    double elapsed = now_sec() - t0;
+    auto creq =
+        ud_read<std::pair<uint64_t, uint64_t>>(*a, [](const uct_ud_iface_t *i) {
+            return std::make_pair(i->stats.creq_resent,
+                                  i->stats.creq_cwnd_cuts);
+        });
+    EXPECT_EQ(0u, creq.first) << "CREQs sent again";
+    EXPECT_EQ(0u, creq.second) << "CREQ window cuts";
+    EXPECT_EQ(FEW_SLOTS_EPS, private_count(*b));
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] " << FEW_SLOTS_EPS << " eps, 64 send slots: "
+              << "connected in " << elapsed * 1000 << " ms" << std::endl;
+}
+
+/* a flushes 200 eps that each sent one message, with 64 send slots: the
+ * flush's requests for ACKs beyond the free slots go once slots come
+ * back. They were dropped, so the flush waited for the resend of each
+ * such ep's message (RESEND_TIMEOUT). b's timer never ticks: it answers
+ * only what asks. */
+TEST_P(uct_ud, iface_flush_asks_past_the_send_queue)
+{
+    entity *a = few_slots_entity();
+    entity *b = create_entity(params({{"UD_TIMER_TICK", "1000s"}}, true));
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    std::vector<uct_ep_h> eps;
+
+    ASSERT_TRUE(connect_all(*a, *b, eps));
+    ud_stats before = stats(*a);
+    double t0       = now_sec();
+    ASSERT_TRUE(send_one_on_each(*a, eps, rec));
+    double elapsed = now_sec() - t0;
+    EXPECT_EQ(before.tx_resent, stats(*a).tx_resent)
+        << "the flush waited for resends";
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] " << FEW_SLOTS_EPS << " eps, 64 send slots: "
+              << "send and flush " << elapsed * 1000 << " ms" << std::endl;
+}
+
+/* a destroys 200 connected eps with 64 send slots: each tells b, whose
+ * eps for them go. A DISC that found no free slot waited a growing
+ * resend wait (RESEND_TIMEOUT, then doubled) instead of the next tick. */
+TEST_P(uct_ud, destroyed_eps_tell_the_peer_past_the_send_queue)
+{
+    entity *a = few_slots_entity();
+    entity *b = create_entity(params({}, true));
+    std::vector<uct_ep_h> eps;
+
+    ASSERT_TRUE(connect_all(*a, *b, eps));
+    wait_for([&] { return private_count(*b) == FEW_SLOTS_EPS; },
+             "b's eps for a's", 60);
+    double t0 = now_sec();
+    a->destroy_eps();
+    wait_for([&] { return (ep_count(*a) == 0) && (ep_count(*b) == 0); },
+             "every ep gone on both sides", 60);
+    double elapsed = now_sec() - t0;
+    EXPECT_EQ(0u, ep_count(*b));
+    /* 4 passes of 64 at 10 ms ticks, against 5 s for one resend wait */
+    EXPECT_LT(elapsed, 2.5) << "DISCs waited for resend waits";
+    EXPECT_TRUE(m_errs.calls.empty());
+    std::cout << "[ INFO     ] " << FEW_SLOTS_EPS << " eps, 64 send slots: "
+              << "gone on both sides after " << elapsed * 1000 << " ms"
+              << std::endl;
+}

@@ -176,6 +176,12 @@ protected:
 
     static ud_stats stats(const entity &e);
 
+    /* An iface with 64 send slots, RESEND_TIMEOUT 5 s (test_ud.cc) */
+    entity *few_slots_entity();
+
+    /* Connects 200 eps of @a a to @a b's iface and waits for all */
+    bool connect_all(entity &a, entity &b, std::vector<uct_ep_h> &eps);
+
     static unsigned ep_count(const entity &e);
 
     /* Eps of @a e created by a peer's request and not taken by a user */
