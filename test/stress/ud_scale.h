@@ -91,6 +91,7 @@ enum {
     US_STAT_RX_STALE, /* for eps gone from here */
     US_STAT_IDLE_PROBES,
     US_STAT_PEER_RECLAIMED,
+    US_STAT_TX_NO_SLOT, /* control packets that found no send slot */
     US_STAT_LAST
 };
 

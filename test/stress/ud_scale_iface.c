@@ -381,9 +381,11 @@ static const struct {
     const char *name;
     size_t offset;
 } us_ud_stats[US_STAT_LAST] = {
-    US_UD_STAT(creq_resent), US_UD_STAT(creq_queued),   US_UD_STAT(tx_resent),
-    US_UD_STAT(rx_dropped),  US_UD_STAT(rx_dup),        US_UD_STAT(rx_stale),
-    US_UD_STAT(idle_probes), US_UD_STAT(peer_reclaimed)};
+    US_UD_STAT(creq_resent), US_UD_STAT(creq_queued),
+    US_UD_STAT(tx_resent),   US_UD_STAT(rx_dropped),
+    US_UD_STAT(rx_dup),      US_UD_STAT(rx_stale),
+    US_UD_STAT(idle_probes), US_UD_STAT(peer_reclaimed),
+    US_UD_STAT(tx_no_slot)};
 
 const char *us_stat_name(unsigned stat)
 {

@@ -741,6 +741,10 @@ static void us_report(us_ctx_t *ctx, us_server_stats_t *st,
            cs->stats[US_STAT_CREQ_QUEUED]);
     us_row("packets sent again (clients / server) (4)", "", "", "%llu / %llu",
            cs->stats[US_STAT_TX_RESENT], server_resent);
+    us_row("control packets without a send slot (clients / server)", "", "",
+           "%llu / %llu", cs->stats[US_STAT_TX_NO_SLOT],
+           (unsigned long long)(st->c_end.stats[US_STAT_TX_NO_SLOT] -
+                                st->c_base.stats[US_STAT_TX_NO_SLOT]));
     us_row("server heap per peer ep, idle (2)", "<= 160 B",
            us_verdict(server_heap <= 160), "%.1f B", server_heap);
     us_row("client heap per ep, idle (2)", "<= 160 B",

@@ -846,6 +846,8 @@ struct uct_ud_iface {
         uint64_t tx_resent;      /* packets sent again */
         uint64_t tx_acks;        /* pure ACKs and NAKs */
         uint64_t tx_ack_reqs;    /* of them, those that asked for one */
+        uint64_t tx_no_slot;     /* control packets that found the send
+                                    queue full (sent later) */
         uint64_t put_denied;     /* PUTs refused by the key check */
         uint64_t creq_denied;    /* CREQs without the secret */
         uint64_t creq_refused;   /* over MAX_PEER_EPS */

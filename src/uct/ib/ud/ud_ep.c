@@ -99,6 +99,7 @@ ucs_status_t uct_ud_iface_send_ctl(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
     ucs_status_t status;
 
     if (iface->tx.available <= 0) {
+        ++iface->stats.tx_no_slot;
         return UCS_ERR_NO_RESOURCE;
     }
     if (length <= iface->config.max_inline) {
@@ -107,6 +108,7 @@ ucs_status_t uct_ud_iface_send_ctl(uct_ud_iface_t *iface, uct_ud_ah_t *ah,
     } else {
         desc = ucs_mpool_get(&iface->tx_mp);
         if (desc == NULL) {
+            ++iface->stats.tx_no_slot;
             return UCS_ERR_NO_RESOURCE;
         }
         memcpy(uct_ud_desc_hdr(desc), buf, length);
@@ -158,6 +160,7 @@ ucs_status_t uct_ud_ep_send_ack(uct_ud_iface_t *iface, uct_ud_ep_t *ep, int ask)
         return UCS_OK;
     }
     if (iface->tx.available <= 0) {
+        ++iface->stats.tx_no_slot;
         return UCS_ERR_NO_RESOURCE;
     }
     if (nak) {
@@ -208,7 +211,11 @@ static int uct_ud_ep_send_ack_req(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
 {
     uct_ud_hdr_t hdr;
 
-    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED) || (iface->tx.available <= 1)) {
+    if (!(ep->flags & UCT_UD_EP_FLAG_CONNECTED)) {
+        return 0;
+    }
+    if (iface->tx.available <= 1) {
+        ++iface->stats.tx_no_slot;
         return 0;
     }
     uct_ud_ep_fill_hdr(iface, ep, &hdr,

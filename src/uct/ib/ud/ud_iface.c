@@ -1419,6 +1419,7 @@ static const struct {
     {"tx_resent", UCT_UD_IFACE_FIELD(stats.tx_resent)},
     {"tx_acks", UCT_UD_IFACE_FIELD(stats.tx_acks)},
     {"tx_ack_requests", UCT_UD_IFACE_FIELD(stats.tx_ack_reqs)},
+    {"tx_no_slot", UCT_UD_IFACE_FIELD(stats.tx_no_slot)},
     {"put_denied", UCT_UD_IFACE_FIELD(stats.put_denied)},
     {"creq_denied", UCT_UD_IFACE_FIELD(stats.creq_denied)},
     {"creq_outstanding", UCT_UD_IFACE_FIELD(creq.outstanding)},

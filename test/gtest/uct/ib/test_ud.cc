@@ -686,13 +686,21 @@ TEST_P(uct_ud, iface_flush_asks_past_the_send_queue)
     am_recorder &rec = install_recorder(*b, AM_ID);
     std::vector<uct_ep_h> eps;
 
+    auto no_slot = [&] {
+        return ud_read<uint64_t>(
+            *a, [](const uct_ud_iface_t *i) { return i->stats.tx_no_slot; });
+    };
     ASSERT_TRUE(connect_all(*a, *b, eps));
-    ud_stats before = stats(*a);
-    double t0       = now_sec();
+    ud_stats before         = stats(*a);
+    uint64_t no_slot_before = no_slot();
+    double t0               = now_sec();
     ASSERT_TRUE(send_one_on_each(*a, eps, rec));
     double elapsed = now_sec() - t0;
     EXPECT_EQ(before.tx_resent, stats(*a).tx_resent)
         << "the flush waited for resends";
+    /* 200 requests for 64 slots, in one call: the object tree counts the
+     * ones that waited */
+    EXPECT_GT(no_slot(), no_slot_before);
     EXPECT_TRUE(m_errs.calls.empty());
     std::cout << "[ INFO     ] " << FEW_SLOTS_EPS << " eps, 64 send slots: "
               << "send and flush " << elapsed * 1000 << " ms" << std::endl;
