@@ -788,10 +788,13 @@ struct uct_ud_iface {
     } time;
     struct {
         ucs_list_link_t waiting; /* eps whose CREQ waits (by ep->active) */
-        unsigned outstanding;    /* CREQs sent and not yet answered */
+        unsigned outstanding;    /* CREQs sent, not answered, not yet
+                                    taken for lost */
         ucs_time_t srtt;         /* smoothed time to a CREP, 0: none yet */
         ucs_time_t rttvar;       /* its mean deviation */
-        unsigned backoff;        /* the timeout doubled: losses since */
+        unsigned backoff;        /* the timeout doubled: loss episodes
+                                    since the last sample */
+        ucs_time_t backoff_time; /* of the last doubling, 0: none yet */
         unsigned cwnd;           /* CREQs outstanding at most now (and at
                                     most an ep's creq_window): halved
                                     when a wait runs out, one more per

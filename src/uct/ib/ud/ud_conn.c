@@ -97,7 +97,9 @@ void uct_ud_ep_creq_end(uct_ud_iface_t *iface, uct_ud_ep_t *ep)
     if (ep->flags & UCT_UD_EP_FLAG_CREQ_WAIT) {
         ucs_list_del(&ep->active);
         ep->flags &= (uint16_t)~UCT_UD_EP_FLAG_CREQ_WAIT;
-    } else if (ep->flags & UCT_UD_EP_FLAG_CREQ) {
+    } else if ((ep->flags & UCT_UD_EP_FLAG_CREQ) &&
+               !(ep->rx_flags & UCT_UD_EP_TX_CREQ_RESENT)) {
+        /* (one taken for lost left the window then) */
         ucs_assert(iface->creq.outstanding > 0);
         --iface->creq.outstanding;
         uct_ud_iface_creq_next(iface);
@@ -530,27 +532,50 @@ out:
  * Unanswered requests
  */
 
-/* A CREQ whose reply is late: sent again once the reply is later than the
- * interface's retransmission timeout. The first loss of an ep's request
- * doubles that timeout for all (a target that answers slower than the
- * estimate says is not sent more requests), until a reply to a request
- * sent once brings a new sample; the ep's next resends wait its own
- * backoff, and at least the timeout. */
+/* A CREQ whose reply is late, later than the interface's retransmission
+ * timeout, is taken for lost: it leaves the window (as TCP's lost
+ * segments leave the flight), so that the requests of a dead target hold
+ * the window for one timeout, not until they fail after TIMEOUT while
+ * every other target's requests wait. The first loss of an episode
+ * doubles that timeout for all (until a reply to a request sent once
+ * brings a new sample), halves the window and is sent again at once. The
+ * requests sent before that doubling are of the same episode: each is
+ * lost after the timeout it was sent with, and its place in the window
+ * goes to a waiting request then, but it is sent again only after the
+ * doubled timeout (a target that only stalled answers meanwhile, and a
+ * stall does not make all its requests go twice). Later resends wait the
+ * ep's own backoff, and at least the timeout. */
 void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
                           ucs_time_t now)
 {
     ucs_time_t rto = uct_ud_iface_creq_rto(iface);
     uint32_t deadline;
+    int of_episode, lost = 0;
 
     if (!(ep->rx_flags & UCT_UD_EP_TX_CREQ_RESENT)) {
-        if (uct_ud_iface_since(iface, ep->ack_time, now) < rto) {
+        of_episode =
+            (iface->creq.backoff > 0) &&
+            ((int32_t)(ep->ack_time -
+                       uct_ud_iface_stamp(iface, iface->creq.backoff_time)) <
+             0);
+        if (uct_ud_iface_since(iface, ep->ack_time, now) <
+            (of_episode ? (rto >> 1) : rto)) {
             return; /* replies take longer now: not lost yet */
         }
         ep->rx_flags |= UCT_UD_EP_TX_CREQ_RESENT;
+        ucs_assert(iface->creq.outstanding > 0);
+        --iface->creq.outstanding;
+        uct_ud_iface_creq_cwnd_cut(iface, ep, ep->ack_time, now);
+        if (of_episode) {
+            ep->resend_time = uct_ud_iface_stamp(iface, now + rto);
+            uct_ud_iface_creq_next(iface);
+            return;
+        }
         if (iface->creq.backoff < UCT_UD_CREQ_BACKOFF_MAX) {
             ++iface->creq.backoff;
         }
-        uct_ud_iface_creq_cwnd_cut(iface, ep, ep->ack_time, now);
+        iface->creq.backoff_time = now;
+        lost                     = 1;
     }
     ++iface->stats.creq_resent;
     (void)uct_ud_ep_send_creq(iface, ep);
@@ -558,6 +583,9 @@ void uct_ud_ep_creq_timer(uct_ud_iface_t *iface, uct_ud_ep_t *ep,
     deadline = uct_ud_iface_stamp(iface, now + rto);
     if ((int32_t)(deadline - ep->resend_time) > 0) {
         ep->resend_time = deadline;
+    }
+    if (lost) {
+        uct_ud_iface_creq_next(iface); /* its place in the window */
     }
 }
 

@@ -541,12 +541,14 @@ TEST_P(uct_ud, creq_window_paces_connects)
     ASSERT_TRUE(send_one_on_each(*a, eps, rec, 128));
 }
 
-/* b stops answering while a's 16 requests (of 40 eps) are out: the
- * first that times out halves a's request window, once for the 16 (they
- * were all sent before the cut: two timing out show it), so that eps
- * resending to a loaded target do not keep it loaded; b answers again,
- * every ep connects, and the window grows back by one per window of
- * answers. */
+/* b stops answering while a's 16 requests (of 40 eps) are out: they
+ * time out together and are taken for lost, which halves a's request
+ * window and doubles the reply timeout once for the 16 (one episode:
+ * sent before the halving), so that eps resending to a loaded target do
+ * not keep it loaded; only the first is sent again at once. The lost
+ * ones leave the window, and 8 of the waiting requests take it. b
+ * answers again, every ep connects, and the window grows back by one per
+ * window of answers. */
 TEST_P(uct_ud, creq_window_halves_when_replies_stop)
 {
     const unsigned N = 40;
@@ -567,7 +569,7 @@ TEST_P(uct_ud, creq_window_halves_when_replies_stop)
         return ud_read<uint64_t>(
             *a, [](const uct_ud_iface_t *i) { return i->stats.creq_resent; });
     };
-    /* eps whose request timed out: each doubles the next one's wait */
+    /* eps whose request timed out */
     auto timed_out = [&] {
         return ud_read<unsigned>(*a, [&](const uct_ud_iface_t *) {
             unsigned n = 0;
@@ -579,25 +581,30 @@ TEST_P(uct_ud, creq_window_halves_when_replies_stop)
     };
     uct_ud_enter(ud(*b));
     bool ok = connect_eps(*a, *b, N, eps);
-    /* the first reply is waited for 1 s, the next 2 s; two timed out
-     * show that the second did not halve again. Only a progresses (b's
-     * lock is held). */
+    /* the first replies are waited for 1 s; the new requests then wait
+     * 2 s, and b answers before. Only a progresses (b's lock is held). */
     double deadline = now_sec() + 30;
-    while (ok && (timed_out() < 2) && (now_sec() < deadline)) {
+    while (ok && (timed_out() < 16) && (now_sec() < deadline)) {
         a->progress();
         usleep(1000);
     }
-    ok                 = ok && (timed_out() >= 2) && (resent() >= 2);
-    unsigned cut_cwnd  = cwnd();
-    uint64_t cut_count = cuts();
-    unsigned out       = ud_read<unsigned>(
+    ok                  = ok && (timed_out() == 16);
+    uint64_t resent_now = resent();
+    unsigned cut_cwnd   = cwnd();
+    uint64_t cut_count  = cuts();
+    unsigned out        = ud_read<unsigned>(
         *a, [](const uct_ud_iface_t *i) { return i->creq.outstanding; });
+    unsigned backoff = ud_read<unsigned>(
+        *a, [](const uct_ud_iface_t *i) { return i->creq.backoff; });
     unsigned resent_eps = timed_out();
     uct_ud_leave(ud(*b));
     ASSERT_TRUE(ok);
     EXPECT_EQ(8u, cut_cwnd);
     EXPECT_EQ(1u, cut_count) << "one halving for requests of one episode";
-    EXPECT_EQ(16u, out) << "the requests out before the cut stay out";
+    EXPECT_EQ(1u, backoff) << "one doubling for requests of one episode";
+    EXPECT_EQ(8u, out) << "the lost requests left the window to new ones";
+    EXPECT_EQ(1u, resent_now) << "the episode's first request is sent again "
+                                 "at once, the others after 2 s";
 
     wait_for(
         [&] {
@@ -613,9 +620,8 @@ TEST_P(uct_ud, creq_window_halves_when_replies_stop)
         connected_eps += connected(*a, ep);
     }
     EXPECT_EQ(N, connected_eps);
-    /* the requests answered on their first send (all but the 2 or so
-     * that timed out) grow it: 8 answers to reach 9, 9 more to reach 10,
-     * ... (38 make 12) */
+    /* the requests answered on their first send (the 24 that did not
+     * time out) grow it: 8 answers to reach 9, 9 more to reach 10 */
     unsigned expect = 8, first_sends = N - resent_eps;
     while (first_sends >= expect) {
         first_sends -= expect++;
@@ -666,6 +672,45 @@ TEST_P(uct_ud, waiting_requests_fail_with_their_peer)
               }));
     std::cout << "[ INFO     ] " << N << " eps to a dead peer failed after "
               << elapsed << " s (UD_TIMEOUT " << TIMEOUT << " s)" << std::endl;
+}
+
+/* The peer process is gone before a connects 8 eps to it, which fill
+ * a's window (receive queue 128); then a connects an ep to b. Once the
+ * dead peer's requests time out (1 s) they are taken for lost and leave
+ * the window, and b's request goes: it waited until they failed, after
+ * TIMEOUT (20 s here). */
+TEST_P(uct_ud, dead_target_requests_leave_the_window)
+{
+    if (ucs::running_on_valgrind()) {
+        GTEST_SKIP() << "starts this binary again";
+    }
+    const double TIMEOUT = 20.0;
+    entity *a            = create_entity(
+                   params({{"UD_TIMEOUT", "20s"}, {"IB_RX_QUEUE_LEN", "128"}}, true));
+    entity *b = create_entity(params({}, true));
+    ASSERT_TRUE(start_peer(ib_peer::options()));
+    test_peer::kill_and_wait(m_peer);
+
+    std::vector<uct_ep_h> dead;
+    for (unsigned i = 0; i < 8; ++i) {
+        dead.push_back(connect_iface(*a, m_peer.dev_addr, m_peer.iface_addr));
+    }
+    double t0   = now_sec();
+    uct_ep_h ab = a->connect_to(*b);
+    ASSERT_TRUE(ab != NULL);
+    EXPECT_TRUE(ep_flags(*a, ab) & UCT_UD_EP_FLAG_CREQ_WAIT)
+        << "the window was not full";
+    wait_for([&] { return connected(*a, ab); }, "b's ep connected",
+             TIMEOUT / 2);
+    double elapsed = now_sec() - t0;
+    ASSERT_TRUE(connected(*a, ab));
+    EXPECT_LT(elapsed, TIMEOUT / 2);
+    EXPECT_TRUE(m_errs.calls.empty()) << "the dead peer's eps failed first";
+    am_recorder &rec = install_recorder(*b, AM_ID);
+    ASSERT_TRUE(send_one_on_each(*a, {ab}, rec));
+    std::cout << "[ INFO     ] an ep to a live target behind 8 requests to "
+              << "a dead one connected after " << elapsed << " s (UD_TIMEOUT "
+              << TIMEOUT << " s)" << std::endl;
 }
 
 /* a's receive queue of 128 makes a window of 8. Eps destroyed while their
