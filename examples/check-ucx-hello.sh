@@ -16,7 +16,7 @@
 # headers and links openuct's libraries (-luct -lucs).
 #
 # Used by "make installcheck". OPENUCT_UCX_DEB=FILE uses a libucx-dev .deb
-# already downloaded. Exits non-zero with a message on failure.
+# already downloaded (see ucx-deb.sh). Exits non-zero with a message on failure.
 set -u -o pipefail
 
 prog=check-ucx-hello
@@ -44,31 +44,13 @@ unpacked=$work/ucx-dev
 examples=$unpacked/usr/share/doc/libucx-dev/examples
 
 # ------------------------------------------------ fetch the UCX example
-if [ ! -f "$examples/uct_hello_world.c" ]; then
-    deb=${OPENUCT_UCX_DEB:-}
-    if [ -z "$deb" ]; then
-        command -v apt-get >/dev/null 2>&1 ||
-            die "apt-get is needed to fetch libucx-dev (Debian 12), or set" \
-                "OPENUCT_UCX_DEB to its .deb"
-        dl=$work/deb
-        rm -rf "$dl"
-        mkdir -p "$dl" && chmod 0777 "$dl"
-        (cd "$dl" && apt-get download -q libucx-dev >"$dl/log" 2>&1) || {
-            cat "$dl/log" >&2
-            die "apt-get download libucx-dev failed: run 'apt-get update'" \
-                "as root, or set OPENUCT_UCX_DEB to a libucx-dev .deb"
-        }
-        deb=$(ls "$dl"/libucx-dev_*.deb 2>/dev/null | head -n 1)
-        [ -n "$deb" ] || die "apt-get download left no libucx-dev .deb in $dl"
-    fi
-    rm -rf "$unpacked"
-    dpkg-deb -x "$deb" "$unpacked" || die "dpkg-deb -x $deb failed"
-fi
+# shellcheck source-path=SCRIPTDIR source=ucx-deb.sh
+. "$(dirname "$0")/ucx-deb.sh"
+ucx_deb_unpack "$work"
 for f in uct_hello_world.c hello_world_util.h; do
     [ -f "$examples/$f" ] || die "libucx-dev has no examples/$f"
 done
-echo "$prog: UCX example from $(dpkg-deb -f "${deb:-/dev/null}" Version \
-    2>/dev/null || echo "$unpacked")"
+echo "$prog: UCX example from $ucx_version"
 
 # ------------------------------------------ build it against openuct
 libdir=

@@ -11,7 +11,9 @@
  *
  * Applications, the tools, the examples and the tests include
  * `<uct/api/uct.h>`; it brings in uct_def.h, tl.h, uct_types.h and
- * version.h.
+ * version.h, and every ucs header that UCX's uct.h brings in (lists,
+ * linear functions, statistics types, topology), by UCX's paths, so a
+ * program that reaches ucs_list_* through uct.h alone compiles.
  *
  * Thread rules, common to the whole API unless a call says otherwise:
  * - Component and resource queries (uct_query_components(),
@@ -41,11 +43,13 @@
 #include <ucs/async/async_fwd.h>
 #include <ucs/config/types.h>
 #include <ucs/datastruct/callbackq.h>
+#include <ucs/datastruct/linear_func.h>
+#include <ucs/datastruct/list.h>
 #include <ucs/memory/memory_type.h>
+#include <ucs/stats/stats_fwd.h>
 #include <ucs/sys/compiler_def.h>
-#include <ucs/sys/topo.h>
+#include <ucs/sys/topo/base/topo.h>
 #include <ucs/type/cpu_set.h>
-#include <ucs/type/linear_func.h>
 #include <ucs/type/status.h>
 #include <ucs/type/thread_mode.h>
 

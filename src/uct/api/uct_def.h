@@ -10,6 +10,7 @@
  * and constants, so it can be included anywhere without linking libuct.
  */
 
+#include <ucs/config/types.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
 

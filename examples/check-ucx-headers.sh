@@ -1,0 +1,130 @@
+#!/bin/bash
+#
+# check-ucx-headers.sh PREFIX WORKDIR: a program written for UCX 1.13 may
+# use what a public header brings in without including it (ucs_list_*
+# reached through uct.h alone). For each header below, this compares the
+# ucs/ and uct/ headers that including it makes visible, as gcc -M lists
+# them, in openuct's install (PREFIX/include) and in Debian 12's
+# libucx-dev (unpacked into WORKDIR/ucx-dev by ucx-deb.sh, never
+# installed). Every header UCX's set holds must be in openuct's; openuct
+# may bring in more. Then it compiles one program that includes uct.h
+# alone and uses the list, linear-function, statistics and topology types
+# through it, against both trees.
+#
+# Used by "make installcheck". Exits non-zero with a message on failure.
+set -u -o pipefail
+
+prog=check-ucx-headers
+fail_count=0
+
+die() {
+    echo "$prog: FAIL: $*" >&2
+    exit 1
+}
+
+fail() {
+    echo "$prog: FAIL: $*" >&2
+    fail_count=$((fail_count + 1))
+}
+
+[ $# -eq 2 ] || {
+    echo "usage: $0 PREFIX WORKDIR" >&2
+    exit 2
+}
+prefix=$(cd "$1" 2>/dev/null && pwd) ||
+    die "install prefix '$1' does not exist; run make install first"
+[ -f "$prefix/include/uct/api/uct.h" ] ||
+    die "no $prefix/include/uct/api/uct.h; run make install first"
+mkdir -p "$2" || die "cannot create $2"
+work=$(cd "$2" && pwd)
+cc=${CC:-cc}
+
+# shellcheck source-path=SCRIPTDIR source=ucx-deb.sh
+. "$(dirname "$0")/ucx-deb.sh"
+ucx_deb_unpack "$work"
+ucx_inc=$ucx_unpacked/usr/include
+echo "$prog: UCX headers from $ucx_version"
+
+# visible INCDIR HEADER: the ucs/ and uct/ headers under INCDIR that a
+# file including HEADER reads, one path per line, relative to INCDIR
+visible() {
+    local inc=$1 header=$2 src=$work/visible.c
+    printf '#include <%s>\n' "$header" >"$src"
+    "$cc" -M -I"$inc" "$src" 2>"$work/visible.log" |
+        tr ' \\' '\n\n' | grep -F "$inc/" | sed "s|^$inc/||" |
+        grep -E '^uc[st]/' | sort -u || {
+        cat "$work/visible.log" >&2
+        return 1
+    }
+}
+
+# The headers a UCT program includes; each must exist in both trees
+for header in uct/api/uct.h uct/api/uct_def.h uct/api/version.h; do
+    [ -f "$ucx_inc/$header" ] || die "libucx-dev has no $header"
+    if [ ! -f "$prefix/include/$header" ]; then
+        fail "$header: UCX installs it, openuct does not"
+        continue
+    fi
+    theirs=$(visible "$ucx_inc" "$header") ||
+        die "$header does not preprocess against UCX's headers"
+    ours=$(visible "$prefix/include" "$header") ||
+        die "$header does not preprocess against $prefix/include"
+    [ -n "$theirs" ] || die "gcc -M listed no UCX header for $header"
+    missing=$(comm -23 <(printf '%s\n' "$theirs") <(printf '%s\n' "$ours"))
+    if [ -n "$missing" ]; then
+        fail "including $header makes visible in UCX 1.13 but not in" \
+            "openuct: $(echo $missing)"
+    else
+        echo "PASS $header: all $(printf '%s\n' "$theirs" | wc -l) ucs/uct" \
+            "headers UCX's makes visible, openuct's does too" \
+            "($(printf '%s\n' "$ours" | wc -l) in all)"
+    fi
+done
+
+# A program that includes uct.h alone and uses what it brings in
+src=$work/uct-h-alone.c
+cat >"$src" <<'C'
+#include <uct/api/uct.h>
+
+typedef struct {
+    ucs_list_link_t link;
+    int value;
+} elem_t;
+
+int main(void)
+{
+    ucs_list_link_t head;
+    elem_t a = {.value = 1}, b = {.value = 2}, *e;
+    ucs_linear_func_t f = {.c = 1.0, .m = 2.0};
+    ucs_stats_node_t *node = NULL;
+    ucs_sys_device_t dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+    int sum = 0;
+
+    ucs_list_head_init(&head);
+    ucs_list_add_tail(&head, &a.link);
+    ucs_list_add_tail(&head, &b.link);
+    ucs_list_for_each(e, &head, link) {
+        sum += e->value;
+    }
+    return !((sum == 3) && (ucs_list_length(&head) == 2) &&
+             (f.c + f.m * 2 == 5.0) && (node == NULL) &&
+             (dev == UCS_SYS_DEVICE_ID_UNKNOWN));
+}
+C
+for tree in "UCX 1.13:$ucx_inc" "openuct:$prefix/include"; do
+    name=${tree%%:*}
+    inc=${tree#*:}
+    if "$cc" -std=gnu11 -Wall -Werror -fsyntax-only -I"$inc" "$src" \
+        2>"$work/alone.log"; then
+        echo "PASS a program using ucs_list_*, ucs_linear_func_t," \
+            "ucs_stats_node_t and ucs_sys_device_t through uct.h alone" \
+            "compiles against $name"
+    else
+        cat "$work/alone.log" >&2
+        fail "a program using ucs_list_* through uct.h alone does not" \
+            "compile against $name ($inc)"
+    fi
+done
+
+[ "$fail_count" -eq 0 ] || die "$fail_count check(s) failed"
+echo "$prog: all checks passed"

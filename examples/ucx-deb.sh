@@ -1,0 +1,38 @@
+# Sourced by the installcheck scripts that compare openuct with UCX 1.13.
+#
+# ucx_deb_unpack WORKDIR: makes WORKDIR/ucx-dev hold Debian 12's libucx-dev
+# package (UCX 1.13's headers and examples), fetched with apt-get download
+# and unpacked with dpkg-deb -x; it is never installed, so its headers
+# cannot shadow ours. A tree already unpacked there is reused.
+# OPENUCT_UCX_DEB=FILE uses a .deb already downloaded. Sets ucx_unpacked
+# (the tree) and ucx_version (the package's version, or the tree's path).
+# Calls die (defined by the caller) on failure.
+
+ucx_deb_unpack() {
+    local work=$1 deb dl
+    ucx_unpacked=$work/ucx-dev
+    ucx_version=$ucx_unpacked
+    [ -f "$ucx_unpacked/usr/include/uct/api/uct.h" ] && return 0
+
+    deb=${OPENUCT_UCX_DEB:-}
+    if [ -z "$deb" ]; then
+        command -v apt-get >/dev/null 2>&1 ||
+            die "apt-get is needed to fetch libucx-dev (Debian 12), or set" \
+                "OPENUCT_UCX_DEB to its .deb"
+        dl=$work/deb
+        rm -rf "$dl"
+        mkdir -p "$dl" && chmod 0777 "$dl"
+        (cd "$dl" && apt-get download -q libucx-dev >"$dl/log" 2>&1) || {
+            cat "$dl/log" >&2
+            die "apt-get download libucx-dev failed: run 'apt-get update'" \
+                "as root, or set OPENUCT_UCX_DEB to a libucx-dev .deb"
+        }
+        deb=$(ls "$dl"/libucx-dev_*.deb 2>/dev/null | head -n 1)
+        [ -n "$deb" ] || die "apt-get download left no libucx-dev .deb in $dl"
+    fi
+    rm -rf "$ucx_unpacked"
+    dpkg-deb -x "$deb" "$ucx_unpacked" || die "dpkg-deb -x $deb failed"
+    [ -f "$ucx_unpacked/usr/include/uct/api/uct.h" ] ||
+        die "$deb holds no usr/include/uct/api/uct.h; is it libucx-dev?"
+    ucx_version=$(dpkg-deb -f "$deb" Version 2>/dev/null || echo "$deb")
+}
