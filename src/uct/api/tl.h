@@ -523,6 +523,115 @@ typedef int (*uct_iface_is_reachable_func_t)(
     const uct_iface_addr_t *iface_addr);
 
 /**
+ * Send a tagged eager message from a buffer (uct_ep_tag_eager_short());
+ * tag-matching offload.
+ * @param [in] ep     the endpoint.
+ * @param [in] tag    the message's tag.
+ * @param [in] data   the payload, copied before the return.
+ * @param [in] length bytes of @a data, at most cap.tag.eager.max_short.
+ * @return UCS_OK, UCS_ERR_NO_RESOURCE, or an error status.
+ */
+typedef ucs_status_t (*uct_ep_tag_eager_short_func_t)(uct_ep_h ep,
+                                                      uct_tag_t tag,
+                                                      const void *data,
+                                                      size_t length);
+/**
+ * Send a tagged eager message packed by a callback
+ * (uct_ep_tag_eager_bcopy()); tag-matching offload.
+ * @param [in] ep      the endpoint.
+ * @param [in] tag     the message's tag.
+ * @param [in] imm     immediate value delivered with the message.
+ * @param [in] pack_cb writes the payload, at most cap.tag.eager.max_bcopy.
+ * @param [in] arg     argument of @a pack_cb.
+ * @param [in] flags   UCT_SEND_FLAG_* bits.
+ * @return the bytes packed, or a negative ucs_status_t.
+ */
+typedef ssize_t (*uct_ep_tag_eager_bcopy_func_t)(uct_ep_h ep, uct_tag_t tag,
+                                                 uint64_t imm,
+                                                 uct_pack_callback_t pack_cb,
+                                                 void *arg, unsigned flags);
+/**
+ * Send a tagged eager message from registered memory
+ * (uct_ep_tag_eager_zcopy()); tag-matching offload.
+ * @param [in] ep     the endpoint.
+ * @param [in] tag    the message's tag.
+ * @param [in] imm    immediate value delivered with the message.
+ * @param [in] iov    the payload; untouched until completion.
+ * @param [in] iovcnt number of @a iov elements.
+ * @param [in] flags  UCT_SEND_FLAG_* bits.
+ * @param [in] comp   completion, or NULL.
+ * @return UCS_OK, UCS_INPROGRESS, UCS_ERR_NO_RESOURCE, or an error.
+ */
+typedef ucs_status_t (*uct_ep_tag_eager_zcopy_func_t)(
+    uct_ep_h ep, uct_tag_t tag, uint64_t imm, const uct_iov_t *iov,
+    size_t iovcnt, unsigned flags, uct_completion_t *comp);
+/**
+ * Start a tagged rendezvous send (uct_ep_tag_rndv_zcopy());
+ * tag-matching offload.
+ * @param [in] ep            the endpoint.
+ * @param [in] tag           the message's tag.
+ * @param [in] header        rendezvous header for the receiver.
+ * @param [in] header_length bytes of @a header.
+ * @param [in] iov           the payload; untouched until completion.
+ * @param [in] iovcnt        number of @a iov elements.
+ * @param [in] flags         UCT_SEND_FLAG_* bits.
+ * @param [in] comp          completion, or NULL.
+ * @return an operation handle for uct_ep_tag_rndv_cancel(), or an error
+ *         status as a pointer (UCS_STATUS_PTR).
+ */
+typedef ucs_status_ptr_t (*uct_ep_tag_rndv_zcopy_func_t)(
+    uct_ep_h ep, uct_tag_t tag, const void *header, unsigned header_length,
+    const uct_iov_t *iov, size_t iovcnt, unsigned flags,
+    uct_completion_t *comp);
+/**
+ * Cancel a rendezvous send (uct_ep_tag_rndv_cancel()).
+ * @param [in] ep the endpoint.
+ * @param [in] op what uct_ep_tag_rndv_zcopy() returned.
+ * @return UCS_OK or an error status.
+ */
+typedef ucs_status_t (*uct_ep_tag_rndv_cancel_func_t)(uct_ep_h ep, void *op);
+/**
+ * Send a rendezvous request that the receiver's software completes
+ * (uct_ep_tag_rndv_request()); tag-matching offload.
+ * @param [in] ep            the endpoint.
+ * @param [in] tag           the message's tag.
+ * @param [in] header        request header.
+ * @param [in] header_length bytes of @a header.
+ * @param [in] flags         UCT_SEND_FLAG_* bits.
+ * @return UCS_OK, UCS_ERR_NO_RESOURCE, or an error status.
+ */
+typedef ucs_status_t (*uct_ep_tag_rndv_request_func_t)(uct_ep_h ep,
+                                                       uct_tag_t tag,
+                                                       const void *header,
+                                                       unsigned header_length,
+                                                       unsigned flags);
+/**
+ * Post a tagged receive (uct_iface_tag_recv_zcopy()); tag-matching
+ * offload.
+ * @param [in] iface    the interface.
+ * @param [in] tag      the tag to match.
+ * @param [in] tag_mask bits of @a tag that must match.
+ * @param [in] iov      the receive buffer.
+ * @param [in] iovcnt   number of @a iov elements.
+ * @param [in] ctx      the receive's context, owned by the caller until
+ *                      its completed_cb.
+ * @return UCS_OK, UCS_ERR_EXCEEDS_LIMIT, or an error status.
+ */
+typedef ucs_status_t (*uct_iface_tag_recv_zcopy_func_t)(
+    uct_iface_h iface, uct_tag_t tag, uct_tag_t tag_mask, const uct_iov_t *iov,
+    size_t iovcnt, uct_tag_context_t *ctx);
+/**
+ * Cancel a posted tagged receive (uct_iface_tag_recv_cancel()).
+ * @param [in] iface the interface.
+ * @param [in] ctx   the receive's context.
+ * @param [in] force nonzero: drop it now, without a completion.
+ * @return UCS_OK or an error status.
+ */
+typedef ucs_status_t (*uct_iface_tag_recv_cancel_func_t)(uct_iface_h iface,
+                                                         uct_tag_context_t *ctx,
+                                                         int force);
+
+/**
  * Operations of an interface and its endpoints. The fast-path wrappers in
  * uct.h call through this table with no other work. A transport fills a
  * table (unset slots get the defaults described at the top of this file)
@@ -614,6 +723,24 @@ typedef struct uct_iface_ops {
     uct_iface_get_address_func_t iface_get_address;
     /** See uct_iface_is_reachable_func_t. */
     uct_iface_is_reachable_func_t iface_is_reachable;
+
+    /* tag-matching offload (no transport of openuct fills them) */
+    /** See uct_ep_tag_eager_short_func_t. */
+    uct_ep_tag_eager_short_func_t ep_tag_eager_short;
+    /** See uct_ep_tag_eager_bcopy_func_t. */
+    uct_ep_tag_eager_bcopy_func_t ep_tag_eager_bcopy;
+    /** See uct_ep_tag_eager_zcopy_func_t. */
+    uct_ep_tag_eager_zcopy_func_t ep_tag_eager_zcopy;
+    /** See uct_ep_tag_rndv_zcopy_func_t. */
+    uct_ep_tag_rndv_zcopy_func_t ep_tag_rndv_zcopy;
+    /** See uct_ep_tag_rndv_cancel_func_t. */
+    uct_ep_tag_rndv_cancel_func_t ep_tag_rndv_cancel;
+    /** See uct_ep_tag_rndv_request_func_t. */
+    uct_ep_tag_rndv_request_func_t ep_tag_rndv_request;
+    /** See uct_iface_tag_recv_zcopy_func_t. */
+    uct_iface_tag_recv_zcopy_func_t iface_tag_recv_zcopy;
+    /** See uct_iface_tag_recv_cancel_func_t. */
+    uct_iface_tag_recv_cancel_func_t iface_tag_recv_cancel;
 } uct_iface_ops_t;
 
 /** The base of every interface: its operations table. */

@@ -129,6 +129,15 @@ BEGIN_C_DECLS
  * back when an endpoint that said UCS_ERR_NO_RESOURCE can send again.
  */
 
+/**
+ * @defgroup UCT_TAG Tag-matching offload
+ * Sends and receives matched by tag in the network adapter (UCX's API for
+ * hardware tag matching). No transport of openuct offers it: no
+ * interface sets a UCT_IFACE_FLAG_TAG_* flag, uct_iface_attr_t::cap.tag
+ * is all zero, and every call returns UCS_ERR_UNSUPPORTED unless a
+ * third-party transport module fills the operations.
+ */
+
 /** @} */
 
 /* ------------------------------------------------------------------------
@@ -1261,6 +1270,161 @@ UCT_INLINE_API ucs_status_t uct_ep_flush(uct_ep_h ep, unsigned flags,
 UCT_INLINE_API ucs_status_t uct_ep_fence(uct_ep_h ep, unsigned flags)
 {
     return ep->iface->ops.ep_fence(ep, flags);
+}
+
+/**
+ * Sends a tagged eager message from a buffer (tag-matching offload).
+ * No transport of openuct offers it (no UCT_IFACE_FLAG_TAG_EAGER_SHORT):
+ * UCS_ERR_UNSUPPORTED unless a third-party transport fills the operation.
+ * @ingroup UCT_TAG
+ * @param [in] ep     the endpoint.
+ * @param [in] tag    the message's tag.
+ * @param [in] data   the payload, copied before the return.
+ * @param [in] length bytes of @a data, at most cap.tag.eager.max_short.
+ * @return UCS_OK; UCS_ERR_NO_RESOURCE; UCS_ERR_UNSUPPORTED.
+ */
+UCT_INLINE_API ucs_status_t uct_ep_tag_eager_short(uct_ep_h ep, uct_tag_t tag,
+                                                   const void *data,
+                                                   size_t length)
+{
+    return ep->iface->ops.ep_tag_eager_short(ep, tag, data, length);
+}
+
+/**
+ * Sends a tagged eager message that @a pack_cb writes (tag-matching
+ * offload; UCS_ERR_UNSUPPORTED on every transport of openuct).
+ * @ingroup UCT_TAG
+ * @param [in] ep      the endpoint.
+ * @param [in] tag     the message's tag.
+ * @param [in] imm     immediate value delivered with the message.
+ * @param [in] pack_cb writes the payload.
+ * @param [in] arg     argument of @a pack_cb.
+ * @param [in] flags   UCT_SEND_FLAG_* bits.
+ * @return the bytes packed, or a negative ucs_status_t
+ *         (UCS_ERR_UNSUPPORTED here).
+ */
+UCT_INLINE_API ssize_t uct_ep_tag_eager_bcopy(uct_ep_h ep, uct_tag_t tag,
+                                              uint64_t imm,
+                                              uct_pack_callback_t pack_cb,
+                                              void *arg, unsigned flags)
+{
+    return ep->iface->ops.ep_tag_eager_bcopy(ep, tag, imm, pack_cb, arg, flags);
+}
+
+/**
+ * Sends a tagged eager message from registered memory (tag-matching
+ * offload; UCS_ERR_UNSUPPORTED on every transport of openuct).
+ * @ingroup UCT_TAG
+ * @param [in] ep     the endpoint.
+ * @param [in] tag    the message's tag.
+ * @param [in] imm    immediate value delivered with the message.
+ * @param [in] iov    the payload; untouched until completion.
+ * @param [in] iovcnt number of @a iov elements.
+ * @param [in] flags  UCT_SEND_FLAG_* bits.
+ * @param [in] comp   completion, or NULL.
+ * @return UCS_OK; UCS_INPROGRESS; UCS_ERR_NO_RESOURCE;
+ *         UCS_ERR_UNSUPPORTED.
+ */
+UCT_INLINE_API ucs_status_t uct_ep_tag_eager_zcopy(
+    uct_ep_h ep, uct_tag_t tag, uint64_t imm, const uct_iov_t *iov,
+    size_t iovcnt, unsigned flags, uct_completion_t *comp)
+{
+    return ep->iface->ops.ep_tag_eager_zcopy(ep, tag, imm, iov, iovcnt, flags,
+                                             comp);
+}
+
+/**
+ * Starts a tagged rendezvous send (tag-matching offload;
+ * UCS_ERR_UNSUPPORTED on every transport of openuct).
+ * @ingroup UCT_TAG
+ * @param [in] ep            the endpoint.
+ * @param [in] tag           the message's tag.
+ * @param [in] header        rendezvous header for the receiver.
+ * @param [in] header_length bytes of @a header.
+ * @param [in] iov           the payload; untouched until completion.
+ * @param [in] iovcnt        number of @a iov elements.
+ * @param [in] flags         UCT_SEND_FLAG_* bits.
+ * @param [in] comp          completion, or NULL.
+ * @return a handle for uct_ep_tag_rndv_cancel(), or a status as a pointer
+ *         (UCS_PTR_IS_ERR(); UCS_ERR_UNSUPPORTED here).
+ */
+UCT_INLINE_API ucs_status_ptr_t uct_ep_tag_rndv_zcopy(
+    uct_ep_h ep, uct_tag_t tag, const void *header, unsigned header_length,
+    const uct_iov_t *iov, size_t iovcnt, unsigned flags, uct_completion_t *comp)
+{
+    return ep->iface->ops.ep_tag_rndv_zcopy(ep, tag, header, header_length, iov,
+                                            iovcnt, flags, comp);
+}
+
+/**
+ * Cancels a rendezvous send (tag-matching offload; UCS_ERR_UNSUPPORTED on
+ * every transport of openuct).
+ * @ingroup UCT_TAG
+ * @param [in] ep the endpoint.
+ * @param [in] op what uct_ep_tag_rndv_zcopy() returned.
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED.
+ */
+UCT_INLINE_API ucs_status_t uct_ep_tag_rndv_cancel(uct_ep_h ep, void *op)
+{
+    return ep->iface->ops.ep_tag_rndv_cancel(ep, op);
+}
+
+/**
+ * Sends a rendezvous request that the receiver completes in software
+ * (tag-matching offload; UCS_ERR_UNSUPPORTED on every transport of
+ * openuct).
+ * @ingroup UCT_TAG
+ * @param [in] ep            the endpoint.
+ * @param [in] tag           the message's tag.
+ * @param [in] header        request header.
+ * @param [in] header_length bytes of @a header.
+ * @param [in] flags         UCT_SEND_FLAG_* bits.
+ * @return UCS_OK; UCS_ERR_NO_RESOURCE; UCS_ERR_UNSUPPORTED.
+ */
+UCT_INLINE_API ucs_status_t uct_ep_tag_rndv_request(uct_ep_h ep, uct_tag_t tag,
+                                                    const void *header,
+                                                    unsigned header_length,
+                                                    unsigned flags)
+{
+    return ep->iface->ops.ep_tag_rndv_request(ep, tag, header, header_length,
+                                              flags);
+}
+
+/**
+ * Posts a tagged receive into registered memory (tag-matching offload;
+ * UCS_ERR_UNSUPPORTED on every transport of openuct).
+ * @ingroup UCT_TAG
+ * @param [in] iface    the interface.
+ * @param [in] tag      the tag to match.
+ * @param [in] tag_mask bits of @a tag that must match.
+ * @param [in] iov      the receive buffer.
+ * @param [in] iovcnt   number of @a iov elements.
+ * @param [in] ctx      the receive's context, the caller's until its
+ *                      completed_cb runs.
+ * @return UCS_OK; UCS_ERR_EXCEEDS_LIMIT; UCS_ERR_UNSUPPORTED.
+ */
+UCT_INLINE_API ucs_status_t uct_iface_tag_recv_zcopy(
+    uct_iface_h iface, uct_tag_t tag, uct_tag_t tag_mask, const uct_iov_t *iov,
+    size_t iovcnt, uct_tag_context_t *ctx)
+{
+    return iface->ops.iface_tag_recv_zcopy(iface, tag, tag_mask, iov, iovcnt,
+                                           ctx);
+}
+
+/**
+ * Cancels a posted tagged receive (tag-matching offload;
+ * UCS_ERR_UNSUPPORTED on every transport of openuct).
+ * @ingroup UCT_TAG
+ * @param [in] iface the interface.
+ * @param [in] ctx   the receive's context.
+ * @param [in] force nonzero: drop it now, without a completion.
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED.
+ */
+UCT_INLINE_API ucs_status_t uct_iface_tag_recv_cancel(uct_iface_h iface,
+                                                      uct_tag_context_t *ctx,
+                                                      int force)
+{
+    return iface->ops.iface_tag_recv_cancel(iface, ctx, force);
 }
 
 /**

@@ -34,6 +34,8 @@ BEGIN_C_DECLS
  * between uct_ep_pending_add() and the request's callback or purge.
  */
 #define UCT_PENDING_REQ_PRIV_LEN 40
+/** Bytes of uct_tag_context_t::priv a transport may use. */
+#define UCT_TAG_PRIV_LEN 32
 /** Bits of an active message id as carried by the transports. */
 #define UCT_AM_ID_BITS 5
 /** Number of active message ids: valid ids are 0 .. UCT_AM_ID_MAX - 1. */
@@ -149,6 +151,8 @@ typedef struct uct_listener *uct_listener_h;
 typedef void *uct_conn_request_h;
 /** A tag of the tag-matching offload API. */
 typedef uint64_t uct_tag_t;
+/** A posted tagged receive (uct_iface_tag_recv_zcopy()). */
+typedef struct uct_tag_context uct_tag_context_t;
 /** Id of a progress callback (uct_worker_progress_register_safe()). */
 typedef int uct_worker_cb_id_t;
 /** See struct uct_iov. */

@@ -378,6 +378,31 @@ struct uct_iface_attr {
             size_t max_iov;         /**< most iov entries in a zcopy */
         } am;
 
+        /** Limits of tag-matching offload: all 0 here, since no
+         *  transport of openuct offers it (no UCT_IFACE_FLAG_TAG_*). */
+        struct {
+            /** Posted tagged receives. */
+            struct {
+                size_t min_recv;        /**< smallest receive buffer */
+                size_t max_zcopy;       /**< largest receive buffer */
+                size_t max_iov;         /**< most iov entries */
+                size_t max_outstanding; /**< most posted at once */
+            } recv;
+            /** Eager tagged sends. */
+            struct {
+                size_t max_short; /**< largest short payload */
+                size_t max_bcopy; /**< largest packed payload */
+                size_t max_zcopy; /**< largest zcopy payload */
+                size_t max_iov;   /**< most iov entries */
+            } eager;
+            /** Rendezvous tagged sends. */
+            struct {
+                size_t max_zcopy; /**< largest payload */
+                size_t max_hdr;   /**< largest header */
+                size_t max_iov;   /**< most iov entries */
+            } rndv;
+        } tag;
+
         /** Atomic operations supported, by width. */
         struct {
             uint64_t op_flags;  /**< UCS_BIT(uct_atomic_op_t) for post */
@@ -847,6 +872,54 @@ struct uct_pending_req {
     uct_pending_callback_t func;
     /** Used by the transport while the request is queued. */
     char priv[UCT_PENDING_REQ_PRIV_LEN];
+};
+
+/**
+ * Flags of uct_tag_context_t::completed_cb.
+ * @ingroup UCT_TAG
+ */
+enum {
+    /** The payload is in the callback's inline_data, not in the posted
+     *  buffer. */
+    UCT_TAG_RECV_CB_INLINE_DATA = UCS_BIT(0)
+};
+
+/**
+ * A tagged receive posted with uct_iface_tag_recv_zcopy(), for transports
+ * with hardware tag matching. No transport of openuct has it, so the
+ * calls that take a context return UCS_ERR_UNSUPPORTED; the type exists
+ * so that programs written for UCX compile.
+ * @ingroup UCT_TAG
+ */
+struct uct_tag_context {
+    /** Called when a sender's tag matched and the receive is taken. */
+    void (*tag_consumed_cb)(uct_tag_context_t *self);
+    /**
+     * Called when the message arrived or the receive was cancelled.
+     * @param [in] self        this context.
+     * @param [in] stag        the sender's tag.
+     * @param [in] imm         the sender's immediate value.
+     * @param [in] length      payload length in bytes.
+     * @param [in] inline_data the payload, when it did not go to the
+     *                         posted buffer (UCT_TAG_RECV_CB_INLINE_DATA).
+     * @param [in] status      UCS_OK, UCS_ERR_CANCELED or an error.
+     */
+    void (*completed_cb)(uct_tag_context_t *self, uct_tag_t stag, uint64_t imm,
+                         size_t length, void *inline_data, ucs_status_t status);
+    /**
+     * Called when a rendezvous request matched this receive.
+     * @param [in] self          this context.
+     * @param [in] stag          the sender's tag.
+     * @param [in] header        the sender's rendezvous header.
+     * @param [in] header_length bytes of @a header.
+     * @param [in] status        UCS_OK or an error.
+     * @param [in] flags         UCT_TAG_RECV_CB_* bits.
+     */
+    void (*rndv_cb)(uct_tag_context_t *self, uct_tag_t stag, const void *header,
+                    unsigned header_length, ucs_status_t status,
+                    unsigned flags);
+    /** Used by the transport while the receive is posted. */
+    char priv[UCT_TAG_PRIV_LEN];
 };
 
 /**

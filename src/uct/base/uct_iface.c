@@ -266,6 +266,65 @@ static int uct_unsupported_is_reachable(const uct_iface_h iface,
     return 0;
 }
 
+/* Tag-matching offload: no transport of openuct has it */
+static ucs_status_t uct_unsupported_tag_eager_short(uct_ep_h ep, uct_tag_t tag,
+                                                    const void *data,
+                                                    size_t length)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ssize_t uct_unsupported_tag_eager_bcopy(uct_ep_h ep, uct_tag_t tag,
+                                               uint64_t imm,
+                                               uct_pack_callback_t pack_cb,
+                                               void *arg, unsigned flags)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_t
+uct_unsupported_tag_eager_zcopy(uct_ep_h ep, uct_tag_t tag, uint64_t imm,
+                                const uct_iov_t *iov, size_t iovcnt,
+                                unsigned flags, uct_completion_t *comp)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_ptr_t uct_unsupported_tag_rndv_zcopy(
+    uct_ep_h ep, uct_tag_t tag, const void *header, unsigned header_length,
+    const uct_iov_t *iov, size_t iovcnt, unsigned flags, uct_completion_t *comp)
+{
+    return UCS_STATUS_PTR(UCS_ERR_UNSUPPORTED);
+}
+
+static ucs_status_t uct_unsupported_tag_rndv_cancel(uct_ep_h ep, void *op)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_t uct_unsupported_tag_rndv_request(uct_ep_h ep, uct_tag_t tag,
+                                                     const void *header,
+                                                     unsigned header_length,
+                                                     unsigned flags)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_t
+uct_unsupported_tag_recv_zcopy(uct_iface_h iface, uct_tag_t tag,
+                               uct_tag_t tag_mask, const uct_iov_t *iov,
+                               size_t iovcnt, uct_tag_context_t *ctx)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_t uct_unsupported_tag_recv_cancel(uct_iface_h iface,
+                                                    uct_tag_context_t *ctx,
+                                                    int force)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
 #define UCT_OPS_FILL(_ops, _field, _func) \
     if ((_ops)->_field == NULL) {         \
         (_ops)->_field = _func;           \
@@ -310,6 +369,14 @@ static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
                  uct_unsupported_get_device_address);
     UCT_OPS_FILL(ops, iface_get_address, uct_unsupported_get_iface_address);
     UCT_OPS_FILL(ops, iface_is_reachable, uct_unsupported_is_reachable);
+    UCT_OPS_FILL(ops, ep_tag_eager_short, uct_unsupported_tag_eager_short);
+    UCT_OPS_FILL(ops, ep_tag_eager_bcopy, uct_unsupported_tag_eager_bcopy);
+    UCT_OPS_FILL(ops, ep_tag_eager_zcopy, uct_unsupported_tag_eager_zcopy);
+    UCT_OPS_FILL(ops, ep_tag_rndv_zcopy, uct_unsupported_tag_rndv_zcopy);
+    UCT_OPS_FILL(ops, ep_tag_rndv_cancel, uct_unsupported_tag_rndv_cancel);
+    UCT_OPS_FILL(ops, ep_tag_rndv_request, uct_unsupported_tag_rndv_request);
+    UCT_OPS_FILL(ops, iface_tag_recv_zcopy, uct_unsupported_tag_recv_zcopy);
+    UCT_OPS_FILL(ops, iface_tag_recv_cancel, uct_unsupported_tag_recv_cancel);
 }
 
 /* ------------------------------------------------------------------------

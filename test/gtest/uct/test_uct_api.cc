@@ -669,3 +669,87 @@ TEST_F(uct_api, unsupported_ops_return_unsupported)
         e.destroy_eps();
     }
 }
+
+/* ------------------------------------------------------------------------
+ * Tag-matching offload: declared as UCX declares it, offered by no
+ * transport here
+ */
+
+static void tag_ctx_called(uct_tag_context_t *self)
+{
+    ++*(int *)self->priv;
+}
+
+static void tag_ctx_completed(uct_tag_context_t *self, uct_tag_t stag,
+                              uint64_t imm, size_t length, void *inline_data,
+                              ucs_status_t status)
+{
+    ++*(int *)self->priv;
+}
+
+static void tag_ctx_rndv(uct_tag_context_t *self, uct_tag_t stag,
+                         const void *header, unsigned header_length,
+                         ucs_status_t status, unsigned flags)
+{
+    ++*(int *)self->priv;
+}
+
+TEST_F(uct_api, tag_offload_unsupported_on_every_transport)
+{
+    const uint64_t tag_flags =
+        UCT_IFACE_FLAG_TAG_EAGER_SHORT | UCT_IFACE_FLAG_TAG_EAGER_BCOPY |
+        UCT_IFACE_FLAG_TAG_EAGER_ZCOPY | UCT_IFACE_FLAG_TAG_RNDV_ZCOPY;
+
+    if (uct_test::enum_resources().empty()) {
+        GTEST_SKIP() << "no transport resource selected";
+    }
+
+    for (const resource &r : uct_test::enum_resources()) {
+        SCOPED_TRACE(r.test_name);
+        entity e(r, entity_params());
+        const uct_iface_attr_t &attr = e.iface_attr();
+        uct_iface_attr_t zero;
+
+        memset(&zero, 0, sizeof(zero));
+        EXPECT_EQ(0u, attr.cap.flags & tag_flags)
+            << "a transport claims tag offload";
+        EXPECT_EQ(0, memcmp(&attr.cap.tag, &zero.cap.tag, sizeof(zero.cap.tag)))
+            << "cap.tag is not all zero";
+
+        mapped_buffer buf(64, e);
+        uct_iov_t iov = buf.iov(0, 8);
+        uct_tag_context_t ctx;
+        memset(&ctx, 0, sizeof(ctx));
+        ctx.tag_consumed_cb = tag_ctx_called;
+        ctx.completed_cb    = tag_ctx_completed;
+        ctx.rndv_cb         = tag_ctx_rndv;
+        EXPECT_EQ(
+            UCS_ERR_UNSUPPORTED,
+            uct_iface_tag_recv_zcopy(e.iface(), 0x11, ~0ull, &iov, 1, &ctx));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_iface_tag_recv_cancel(e.iface(), &ctx, 1));
+
+        uct_ep_h ep = e.connect_to(e);
+        if (ep == NULL) {
+            continue;
+        }
+        char small[8] = {0};
+        counted_completion comp;
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_ep_tag_eager_short(ep, 0x11, small, sizeof(small)));
+        EXPECT_EQ((ssize_t)UCS_ERR_UNSUPPORTED,
+                  uct_ep_tag_eager_bcopy(ep, 0x11, 7, pack_nothing, NULL, 0));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_ep_tag_eager_zcopy(ep, 0x11, 7, &iov, 1, 0, comp));
+        ucs_status_ptr_t op =
+            uct_ep_tag_rndv_zcopy(ep, 0x11, small, 4, &iov, 1, 0, comp);
+        ASSERT_TRUE(UCS_PTR_IS_ERR(op));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, UCS_PTR_STATUS(op));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_ep_tag_rndv_cancel(ep, NULL));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_ep_tag_rndv_request(ep, 0x11, small, 4, 0));
+        EXPECT_EQ(0, comp.calls) << "a refused tag send ran the completion";
+        EXPECT_EQ(0, *(int *)ctx.priv) << "a refused receive ran a callback";
+        e.destroy_eps();
+    }
+}
