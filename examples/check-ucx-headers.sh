@@ -9,7 +9,9 @@
 # installed). Every header UCX's set holds must be in openuct's; openuct
 # may bring in more. Then it compiles one program that includes uct.h
 # alone and uses the list, linear-function, statistics and topology types
-# through it, against both trees.
+# through it, against both trees; and one that takes the address of every
+# function UCX 1.13's uct.h declares (the list is taken from UCX's header
+# at run time), linked with openuct.
 #
 # Used by "make installcheck". Exits non-zero with a message on failure.
 set -u -o pipefail
@@ -125,6 +127,61 @@ for tree in "UCX 1.13:$ucx_inc" "openuct:$prefix/include"; do
             "compile against $name ($inc)"
     fi
 done
+
+# Every function UCX 1.13's uct.h declares or defines inline, by name,
+# taken by address in one program linked with openuct: it must compile
+# against openuct's headers and link with -luct -lucs alone
+libdir=
+for d in "$prefix/lib" "$prefix/lib64" "$prefix"/lib/*-linux-gnu; do
+    if [ -e "$d/libuct.so" ]; then
+        libdir=$d
+        break
+    fi
+done
+[ -n "$libdir" ] || die "no libuct.so under $prefix/lib*; run make install"
+printf '#include <uct/api/uct.h>\n' >"$work/ucx-uct.c"
+funcs=$("$cc" -E -P -I"$ucx_inc" "$work/ucx-uct.c" 2>"$work/funcs.log" |
+        tr '\n' ' ' | grep -oE '\buct_[a-z0-9_]+ *\(' | sed 's/ *($//' |
+        sort -u) || {
+    cat "$work/funcs.log" >&2
+    die "UCX's uct.h does not preprocess"
+}
+nfuncs=$(printf '%s\n' "$funcs" | grep -c .)
+[ "$nfuncs" -ge 90 ] ||
+    die "found only $nfuncs functions in UCX's uct.h; the extraction is broken"
+src=$work/ucx-functions.c
+{
+    echo '#include <uct/api/uct.h>'
+    echo '#include <stdio.h>'
+    echo 'typedef void (*any_func_t)(void);'
+    echo 'static any_func_t funcs[] = {'
+    printf '    (any_func_t)%s,\n' $funcs
+    echo '};'
+    echo 'int main(void)'
+    echo '{'
+    echo '    unsigned i, n = 0;'
+    echo '    for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); ++i) {'
+    echo '        n += (funcs[i] != NULL);'
+    echo '    }'
+    echo '    printf("%u\n", n);'
+    echo '    return 0;'
+    echo '}'
+} >"$src"
+if "$cc" -std=gnu11 -I"$prefix/include" "$src" -o "$work/ucx-functions" \
+    -L"$libdir" -Wl,-rpath,"$libdir" -luct -lucs 2>"$work/functions.log"; then
+    linked=$("$work/ucx-functions")
+    if [ "$linked" = "$nfuncs" ]; then
+        echo "PASS all $nfuncs functions of UCX 1.13's uct.h compile and" \
+            "link against openuct"
+    else
+        fail "the program over UCX 1.13's $nfuncs functions saw $linked"
+    fi
+else
+    missing=$(grep -oE ".uct_[a-z0-9_]+. undeclared|undefined reference to .uct_[a-z0-9_]+" \
+        "$work/functions.log" | grep -oE 'uct_[a-z0-9_]+' | sort -u)
+    fail "functions of UCX 1.13's uct.h that openuct lacks:" \
+        "$(echo ${missing:-see $work/functions.log})"
+fi
 
 [ "$fail_count" -eq 0 ] || die "$fail_count check(s) failed"
 echo "$prog: all checks passed"

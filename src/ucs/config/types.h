@@ -12,6 +12,7 @@
 #include <ucs/sys/compiler_def.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 BEGIN_C_DECLS
 
@@ -23,6 +24,13 @@ typedef enum ucs_ternary_auto_value {
     UCS_AUTO = 3,    /**< the library chooses */
     UCS_TERNARY_LAST /**< number of values */
 } ucs_ternary_auto_value_t;
+
+/** A socket address and its length (the connection-manager calls of
+ *  uct.h take it). */
+typedef struct ucs_sock_addr {
+    const struct sockaddr *addr; /**< the address (IPv4 or IPv6) */
+    socklen_t addrlen;           /**< bytes at @a addr */
+} ucs_sock_addr_t;
 
 /** Memory units (size_t): the value of "inf". */
 #define UCS_MEMUNITS_INF ((size_t)-1)

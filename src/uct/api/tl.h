@@ -632,6 +632,30 @@ typedef ucs_status_t (*uct_iface_tag_recv_cancel_func_t)(uct_iface_h iface,
                                                          int force);
 
 /**
+ * Send a client endpoint's connection request once its route is resolved
+ * (uct_ep_connect()); connection managers.
+ * @param [in] ep     the client endpoint.
+ * @param [in] params the private data.
+ * @return UCS_OK, or an error status.
+ */
+typedef ucs_status_t (*uct_ep_connect_func_t)(
+    uct_ep_h ep, const uct_ep_connect_params_t *params);
+/**
+ * Start ending a connection (uct_ep_disconnect()); connection managers.
+ * @param [in] ep    the endpoint.
+ * @param [in] flags reserved, 0.
+ * @return UCS_OK, UCS_INPROGRESS, UCS_ERR_BUSY, UCS_ERR_NOT_CONNECTED.
+ */
+typedef ucs_status_t (*uct_ep_disconnect_func_t)(uct_ep_h ep, unsigned flags);
+/**
+ * Tell the server that the client's side is ready
+ * (uct_cm_client_ep_conn_notify()); connection managers.
+ * @param [in] ep the client endpoint.
+ * @return UCS_OK, or an error status.
+ */
+typedef ucs_status_t (*uct_cm_ep_conn_notify_func_t)(uct_ep_h ep);
+
+/**
  * Operations of an interface and its endpoints. The fast-path wrappers in
  * uct.h call through this table with no other work. A transport fills a
  * table (unset slots get the defaults described at the top of this file)
@@ -741,6 +765,14 @@ typedef struct uct_iface_ops {
     uct_iface_tag_recv_zcopy_func_t iface_tag_recv_zcopy;
     /** See uct_iface_tag_recv_cancel_func_t. */
     uct_iface_tag_recv_cancel_func_t iface_tag_recv_cancel;
+
+    /* connection-manager endpoints */
+    /** See uct_ep_connect_func_t. */
+    uct_ep_connect_func_t ep_connect;
+    /** See uct_ep_disconnect_func_t. */
+    uct_ep_disconnect_func_t ep_disconnect;
+    /** See uct_cm_ep_conn_notify_func_t. */
+    uct_cm_ep_conn_notify_func_t cm_ep_conn_notify;
 } uct_iface_ops_t;
 
 /** The base of every interface: its operations table. */

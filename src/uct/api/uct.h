@@ -130,6 +130,17 @@ BEGIN_C_DECLS
  */
 
 /**
+ * @defgroup UCT_CM Connection managers
+ * Connecting by IP address and port: a server listens
+ * (uct_listener_create()), a client endpoint connects to it
+ * (uct_ep_create() with UCT_EP_PARAM_FIELD_CM and a socket address), and
+ * each side hands the other a block of private data, typically its
+ * transport addresses. Components that offer one set
+ * UCT_COMPONENT_FLAG_CM. Callbacks run from the async context of the
+ * connection manager's worker.
+ */
+
+/**
  * @defgroup UCT_TAG Tag-matching offload
  * Sends and receives matched by tag in the network adapter (UCX's API for
  * hardware tag matching). No transport of openuct offers it: no
@@ -550,8 +561,18 @@ ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface, uct_am_tracer_t tracer,
  * may be used at once; without them it waits for uct_ep_connect_to_ep()
  * (UCT_IFACE_FLAG_CONNECT_TO_EP). Sends before the connection is up are
  * queued or refused with UCS_ERR_NO_RESOURCE by the transport.
+ *
+ * With UCT_EP_PARAM_FIELD_CM instead of an interface it creates an
+ * endpoint of a connection manager: a client one (sockaddr, with
+ * sockaddr_cb_client) that connects to a listener, or a server one
+ * (conn_request from the listener's callback, with sockaddr_cb_server)
+ * that accepts; both need disconnect_cb, and their private data comes
+ * from sockaddr_pack_cb or private_data. Such an endpoint carries only
+ * the handshake; the data goes over transport endpoints connected with
+ * what the private data carried.
  * @ingroup UCT_EP
- * @param [in]  params must name the interface (UCT_EP_PARAM_FIELD_IFACE);
+ * @param [in]  params must name the interface (UCT_EP_PARAM_FIELD_IFACE)
+ *                     or the connection manager (UCT_EP_PARAM_FIELD_CM);
  *                     read during the call only.
  * @param [out] ep_p   set to the endpoint; destroy it with
  *                     uct_ep_destroy().
@@ -1271,6 +1292,187 @@ UCT_INLINE_API ucs_status_t uct_ep_fence(uct_ep_h ep, unsigned flags)
 {
     return ep->iface->ops.ep_fence(ep, flags);
 }
+
+/**
+ * Reads the configuration of a component's connection manager from the
+ * environment (UCX_<env_prefix>_...) and an optional file.
+ * @ingroup UCT_CM
+ * @param [in]  component  a component with UCT_COMPONENT_FLAG_CM.
+ * @param [in]  env_prefix extra variable prefix, or NULL.
+ * @param [in]  filename   configuration file, or NULL.
+ * @param [out] config_p   the configuration; release it with
+ *                         uct_config_release().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument or a bad
+ *         value; UCS_ERR_UNSUPPORTED for a component without a connection
+ *         manager.
+ */
+ucs_status_t uct_cm_config_read(uct_component_h component,
+                                const char *env_prefix, const char *filename,
+                                uct_cm_config_t **config_p);
+
+/**
+ * Opens a connection manager of a component.
+ * @ingroup UCT_CM
+ * @param [in]  component a component with UCT_COMPONENT_FLAG_CM.
+ * @param [in]  worker    the worker whose async context runs the
+ *                        callbacks of the cm, its listeners and eps.
+ * @param [in]  config    from uct_cm_config_read().
+ * @param [out] cm_p      the connection manager; close it with
+ *                        uct_cm_close().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM; UCS_ERR_UNSUPPORTED for a
+ *         component without one; UCS_ERR_NO_DEVICE when the system offers
+ *         nothing it can run on; UCS_ERR_NO_MEMORY.
+ */
+ucs_status_t uct_cm_open(uct_component_h component, uct_worker_h worker,
+                         const uct_cm_config_t *config, uct_cm_h *cm_p);
+
+/**
+ * Closes a connection manager. Its listeners and endpoints must have been
+ * destroyed before.
+ * @ingroup UCT_CM
+ * @param [in] cm the connection manager, or NULL (nothing is done).
+ */
+void uct_cm_close(uct_cm_h cm);
+
+/**
+ * Queries a connection manager's attributes.
+ * @ingroup UCT_CM
+ * @param [in]     cm      the connection manager.
+ * @param [in,out] cm_attr field_mask says what to fill
+ *                         (UCT_CM_ATTR_FIELD_*).
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument.
+ */
+ucs_status_t uct_cm_query(uct_cm_h cm, uct_cm_attr_t *cm_attr);
+
+/**
+ * Listens on an IP address and port for connection requests; each one
+ * reaches uct_listener_params_t::conn_request_cb from the async context.
+ * @ingroup UCT_CM
+ * @param [in]  cm         the connection manager.
+ * @param [in]  saddr      a sockaddr_in or sockaddr_in6; port 0 lets the
+ *                         system choose one (uct_listener_query() tells
+ *                         it).
+ * @param [in]  socklen    bytes at @a saddr.
+ * @param [in]  params     the callback (required), its argument and the
+ *                         backlog.
+ * @param [out] listener_p the listener; destroy it with
+ *                         uct_listener_destroy().
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM; UCS_ERR_BUSY when the address is
+ *         in use; UCS_ERR_INVALID_ADDR when it is not local;
+ *         UCS_ERR_NO_MEMORY; UCS_ERR_IO_ERROR.
+ */
+ucs_status_t uct_listener_create(uct_cm_h cm, const struct sockaddr *saddr,
+                                 socklen_t socklen,
+                                 const uct_listener_params_t *params,
+                                 uct_listener_h *listener_p);
+
+/**
+ * Stops listening and frees the listener. Requests it reported and the
+ * user has not taken are rejected.
+ * @ingroup UCT_CM
+ * @param [in] listener the listener, or NULL (nothing is done).
+ */
+void uct_listener_destroy(uct_listener_h listener);
+
+/**
+ * Refuses a connection request: the client's connect callback gets
+ * UCS_ERR_REJECTED.
+ * @ingroup UCT_CM
+ * @param [in] listener     the listener that reported the request.
+ * @param [in] conn_request the request; it is gone after the call.
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument.
+ */
+ucs_status_t uct_listener_reject(uct_listener_h listener,
+                                 uct_conn_request_h conn_request);
+
+/**
+ * Queries a listener's attributes (the address it is bound to, with its
+ * port).
+ * @ingroup UCT_CM
+ * @param [in]     listener      the listener.
+ * @param [in,out] listener_attr field_mask says what to fill
+ *                               (UCT_LISTENER_ATTR_FIELD_*).
+ * @return UCS_OK; UCS_ERR_INVALID_PARAM for a NULL argument.
+ */
+ucs_status_t uct_listener_query(uct_listener_h listener,
+                                uct_listener_attr_t *listener_attr);
+
+/**
+ * Called by the client after its connect callback said UCS_OK and it
+ * connected its transport endpoints: the server's notify callback then
+ * gets UCS_OK.
+ * @ingroup UCT_CM
+ * @param [in] ep the client endpoint of a connection manager.
+ * @return UCS_OK; UCS_ERR_NOT_CONNECTED when the server is gone;
+ *         UCS_ERR_UNSUPPORTED for an endpoint of an interface.
+ */
+ucs_status_t uct_cm_client_ep_conn_notify(uct_ep_h ep);
+
+/**
+ * Sends the connection request of a client endpoint created with a
+ * resolve callback (uct_ep_params_t::cm_resolve_cb), once the callback
+ * said which device the route goes through.
+ * @ingroup UCT_CM
+ * @param [in] ep     the client endpoint.
+ * @param [in] params the private data.
+ * @return UCS_OK; UCS_ERR_EXCEEDS_LIMIT when the private data is longer
+ *         than uct_cm_attr_t::max_conn_priv (nothing is sent);
+ *         UCS_ERR_UNSUPPORTED for an endpoint of an interface or a cm
+ *         that does not work this way.
+ */
+ucs_status_t uct_ep_connect(uct_ep_h ep, const uct_ep_connect_params_t *params);
+
+/**
+ * Starts ending the connection of a connection manager's endpoint; the
+ * peer's disconnect callback runs once. Destroy the endpoint after this
+ * (or after its own disconnect callback).
+ * @ingroup UCT_CM
+ * @param [in] ep    the endpoint.
+ * @param [in] flags reserved, pass 0.
+ * @return UCS_OK or UCS_INPROGRESS; UCS_ERR_BUSY while the handshake is
+ *         still running; UCS_ERR_NOT_CONNECTED when it was disconnected
+ *         already; UCS_ERR_UNSUPPORTED for an endpoint of an interface.
+ */
+ucs_status_t uct_ep_disconnect(uct_ep_h ep, unsigned flags);
+
+/**
+ * Accepts a request of an interface opened in a socket-address server
+ * mode. No transport of openuct opens such an interface, so there is no
+ * request to accept: it returns UCS_ERR_UNSUPPORTED. Use a connection
+ * manager (uct_ep_create() with the request of a listener).
+ * @ingroup UCT_CM
+ * @param [in] iface        the interface.
+ * @param [in] conn_request the request.
+ * @return UCS_ERR_UNSUPPORTED.
+ */
+ucs_status_t uct_iface_accept(uct_iface_h iface,
+                              uct_conn_request_h conn_request);
+
+/**
+ * Rejects a request of an interface opened in a socket-address server
+ * mode: UCS_ERR_UNSUPPORTED, as uct_iface_accept(); a listener's
+ * requests are rejected with uct_listener_reject().
+ * @ingroup UCT_CM
+ * @param [in] iface        the interface.
+ * @param [in] conn_request the request.
+ * @return UCS_ERR_UNSUPPORTED.
+ */
+ucs_status_t uct_iface_reject(uct_iface_h iface,
+                              uct_conn_request_h conn_request);
+
+/**
+ * Says whether a memory domain can open an interface in a socket-address
+ * mode on an address. No memory domain of openuct can
+ * (UCT_MD_FLAG_SOCKADDR is never set), so it returns 0; connection
+ * managers are the way to connect by address.
+ * @ingroup UCT_MD
+ * @param [in] md       the memory domain.
+ * @param [in] sockaddr the address.
+ * @param [in] mode     local (to listen on) or remote (to connect to).
+ * @return 0.
+ */
+int uct_md_is_sockaddr_accessible(uct_md_h md, const ucs_sock_addr_t *sockaddr,
+                                  uct_sockaddr_accessibility_t mode);
 
 /**
  * Sends a tagged eager message from a buffer (tag-matching offload).

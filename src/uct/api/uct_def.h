@@ -141,13 +141,21 @@ typedef struct uct_ep_addr uct_ep_addr_t;
 typedef struct uct_ep_params uct_ep_params_t;
 /** Parameters of uct_ep_connect() (declared for UCX compatibility). */
 typedef struct uct_ep_connect_params uct_ep_connect_params_t;
-/** A connection manager (declared for UCX compatibility). */
+/** A connection manager: connects endpoints by IP address and port
+ *  (uct_cm_open()). */
 typedef struct uct_cm uct_cm_t;
 /** Handle of a connection manager. */
 typedef uct_cm_t *uct_cm_h;
-/** Handle of a connection manager listener (UCX compatibility). */
+/** Attributes of a connection manager (uct_cm_query()). */
+typedef struct uct_cm_attr uct_cm_attr_t;
+/** Handle of a connection manager's listener (uct_listener_create()). */
 typedef struct uct_listener *uct_listener_h;
-/** Handle of an incoming connection request (UCX compatibility). */
+/** Attributes of a listener (uct_listener_query()). */
+typedef struct uct_listener_attr uct_listener_attr_t;
+/** Parameters of uct_listener_create(). */
+typedef struct uct_listener_params uct_listener_params_t;
+/** Handle of an incoming connection request, valid from the listener's
+ *  callback until uct_ep_create() or uct_listener_reject() takes it. */
 typedef void *uct_conn_request_h;
 /** A tag of the tag-matching offload API. */
 typedef uint64_t uct_tag_t;
@@ -299,6 +307,228 @@ typedef void (*uct_desc_release_callback_t)(uct_recv_desc_t *self, void *desc);
  * @param [in] flags reserved, 0.
  */
 typedef void (*uct_async_event_cb_t)(void *arg, unsigned flags);
+
+/* ------------------------------------------------------------------------
+ * Connection managers: the arguments of their callbacks
+ */
+
+/** Fields of uct_cm_ep_priv_data_pack_args_t that are set. */
+enum uct_cm_ep_priv_data_pack_args_field {
+    /** uct_cm_ep_priv_data_pack_args_t::dev_name is set. */
+    UCT_CM_EP_PRIV_DATA_PACK_ARGS_FIELD_DEVICE_NAME = UCS_BIT(0)
+};
+
+/** What a connection manager tells the callback that packs the private
+ *  data of a connection (uct_cm_ep_priv_data_pack_callback_t). */
+typedef struct uct_cm_ep_priv_data_pack_args {
+    /** UCT_CM_EP_PRIV_DATA_PACK_ARGS_FIELD_* bits of the set fields. */
+    uint64_t field_mask;
+    /** The local network device the connection goes through ("eth0",
+     *  or an RDMA device and port such as "mlx5_0:1"): the one whose
+     *  transport addresses the private data should carry. */
+    char dev_name[UCT_DEVICE_NAME_MAX];
+} uct_cm_ep_priv_data_pack_args_t;
+
+/** Fields of uct_cm_ep_resolve_args_t that are set. */
+enum uct_cm_ep_resolve_args_field {
+    /** uct_cm_ep_resolve_args_t::dev_name is set. */
+    UCT_CM_EP_RESOLVE_ARGS_FIELD_DEV_NAME = UCS_BIT(0),
+    /** uct_cm_ep_resolve_args_t::status is set. */
+    UCT_CM_EP_RESOLVE_ARGS_FIELD_STATUS = UCS_BIT(1)
+};
+
+/** What a client endpoint's resolve callback is told
+ *  (uct_cm_ep_resolve_callback_t). */
+typedef struct uct_cm_ep_resolve_args {
+    /** UCT_CM_EP_RESOLVE_ARGS_FIELD_* bits of the set fields. */
+    uint64_t field_mask;
+    /** The local device the route to the server goes through. */
+    char dev_name[UCT_DEVICE_NAME_MAX];
+    /** UCS_OK, or why the address or route could not be resolved. */
+    ucs_status_t status;
+} uct_cm_ep_resolve_args_t;
+
+/** Fields of uct_cm_remote_data_t that are set. */
+enum uct_cm_remote_data_field {
+    /** uct_cm_remote_data_t::dev_addr is set. */
+    UCT_CM_REMOTE_DATA_FIELD_DEV_ADDR = UCS_BIT(0),
+    /** uct_cm_remote_data_t::dev_addr_length is set. */
+    UCT_CM_REMOTE_DATA_FIELD_DEV_ADDR_LENGTH = UCS_BIT(1),
+    /** uct_cm_remote_data_t::conn_priv_data is set. */
+    UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA = UCS_BIT(2),
+    /** uct_cm_remote_data_t::conn_priv_data_length is set. */
+    UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA_LENGTH = UCS_BIT(3)
+};
+
+/** What the peer sent in the handshake. The memory it points to is valid
+ *  during the callback only. */
+typedef struct uct_cm_remote_data {
+    /** UCT_CM_REMOTE_DATA_FIELD_* bits of the set fields. */
+    uint64_t field_mask;
+    /** The peer's device address on the connection's network. */
+    const uct_device_addr_t *dev_addr;
+    /** Bytes at @a dev_addr. */
+    size_t dev_addr_length;
+    /** The private data the peer's pack callback wrote. */
+    const void *conn_priv_data;
+    /** Bytes at @a conn_priv_data; never more than
+     *  uct_cm_attr_t::max_conn_priv. */
+    size_t conn_priv_data_length;
+} uct_cm_remote_data_t;
+
+/** Fields of uct_cm_listener_conn_request_args_t that are set. */
+enum uct_cm_listener_conn_request_args_field {
+    /** uct_cm_listener_conn_request_args_t::dev_name is set. */
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_DEV_NAME = UCS_BIT(0),
+    /** uct_cm_listener_conn_request_args_t::conn_request is set. */
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CONN_REQUEST = UCS_BIT(1),
+    /** uct_cm_listener_conn_request_args_t::remote_data is set. */
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_REMOTE_DATA = UCS_BIT(2),
+    /** uct_cm_listener_conn_request_args_t::client_address is set. */
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CLIENT_ADDR = UCS_BIT(3)
+};
+
+/** What a listener's connection-request callback is told. */
+typedef struct uct_cm_listener_conn_request_args {
+    /** UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_* bits of the set
+     *  fields. */
+    uint64_t field_mask;
+    /** The local device the request arrived on. */
+    char dev_name[UCT_DEVICE_NAME_MAX];
+    /** The request: pass it to uct_ep_create() (with
+     *  UCT_EP_PARAM_FIELD_CONN_REQUEST) or to uct_listener_reject(). */
+    uct_conn_request_h conn_request;
+    /** The client's private data. */
+    const uct_cm_remote_data_t *remote_data;
+    /** The client's address, valid during the callback. */
+    ucs_sock_addr_t client_address;
+} uct_cm_listener_conn_request_args_t;
+
+/** Fields of uct_cm_ep_client_connect_args_t that are set. */
+enum uct_cm_ep_client_connect_args_field {
+    /** uct_cm_ep_client_connect_args_t::remote_data is set. */
+    UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_REMOTE_DATA = UCS_BIT(0),
+    /** uct_cm_ep_client_connect_args_t::status is set. */
+    UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_STATUS = UCS_BIT(1)
+};
+
+/** What a client endpoint's connect callback is told. */
+typedef struct uct_cm_ep_client_connect_args {
+    /** UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_* bits of the set fields. */
+    uint64_t field_mask;
+    /** The server's private data (with status UCS_OK). */
+    const uct_cm_remote_data_t *remote_data;
+    /** UCS_OK: the server accepted, and the client answers with
+     *  uct_cm_client_ep_conn_notify(); otherwise UCS_ERR_REJECTED,
+     *  UCS_ERR_UNREACHABLE, UCS_ERR_ENDPOINT_TIMEOUT,
+     *  UCS_ERR_CONNECTION_RESET or another error. */
+    ucs_status_t status;
+} uct_cm_ep_client_connect_args_t;
+
+/** Fields of uct_cm_ep_server_conn_notify_args_t that are set. */
+enum uct_cm_ep_server_conn_notify_args_field {
+    /** uct_cm_ep_server_conn_notify_args_t::status is set. */
+    UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS = UCS_BIT(0)
+};
+
+/** What a server endpoint's notify callback is told. */
+typedef struct uct_cm_ep_server_conn_notify_args {
+    /** UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_* bits of the set
+     *  fields. */
+    uint64_t field_mask;
+    /** UCS_OK: the client called uct_cm_client_ep_conn_notify(); an
+     *  error: the client went away first. */
+    ucs_status_t status;
+} uct_cm_ep_server_conn_notify_args_t;
+
+/**
+ * The callback of an interface opened in a socket-address server mode
+ * (UCX's interface-based connection API, which openuct does not offer: use
+ * a connection manager).
+ *
+ * @param [in] iface          the interface.
+ * @param [in] arg            the argument given with the callback.
+ * @param [in] conn_request   the request.
+ * @param [in] conn_priv_data the client's private data.
+ * @param [in] length         bytes at @a conn_priv_data.
+ */
+typedef void (*uct_sockaddr_conn_request_callback_t)(
+    uct_iface_h iface, void *arg, uct_conn_request_h conn_request,
+    const void *conn_priv_data, size_t length);
+
+/**
+ * Called from the async context when a client's connection request
+ * reached a listener. The callback must take the request, now or later
+ * from another thread: uct_ep_create() with it, or uct_listener_reject().
+ *
+ * @param [in] listener      the listener.
+ * @param [in] arg           uct_listener_params_t::user_data.
+ * @param [in] conn_req_args the request, its device, the client's address
+ *                           and private data.
+ */
+typedef void (*uct_cm_listener_conn_request_callback_t)(
+    uct_listener_h listener, void *arg,
+    const uct_cm_listener_conn_request_args_t *conn_req_args);
+
+/**
+ * Called from the async context on a server endpoint when the client
+ * answered (uct_cm_client_ep_conn_notify()) or went away before it did.
+ *
+ * @param [in] ep           the server endpoint.
+ * @param [in] arg          uct_ep_params_t::user_data.
+ * @param [in] connect_args the outcome.
+ */
+typedef void (*uct_cm_ep_server_conn_notify_callback_t)(
+    uct_ep_h ep, void *arg,
+    const uct_cm_ep_server_conn_notify_args_t *connect_args);
+
+/**
+ * Called from the async context on a client endpoint when the server
+ * accepted (with its private data), rejected, or could not be reached.
+ *
+ * @param [in] ep           the client endpoint.
+ * @param [in] arg          uct_ep_params_t::user_data.
+ * @param [in] connect_args the outcome and the server's private data.
+ */
+typedef void (*uct_cm_ep_client_connect_callback_t)(
+    uct_ep_h ep, void *arg,
+    const uct_cm_ep_client_connect_args_t *connect_args);
+
+/**
+ * Called from the async context, once, when the peer disconnected or the
+ * connection was lost after it was established.
+ *
+ * @param [in] ep  the endpoint.
+ * @param [in] arg uct_ep_params_t::user_data.
+ */
+typedef void (*uct_ep_disconnect_cb_t)(uct_ep_h ep, void *arg);
+
+/**
+ * Writes the private data a connection carries to the peer (client: with
+ * the request; server: with the accept).
+ *
+ * @param [in]  arg       uct_ep_params_t::user_data.
+ * @param [in]  pack_args the device the connection goes through.
+ * @param [out] priv_data where to write, uct_cm_attr_t::max_conn_priv
+ *                        bytes.
+ * @return the bytes written, at most max_conn_priv, or a negative
+ *         ucs_status_t that fails the connection.
+ */
+typedef ssize_t (*uct_cm_ep_priv_data_pack_callback_t)(
+    void *arg, const uct_cm_ep_priv_data_pack_args_t *pack_args,
+    void *priv_data);
+
+/**
+ * Called on a client endpoint when the server's address and route are
+ * resolved, with the local device; the user then packs the private data
+ * and calls uct_ep_connect().
+ *
+ * @param [in] user_data    uct_ep_params_t::user_data.
+ * @param [in] resolve_args the device, or why resolving failed.
+ * @return UCS_OK, or an error that fails the connection.
+ */
+typedef ucs_status_t (*uct_cm_ep_resolve_callback_t)(
+    void *user_data, const uct_cm_ep_resolve_args_t *resolve_args);
 
 END_C_DECLS
 

@@ -495,10 +495,16 @@ struct uct_iface_params {
             const char *tl_name;  /**< transport name */
             const char *dev_name; /**< device name */
         } device;
-        /** Socket address modes (not supported). */
+        /** UCT_IFACE_OPEN_MODE_SOCKADDR_SERVER/CLIENT: UCX's
+         *  interface-based connection API, which no transport of openuct
+         *  offers (uct_iface_open() refuses those modes); connect by
+         *  address through a connection manager instead (uct_cm_open()). */
         struct {
-            const struct sockaddr *addr; /**< socket address */
-            socklen_t addrlen;           /**< length of addr */
+            ucs_sock_addr_t listen_sockaddr; /**< address to listen on */
+            void *conn_request_arg;          /**< argument of the callback */
+            /** Called for each connection request. */
+            uct_sockaddr_conn_request_callback_t conn_request_cb;
+            uint32_t cb_flags; /**< UCT_CB_FLAG_* of the callback */
         } sockaddr;
     } mode;
     /** Parent of the interface's statistics node (ignored: counters are
@@ -556,18 +562,34 @@ enum uct_ep_params_field {
     UCT_EP_PARAM_FIELD_DEV_ADDR = UCS_BIT(2),
     /** uct_ep_params_t::iface_addr is set. */
     UCT_EP_PARAM_FIELD_IFACE_ADDR = UCS_BIT(3),
-    /** uct_ep_params_t::sockaddr is set (not supported). */
+    /** uct_ep_params_t::sockaddr is set (a client of a connection
+     *  manager). */
     UCT_EP_PARAM_FIELD_SOCKADDR = UCS_BIT(4),
-    /** uct_ep_params_t::sockaddr_cb_flags is set (not supported). */
+    /** uct_ep_params_t::sockaddr_cb_flags is set. */
     UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS = UCS_BIT(5),
-    /** uct_ep_params_t::sockaddr_pack_cb is set (not supported). */
+    /** uct_ep_params_t::sockaddr_pack_cb is set. */
     UCT_EP_PARAM_FIELD_SOCKADDR_PACK_CB = UCS_BIT(6),
-    /** uct_ep_params_t::cm is set (not supported). */
+    /** uct_ep_params_t::cm is set: the endpoint belongs to a connection
+     *  manager, not to an interface. */
     UCT_EP_PARAM_FIELD_CM = UCS_BIT(7),
-    /** uct_ep_params_t::conn_request is set (not supported). */
+    /** uct_ep_params_t::conn_request is set (a server endpoint). */
     UCT_EP_PARAM_FIELD_CONN_REQUEST = UCS_BIT(8),
+    /** uct_ep_params_t::sockaddr_cb_client is set. */
+    UCT_EP_PARAM_FIELD_SOCKADDR_CONNECT_CB_CLIENT = UCS_BIT(9),
+    /** uct_ep_params_t::sockaddr_cb_server is set. */
+    UCT_EP_PARAM_FIELD_SOCKADDR_NOTIFY_CB_SERVER = UCS_BIT(10),
+    /** uct_ep_params_t::disconnect_cb is set. */
+    UCT_EP_PARAM_FIELD_SOCKADDR_DISCONNECT_CB = UCS_BIT(11),
     /** uct_ep_params_t::path_index is set. */
-    UCT_EP_PARAM_FIELD_PATH_INDEX = UCS_BIT(13)
+    UCT_EP_PARAM_FIELD_PATH_INDEX = UCS_BIT(12),
+    /** uct_ep_params_t::cm_resolve_cb is set. */
+    UCT_EP_PARAM_FIELD_CM_RESOLVE_CB = UCS_BIT(13),
+    /** uct_ep_params_t::private_data is set. */
+    UCT_EP_PARAM_FIELD_PRIV_DATA = UCS_BIT(14),
+    /** uct_ep_params_t::private_data_length is set. */
+    UCT_EP_PARAM_FIELD_PRIV_DATA_LENGTH = UCS_BIT(15),
+    /** uct_ep_params_t::local_sockaddr is set. */
+    UCT_EP_PARAM_FIELD_LOCAL_SOCKADDR = UCS_BIT(16)
 };
 
 /**
@@ -581,8 +603,8 @@ struct uct_ep_params {
     /** Interface the endpoint belongs to (required: connection managers
      *  are not supported). */
     uct_iface_h iface;
-    /** User value of the endpoint (stored by none of the transports of
-     *  openuct). */
+    /** User value of the endpoint: the argument of a connection
+     *  manager's callbacks (the transports of openuct do not store it). */
     void *user_data;
     /** Peer's device address (uct_iface_get_device_address()); with
      *  iface_addr it connects to that interface. */
@@ -590,31 +612,137 @@ struct uct_ep_params {
     /** Peer's interface address (uct_iface_get_address()). Leave both
      *  addresses out to create an endpoint for uct_ep_connect_to_ep(). */
     const uct_iface_addr_t *iface_addr;
-    /** Peer's socket address (not supported). */
-    const void *sockaddr;
-    /** Flags of sockaddr_pack_cb (not supported). */
+    /** The server's address, for a client endpoint of a connection
+     *  manager; copied during the call. */
+    const ucs_sock_addr_t *sockaddr;
+    /** UCT_CB_FLAG_* of the connection manager's callbacks
+     *  (UCT_CB_FLAG_ASYNC: they run from the async context). */
     uint32_t sockaddr_cb_flags;
-    /** Packs the private data of a sockaddr connection (not
-     *  supported). */
-    void *sockaddr_pack_cb;
-    /** Connection manager to connect through (not supported). */
+    /** Writes the private data sent to the peer in the handshake. */
+    uct_cm_ep_priv_data_pack_callback_t sockaddr_pack_cb;
+    /** The connection manager the endpoint belongs to. */
     uct_cm_h cm;
-    /** Connection request to accept on a server (not supported). */
+    /** The request a server endpoint accepts (from the listener's
+     *  callback). */
     uct_conn_request_h conn_request;
+    /** A client endpoint's callback: the server accepted or refused. */
+    uct_cm_ep_client_connect_callback_t sockaddr_cb_client;
+    /** A server endpoint's callback: the client answered. */
+    uct_cm_ep_server_conn_notify_callback_t sockaddr_cb_server;
+    /** Called once when the connection ends after it was
+     *  established. */
+    uct_ep_disconnect_cb_t disconnect_cb;
     /** Which of uct_iface_attr_t::dev_num_paths network paths to use
      *  (there is one path here). */
     unsigned path_index;
+    /** A client endpoint's callback when the route is resolved, for
+     *  packing the private data before uct_ep_connect(). */
+    uct_cm_ep_resolve_callback_t cm_resolve_cb;
+    /** Private data sent with the handshake, instead of a pack
+     *  callback. */
+    const void *private_data;
+    /** Bytes at @a private_data. */
+    size_t private_data_length;
+    /** The local address a client endpoint connects from. */
+    const ucs_sock_addr_t *local_sockaddr;
 };
 
 /**
- * Parameters of a client/server connection (connection managers, not
- * supported by openuct; kept for source compatibility).
- * @ingroup UCT_EP
+ * Fields of uct_ep_connect_params_t that are set.
+ * @ingroup UCT_CM
+ */
+enum uct_ep_connect_params_field {
+    /** uct_ep_connect_params_t::private_data is set. */
+    UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA = UCS_BIT(0),
+    /** uct_ep_connect_params_t::private_data_length is set. */
+    UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA_LENGTH = UCS_BIT(1)
+};
+
+/**
+ * Parameters of uct_ep_connect(): what a client endpoint created with a
+ * resolve callback sends once its route is known.
+ * @ingroup UCT_CM
  */
 struct uct_ep_connect_params {
-    uint64_t field_mask;        /**< which fields are set */
+    uint64_t field_mask;        /**< UCT_EP_CONNECT_PARAM_FIELD_* */
     const void *private_data;   /**< data sent to the peer */
     size_t private_data_length; /**< length of private_data */
+};
+
+/**
+ * Whether a socket address is usable locally or remotely
+ * (uct_md_is_sockaddr_accessible()).
+ * @ingroup UCT_MD
+ */
+typedef enum {
+    UCT_SOCKADDR_ACC_LOCAL, /**< to listen on */
+    UCT_SOCKADDR_ACC_REMOTE /**< to connect to */
+} uct_sockaddr_accessibility_t;
+
+/**
+ * Fields of uct_cm_attr_t to fill.
+ * @ingroup UCT_CM
+ */
+enum uct_cm_attr_field {
+    /** uct_cm_attr_t::max_conn_priv */
+    UCT_CM_ATTR_FIELD_MAX_CONN_PRIV = UCS_BIT(0)
+};
+
+/**
+ * Attributes of a connection manager (uct_cm_query()).
+ * @ingroup UCT_CM
+ */
+struct uct_cm_attr {
+    uint64_t field_mask;  /**< UCT_CM_ATTR_FIELD_*: what to fill */
+    size_t max_conn_priv; /**< most private-data bytes per handshake */
+};
+
+/**
+ * Fields of uct_listener_attr_t to fill.
+ * @ingroup UCT_CM
+ */
+enum uct_listener_attr_field {
+    /** uct_listener_attr_t::sockaddr */
+    UCT_LISTENER_ATTR_FIELD_SOCKADDR = UCS_BIT(0)
+};
+
+/**
+ * Attributes of a listener (uct_listener_query()).
+ * @ingroup UCT_CM
+ */
+struct uct_listener_attr {
+    uint64_t field_mask; /**< UCT_LISTENER_ATTR_FIELD_*: what to fill */
+    /** The address the listener is bound to, with the port the system
+     *  chose when it was created with port 0. */
+    struct sockaddr_storage sockaddr;
+};
+
+/**
+ * Fields of uct_listener_params_t that are set.
+ * @ingroup UCT_CM
+ */
+enum uct_listener_params_field {
+    /** uct_listener_params_t::backlog */
+    UCT_LISTENER_PARAM_FIELD_BACKLOG = UCS_BIT(0),
+    /** uct_listener_params_t::conn_request_cb (required) */
+    UCT_LISTENER_PARAM_FIELD_CONN_REQUEST_CB = UCS_BIT(1),
+    /** uct_listener_params_t::user_data */
+    UCT_LISTENER_PARAM_FIELD_USER_DATA = UCS_BIT(2)
+};
+
+/**
+ * Parameters of uct_listener_create().
+ * @ingroup UCT_CM
+ */
+struct uct_listener_params {
+    uint64_t field_mask; /**< UCT_LISTENER_PARAM_FIELD_* */
+    /** Most connection requests waiting to be taken; without it, the
+     *  connection manager's default. */
+    int backlog;
+    /** Called from the async context for each connection request. */
+    uct_cm_listener_conn_request_callback_t conn_request_cb;
+    /** Argument of conn_request_cb. */
+    void *user_data;
 };
 
 /* ------------------------------------------------------------------------

@@ -45,6 +45,12 @@ void uct_component_register(uct_component_t *component)
         if (component->md_config.table != NULL) {
             ucs_config_global_list_add(&component->md_config);
         }
+        if (component->cm_open != NULL) {
+            component->flags |= UCT_COMPONENT_FLAG_CM;
+            if (component->cm_config.table != NULL) {
+                ucs_config_global_list_add(&component->cm_config);
+            }
+        }
         ucs_debug("registered component '%s'", component->name);
         added = 1;
     }
@@ -69,6 +75,9 @@ void uct_component_unregister(uct_component_t *component)
         }
         if (component->md_config.table != NULL) {
             ucs_config_global_list_remove(&component->md_config);
+        }
+        if (component->cm_config.table != NULL) {
+            ucs_config_global_list_remove(&component->cm_config);
         }
         ucs_list_del(&component->list);
     }

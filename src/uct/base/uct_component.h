@@ -72,6 +72,17 @@ struct uct_component {
     /** Memory domain configuration (table may be empty). */
     ucs_config_global_list_entry_t md_config;
 
+    /**
+     * May be NULL: the component has no connection manager. Otherwise
+     * uct_component_register() sets UCT_COMPONENT_FLAG_CM, and this opens
+     * one (a structure that starts with uct_cm_t, see uct/base/uct_cm.h).
+     */
+    ucs_status_t (*cm_open)(uct_component_t *component, uct_worker_h worker,
+                            const uct_cm_config_t *config, uct_cm_h *cm_p);
+    /** Connection manager configuration (with cm_open; the table may be
+     *  empty). */
+    ucs_config_global_list_entry_t cm_config;
+
     uint64_t flags;          /* UCT_COMPONENT_FLAG_* */
     ucs_list_link_t tl_list; /* uct_tl_t of this component */
     ucs_list_link_t list;    /* in the global component list */

@@ -325,12 +325,29 @@ static ucs_status_t uct_unsupported_tag_recv_cancel(uct_iface_h iface,
     return UCS_ERR_UNSUPPORTED;
 }
 
+/* Endpoints of an interface are not endpoints of a connection manager */
+static ucs_status_t
+uct_unsupported_ep_connect(uct_ep_h ep, const uct_ep_connect_params_t *params)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_t uct_unsupported_ep_disconnect(uct_ep_h ep, unsigned flags)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static ucs_status_t uct_unsupported_cm_ep_conn_notify(uct_ep_h ep)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
 #define UCT_OPS_FILL(_ops, _field, _func) \
     if ((_ops)->_field == NULL) {         \
         (_ops)->_field = _func;           \
     }
 
-static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
+void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
 {
     UCT_OPS_FILL(ops, ep_put_short, uct_unsupported_put_short);
     UCT_OPS_FILL(ops, ep_put_bcopy, uct_unsupported_put_bcopy);
@@ -377,6 +394,9 @@ static void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops)
     UCT_OPS_FILL(ops, ep_tag_rndv_request, uct_unsupported_tag_rndv_request);
     UCT_OPS_FILL(ops, iface_tag_recv_zcopy, uct_unsupported_tag_recv_zcopy);
     UCT_OPS_FILL(ops, iface_tag_recv_cancel, uct_unsupported_tag_recv_cancel);
+    UCT_OPS_FILL(ops, ep_connect, uct_unsupported_ep_connect);
+    UCT_OPS_FILL(ops, ep_disconnect, uct_unsupported_ep_disconnect);
+    UCT_OPS_FILL(ops, cm_ep_conn_notify, uct_unsupported_cm_ep_conn_notify);
 }
 
 /* ------------------------------------------------------------------------
@@ -963,11 +983,14 @@ ucs_status_t uct_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
                   (params == NULL) ? "params" : "ep_p");
         return UCS_ERR_INVALID_PARAM;
     }
+    if (params->field_mask & UCT_EP_PARAM_FIELD_CM) {
+        return uct_cm_ep_create(params, ep_p);
+    }
     if (!(params->field_mask & UCT_EP_PARAM_FIELD_IFACE) ||
         (params->iface == NULL)) {
         ucs_error("uct_ep_create: set params->iface and "
-                  "UCT_EP_PARAM_FIELD_IFACE (connection managers are not "
-                  "supported)");
+                  "UCT_EP_PARAM_FIELD_IFACE, or params->cm and "
+                  "UCT_EP_PARAM_FIELD_CM");
         return UCS_ERR_INVALID_PARAM;
     }
     return params->iface->ops.ep_create(params, ep_p);
@@ -977,8 +1000,11 @@ void uct_ep_destroy(uct_ep_h ep)
 {
     if (ep != NULL) {
         /* out of the tree even if the transport does not call
-         * uct_base_ep_cleanup (then its next ep could not be added) */
-        uct_ep_vfs_cleanup((uct_base_ep_t *)ep);
+         * uct_base_ep_cleanup (then its next ep could not be added); a
+         * connection manager's eps are not in it */
+        if (!uct_cm_owns_iface(ep->iface)) {
+            uct_ep_vfs_cleanup((uct_base_ep_t *)ep);
+        }
         ep->iface->ops.ep_destroy(ep);
     }
 }

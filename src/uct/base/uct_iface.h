@@ -137,6 +137,17 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
 /** Undoes uct_base_iface_init (disables progress). */
 void uct_base_iface_cleanup(uct_base_iface_t *iface);
 
+/** Fill every NULL slot of @a ops with a function that returns
+ *  UCS_ERR_UNSUPPORTED (or does nothing, for the void ones). */
+void uct_iface_ops_fill_unsupported(uct_iface_ops_t *ops);
+
+/** Whether @a iface is the endpoint table of a connection manager
+ *  (uct/base/uct_cm.h) rather than an interface. */
+int uct_cm_owns_iface(uct_iface_h iface);
+
+/** uct_ep_create() with UCT_EP_PARAM_FIELD_CM (uct_cm.c). */
+ucs_status_t uct_cm_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
+
 /** Fills @a attr with zeros and the values the base knows. */
 void uct_base_iface_query(uct_base_iface_t *iface, uct_iface_attr_t *attr);
 
