@@ -11,10 +11,12 @@
 # alone and uses the list, linear-function, statistics and topology types
 # through it, against both trees; and one that takes the address of every
 # function UCX 1.13's uct.h declares (the list is taken from UCX's header
-# at run time), linked with openuct.
+# at run time), linked with openuct; and compares the values of UCX
+# 1.13's UCT_ enumerators in both trees.
 #
 # Used by "make installcheck". Exits non-zero with a message on failure.
 set -u -o pipefail
+export LC_ALL=C # sort and join agree on the order
 
 prog=check-ucx-headers
 fail_count=0
@@ -181,6 +183,53 @@ else
         "$work/functions.log" | grep -oE 'uct_[a-z0-9_]+' | sort -u)
     fail "functions of UCX 1.13's uct.h that openuct lacks:" \
         "$(echo ${missing:-see $work/functions.log})"
+fi
+
+# Every UCT_ enumerator of UCX 1.13's uct.h, with UCX's value: printed by
+# one program built against each tree (constants only, nothing linked).
+# An end marker (*_LAST) may be larger, where a later UCX release added
+# members that openuct has too.
+names=$("$cc" -E -P -I"$ucx_inc" "$work/ucx-uct.c" 2>/dev/null | tr '\n' ' ' |
+        grep -oE 'enum[^{;]*\{[^}]*\}' | sed -E 's/^enum[^{]*\{//; s/\}$//' |
+        tr ',' '\n' | sed -nE 's/^ *(UCT_[A-Z0-9_]+).*/\1/p' | sort -u)
+nnames=$(printf '%s\n' "$names" | grep -c .)
+[ "$nnames" -ge 100 ] ||
+    die "found only $nnames enumerators in UCX's uct.h; the extraction is broken"
+src=$work/ucx-values.c
+{
+    echo '#include <uct/api/uct.h>'
+    echo '#include <stdio.h>'
+    echo 'int main(void)'
+    echo '{'
+    for n in $names; do
+        printf '    printf("%%s %%lld\\n", "%s", (long long)(%s));\n' "$n" "$n"
+    done
+    echo '    return 0;'
+    echo '}'
+} >"$src"
+rm -f "$work"/values-*.txt
+for tree in "ucx:$ucx_inc" "ours:$prefix/include"; do
+    "$cc" -std=gnu11 -I"${tree#*:}" "$src" -o "$work/values-${tree%%:*}" \
+        2>"$work/values-${tree%%:*}.log" || {
+        missing=$(grep -oE ".UCT_[A-Z0-9_]+. undeclared" \
+            "$work/values-${tree%%:*}.log" | grep -oE 'UCT_[A-Z0-9_]+' |
+            sort -u)
+        fail "enumerators of UCX 1.13's uct.h that ${tree%%:*} lacks:" \
+            "$(echo ${missing:-see $work/values-${tree%%:*}.log})"
+        continue
+    }
+    "$work/values-${tree%%:*}" >"$work/values-${tree%%:*}.txt"
+done
+if [ -s "$work/values-ours.txt" ] && [ -s "$work/values-ucx.txt" ]; then
+    differ=$(join "$work/values-ucx.txt" "$work/values-ours.txt" |
+        awk '$2 != $3 && !($1 ~ /_LAST$/ && $3 > $2) {
+                 printf "%s (UCX %s, openuct %s) ", $1, $2, $3 }')
+    if [ -n "$differ" ]; then
+        fail "enumerators whose value differs from UCX 1.13's: $differ"
+    else
+        echo "PASS all $nnames UCT_ enumerators of UCX 1.13's uct.h have" \
+            "UCX's values in openuct (end markers may be larger)"
+    fi
 fi
 
 [ "$fail_count" -eq 0 ] || die "$fail_count check(s) failed"

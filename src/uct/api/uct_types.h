@@ -1113,9 +1113,12 @@ enum uct_msg_flags {
  * @ingroup UCT_AM
  */
 enum uct_cb_flags {
-    UCT_CB_FLAG_RESERVED = UCS_BIT(0), /**< not used */
+    /** UCX's name of the bit since 1.13 (its value, 2, is UCX's); the
+     *  same as UCT_CB_FLAG_SYNC. */
+    UCT_CB_FLAG_RESERVED = UCS_BIT(1),
     /** The handler runs from uct_worker_progress() on the worker's
-     *  thread (needs UCT_IFACE_FLAG_CB_SYNC). */
+     *  thread (needs UCT_IFACE_FLAG_CB_SYNC); also the default without
+     *  flags. */
     UCT_CB_FLAG_SYNC = UCS_BIT(1), /* run from uct_worker_progress */
     /** The handler tolerates running on any thread; on interfaces
      *  without UCT_IFACE_FLAG_CB_ASYNC it still runs from progress. */
