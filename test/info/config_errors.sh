@@ -45,6 +45,23 @@ grep -q "tcp/lo: not opened: cannot read the configuration of tcp" \
     "$work/sndbuf-d-ttcp.out" ||
     fail "uct_info -d -t tcp does not say why tcp/lo is not opened"
 
+# the tcp connection manager: listed with its limit; a value over its
+# range is one error line naming the variable, and exit 1
+run cm "$UCT_INFO" -d -t tcp
+grep -q "^# Connection manager: tcp$" "$work/cm.out" ||
+    fail "uct_info -d -t tcp does not list the tcp connection manager"
+grep -q "^#      max_conn_priv: 2048 bytes$" "$work/cm.out" ||
+    fail "uct_info -d -t tcp does not print the cm's max_conn_priv"
+UCX_TCP_CM_PRIV_DATA_LEN=100k run cmbig "$UCT_INFO" -d -t tcp
+expect_rc cmbig 1
+expect_lines cmbig 1 "UCX_TCP_CM_PRIV_DATA_LEN=102400 is over the limit"
+expect_lines cmbig 1 "$(log_level error)"
+expect_lines cmbig 1 "$why"
+UCX_TCP_CM_PRIV_DATA_LEN=4k run cm4k "$UCT_INFO" -d -t tcp
+expect_rc cm4k 0
+grep -q "^#      max_conn_priv: 4096 bytes$" "$work/cm4k.out" ||
+    fail "UCX_TCP_CM_PRIV_DATA_LEN=4k does not give max_conn_priv 4096"
+
 # a good value changes nothing
 UCX_TCP_SNDBUF=64k run good "$UCT_INFO" -d -t tcp
 expect_rc good 0

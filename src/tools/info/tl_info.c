@@ -609,6 +609,43 @@ out_close_md:
     uct_md_close(md);
 }
 
+/* A component's connection manager, as ucx_info -d shows it */
+static void uct_info_print_cm(uct_info_ctx_t *ctx, uct_component_h component,
+                              const char *name)
+{
+    uct_cm_config_t *config;
+    uct_cm_attr_t attr;
+    ucs_status_t status;
+    uct_cm_h cm;
+
+    printf("#\n# Connection manager: %s\n", name);
+    status = uct_cm_config_read(component, NULL, NULL, &config);
+    if (status != UCS_OK) {
+        printf("#      cannot read configuration: %s\n",
+               ucs_status_string(status));
+        ++ctx->num_config_errors;
+        return;
+    }
+    status = uct_cm_open(component, ctx->worker, config, &cm);
+    uct_config_release(config);
+    if (status != UCS_OK) {
+        printf("#      cannot open: %s\n", ucs_status_string(status));
+        if (status == UCS_ERR_INVALID_PARAM) {
+            ++ctx->num_config_errors; /* a value out of its range */
+        }
+        return;
+    }
+    attr.field_mask = UCT_CM_ATTR_FIELD_MAX_CONN_PRIV;
+    status          = uct_cm_query(cm, &attr);
+    if (status == UCS_OK) {
+        printf("#      max_conn_priv: %zu bytes\n", attr.max_conn_priv);
+    } else {
+        printf("#      cannot query: %s\n", ucs_status_string(status));
+    }
+    uct_cm_close(cm);
+    ++ctx->num_matched;
+}
+
 static void uct_info_print_component(uct_info_ctx_t *ctx,
                                      uct_component_h component)
 {
@@ -651,6 +688,11 @@ static void uct_info_print_component(uct_info_ctx_t *ctx,
 
     for (i = 0; i < attr.md_resource_count; ++i) {
         uct_info_print_md(ctx, component, attr.md_resources[i].md_name);
+    }
+    if ((attr.flags & UCT_COMPONENT_FLAG_CM) &&
+        (!uct_info_filtered(ctx) ||
+         ((ctx->tl_filter != NULL) && !strcmp(ctx->tl_filter, attr.name)))) {
+        uct_info_print_cm(ctx, component, attr.name);
     }
 
 out:

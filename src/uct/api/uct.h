@@ -1315,7 +1315,10 @@ ucs_status_t uct_cm_config_read(uct_component_h component,
  * @ingroup UCT_CM
  * @param [in]  component a component with UCT_COMPONENT_FLAG_CM.
  * @param [in]  worker    the worker whose async context runs the
- *                        callbacks of the cm, its listeners and eps.
+ *                        callbacks of the cm, its listeners and eps; a
+ *                        callback that found the context blocked runs
+ *                        from the worker's uct_worker_progress() instead,
+ *                        so progress the worker while waiting for one.
  * @param [in]  config    from uct_cm_config_read().
  * @param [out] cm_p      the connection manager; close it with
  *                        uct_cm_close().

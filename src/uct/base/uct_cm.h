@@ -54,9 +54,9 @@ struct uct_cm {
 };
 
 /** The start of every listener. */
-struct uct_listener {
+typedef struct uct_listener {
     uct_cm_h cm; /**< the connection manager it belongs to */
-};
+} uct_listener_t;
 
 /**
  * Initialize the base of a new connection manager.

@@ -12,6 +12,7 @@
 
 #include "tcp.h"
 #include "tcp_md.h"
+#include "tcp_cm.h"
 
 #include <uct/base/uct_vfs.h>
 #include <ucs/debug/log.h>
@@ -541,6 +542,11 @@ static uct_component_t uct_tcp_component = {
                            .prefix = "TCP_",
                            .table  = uct_md_config_table,
                            .size   = sizeof(uct_md_config_t)},
+    .cm_open            = uct_tcp_cm_open,
+    .cm_config          = {.name   = "TCP connection manager",
+                           .prefix = "TCP_CM_",
+                           .table  = uct_tcp_cm_config_table,
+                           .size   = sizeof(uct_tcp_cm_config_t)},
     .flags              = 0};
 
 static ucs_status_t uct_tcp_init(void)
