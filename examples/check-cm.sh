@@ -24,25 +24,8 @@ LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/openuct-cm.XXXXXX")
 SERVER_PID=""
 FAILED=0
 
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; FAILED=1; }
-
-show_logs() {
-    local f
-    for f in "$@"; do
-        echo "    $(basename "$f"):"
-        sed 's/^/    | /' "$f" | cat -v
-    done
-}
-
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill -KILL "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
-    rm -rf "$LOGDIR"
-}
-trap cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=check-lib.sh
+. "$(dirname "$0")/check-lib.sh"
 
 # start_server NAME ARGS...: a server on a free port; sets PORT
 start_server() {

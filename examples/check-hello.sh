@@ -39,25 +39,8 @@ LAST_PORT=""
 TL=tcp
 DEV=lo
 
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; FAILED=1; }
-
-show_logs() {
-    local f
-    for f in "$@"; do
-        echo "    $(basename "$f"):"
-        sed 's/^/    | /' "$f" | cat -v
-    done
-}
-
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill -TERM "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
-    rm -rf "$LOGDIR"
-}
-trap cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=check-lib.sh
+. "$(dirname "$0")/check-lib.sh"
 
 # What the receiver prints of $1 bytes of TEXT padded with dots: the
 # first 64 bytes, then "..." if there are more

@@ -5,7 +5,7 @@
 # reached through uct.h alone). For each header below, this compares the
 # ucs/ and uct/ headers that including it makes visible, as gcc -M lists
 # them, in openuct's install (PREFIX/include) and in Debian 12's
-# libucx-dev (unpacked into WORKDIR/ucx-dev by ucx-deb.sh, never
+# libucx-dev (unpacked into WORKDIR/ucx-dev by ucx-lib.sh, never
 # installed). Every header UCX's set holds must be in openuct's; openuct
 # may bring in more. Then it compiles one program that includes uct.h
 # alone and uses the list, linear-function, statistics and topology types
@@ -21,30 +21,14 @@ export LC_ALL=C # sort and join agree on the order
 prog=check-ucx-headers
 fail_count=0
 
-die() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
+# shellcheck source-path=SCRIPTDIR source=ucx-lib.sh
+. "$(dirname "$0")/ucx-lib.sh"
+ucx_args "$@"
 
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    fail_count=$((fail_count + 1))
-}
-
-[ $# -eq 2 ] || {
-    echo "usage: $0 PREFIX WORKDIR" >&2
-    exit 2
-}
-prefix=$(cd "$1" 2>/dev/null && pwd) ||
-    die "install prefix '$1' does not exist; run make install first"
 [ -f "$prefix/include/uct/api/uct.h" ] ||
     die "no $prefix/include/uct/api/uct.h; run make install first"
-mkdir -p "$2" || die "cannot create $2"
-work=$(cd "$2" && pwd)
 cc=${CC:-cc}
 
-# shellcheck source-path=SCRIPTDIR source=ucx-deb.sh
-. "$(dirname "$0")/ucx-deb.sh"
 ucx_deb_unpack "$work"
 ucx_inc=$ucx_unpacked/usr/include
 echo "$prog: UCX headers from $ucx_version"
@@ -133,14 +117,6 @@ done
 # Every function UCX 1.13's uct.h declares or defines inline, by name,
 # taken by address in one program linked with openuct: it must compile
 # against openuct's headers and link with -luct -lucs alone
-libdir=
-for d in "$prefix/lib" "$prefix/lib64" "$prefix"/lib/*-linux-gnu; do
-    if [ -e "$d/libuct.so" ]; then
-        libdir=$d
-        break
-    fi
-done
-[ -n "$libdir" ] || die "no libuct.so under $prefix/lib*; run make install"
 printf '#include <uct/api/uct.h>\n' >"$work/ucx-uct.c"
 funcs=$("$cc" -E -P -I"$ucx_inc" "$work/ucx-uct.c" 2>"$work/funcs.log" |
         tr '\n' ' ' | grep -oE '\buct_[a-z0-9_]+ *\(' | sed 's/ *($//' |

@@ -16,36 +16,20 @@
 # headers and links openuct's libraries (-luct -lucs).
 #
 # Used by "make installcheck". OPENUCT_UCX_DEB=FILE uses a libucx-dev .deb
-# already downloaded (see ucx-deb.sh). Exits non-zero with a message on failure.
+# already downloaded (see ucx-lib.sh). Exits non-zero with a message on failure.
 set -u -o pipefail
 
 prog=check-ucx-hello
 fail_count=0
 
-die() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
+# shellcheck source-path=SCRIPTDIR source=ucx-lib.sh
+. "$(dirname "$0")/ucx-lib.sh"
+ucx_args "$@"
 
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    fail_count=$((fail_count + 1))
-}
-
-[ $# -eq 2 ] || {
-    echo "usage: $0 PREFIX WORKDIR" >&2
-    exit 2
-}
-prefix=$(cd "$1" 2>/dev/null && pwd) ||
-    die "install prefix '$1' does not exist; run make install first"
-mkdir -p "$2" || die "cannot create $2"
-work=$(cd "$2" && pwd)
 unpacked=$work/ucx-dev
 examples=$unpacked/usr/share/doc/libucx-dev/examples
 
 # ------------------------------------------------ fetch the UCX example
-# shellcheck source-path=SCRIPTDIR source=ucx-deb.sh
-. "$(dirname "$0")/ucx-deb.sh"
 ucx_deb_unpack "$work"
 for f in uct_hello_world.c hello_world_util.h; do
     [ -f "$examples/$f" ] || die "libucx-dev has no examples/$f"
@@ -53,14 +37,6 @@ done
 echo "$prog: UCX example from $ucx_version"
 
 # ------------------------------------------ build it against openuct
-libdir=
-for d in "$prefix/lib" "$prefix/lib64" "$prefix"/lib/*-linux-gnu; do
-    if [ -e "$d/libuct.so" ]; then
-        libdir=$d
-        break
-    fi
-done
-[ -n "$libdir" ] || die "no libuct.so under $prefix/lib*; run make install"
 
 # Only the example's own directory and openuct's install are on the
 # include path: never the unpacked package's usr/include.
