@@ -290,12 +290,11 @@ static void uct_tcp_cm_conn_close(uct_tcp_cm_conn_t *conn)
     conn->deadline = 0;
 }
 
-/* Run a user callback; returns 0 if the user destroyed @a conn in it (it is
- * freed then) */
-static int uct_tcp_cm_conn_cb_begin(uct_tcp_cm_conn_t *conn)
+/* Around a user callback on @a conn: an ep destroyed in it is freed after
+ * it; cb_end returns 0 then */
+static void uct_tcp_cm_conn_cb_begin(uct_tcp_cm_conn_t *conn)
 {
     conn->flags |= UCT_TCP_CM_F_IN_CB;
-    return 1;
 }
 
 static int uct_tcp_cm_conn_cb_end(uct_tcp_cm_conn_t *conn)
@@ -640,6 +639,14 @@ static void uct_tcp_cm_conn_handler(int fd, ucs_event_set_types_t events,
 
     if (conn->state == UCT_TCP_CM_CONNECTING) {
         uct_tcp_cm_client_connected(conn);
+        return;
+    } else if (conn->state == UCT_TCP_CM_WAIT_USER_S) {
+        /* not read until taken, so only an error or hang-up (which epoll
+         * reports whatever was asked) brings it here: stop watching, or
+         * the handler would spin until the user takes the request; an ep
+         * created from it reports the failure */
+        uct_tcp_cm_conn_unwatch(conn);
+        conn->flags |= UCT_TCP_CM_F_PEER_GONE;
         return;
     }
     if (conn->tx_buf != NULL) {

@@ -212,6 +212,7 @@ TEST_F(uct_cm_generic, iface_eps_and_sockaddr_calls)
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -699,5 +700,42 @@ TEST_F(uct_tcp_cm, client_gone_before_accept)
     ASSERT_TRUE(wait_for([&] { return m_srv.notifies == 1; }));
     EXPECT_NE(UCS_OK, m_srv.status);
     EXPECT_EQ(0, m_cli.connects.load());
+    uct_ep_destroy(sep);
+}
+
+/* A client that resets its connection while its request waits for the
+ * user: epoll reports the hang-up whatever was asked, and the server must
+ * not spin on it; the ep created from the request hears the failure */
+TEST_F(uct_tcp_cm, reset_before_accept_does_not_spin)
+{
+    struct sockaddr_in sin = listen();
+    struct linger lg       = {1, 0};
+    struct rusage before, after;
+    uct_tcp_cm_hdr_t hdr;
+    uct_ep_h sep;
+
+    int fd = raw_connect(sin);
+    hdr_pack(&hdr, UCT_TCP_CM_MSG_REQUEST, 4);
+    ASSERT_EQ((ssize_t)sizeof(hdr), send(fd, &hdr, sizeof(hdr), 0));
+    ASSERT_EQ(4, send(fd, "abcd", 4, 0));
+    ASSERT_TRUE(wait_for([&] { return m_srv.requests == 1; }));
+    EXPECT_EQ("abcd", m_srv.remote_data);
+    ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+    close(fd); /* a reset, not a FIN */
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    getrusage(RUSAGE_SELF, &before);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    getrusage(RUSAGE_SELF, &after);
+    double cpu = (after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                 (after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+                 (after.ru_utime.tv_usec - before.ru_utime.tv_usec) * 1e-6 +
+                 (after.ru_stime.tv_usec - before.ru_stime.tv_usec) * 1e-6;
+    EXPECT_LT(cpu, 0.1) << "the process used " << cpu
+                        << " s of CPU in 0.3 s of waiting";
+
+    ASSERT_EQ(UCS_OK, server_ep(m_srv.request, &sep));
+    ASSERT_TRUE(wait_for([&] { return m_srv.notifies == 1; }));
+    EXPECT_NE(UCS_OK, m_srv.status);
     uct_ep_destroy(sep);
 }
